@@ -1,0 +1,3 @@
+fn main() {
+    std::process::exit(treebox::guard_hook::main())
+}

@@ -1,0 +1,242 @@
+//! `git treebox create`: provision a box, then launch the agent in it.
+
+use clap::Args;
+use serde_json::{json, Value};
+
+use super::error::{self, CliError};
+use super::ui::Ui;
+use crate::cmd::Cmd;
+use crate::harness::Harness;
+use crate::provision::{self, copy::EnvOutcome, CreateRequest, Created};
+
+#[derive(Debug, Clone, Args)]
+pub struct CreateArgs {
+    /// Branch to create and work on (`fix/login` → box `fix--login`). Without it, a
+    /// petname box on a placeholder branch `treebox/<petname>`.
+    pub name: Option<String>,
+    /// Work on an existing local or origin/ branch instead of creating one.
+    #[arg(long, value_name = "BRANCH")]
+    pub checkout: Option<String>,
+    /// Base branch to cut the box from [default: main].
+    #[arg(long, value_name = "BRANCH")]
+    pub base: Option<String>,
+    /// Do not fetch origin first (the base may be stale).
+    #[arg(long)]
+    pub no_fetch: bool,
+    /// Provision only; do not launch the agent.
+    #[arg(long)]
+    pub no_launch: bool,
+    /// Provision, then print the launch command as one shell-quoted line.
+    #[arg(long, conflicts_with_all = ["json", "no_launch"])]
+    pub print: bool,
+    /// Provision, then print the result as JSON (does not launch).
+    #[arg(long)]
+    pub json: bool,
+    /// Print the plan and change nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Install dependencies with throwaway caches instead of the shared ones.
+    #[arg(long)]
+    pub cold: bool,
+    /// Which agent to launch.
+    #[arg(long, value_parser = ["claude", "codex"])]
+    pub harness: Option<String>,
+    /// Where the agent runs.
+    #[arg(long, value_parser = ["host", "docker", "podman", "auto"])]
+    pub isolation: Option<String>,
+    /// How the box's checkout is made.
+    #[arg(long = "git", value_name = "MODE", value_parser = ["worktree", "clone"])]
+    pub git_mode: Option<String>,
+    /// Extra arguments for the agent, appended verbatim (after `--`).
+    #[arg(last = true, value_name = "ARGS")]
+    pub args: Vec<String>,
+}
+
+fn seed() -> Option<u64> {
+    std::env::var("TREEBOX_SEED")
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+}
+
+pub fn run(args: CreateArgs, ui: &mut Ui) -> Result<i32, CliError> {
+    let cfg = super::load_config()?;
+    let cwd = std::env::current_dir()
+        .map_err(|e| CliError::new(error::RUNTIME, "cwd", format!("no current directory: {e}")))?;
+    let req = CreateRequest {
+        cwd,
+        name: args.name.clone(),
+        checkout: args.checkout.clone(),
+        base: args.base.clone(),
+        no_fetch: args.no_fetch,
+        cold: args.cold,
+        harness: args
+            .harness
+            .as_deref()
+            .and_then(|h| h.parse::<Harness>().ok()),
+        isolation: args.isolation.clone(),
+        git_mode: args.git_mode.clone(),
+        launch: !(args.no_launch || args.print || args.json),
+        extra_args: args.args.clone(),
+        seed: seed(),
+        interactive: ui.stderr_is_tty() && !args.json,
+    };
+    if args.dry_run {
+        let (plan, warnings) = provision::dry_run(&req, &cfg)?;
+        for w in &warnings {
+            ui.warning(w);
+        }
+        if args.json {
+            let mut doc = json!({"schemaVersion": 1, "dryRun": true});
+            merge(&mut doc, serde_json::to_value(&plan).unwrap_or(Value::Null));
+            doc["warnings"] = json!(ui.warnings);
+            ui.out_json(&doc);
+        } else {
+            ui.info(&format!(
+                "would create box `{}` on branch `{}`:",
+                plan.name, plan.branch
+            ));
+            for line in plan.describe() {
+                ui.info(&format!("  {line}"));
+            }
+        }
+        return Ok(error::OK);
+    }
+    let created = provision::create(&req, &cfg, ui)?;
+    hand_off(&created, ui, args.print, args.json)
+}
+
+/// The last pipeline step: launch, print, or describe the box.
+pub fn hand_off(
+    created: &Created,
+    ui: &mut Ui,
+    print: bool,
+    json_out: bool,
+) -> Result<i32, CliError> {
+    let plan = &created.plan;
+    let runner = crate::runner::for_name(&created.record.runner).ok_or_else(|| {
+        CliError::new(
+            error::USAGE,
+            "unsupported",
+            format!(
+                "runner `{}` is not available in this version",
+                created.record.runner
+            ),
+        )
+    })?;
+    let launch = runner.exec(&plan.path, &plan.name, &plan.launch_argv);
+    if json_out {
+        ui.out_json(&result_document(created, &launch, &ui.warnings));
+        return Ok(error::OK);
+    }
+    if print {
+        ui.out(&launch.to_string());
+        return Ok(error::OK);
+    }
+    if !plan.launch {
+        ui.info(&format!(
+            "box `{}` ready on branch `{}`",
+            plan.name, created.record.branch
+        ));
+        ui.out(&plan.path.to_string_lossy());
+        return Ok(error::OK);
+    }
+    ui.finish();
+    launch_child(&launch)
+}
+
+/// Run the agent with the terminal, and exit with its code (128+signal when killed).
+/// While it runs, this process ignores the terminal's interrupt and quit signals, as a
+/// shell does: they are the agent's to handle.
+pub fn launch_child(cmd: &Cmd) -> Result<i32, CliError> {
+    // SAFETY: setting a signal disposition to SIG_IGN and back is async-signal-safe
+    // and touches no Rust state.
+    let (old_int, old_quit) = unsafe {
+        (
+            libc::signal(libc::SIGINT, libc::SIG_IGN),
+            libc::signal(libc::SIGQUIT, libc::SIG_IGN),
+        )
+    };
+    let mut c = cmd.to_command();
+    {
+        use std::os::unix::process::CommandExt;
+        // SAFETY: only resets signal dispositions in the child before exec.
+        unsafe {
+            c.pre_exec(|| {
+                libc::signal(libc::SIGINT, libc::SIG_DFL);
+                libc::signal(libc::SIGQUIT, libc::SIG_DFL);
+                Ok(())
+            });
+        }
+    }
+    let status = c.status();
+    // SAFETY: as above.
+    unsafe {
+        libc::signal(libc::SIGINT, old_int);
+        libc::signal(libc::SIGQUIT, old_quit);
+    }
+    match status {
+        Ok(st) => Ok(crate::cmd::exit_code(st)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(CliError::new(
+            error::RUNTIME,
+            "harness-missing",
+            format!("could not start `{}`: not found on PATH", cmd.argv()[0]),
+        )
+        .hint("Install the agent CLI, or point `harnesses.<name>.program` in the config at it.")
+        .hint(format!("To start it yourself later: {cmd}"))),
+        Err(e) => Err(CliError::new(
+            error::RUNTIME,
+            "launch",
+            format!("could not start `{cmd}`: {e}"),
+        )),
+    }
+}
+
+fn merge(doc: &mut Value, extra: Value) {
+    if let (Value::Object(d), Value::Object(e)) = (doc, extra) {
+        d.extend(e);
+    }
+}
+
+/// The `create` result document (`docs/schema/create.schema.json`).
+pub fn result_document(c: &Created, launch: &Cmd, warnings: &[String]) -> Value {
+    let env = match &c.env {
+        EnvOutcome::Copied { .. } => "copied",
+        EnvOutcome::Absent => "absent",
+        EnvOutcome::Refused { .. } => "refused",
+    };
+    let r = &c.record;
+    json!({
+        "schemaVersion": 1,
+        "name": r.name,
+        "branch": r.branch,
+        "placeholder": crate::names::is_placeholder_branch(&r.branch),
+        "path": r.path,
+        "repo": r.repo,
+        "base": r.base,
+        "baseRef": r.base_ref,
+        "baseCommit": r.base_commit,
+        "gitMode": r.git_mode,
+        "runner": r.runner,
+        "harness": r.harness,
+        "fetched": c.fetched,
+        "resumed": c.resumed,
+        "ecosystems": r.ecosystems,
+        "lockfileHash": r.lockfile_hash,
+        "setupCompleted": r.setup_completed,
+        "setup": c.setup.steps.iter().map(|s| json!({
+            "name": s.name,
+            "command": s.command,
+            "ok": s.ok,
+            "missingTool": s.missing_tool,
+            "seconds": s.duration.as_secs_f64(),
+        })).collect::<Vec<_>>(),
+        "submodules": c.submodules,
+        "env": env,
+        "launch": {
+            "argv": launch.argv(),
+            "cwd": launch.cwd.clone().unwrap_or_default(),
+            "command": launch.to_string(),
+        },
+        "warnings": warnings,
+    })
+}

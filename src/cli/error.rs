@@ -1,0 +1,100 @@
+//! One error type for the command line, and the one function that picks exit codes.
+//!
+//! Exit codes (SPEC §10, both binaries): 0 ok · 1 runtime failure · 2 usage or invalid
+//! input/config · 3 not found · 4 fetch/auth · 5 conflict (lock held, exists, dirty,
+//! needs confirmation, mode/isolation mismatch).
+
+use crate::provision::ProvisionError;
+use crate::state::LockError;
+
+pub const OK: i32 = 0;
+pub const RUNTIME: i32 = 1;
+pub const USAGE: i32 = 2;
+pub const NOT_FOUND: i32 = 3;
+pub const FETCH: i32 = 4;
+pub const CONFLICT: i32 = 5;
+
+/// A failure as the user sees it: one line, an exit code, and runnable hints.
+#[derive(Debug)]
+pub struct CliError {
+    pub code: i32,
+    pub message: String,
+    pub hints: Vec<String>,
+    /// A short machine-readable kind for JSON errors, e.g. `branch-exists`.
+    pub kind: &'static str,
+}
+
+impl CliError {
+    pub fn new(code: i32, kind: &'static str, message: impl Into<String>) -> CliError {
+        CliError {
+            code,
+            message: message.into(),
+            hints: Vec::new(),
+            kind,
+        }
+    }
+
+    pub fn hint(mut self, h: impl Into<String>) -> CliError {
+        self.hints.push(h.into());
+        self
+    }
+}
+
+fn q(s: &str) -> String {
+    crate::cmd::quote(s)
+}
+
+impl From<ProvisionError> for CliError {
+    fn from(e: ProvisionError) -> CliError {
+        use crate::git::repo::RepoError;
+        use ProvisionError as P;
+        let msg = crate::sanitize::line(&e.to_string());
+        match &e {
+            P::Name(_) => CliError::new(USAGE, "invalid-name", msg).hint(
+                "Names are lower-case letters, digits, '.', '_' and '-', with '/' between segments: e.g. `git treebox create fix/login-form`.",
+            ),
+            P::Config(c) => CliError::new(USAGE, "invalid-config", msg)
+                .hint(format!("Fix it in {}.", c.file().display())),
+            P::Repo(RepoError::NotARepo { .. }) => CliError::new(USAGE, "not-a-repo", msg)
+                .hint("Run it inside a git repository (e.g. `cd ~/src/project`), or make one with `git init`."),
+            P::Repo(RepoError::Bare { .. }) => CliError::new(USAGE, "bare-repo", msg)
+                .hint("Run it in a clone with a working tree: `git clone <url>`."),
+            P::Repo(RepoError::Open { .. }) => CliError::new(RUNTIME, "repo", msg),
+            P::Unsupported { .. } => CliError::new(USAGE, "unsupported", msg)
+                .hint("Use the host runner in worktree mode: `--isolation host --git worktree`."),
+            P::BaseNotFound { .. } => CliError::new(NOT_FOUND, "base-not-found", msg)
+                .hint("Name an existing base with `--base <branch>`; `git branch -a` lists them."),
+            P::BranchNotFound { .. } => CliError::new(NOT_FOUND, "branch-not-found", msg)
+                .hint("`git branch -a` lists the branches; to start a new one, run `git treebox create <name>`."),
+            P::BranchExists { branch } => CliError::new(CONFLICT, "branch-exists", msg).hint(format!(
+                "To work on the existing branch, run `git treebox create --checkout {}`.",
+                q(branch)
+            )),
+            P::BranchCheckedOut { .. } => CliError::new(CONFLICT, "branch-checked-out", msg)
+                .hint("`git worktree list` shows where; switch that checkout to another branch first."),
+            P::BoxExists { path, .. } => CliError::new(CONFLICT, "box-exists", msg).hint(format!(
+                "To work in it, run `cd {}`; or pick another name.",
+                q(&path.to_string_lossy())
+            )),
+            P::PathTaken { path, .. } => CliError::new(CONFLICT, "path-taken", msg).hint(format!(
+                "Move it away (`mv {} /tmp/`) or pick another name.",
+                q(&path.to_string_lossy())
+            )),
+            P::Lock(LockError::Held { .. }) => CliError::new(CONFLICT, "locked", msg)
+                .hint("Wait for the other treebox command on this box to finish, then run it again."),
+            P::Lock(LockError::Io { .. }) => CliError::new(RUNTIME, "lock", msg),
+            P::Fetch(crate::provision::fetch::FetchError::Failed(_)) => {
+                CliError::new(FETCH, "fetch-failed", msg).hint(
+                    "Check access with `git fetch origin`, or build on local refs with `--no-fetch`.",
+                )
+            }
+            P::Fetch(_) => CliError::new(RUNTIME, "fetch", msg),
+            P::Record(crate::state::record::RecordError::Malformed { .. }) => {
+                CliError::new(USAGE, "malformed-record", msg)
+            }
+            P::Checkout(_) | P::Guard(_) | P::Record(_) | P::State(_) | P::Io { .. } => {
+                CliError::new(RUNTIME, "runtime", msg)
+            }
+        }
+    }
+}

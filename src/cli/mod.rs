@@ -1,0 +1,118 @@
+//! The command lines: `git treebox …` (agent-first) and `git sandbox …` (box-first).
+//!
+//! clap definitions live here, one file per subcommand (its Args and `run`). This is the
+//! only layer that prints (through [`ui::Ui`]) and picks exit codes ([`error`]).
+
+pub mod create;
+pub mod error;
+pub mod sandbox;
+pub mod ui;
+
+use clap::{Args, Parser, Subcommand};
+
+use error::CliError;
+use ui::{ColorChoice, Ui, UiOptions};
+
+/// Output options shared by every subcommand.
+#[derive(Debug, Clone, Args, Default)]
+pub struct GlobalOpts {
+    /// Less output on stderr (warnings and errors only).
+    #[arg(short, long, global = true)]
+    pub quiet: bool,
+    /// More output on stderr.
+    #[arg(short, long, global = true)]
+    pub verbose: bool,
+    /// When to colour stderr.
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto, global = true)]
+    pub color: ColorChoice,
+}
+
+/// A box for every coding agent: a git worktree cut from a fresh origin/<base>, with
+/// .env and dependencies in place and a guard against pushing placeholder branches.
+#[derive(Debug, Parser)]
+#[command(
+    name = "git-treebox",
+    bin_name = "git treebox",
+    version,
+    propagate_version = true
+)]
+pub struct TreeboxCli {
+    #[command(flatten)]
+    pub global: GlobalOpts,
+    #[command(subcommand)]
+    pub command: TreeboxCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum TreeboxCommand {
+    /// Provision a box and launch the agent in it.
+    Create(create::CreateArgs),
+    /// Print the version.
+    Version,
+}
+
+/// Entry point of `git-treebox`: returns the process exit code.
+pub fn treebox_main() -> i32 {
+    let cli = match TreeboxCli::try_parse() {
+        Ok(c) => c,
+        Err(e) => return clap_exit(e),
+    };
+    let json = match &cli.command {
+        TreeboxCommand::Create(a) => a.json,
+        TreeboxCommand::Version => false,
+    };
+    let mut ui = Ui::new(options(&cli.global, json));
+    let result = match cli.command {
+        TreeboxCommand::Create(args) => create::run(args, &mut ui),
+        TreeboxCommand::Version => {
+            ui.out(&format!("git-treebox {}", env!("CARGO_PKG_VERSION")));
+            Ok(error::OK)
+        }
+    };
+    finish(result, &mut ui)
+}
+
+/// Entry point of `git-sandbox`.
+pub fn sandbox_main() -> i32 {
+    let cli = match sandbox::SandboxCli::try_parse() {
+        Ok(c) => c,
+        Err(e) => return clap_exit(e),
+    };
+    let mut ui = Ui::new(options(&cli.global, false));
+    let result = sandbox::run(cli, &mut ui);
+    finish(result, &mut ui)
+}
+
+pub(crate) fn options(g: &GlobalOpts, json: bool) -> UiOptions {
+    UiOptions {
+        json,
+        quiet: g.quiet,
+        verbose: g.verbose,
+        color: g.color,
+    }
+}
+
+fn finish(result: Result<i32, CliError>, ui: &mut Ui) -> i32 {
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            ui.error(&e);
+            e.code
+        }
+    }
+}
+
+/// clap's own errors: help and version are success on stdout; usage errors exit 2.
+fn clap_exit(e: clap::Error) -> i32 {
+    let _ = e.print();
+    match e.kind() {
+        clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => error::OK,
+        _ => error::USAGE,
+    }
+}
+
+/// Load the user config, mapping failures to exit 2.
+pub(crate) fn load_config() -> Result<crate::config::UserConfig, CliError> {
+    crate::config::UserConfig::load()
+        .map_err(|e| CliError::from(crate::provision::ProvisionError::from(e)))
+}

@@ -1,0 +1,254 @@
+//! The one owner of stdout and stderr.
+//!
+//! stdout carries the answer (a path, a command line, a JSON document); stderr carries
+//! progress, warnings, errors and hints. Progress (a spinner and per-stage timings) is
+//! shown only when stderr is a terminal and never in JSON mode. Colour follows
+//! `--color`, `NO_COLOR` and whether stderr is a terminal.
+
+use std::io::{IsTerminal, Write};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use crate::provision::Reporter;
+use crate::sanitize;
+
+use super::error::CliError;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum ColorChoice {
+    #[default]
+    Auto,
+    Always,
+    Never,
+}
+
+/// How the user asked output to look.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct UiOptions {
+    pub json: bool,
+    pub quiet: bool,
+    pub verbose: bool,
+    pub color: ColorChoice,
+}
+
+pub struct Ui {
+    opts: UiOptions,
+    tty: bool,
+    color: bool,
+    spinner: Option<Spinner>,
+    /// Warnings seen, for JSON documents.
+    pub warnings: Vec<String>,
+}
+
+const FRAMES: &[&str] = &["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
+
+/// A spinner thread that animates the current stage on stderr.
+struct Spinner {
+    current: Arc<Mutex<Option<String>>>,
+    stop: Arc<std::sync::atomic::AtomicBool>,
+    handle: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Spinner {
+    fn start() -> Spinner {
+        let current: Arc<Mutex<Option<String>>> = Arc::new(Mutex::new(None));
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let (c, s) = (current.clone(), stop.clone());
+        let handle = std::thread::spawn(move || {
+            let mut i = 0usize;
+            while !s.load(std::sync::atomic::Ordering::Relaxed) {
+                if let Ok(guard) = c.lock() {
+                    if let Some(stage) = guard.as_ref() {
+                        let mut e = std::io::stderr().lock();
+                        let _ = write!(e, "\r\x1b[2K{} {stage}…", FRAMES[i % FRAMES.len()]);
+                        let _ = e.flush();
+                    }
+                }
+                i += 1;
+                std::thread::sleep(Duration::from_millis(80));
+            }
+        });
+        Spinner {
+            current,
+            stop,
+            handle: Some(handle),
+        }
+    }
+
+    fn set(&self, stage: Option<String>) {
+        if let Ok(mut g) = self.current.lock() {
+            *g = stage;
+        }
+    }
+
+    /// Run `f` with the spinner paused and its line cleared.
+    fn paused<T>(&self, f: impl FnOnce() -> T) -> T {
+        let guard = self.current.lock();
+        let _ = write!(std::io::stderr(), "\r\x1b[2K");
+        let out = f();
+        drop(guard);
+        out
+    }
+}
+
+impl Drop for Spinner {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        if let Some(h) = self.handle.take() {
+            let _ = h.join();
+        }
+        let _ = write!(std::io::stderr(), "\r\x1b[2K");
+    }
+}
+
+impl Ui {
+    pub fn new(opts: UiOptions) -> Ui {
+        let tty = std::io::stderr().is_terminal();
+        let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+        let color = match opts.color {
+            ColorChoice::Always => true,
+            ColorChoice::Never => false,
+            ColorChoice::Auto => tty && !no_color,
+        };
+        Ui {
+            opts,
+            tty,
+            color,
+            spinner: None,
+            warnings: Vec::new(),
+        }
+    }
+
+    pub fn json(&self) -> bool {
+        self.opts.json
+    }
+
+    pub fn stderr_is_tty(&self) -> bool {
+        self.tty
+    }
+
+    /// Show progress? Only on a terminal, never in JSON or quiet mode.
+    fn progress(&self) -> bool {
+        self.tty && !self.opts.json && !self.opts.quiet
+    }
+
+    fn paint(&self, code: &str, s: &str) -> String {
+        if self.color {
+            format!("\x1b[{code}m{s}\x1b[0m")
+        } else {
+            s.to_string()
+        }
+    }
+
+    fn eprint(&self, line: &str) {
+        let write = || {
+            let mut e = std::io::stderr().lock();
+            let _ = writeln!(e, "{line}");
+        };
+        match &self.spinner {
+            Some(s) => s.paused(write),
+            None => write(),
+        }
+    }
+
+    /// Data on stdout. A closed pipe ends the program quietly.
+    pub fn out(&self, data: &str) {
+        let mut o = std::io::stdout().lock();
+        if writeln!(o, "{data}").and_then(|_| o.flush()).is_err() {
+            std::process::exit(0);
+        }
+    }
+
+    pub fn out_json(&self, doc: &serde_json::Value) {
+        self.out(&serde_json::to_string_pretty(doc).unwrap_or_else(|_| "{}".into()));
+    }
+
+    /// A progress or information line on stderr (not in JSON or quiet mode).
+    pub fn info(&self, line: &str) {
+        if !self.opts.json && !self.opts.quiet {
+            self.eprint(&sanitize::line(line));
+        }
+    }
+
+    /// A line only with `-v`.
+    pub fn verbose(&self, line: &str) {
+        if self.opts.verbose && !self.opts.json {
+            self.eprint(&sanitize::line(line));
+        }
+    }
+
+    pub fn warning(&mut self, msg: &str) {
+        self.warnings.push(msg.to_string());
+        if !self.opts.json {
+            let head = self.paint("33", "warning:");
+            let text = sanitize::block(msg);
+            self.eprint(&format!("{head} {text}"));
+        }
+    }
+
+    /// Print an error: one line, then hints; in JSON mode one object on stderr.
+    pub fn error(&mut self, e: &CliError) {
+        self.spinner = None;
+        if self.opts.json {
+            let mut err = serde_json::json!({
+                "code": e.code,
+                "kind": e.kind,
+                "message": e.message,
+            });
+            if !e.hints.is_empty() {
+                err["hint"] = serde_json::Value::String(e.hints.join(" "));
+            }
+            let doc = serde_json::json!({"schemaVersion": 1, "error": err});
+            let _ = writeln!(std::io::stderr(), "{doc}");
+            return;
+        }
+        let head = self.paint("31;1", "error:");
+        self.eprint(&format!("{head} {}", sanitize::line(&e.message)));
+        for h in &e.hints {
+            let head = self.paint("36", "hint:");
+            self.eprint(&format!("{head} {}", sanitize::line(h)));
+        }
+    }
+
+    /// Stop any spinner (before handing the terminal to a child).
+    pub fn finish(&mut self) {
+        self.spinner = None;
+    }
+}
+
+impl Reporter for Ui {
+    fn stage(&mut self, name: &str) {
+        if !self.progress() {
+            return;
+        }
+        if self.spinner.is_none() {
+            self.spinner = Some(Spinner::start());
+        }
+        if let Some(s) = &self.spinner {
+            s.set(Some(sanitize::line(name)));
+        }
+    }
+
+    fn stage_done(&mut self, name: &str, took: Duration) {
+        if !self.progress() {
+            return;
+        }
+        if let Some(s) = &self.spinner {
+            s.set(None);
+        }
+        let tick = self.paint("32", "✓");
+        self.eprint(&format!(
+            "{tick} {:<24} {:>7.2}s",
+            sanitize::line(name),
+            took.as_secs_f64()
+        ));
+    }
+
+    fn warn(&mut self, message: String) {
+        self.warning(&message);
+    }
+
+    fn note(&mut self, message: String) {
+        self.info(&message);
+    }
+}

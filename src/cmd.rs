@@ -1,0 +1,308 @@
+//! The one subprocess builder.
+//!
+//! Every child process treebox starts (git, package managers, the harness) is described
+//! by a [`Cmd`]: program, arguments, environment changes, working directory and stdin.
+//! `Display` renders it as one shell-quoted line, which is what `--print` and error
+//! messages show. Running it returns a typed [`CmdError`] that keeps the command line
+//! and the child's stderr, so a failure can always be reported precisely.
+
+use std::ffi::OsString;
+use std::fmt;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus, Output, Stdio};
+
+/// A child process, described before it is run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cmd {
+    pub program: OsString,
+    pub args: Vec<OsString>,
+    pub env: Vec<(OsString, OsString)>,
+    pub env_remove: Vec<OsString>,
+    pub cwd: Option<PathBuf>,
+    pub stdin: Option<Vec<u8>>,
+}
+
+/// Why a child process did not succeed.
+#[derive(Debug, thiserror::Error)]
+pub enum CmdError {
+    #[error("could not start `{line}`: {source}")]
+    Spawn {
+        line: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("`{line}` failed ({status}){}", stderr_suffix(.stderr))]
+    Failed {
+        line: String,
+        status: ExitStatus,
+        stderr: String,
+    },
+}
+
+fn stderr_suffix(stderr: &str) -> String {
+    let last = stderr.lines().rev().find(|l| !l.trim().is_empty());
+    match last {
+        Some(l) => format!(": {}", l.trim()),
+        None => String::new(),
+    }
+}
+
+impl CmdError {
+    /// The child's stderr, when it ran at all.
+    pub fn stderr(&self) -> &str {
+        match self {
+            CmdError::Failed { stderr, .. } => stderr,
+            CmdError::Spawn { .. } => "",
+        }
+    }
+
+    /// True when the program itself could not be found.
+    pub fn is_not_found(&self) -> bool {
+        matches!(self, CmdError::Spawn { source, .. } if source.kind() == std::io::ErrorKind::NotFound)
+    }
+}
+
+impl Cmd {
+    pub fn new(program: impl Into<OsString>) -> Self {
+        Cmd {
+            program: program.into(),
+            args: Vec::new(),
+            env: Vec::new(),
+            env_remove: Vec::new(),
+            cwd: None,
+            stdin: None,
+        }
+    }
+
+    pub fn arg(mut self, a: impl Into<OsString>) -> Self {
+        self.args.push(a.into());
+        self
+    }
+
+    pub fn args<I, S>(mut self, args: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<OsString>,
+    {
+        self.args.extend(args.into_iter().map(Into::into));
+        self
+    }
+
+    pub fn env(mut self, k: impl Into<OsString>, v: impl Into<OsString>) -> Self {
+        self.env.push((k.into(), v.into()));
+        self
+    }
+
+    pub fn env_remove(mut self, k: impl Into<OsString>) -> Self {
+        self.env_remove.push(k.into());
+        self
+    }
+
+    pub fn cwd(mut self, dir: impl AsRef<Path>) -> Self {
+        self.cwd = Some(dir.as_ref().to_path_buf());
+        self
+    }
+
+    pub fn stdin_bytes(mut self, data: Vec<u8>) -> Self {
+        self.stdin = Some(data);
+        self
+    }
+
+    /// The `std::process::Command` this describes; stdin is null unless data was given.
+    pub fn to_command(&self) -> Command {
+        let mut c = Command::new(&self.program);
+        c.args(&self.args);
+        for k in &self.env_remove {
+            c.env_remove(k);
+        }
+        for (k, v) in &self.env {
+            c.env(k, v);
+        }
+        if let Some(d) = &self.cwd {
+            c.current_dir(d);
+        }
+        c
+    }
+
+    /// Run to completion capturing stdout and stderr; a non-zero exit is an error.
+    pub fn output(&self) -> Result<Output, CmdError> {
+        let out = self.output_any()?;
+        if out.status.success() {
+            Ok(out)
+        } else {
+            Err(CmdError::Failed {
+                line: self.to_string(),
+                status: out.status,
+                stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+            })
+        }
+    }
+
+    /// Run to completion capturing stdout and stderr, whatever the exit status.
+    pub fn output_any(&self) -> Result<Output, CmdError> {
+        let mut c = self.to_command();
+        c.stdout(Stdio::piped()).stderr(Stdio::piped());
+        c.stdin(if self.stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        });
+        let spawn_err = |source| CmdError::Spawn {
+            line: self.to_string(),
+            source,
+        };
+        let mut child = c.spawn().map_err(spawn_err)?;
+        if let Some(data) = &self.stdin {
+            if let Some(mut sin) = child.stdin.take() {
+                // A child that exits without reading its stdin is not our failure.
+                let _ = sin.write_all(data);
+            }
+        }
+        child.wait_with_output().map_err(spawn_err)
+    }
+
+    /// Run with stdout captured and stderr inherited; returns stdout on success.
+    pub fn stdout_string(&self) -> Result<String, CmdError> {
+        Ok(String::from_utf8_lossy(&self.output()?.stdout).into_owned())
+    }
+
+    /// Run with all three streams inherited from this process; returns the status.
+    pub fn status_inherit(&self) -> Result<ExitStatus, CmdError> {
+        let mut c = self.to_command();
+        c.status().map_err(|source| CmdError::Spawn {
+            line: self.to_string(),
+            source,
+        })
+    }
+
+    /// Run with stdin null and stdout/stderr sent to this process's stderr, so a
+    /// chatty tool never pollutes the data on stdout.
+    pub fn status_to_stderr(&self) -> Result<ExitStatus, CmdError> {
+        let mut c = self.to_command();
+        c.stdin(Stdio::null());
+        let spawn_err = |source| CmdError::Spawn {
+            line: self.to_string(),
+            source,
+        };
+        match std::io::stderr().as_fd_stdio() {
+            Some((o, e)) => {
+                c.stdout(o).stderr(e);
+            }
+            None => {
+                c.stdout(Stdio::null()).stderr(Stdio::null());
+            }
+        }
+        c.status().map_err(spawn_err)
+    }
+
+    /// The argv as strings (lossy), e.g. for JSON output.
+    pub fn argv(&self) -> Vec<String> {
+        std::iter::once(&self.program)
+            .chain(self.args.iter())
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect()
+    }
+}
+
+trait AsFdStdio {
+    fn as_fd_stdio(&self) -> Option<(Stdio, Stdio)>;
+}
+
+impl AsFdStdio for std::io::Stderr {
+    fn as_fd_stdio(&self) -> Option<(Stdio, Stdio)> {
+        use std::os::fd::AsFd;
+        let a = self.as_fd().try_clone_to_owned().ok()?;
+        let b = self.as_fd().try_clone_to_owned().ok()?;
+        Some((Stdio::from(a), Stdio::from(b)))
+    }
+}
+
+/// Quote one word for a POSIX shell.
+pub fn quote(word: &str) -> String {
+    shell_words::quote(word).into_owned()
+}
+
+impl fmt::Display for Cmd {
+    /// One shell-quoted line: `cd DIR && VAR=val program args…` (cwd and env only when set).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut parts: Vec<String> = Vec::new();
+        if let Some(d) = &self.cwd {
+            write!(f, "cd {} && ", quote(&d.to_string_lossy()))?;
+        }
+        for k in &self.env_remove {
+            parts.push(format!("-u {}", quote(&k.to_string_lossy())));
+        }
+        if !self.env_remove.is_empty() || !self.env.is_empty() {
+            // `env` makes removals expressible and keeps the line valid in any shell.
+            f.write_str("env ")?;
+            for p in &parts {
+                write!(f, "{p} ")?;
+            }
+            for (k, v) in &self.env {
+                write!(
+                    f,
+                    "{}={} ",
+                    k.to_string_lossy(),
+                    quote(&v.to_string_lossy())
+                )?;
+            }
+        }
+        let argv: Vec<String> = self.argv().iter().map(|a| quote(a)).collect();
+        f.write_str(&argv.join(" "))
+    }
+}
+
+/// Exit code a shell would report for a status: the code, or 128+signal.
+pub fn exit_code(status: ExitStatus) -> i32 {
+    use std::os::unix::process::ExitStatusExt;
+    match (status.code(), status.signal()) {
+        (Some(c), _) => c,
+        (None, Some(s)) => 128 + s,
+        (None, None) => 1,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn display_quotes_and_includes_cwd_and_env() {
+        let c = Cmd::new("claude")
+            .arg("--dangerously-skip-permissions")
+            .arg("fix the bug")
+            .env("A", "b c")
+            .cwd("/tmp/x y");
+        assert_eq!(
+            c.to_string(),
+            "cd '/tmp/x y' && env A='b c' claude --dangerously-skip-permissions 'fix the bug'"
+        );
+    }
+
+    #[test]
+    fn failure_keeps_line_and_stderr() {
+        let e = Cmd::new("sh")
+            .args(["-c", "echo boom >&2; exit 3"])
+            .output()
+            .unwrap_err();
+        assert!(e.to_string().contains("boom"), "{e}");
+        assert!(e.to_string().contains("sh -c"), "{e}");
+        assert_eq!(e.stderr().trim(), "boom");
+    }
+
+    #[test]
+    fn missing_program_is_not_found() {
+        let e = Cmd::new("/nonexistent/prog").output().unwrap_err();
+        assert!(e.is_not_found());
+    }
+
+    #[test]
+    fn stdin_is_fed() {
+        let out = Cmd::new("cat")
+            .stdin_bytes(b"hi".to_vec())
+            .output()
+            .unwrap();
+        assert_eq!(out.stdout, b"hi");
+    }
+}

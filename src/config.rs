@@ -1,0 +1,427 @@
+//! Configuration (SPEC §10): the user's `$XDG_CONFIG_HOME/treebox/config.json` and the
+//! project's `.treebox.json`.
+//!
+//! The user file has a closed vocabulary: an unknown key or a wrong type is an error
+//! naming the file and the key (with a did-you-mean). The project file is repo-provided
+//! and therefore hostile (SPEC §8.3): it may set only the inert keys `git` and `base`;
+//! anything else is reported as a warning and ignored.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::harness::Harness;
+
+/// Largest configuration file read; anything bigger is refused as malformed.
+const MAX_CONFIG_BYTES: u64 = 256 * 1024;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("{file}: unknown key `{key}`{}", did_you_mean(.suggestion))]
+    UnknownKey {
+        file: PathBuf,
+        key: String,
+        suggestion: Option<String>,
+    },
+    #[error("{file}: `{key}` must be {expected}")]
+    WrongType {
+        file: PathBuf,
+        key: String,
+        expected: &'static str,
+    },
+    #[error("{file}: not valid JSON: {message}")]
+    Malformed { file: PathBuf, message: String },
+    #[error("{file}: could not read: {source}")]
+    Read {
+        file: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+fn did_you_mean(s: &Option<String>) -> String {
+    match s {
+        Some(k) => format!(" (did you mean `{k}`?)"),
+        None => String::new(),
+    }
+}
+
+impl ConfigError {
+    pub fn file(&self) -> &Path {
+        match self {
+            ConfigError::UnknownKey { file, .. }
+            | ConfigError::WrongType { file, .. }
+            | ConfigError::Malformed { file, .. }
+            | ConfigError::Read { file, .. } => file,
+        }
+    }
+}
+
+/// How a harness program is launched; `program` replaces `claude`/`codex`.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct HarnessOverride {
+    pub program: Option<String>,
+}
+
+/// The user's configuration, validated.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct UserConfig {
+    pub file: Option<PathBuf>,
+    pub harness: Option<Harness>,
+    pub isolation: Option<String>,
+    pub git: Option<String>,
+    pub base: Option<String>,
+    pub runner: Option<bool>,
+    pub setup: Option<Vec<String>>,
+    pub harnesses: BTreeMap<String, HarnessOverride>,
+    pub template: Option<String>,
+    pub firewall: Option<bool>,
+    pub env_file: Option<String>,
+}
+
+/// The inert keys a project may set.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ProjectConfig {
+    pub git: Option<String>,
+    pub base: Option<String>,
+}
+
+/// Every key of the user file and the JSON type it must have.
+const USER_KEYS: &[(&str, Kind)] = &[
+    ("harness", Kind::Enum(&["claude", "codex"])),
+    (
+        "isolation",
+        Kind::Enum(&["host", "docker", "podman", "auto"]),
+    ),
+    ("git", Kind::Enum(&["worktree", "clone"])),
+    ("base", Kind::Str),
+    ("runner", Kind::Bool),
+    ("setup", Kind::StrList),
+    ("harnesses", Kind::Object),
+    ("template", Kind::Str),
+    ("firewall", Kind::Bool),
+    ("envFile", Kind::Str),
+];
+
+#[derive(Debug, Clone, Copy)]
+enum Kind {
+    Str,
+    Bool,
+    StrList,
+    Object,
+    Enum(&'static [&'static str]),
+}
+
+impl Kind {
+    fn expected(self) -> &'static str {
+        match self {
+            Kind::Str => "a string",
+            Kind::Bool => "true or false",
+            Kind::StrList => "a list of strings",
+            Kind::Object => "an object",
+            Kind::Enum(v) => match v {
+                ["claude", "codex"] => "one of \"claude\", \"codex\"",
+                ["host", ..] => "one of \"host\", \"docker\", \"podman\", \"auto\"",
+                _ => "one of \"worktree\", \"clone\"",
+            },
+        }
+    }
+
+    fn accepts(self, v: &Value) -> bool {
+        match self {
+            Kind::Str => v.is_string(),
+            Kind::Bool => v.is_boolean(),
+            Kind::StrList => v.as_array().is_some_and(|a| a.iter().all(Value::is_string)),
+            Kind::Object => v.is_object(),
+            Kind::Enum(choices) => v.as_str().is_some_and(|s| choices.contains(&s)),
+        }
+    }
+}
+
+fn suggest<'a>(key: &str, candidates: impl Iterator<Item = &'a str>) -> Option<String> {
+    candidates
+        .map(|c| (strsim::jaro_winkler(key, c), c))
+        .filter(|(score, _)| *score > 0.8)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, c)| c.to_string())
+}
+
+/// Read a small JSON object file; `Ok(None)` when it does not exist.
+fn read_object(file: &Path) -> Result<Option<serde_json::Map<String, Value>>, ConfigError> {
+    let meta = match std::fs::metadata(file) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(source) => {
+            return Err(ConfigError::Read {
+                file: file.to_path_buf(),
+                source,
+            })
+        }
+    };
+    let malformed = |message: String| ConfigError::Malformed {
+        file: file.to_path_buf(),
+        message,
+    };
+    if !meta.is_file() {
+        return Err(malformed("not a regular file".into()));
+    }
+    if meta.len() > MAX_CONFIG_BYTES {
+        return Err(malformed(format!("larger than {MAX_CONFIG_BYTES} bytes")));
+    }
+    let text = std::fs::read_to_string(file).map_err(|source| ConfigError::Read {
+        file: file.to_path_buf(),
+        source,
+    })?;
+    match serde_json::from_str::<Value>(&text) {
+        Ok(Value::Object(m)) => Ok(Some(m)),
+        Ok(_) => Err(malformed("the top level must be an object".into())),
+        Err(e) => Err(malformed(e.to_string())),
+    }
+}
+
+/// The user config file path: `$XDG_CONFIG_HOME/treebox/config.json`.
+pub fn user_config_path() -> Option<PathBuf> {
+    xdg::BaseDirectories::with_prefix("treebox")
+        .get_config_home()
+        .map(|d| d.join("config.json"))
+}
+
+impl UserConfig {
+    /// Load and validate the user config; a missing file is the empty config.
+    pub fn load() -> Result<UserConfig, ConfigError> {
+        match user_config_path() {
+            Some(p) => UserConfig::load_from(&p),
+            None => Ok(UserConfig::default()),
+        }
+    }
+
+    pub fn load_from(file: &Path) -> Result<UserConfig, ConfigError> {
+        let Some(map) = read_object(file)? else {
+            return Ok(UserConfig::default());
+        };
+        let wrong = |key: &str, expected: &'static str| ConfigError::WrongType {
+            file: file.to_path_buf(),
+            key: key.to_string(),
+            expected,
+        };
+        for (key, value) in &map {
+            let Some((_, kind)) = USER_KEYS.iter().find(|(k, _)| k == key) else {
+                return Err(ConfigError::UnknownKey {
+                    file: file.to_path_buf(),
+                    key: key.clone(),
+                    suggestion: suggest(key, USER_KEYS.iter().map(|(k, _)| *k)),
+                });
+            };
+            if !kind.accepts(value) {
+                return Err(wrong(key, kind.expected()));
+            }
+        }
+        let s = |k: &str| map.get(k).and_then(Value::as_str).map(str::to_string);
+        let b = |k: &str| map.get(k).and_then(Value::as_bool);
+        let mut cfg = UserConfig {
+            file: Some(file.to_path_buf()),
+            harness: s("harness").and_then(|h| h.parse().ok()),
+            isolation: s("isolation"),
+            git: s("git"),
+            base: s("base"),
+            runner: b("runner"),
+            setup: map.get("setup").and_then(Value::as_array).map(|a| {
+                a.iter()
+                    .filter_map(|v| v.as_str().map(str::to_string))
+                    .collect()
+            }),
+            harnesses: BTreeMap::new(),
+            template: s("template"),
+            firewall: b("firewall"),
+            env_file: s("envFile"),
+        };
+        if let Some(Value::Object(h)) = map.get("harnesses") {
+            for (name, v) in h {
+                if name.parse::<Harness>().is_err() {
+                    return Err(ConfigError::UnknownKey {
+                        file: file.to_path_buf(),
+                        key: format!("harnesses.{name}"),
+                        suggestion: suggest(name, ["claude", "codex"].into_iter())
+                            .map(|k| format!("harnesses.{k}")),
+                    });
+                }
+                let Value::Object(fields) = v else {
+                    return Err(wrong(&format!("harnesses.{name}"), "an object"));
+                };
+                for (fk, fv) in fields {
+                    if fk != "program" {
+                        return Err(ConfigError::UnknownKey {
+                            file: file.to_path_buf(),
+                            key: format!("harnesses.{name}.{fk}"),
+                            suggestion: suggest(fk, ["program"].into_iter())
+                                .map(|k| format!("harnesses.{name}.{k}")),
+                        });
+                    }
+                    if !fv.is_string() {
+                        return Err(wrong(&format!("harnesses.{name}.program"), "a string"));
+                    }
+                }
+                let o: HarnessOverride = serde_json::from_value(v.clone())
+                    .map_err(|_| wrong(&format!("harnesses.{name}"), "an object"))?;
+                cfg.harnesses.insert(name.clone(), o);
+            }
+        }
+        if let Some(base) = &cfg.base {
+            if crate::names::check_existing_branch(base).is_err() {
+                return Err(wrong("base", "a valid branch name"));
+            }
+        }
+        Ok(cfg)
+    }
+
+    /// The program that launches `h`: the configured override, else its own name.
+    pub fn harness_program(&self, h: Harness) -> String {
+        self.harnesses
+            .get(h.as_str())
+            .and_then(|o| o.program.clone())
+            .unwrap_or_else(|| h.as_str().to_string())
+    }
+}
+
+/// The name of the project file at the top of a checkout.
+pub const PROJECT_FILE: &str = ".treebox.json";
+
+impl ProjectConfig {
+    /// Load the project's `.treebox.json` from `checkout`; keys other than `git` and
+    /// `base` are returned as warnings and ignored. The file is not followed through a
+    /// symlink: a repo cannot point treebox at some other file on the host.
+    pub fn load(checkout: &Path) -> Result<(ProjectConfig, Vec<String>), ConfigError> {
+        let file = checkout.join(PROJECT_FILE);
+        if let Ok(m) = std::fs::symlink_metadata(&file) {
+            if m.file_type().is_symlink() {
+                return Ok((
+                    ProjectConfig::default(),
+                    vec![format!("{}: is a symlink; ignored", file.display())],
+                ));
+            }
+        }
+        let Some(map) = read_object(&file)? else {
+            return Ok((ProjectConfig::default(), Vec::new()));
+        };
+        let mut warnings = Vec::new();
+        let mut cfg = ProjectConfig::default();
+        for (key, value) in &map {
+            match (key.as_str(), value) {
+                ("git", Value::String(g)) if g == "worktree" || g == "clone" => {
+                    cfg.git = Some(g.clone())
+                }
+                ("base", Value::String(b)) if crate::names::check_existing_branch(b).is_ok() => {
+                    cfg.base = Some(b.clone())
+                }
+                ("git", _) | ("base", _) => {
+                    return Err(ConfigError::WrongType {
+                        file,
+                        key: key.clone(),
+                        expected: if key == "git" {
+                            "one of \"worktree\", \"clone\""
+                        } else {
+                            "a valid branch name"
+                        },
+                    })
+                }
+                _ => warnings.push(format!(
+                    "{}: key `{}` is ignored: a project file may set only `git` and `base`",
+                    file.display(),
+                    key.escape_debug()
+                )),
+            }
+        }
+        Ok((cfg, warnings))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+        let p = dir.join(name);
+        std::fs::write(&p, text).unwrap();
+        p
+    }
+
+    #[test]
+    fn unknown_key_suggests() {
+        let d = tempfile::tempdir().unwrap();
+        let p = write(d.path(), "c.json", r#"{"harnes": "claude"}"#);
+        let e = UserConfig::load_from(&p).unwrap_err();
+        let msg = e.to_string();
+        assert!(
+            msg.contains("harnes") && msg.contains("did you mean `harness`"),
+            "{msg}"
+        );
+        assert!(msg.contains("c.json"), "{msg}");
+    }
+
+    #[test]
+    fn wrong_type_names_key() {
+        let d = tempfile::tempdir().unwrap();
+        let p = write(d.path(), "c.json", r#"{"runner": "yes"}"#);
+        let msg = UserConfig::load_from(&p).unwrap_err().to_string();
+        assert!(msg.contains("`runner` must be true or false"), "{msg}");
+        let p = write(d.path(), "c.json", r#"{"isolation": "vm"}"#);
+        assert!(UserConfig::load_from(&p).is_err());
+        let p = write(
+            d.path(),
+            "c.json",
+            r#"{"harnesses": {"claude": {"progam": "x"}}}"#,
+        );
+        let msg = UserConfig::load_from(&p).unwrap_err().to_string();
+        assert!(msg.contains("harnesses.claude.progam"), "{msg}");
+    }
+
+    #[test]
+    fn good_config_loads() {
+        let d = tempfile::tempdir().unwrap();
+        let p = write(
+            d.path(),
+            "c.json",
+            r#"{"harness":"codex","base":"develop","setup":["make deps"],"harnesses":{"codex":{"program":"/bin/echo"}}}"#,
+        );
+        let c = UserConfig::load_from(&p).unwrap();
+        assert_eq!(c.harness, Some(Harness::Codex));
+        assert_eq!(c.base.as_deref(), Some("develop"));
+        assert_eq!(c.setup.as_deref(), Some(&["make deps".to_string()][..]));
+        assert_eq!(c.harness_program(Harness::Codex), "/bin/echo");
+        assert_eq!(c.harness_program(Harness::Claude), "claude");
+    }
+
+    #[test]
+    fn missing_file_is_empty() {
+        let c = UserConfig::load_from(Path::new("/nonexistent/x.json")).unwrap();
+        assert_eq!(c.harness, None);
+    }
+
+    #[test]
+    fn project_file_only_inert_keys() {
+        let d = tempfile::tempdir().unwrap();
+        write(
+            d.path(),
+            PROJECT_FILE,
+            r#"{"git":"clone","base":"dev","setup":["rm -rf /"]}"#,
+        );
+        let (c, w) = ProjectConfig::load(d.path()).unwrap();
+        assert_eq!(c.git.as_deref(), Some("clone"));
+        assert_eq!(c.base.as_deref(), Some("dev"));
+        assert_eq!(w.len(), 1);
+        assert!(w[0].contains("setup"));
+    }
+
+    #[test]
+    fn malformed_is_error() {
+        let d = tempfile::tempdir().unwrap();
+        let p = write(d.path(), "c.json", "{");
+        assert!(matches!(
+            UserConfig::load_from(&p),
+            Err(ConfigError::Malformed { .. })
+        ));
+    }
+}

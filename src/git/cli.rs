@@ -1,0 +1,289 @@
+//! The one builder of `git` subprocesses.
+//!
+//! treebox runs the git CLI only where it must honour the user's own setup (fetch,
+//! `worktree add`, submodules). Every such command is built here:
+//!
+//! - `-C <dir>`, `LC_ALL=C` (output is parsed), stdin null;
+//! - `GIT_DIR`, `GIT_WORK_TREE`, `GIT_INDEX_FILE`, `GIT_OBJECT_DIRECTORY`, … scrubbed:
+//!   git exports them to hooks, and treebox may itself run under a hook;
+//! - fixed pins for exec-shaped configuration (`core.hooksPath=/dev/null`,
+//!   `core.fsmonitor=false`, `protocol.ext.allow=never`, no auto-gc);
+//! - and, because a box can write the repository's shared config (SPEC §8.1), every
+//!   exec-shaped key found in the *repository-level* config files is overridden on the
+//!   command line with the user's own (global/system) value, or an inert one. The
+//!   user's credential helpers and ssh command keep working; a helper planted by a
+//!   box never runs.
+
+use std::path::{Path, PathBuf};
+
+use crate::cmd::Cmd;
+
+/// Environment variables git exports to hooks; a child git must not inherit them.
+pub const SCRUBBED_ENV: &[&str] = &[
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_COMMON_DIR",
+    "GIT_PREFIX",
+    "GIT_NAMESPACE",
+    "GIT_QUARANTINE_PATH",
+];
+
+/// Pins applied to every host-side git command.
+const FIXED_PINS: &[(&str, &str)] = &[
+    ("core.hooksPath", "/dev/null"),
+    ("core.fsmonitor", "false"),
+    ("protocol.ext.allow", "never"),
+    ("gc.auto", "0"),
+    ("maintenance.auto", "false"),
+    ("core.pager", "cat"),
+];
+
+/// A git command builder carrying the config pins for one repository.
+#[derive(Debug, Clone, Default)]
+pub struct GitCli {
+    pins: Vec<(String, String)>,
+}
+
+/// What an exec-shaped key is reset to when the user's own config does not set it.
+/// `None`: not exec-shaped.
+pub fn inert_value(name: &str) -> Option<&'static str> {
+    let lower = name.to_ascii_lowercase();
+    let (section, rest) = lower.split_once('.')?;
+    let key = rest.rsplit('.').next().unwrap_or(rest);
+    let has_sub = rest.contains('.');
+    match (section, has_sub, key) {
+        ("core", false, "fsmonitor") => Some("false"),
+        ("core", false, "hookspath") => Some("/dev/null"),
+        ("core", false, "sshcommand") => Some("ssh"),
+        ("core", false, "pager") => Some("cat"),
+        ("core", false, "editor") => Some("false"),
+        ("core", false, "askpass") => Some(""),
+        ("core", false, "gitproxy") => Some("none"),
+        ("core", false, "alternaterefscommand") => Some(""),
+        ("sequence", false, "editor") => Some("false"),
+        ("credential", _, "helper") => Some(""),
+        ("filter", true, "clean" | "smudge" | "process") => Some(""),
+        ("filter", true, "required") => Some("false"),
+        ("diff", false, "external") => Some(""),
+        ("diff", true, "command" | "textconv") => Some(""),
+        ("merge", true, "driver") => Some(""),
+        ("remote", true, "uploadpack") => Some("git-upload-pack"),
+        ("remote", true, "receivepack") => Some("git-receive-pack"),
+        ("gpg", _, "program") => Some("gpg"),
+        ("pager", _, _) => Some("false"),
+        ("interactive", false, "difffilter") => Some(""),
+        ("submodule", true, "update") => Some("checkout"),
+        ("uploadpack", false, "packobjectshook") => Some(""),
+        _ => None,
+    }
+}
+
+/// Config entries (name, value) of one file, read through libgit2 (runs nothing).
+fn file_entries(path: &Path) -> Vec<(String, String)> {
+    if !path.is_file() {
+        return Vec::new();
+    }
+    let Ok(cfg) = git2::Config::open(path) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    if let Ok(mut entries) = cfg.entries(None) {
+        while let Some(Ok(e)) = entries.next() {
+            if let (Ok(n), Ok(v)) = (e.name(), e.value()) {
+                out.push((n.to_string(), v.to_string()));
+            }
+        }
+    }
+    out
+}
+
+/// The user's own entries (global, XDG, system), in git's order.
+fn user_entries() -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let Ok(cfg) = git2::Config::open_default() else {
+        return out;
+    };
+    if let Ok(mut entries) = cfg.entries(None) {
+        while let Some(Ok(e)) = entries.next() {
+            let local = matches!(
+                e.level(),
+                git2::ConfigLevel::Local | git2::ConfigLevel::Worktree | git2::ConfigLevel::App
+            );
+            if local {
+                continue;
+            }
+            if let (Ok(n), Ok(v)) = (e.name(), e.value()) {
+                out.push((n.to_string(), v.to_string()));
+            }
+        }
+    }
+    out
+}
+
+impl GitCli {
+    /// Pins only (for a repository no box has ever touched, or none at all).
+    pub fn plain() -> GitCli {
+        GitCli::default()
+    }
+
+    /// Pins for commands run in a repository whose shared config a box may have
+    /// written: `common_dir/config`, plus `worktree_config` (the `config.worktree` of
+    /// the worktree the command runs in), when given.
+    pub fn for_repo(common_dir: &Path, worktree_config: Option<&Path>) -> GitCli {
+        let mut files: Vec<PathBuf> = vec![common_dir.join("config")];
+        files.extend(worktree_config.map(Path::to_path_buf));
+        let repo_level: Vec<(String, String)> =
+            files.iter().flat_map(|f| file_entries(f)).collect();
+        let planted: Vec<&str> = repo_level
+            .iter()
+            .map(|(n, _)| n.as_str())
+            .filter(|n| inert_value(n).is_some())
+            .collect();
+        if planted.is_empty() {
+            return GitCli::plain();
+        }
+        let user = user_entries();
+        let mut pins: Vec<(String, String)> = Vec::new();
+        let mut reset_credentials = false;
+        for name in planted {
+            let lower = name.to_ascii_lowercase();
+            if lower.starts_with("credential.") && lower.ends_with(".helper") {
+                reset_credentials = true;
+                continue;
+            }
+            if pins.iter().any(|(n, _)| n.eq_ignore_ascii_case(name)) {
+                continue;
+            }
+            let user_value = user
+                .iter()
+                .rev()
+                .find(|(n, _)| n.eq_ignore_ascii_case(name))
+                .map(|(_, v)| v.clone());
+            let value = user_value.unwrap_or_else(|| inert_value(name).unwrap_or("").to_string());
+            pins.push((name.to_string(), value));
+        }
+        if reset_credentials {
+            // An empty helper resets the list; then the user's own helpers, in order.
+            pins.push(("credential.helper".into(), String::new()));
+            for (n, v) in &user {
+                let l = n.to_ascii_lowercase();
+                if l.starts_with("credential.") && l.ends_with(".helper") {
+                    pins.push((n.clone(), v.clone()));
+                }
+            }
+        }
+        GitCli { pins }
+    }
+
+    /// `git -c … -C dir` with the environment scrubbed and stdin null.
+    pub fn cmd(&self, dir: &Path) -> Cmd {
+        let mut c = Cmd::new("git");
+        for (k, v) in FIXED_PINS {
+            c = c.arg("-c").arg(format!("{k}={v}"));
+        }
+        for (k, v) in &self.pins {
+            c = c.arg("-c").arg(format!("{k}={v}"));
+        }
+        c = c.arg("-C").arg(dir.as_os_str());
+        for k in SCRUBBED_ENV {
+            c = c.env_remove(*k);
+        }
+        c.env("LC_ALL", "C")
+    }
+
+    /// Like [`GitCli::cmd`], for talking to a remote without ever prompting:
+    /// `GIT_TERMINAL_PROMPT=0` and, unless the user chose an ssh command, batch-mode ssh.
+    pub fn silent_remote_cmd(&self, dir: &Path) -> Cmd {
+        let mut c = self.cmd(dir).env("GIT_TERMINAL_PROMPT", "0");
+        if std::env::var_os("GIT_SSH_COMMAND").is_none() && std::env::var_os("GIT_SSH").is_none() {
+            let configured = self
+                .pins
+                .iter()
+                .any(|(k, _)| k.eq_ignore_ascii_case("core.sshCommand"));
+            if !configured {
+                c = c.env("GIT_SSH_COMMAND", "ssh -o BatchMode=yes");
+            }
+        }
+        c
+    }
+
+    /// The extra pins (beyond the fixed ones) this builder applies.
+    pub fn pins(&self) -> &[(String, String)] {
+        &self.pins
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exec_shaped_keys() {
+        for k in [
+            "core.fsmonitor",
+            "core.sshCommand",
+            "credential.helper",
+            "credential.https://x.example.helper",
+            "filter.evil.clean",
+            "filter.evil.smudge",
+            "filter.lfs.process",
+            "diff.external",
+            "diff.foo.textconv",
+            "core.pager",
+            "core.editor",
+            "uploadpack.packObjectsHook",
+            "remote.origin.uploadpack",
+            "submodule.x.update",
+        ] {
+            assert!(inert_value(k).is_some(), "{k}");
+        }
+        for k in [
+            "user.name",
+            "core.bare",
+            "remote.origin.url",
+            "filter.x",
+            "core.autocrlf",
+        ] {
+            assert!(inert_value(k).is_none(), "{k}");
+        }
+    }
+
+    #[test]
+    fn planted_keys_are_overridden() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(
+            d.path().join("config"),
+            "[core]\n\tfsmonitor = touch /tmp/x\n[filter \"evil\"]\n\tclean = touch /tmp/y\n[credential]\n\thelper = evil\n",
+        )
+        .unwrap();
+        let g = GitCli::for_repo(d.path(), None);
+        let pins = g.pins();
+        assert!(
+            pins.iter()
+                .any(|(k, v)| k == "core.fsmonitor" && v == "false"),
+            "{pins:?}"
+        );
+        assert!(
+            pins.iter()
+                .any(|(k, v)| k == "filter.evil.clean" && v.is_empty()),
+            "{pins:?}"
+        );
+        assert!(
+            pins.iter()
+                .any(|(k, v)| k == "credential.helper" && v.is_empty()),
+            "{pins:?}"
+        );
+        let line = g.cmd(Path::new("/r")).to_string();
+        assert!(line.contains("core.hooksPath=/dev/null"), "{line}");
+    }
+
+    #[test]
+    fn clean_repo_has_no_extra_pins() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(d.path().join("config"), "[core]\n\tbare = false\n").unwrap();
+        assert!(GitCli::for_repo(d.path(), None).pins().is_empty());
+    }
+}

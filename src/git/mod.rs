@@ -1,0 +1,14 @@
+//! Everything treebox knows about git.
+//!
+//! - [`repo`]: reads through libgit2 (which runs no hooks, filters or helpers): finding
+//!   the repository, resolving refs, the worktree registrations.
+//! - [`cli`]: the one builder of `git` subprocesses, with exec-shaped configuration
+//!   pinned to inert values (SPEC §8.1).
+//! - [`porcelain`]: pure parsers of git's machine-readable output.
+
+pub mod cli;
+pub mod porcelain;
+pub mod repo;
+
+pub use cli::GitCli;
+pub use repo::Repo;

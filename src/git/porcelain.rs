@@ -1,0 +1,75 @@
+//! Pure parsers of git's machine-readable output, tested on captured samples.
+
+use std::path::PathBuf;
+
+/// One entry of `git worktree list --porcelain -z`.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct WorktreeEntry {
+    pub path: PathBuf,
+    pub head: Option<String>,
+    /// Full ref name, e.g. `refs/heads/feat/x`; `None` when detached.
+    pub branch: Option<String>,
+    pub bare: bool,
+    pub detached: bool,
+    pub locked: bool,
+    pub prunable: bool,
+}
+
+/// Parse `git worktree list --porcelain -z`: NUL-terminated attribute lines, records
+/// separated by an empty line (two NULs).
+pub fn parse_worktree_list(out: &[u8]) -> Vec<WorktreeEntry> {
+    let mut entries = Vec::new();
+    let mut cur: Option<WorktreeEntry> = None;
+    for field in out.split(|b| *b == 0) {
+        if field.is_empty() {
+            if let Some(e) = cur.take() {
+                entries.push(e);
+            }
+            continue;
+        }
+        let s = String::from_utf8_lossy(field);
+        let (key, value) = s.split_once(' ').unwrap_or((&s, ""));
+        match key {
+            "worktree" => {
+                if let Some(e) = cur.take() {
+                    entries.push(e);
+                }
+                cur = Some(WorktreeEntry {
+                    path: PathBuf::from(value),
+                    ..Default::default()
+                });
+            }
+            _ => {
+                let Some(e) = cur.as_mut() else { continue };
+                match key {
+                    "HEAD" => e.head = Some(value.to_string()),
+                    "branch" => e.branch = Some(value.to_string()),
+                    "bare" => e.bare = true,
+                    "detached" => e.detached = true,
+                    "locked" => e.locked = true,
+                    "prunable" => e.prunable = true,
+                    _ => {}
+                }
+            }
+        }
+    }
+    if let Some(e) = cur {
+        entries.push(e);
+    }
+    entries
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_captured_sample() {
+        let sample = b"worktree /tmp/gt/o\0HEAD 993962d7f3c1b7ba71eba98cfa45a83b6d4b53f2\0branch refs/heads/main\0\0worktree /tmp/gt/w\0HEAD 993962d7f3c1b7ba71eba98cfa45a83b6d4b53f2\0branch refs/heads/x\0\0worktree /tmp/gt/d\0HEAD 993962d7f3c1b7ba71eba98cfa45a83b6d4b53f2\0detached\0prunable gitdir file points to non-existent location\0\0";
+        let e = parse_worktree_list(sample);
+        assert_eq!(e.len(), 3);
+        assert_eq!(e[0].path, PathBuf::from("/tmp/gt/o"));
+        assert_eq!(e[1].branch.as_deref(), Some("refs/heads/x"));
+        assert!(e[2].detached && e[2].prunable && e[2].branch.is_none());
+    }
+}

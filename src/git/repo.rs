@@ -1,0 +1,175 @@
+//! Reads of the user's repository through libgit2.
+//!
+//! libgit2 runs no hooks, filter drivers, fsmonitor or credential helpers, so these
+//! reads are safe even after a box has written the repository's shared config.
+
+use std::path::{Path, PathBuf};
+
+use git2::{BranchType, Oid, Repository};
+
+#[derive(Debug, thiserror::Error)]
+pub enum RepoError {
+    #[error("not inside a git repository ({path})")]
+    NotARepo { path: PathBuf },
+    #[error("{path} is a bare repository; treebox needs a repository with a working tree")]
+    Bare { path: PathBuf },
+    #[error("could not read the repository at {path}: {source}")]
+    Open {
+        path: PathBuf,
+        #[source]
+        source: git2::Error,
+    },
+}
+
+/// The user's repository: its main worktree and its common git dir.
+pub struct Repo {
+    pub git: Repository,
+    /// Top of the main worktree (the user's own checkout).
+    pub main_root: PathBuf,
+    /// The shared git dir (`<main_root>/.git` for an ordinary repository).
+    pub common_dir: PathBuf,
+}
+
+impl std::fmt::Debug for Repo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Repo")
+            .field("main_root", &self.main_root)
+            .field("common_dir", &self.common_dir)
+            .finish()
+    }
+}
+
+/// A resolved base: the ref it came from and its commit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResolvedRef {
+    /// e.g. `refs/remotes/origin/main` or `refs/heads/main`.
+    pub refname: String,
+    pub oid: Oid,
+}
+
+impl Repo {
+    /// Find the repository containing `cwd`; from inside a linked worktree (a box),
+    /// this is still the user's main repository.
+    pub fn discover(cwd: &Path) -> Result<Repo, RepoError> {
+        let here = Repository::discover(cwd).map_err(|e| match e.code() {
+            git2::ErrorCode::NotFound => RepoError::NotARepo {
+                path: cwd.to_path_buf(),
+            },
+            _ => RepoError::Open {
+                path: cwd.to_path_buf(),
+                source: e,
+            },
+        })?;
+        let common_dir = canonical(here.commondir());
+        let git = if here.is_worktree() {
+            Repository::open(&common_dir).map_err(|source| RepoError::Open {
+                path: common_dir.clone(),
+                source,
+            })?
+        } else {
+            here
+        };
+        if git.is_bare() {
+            return Err(RepoError::Bare { path: common_dir });
+        }
+        let main_root = match git.workdir() {
+            Some(w) => canonical(w),
+            None => return Err(RepoError::Bare { path: common_dir }),
+        };
+        Ok(Repo {
+            git,
+            main_root,
+            common_dir,
+        })
+    }
+
+    pub fn has_remote(&self, name: &str) -> bool {
+        self.git.find_remote(name).is_ok()
+    }
+
+    /// `origin/<base>` when the repo has an origin and that ref exists, else the local
+    /// branch `<base>`.
+    pub fn resolve_base(&self, base: &str) -> Option<ResolvedRef> {
+        let candidates = [
+            format!("refs/remotes/origin/{base}"),
+            format!("refs/heads/{base}"),
+        ];
+        candidates.into_iter().find_map(|refname| {
+            let oid = self.git.refname_to_id(&refname).ok()?;
+            let commit = self
+                .git
+                .find_object(oid, None)
+                .ok()?
+                .peel_to_commit()
+                .ok()?;
+            Some(ResolvedRef {
+                refname,
+                oid: commit.id(),
+            })
+        })
+    }
+
+    pub fn local_branch(&self, name: &str) -> Option<Oid> {
+        self.git
+            .find_branch(name, BranchType::Local)
+            .ok()
+            .and_then(|b| b.get().target())
+    }
+
+    pub fn remote_branch(&self, name: &str) -> Option<Oid> {
+        self.git
+            .find_branch(&format!("origin/{name}"), BranchType::Remote)
+            .ok()
+            .and_then(|b| b.get().target())
+    }
+
+    /// The admin dir under `<common>/worktrees/` of the linked worktree at `path`,
+    /// found through the repository's own registration (its `gitdir` file), so it
+    /// works even when the worktree's `.git` pointer file is gone.
+    pub fn worktree_admin_dir(&self, path: &Path) -> Option<PathBuf> {
+        let want = path.join(".git");
+        let want_canon = canonical(&want);
+        let dir = std::fs::read_dir(self.common_dir.join("worktrees")).ok()?;
+        for entry in dir.flatten() {
+            let Ok(text) = std::fs::read_to_string(entry.path().join("gitdir")) else {
+                continue;
+            };
+            let p = PathBuf::from(text.trim_end_matches(['\n', '\r']));
+            if p == want || canonical(&p) == want_canon {
+                return Some(entry.path());
+            }
+        }
+        None
+    }
+
+    /// The branch currently checked out in the linked worktree whose admin dir is
+    /// `admin_dir`, read from its HEAD file (no subprocess).
+    pub fn worktree_branch(admin_dir: &Path) -> Option<String> {
+        let head = std::fs::read_to_string(admin_dir.join("HEAD")).ok()?;
+        head.trim()
+            .strip_prefix("ref: ")
+            .map(|r| r.strip_prefix("refs/heads/").unwrap_or(r).to_string())
+    }
+
+    /// Is `branch` checked out in any worktree of this repository?
+    pub fn branch_checked_out(&self, branch: &str) -> bool {
+        let full = format!("refs/heads/{branch}");
+        let main_head = std::fs::read_to_string(self.common_dir.join("HEAD")).unwrap_or_default();
+        if main_head.trim() == format!("ref: {full}") {
+            return true;
+        }
+        let Ok(dir) = std::fs::read_dir(self.common_dir.join("worktrees")) else {
+            return false;
+        };
+        dir.flatten().any(|e| {
+            std::fs::read_to_string(e.path().join("HEAD"))
+                .map(|h| h.trim() == format!("ref: {full}"))
+                .unwrap_or(false)
+        })
+    }
+}
+
+/// Canonicalise when possible; otherwise keep the path as given.
+pub fn canonical(p: &Path) -> PathBuf {
+    std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf())
+}

@@ -1,0 +1,36 @@
+//! treebox: a ready-to-run box for every coding agent.
+//!
+//! # Architecture
+//!
+//! One seam organises the crate: **provisioning always happens on the host; where the
+//! agent runs is pluggable.**
+//!
+//! - [`provision`] is the pipeline (fetch → checkout → guard → submodules → `.env` →
+//!   setup → record), driven by an immutable [`plan::Plan`] that `--dry-run` prints
+//!   and the real run applies. Refusals happen while planning, before anything is
+//!   written.
+//! - [`runner`] decides where a program in a box runs (host; containers later). A
+//!   runner returns the [`cmd::Cmd`] it would run; the CLI spawns or prints it.
+//! - [`git`] reads repositories through libgit2 (no hooks, filters or helpers run)
+//!   and builds every `git` subprocess with exec-shaped config pinned inert.
+//! - [`state`] owns the host-side bookkeeping (records, locks), outside every box.
+//! - [`guard`] is the pure pre-push decision; [`guard_hook`] is the small runtime that
+//!   is copied into each box's private hooks dir and chains to the repo's own hooks.
+//! - [`cli`] is the only layer that prints or picks exit codes.
+//!
+//! The engine modules never print: progress reaches the CLI through
+//! [`provision::Reporter`], failures as typed errors carrying paths and refs.
+
+pub mod cli;
+pub mod cmd;
+pub mod config;
+pub mod git;
+pub mod guard;
+pub mod guard_hook;
+pub mod harness;
+pub mod names;
+pub mod plan;
+pub mod provision;
+pub mod runner;
+pub mod sanitize;
+pub mod state;

@@ -1,0 +1,326 @@
+//! Box names, branch names and leaves (SPEC §5, §8.4).
+//!
+//! A box is named by its *leaf*: the directory name under the box root, which is also
+//! its lock and container identity and never changes. A branch name becomes a leaf by
+//! flattening `/` to `--`. Everything here is pure: validation happens before anything
+//! is written, so a refused name leaves no trace.
+
+use std::fmt;
+
+/// Longest accepted branch name, in bytes; leaves stay well below filesystem limits.
+pub const MAX_NAME_LEN: usize = 100;
+
+/// The prefix of placeholder branches given to nameless boxes.
+pub const PLACEHOLDER_PREFIX: &str = "treebox/";
+
+/// Why a name was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid box name {shown}: {reason}")]
+pub struct NameError {
+    pub shown: String,
+    pub reason: &'static str,
+}
+
+fn refuse(name: &str, reason: &'static str) -> NameError {
+    NameError {
+        shown: format!("{:?}", name),
+        reason,
+    }
+}
+
+/// A validated box name: the branch a new box works on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BoxName(String);
+
+impl BoxName {
+    /// Validate a user-given NAME for `create NAME` (SPEC §5).
+    pub fn parse(name: &str) -> Result<BoxName, NameError> {
+        check_common(name)?;
+        if name.starts_with(PLACEHOLDER_PREFIX) || name == "treebox" {
+            return Err(refuse(
+                name,
+                "the treebox/ prefix is reserved for placeholder branches",
+            ));
+        }
+        for seg in name.split('/') {
+            check_segment(name, seg)?;
+        }
+        Ok(BoxName(name.to_string()))
+    }
+
+    /// The placeholder name for a nameless box: `treebox/<petname>`.
+    pub fn placeholder(petname: &str) -> Result<BoxName, NameError> {
+        check_common(petname)?;
+        check_segment(petname, petname)?;
+        Ok(BoxName(format!("{PLACEHOLDER_PREFIX}{petname}")))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The directory leaf: `/` flattened to `--`, placeholder prefix dropped.
+    pub fn leaf(&self) -> Leaf {
+        let s = self.0.strip_prefix(PLACEHOLDER_PREFIX).unwrap_or(&self.0);
+        Leaf(s.replace('/', "--"))
+    }
+
+    pub fn is_placeholder(&self) -> bool {
+        is_placeholder_branch(&self.0)
+    }
+}
+
+impl fmt::Display for BoxName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// True for a placeholder branch (`treebox/…`), given a short or full ref name.
+pub fn is_placeholder_branch(branch: &str) -> bool {
+    let b = branch.strip_prefix("refs/heads/").unwrap_or(branch);
+    b.starts_with(PLACEHOLDER_PREFIX)
+}
+
+/// A box's permanent identity: the directory name under the root.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Leaf(String);
+
+impl Leaf {
+    /// Validate a leaf read from a user (e.g. `--name`) or from disk.
+    pub fn parse(leaf: &str) -> Result<Leaf, NameError> {
+        check_common(leaf)?;
+        if leaf.contains('/') {
+            return Err(refuse(leaf, "a box directory name cannot contain '/'"));
+        }
+        // A leaf is a flattened branch: each `--`-separated part is one segment.
+        for part in leaf.split("--") {
+            check_segment(leaf, part)?;
+        }
+        Ok(Leaf(leaf.to_string()))
+    }
+
+    /// The leaf for an existing branch taken with `--checkout`: lower-cased, `/`
+    /// flattened to `--`, anything outside `[a-z0-9._-]` replaced by `-`.
+    pub fn from_branch(branch: &str) -> Result<Leaf, NameError> {
+        let flat: String = branch
+            .to_ascii_lowercase()
+            .split('/')
+            .map(|seg| {
+                let s: String = seg
+                    .chars()
+                    .map(|c| match c {
+                        'a'..='z' | '0'..='9' | '.' | '_' => c,
+                        _ => '-',
+                    })
+                    .collect();
+                let s = s.replace("--", "-");
+                s.trim_matches(|c| c == '-' || c == '.').to_string()
+            })
+            .collect::<Vec<_>>()
+            .join("--");
+        Leaf::parse(&flat).map_err(|e| NameError {
+            shown: format!("{branch:?}"),
+            reason: e.reason,
+        })
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for Leaf {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// Validate an existing branch name given to `--checkout` (git's rules, no more):
+/// any branch the user already has must be usable, but it may not escape or inject.
+pub fn check_existing_branch(name: &str) -> Result<(), NameError> {
+    if name.is_empty() {
+        return Err(refuse(name, "it is empty"));
+    }
+    if name.len() > 255 {
+        return Err(refuse(name, "it is too long"));
+    }
+    if name.starts_with('-') {
+        return Err(refuse(name, "it starts with '-'"));
+    }
+    if name.chars().any(|c| c.is_control()) {
+        return Err(refuse(name, "it contains a control character"));
+    }
+    if !git2::Branch::name_is_valid(name).unwrap_or(false) {
+        return Err(refuse(name, "it is not a valid git branch name"));
+    }
+    Ok(())
+}
+
+fn check_common(name: &str) -> Result<(), NameError> {
+    if name.is_empty() {
+        return Err(refuse(name, "it is empty"));
+    }
+    if name.len() > MAX_NAME_LEN {
+        return Err(refuse(name, "it is longer than 100 characters"));
+    }
+    if name.chars().any(|c| c.is_control()) {
+        return Err(refuse(name, "it contains a control character"));
+    }
+    if name.starts_with('-') {
+        return Err(refuse(name, "it starts with '-'"));
+    }
+    if name.starts_with('/') {
+        return Err(refuse(name, "it is an absolute path"));
+    }
+    if name.ends_with('/') || name.contains("//") {
+        return Err(refuse(name, "it has an empty path segment"));
+    }
+    if name.ends_with(".lock") || name.contains("@{") || name.contains("..") {
+        return Err(refuse(name, "it is not a valid git branch name"));
+    }
+    Ok(())
+}
+
+fn check_segment(name: &str, seg: &str) -> Result<(), NameError> {
+    if seg.is_empty() {
+        return Err(refuse(name, "it has an empty path segment"));
+    }
+    if seg == "." || seg == ".." {
+        return Err(refuse(name, "it has a '.' or '..' path segment"));
+    }
+    if seg.starts_with('.') || seg.ends_with('.') || seg.ends_with(".lock") {
+        return Err(refuse(
+            name,
+            "a segment may not start or end with '.' or end with .lock",
+        ));
+    }
+    if seg.starts_with('-') {
+        return Err(refuse(name, "a segment starts with '-'"));
+    }
+    if seg.contains("--") {
+        return Err(refuse(
+            name,
+            "'--' is reserved: it stands for '/' in box directory names",
+        ));
+    }
+    if !seg.bytes().all(|b| {
+        b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'.' || b == b'_' || b == b'-'
+    }) {
+        return Err(refuse(
+            name,
+            "use lower-case letters, digits, '.', '_' and '-', with '/' between segments",
+        ));
+    }
+    Ok(())
+}
+
+/// A petname `adjective-animal`. With `seed`, the choice is deterministic (tests set
+/// `TREEBOX_SEED`); `attempt` varies it when the first choice is taken.
+pub fn petname(seed: Option<u64>, attempt: u32) -> String {
+    let words = petname::Petnames::medium();
+    let base = seed.unwrap_or_else(entropy);
+    let mut state = base ^ (u64::from(attempt)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    let a = splitmix(&mut state) as usize % words.adjectives.len();
+    let n = splitmix(&mut state) as usize % words.nouns.len();
+    format!("{}-{}", words.adjectives[a], words.nouns[n])
+}
+
+fn splitmix(state: &mut u64) -> u64 {
+    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+fn entropy() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u32(std::process::id());
+    if let Ok(d) = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH) {
+        h.write_u128(d.as_nanos());
+    }
+    h.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn accepts_good_names_and_flattens() {
+        let n = BoxName::parse("feat/login-form").unwrap();
+        assert_eq!(n.leaf().as_str(), "feat--login-form");
+        assert!(!n.is_placeholder());
+        for ok in ["fix", "a.b_c-d", "x/y/z", "v1.2"] {
+            BoxName::parse(ok).unwrap();
+        }
+    }
+
+    #[test]
+    fn refuses_bad_names() {
+        let long = "a".repeat(MAX_NAME_LEN + 1);
+        for bad in [
+            "Bad Name",
+            "treebox/x",
+            "treebox",
+            "-x",
+            "..",
+            "a/../b",
+            "a\nb",
+            "a\tb",
+            "",
+            "/abs",
+            "a//b",
+            "a/",
+            "UPPER",
+            "x.lock",
+            "a--b",
+            ".hidden",
+            "a/-b",
+            "a@{b",
+            long.as_str(),
+        ] {
+            assert!(BoxName::parse(bad).is_err(), "{bad:?} should be refused");
+        }
+    }
+
+    #[test]
+    fn placeholder_and_leaf() {
+        let p = BoxName::placeholder("brave-otter").unwrap();
+        assert_eq!(p.as_str(), "treebox/brave-otter");
+        assert_eq!(p.leaf().as_str(), "brave-otter");
+        assert!(p.is_placeholder());
+        assert!(is_placeholder_branch("refs/heads/treebox/x"));
+        assert!(!is_placeholder_branch("refs/heads/feat/treebox"));
+    }
+
+    #[test]
+    fn leaf_parse() {
+        assert!(Leaf::parse("feat--x").is_ok());
+        assert!(Leaf::parse("a/b").is_err());
+        assert!(Leaf::parse("..").is_err());
+        assert!(Leaf::parse("a----b").is_err());
+        assert_eq!(
+            Leaf::from_branch("Feature/Up per").unwrap().as_str(),
+            "feature--up-per"
+        );
+    }
+
+    #[test]
+    fn existing_branch_rules() {
+        assert!(check_existing_branch("Feature/Upper").is_ok());
+        assert!(check_existing_branch("-x").is_err());
+        assert!(check_existing_branch("a..b").is_err());
+        assert!(check_existing_branch("a b").is_err());
+    }
+
+    #[test]
+    fn petname_is_seedable() {
+        assert_eq!(petname(Some(7), 0), petname(Some(7), 0));
+        assert_ne!(petname(Some(7), 0), petname(Some(7), 1));
+        let p = petname(Some(1), 0);
+        assert!(BoxName::placeholder(&p).is_ok(), "{p}");
+    }
+}

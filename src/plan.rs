@@ -1,0 +1,150 @@
+//! The immutable provisioning plan (SPEC §4).
+//!
+//! [`crate::provision::create`] first decides everything — names, paths, base commit,
+//! how the checkout is made, which runner and harness — into a [`Plan`], refusing bad
+//! requests before anything is written. `--dry-run` prints the plan; the real run
+//! applies exactly this plan. The plan is plain data (serialisable for `--json`).
+
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+/// How the box's checkout is made.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "camelCase")]
+pub enum Checkout {
+    /// A new branch from the base commit, not tracking anything.
+    #[serde(rename_all = "camelCase")]
+    NewBranch { branch: String, start: String },
+    /// An existing local branch.
+    #[serde(rename_all = "camelCase")]
+    ExistingLocal { branch: String },
+    /// A new local branch tracking `origin/<branch>`.
+    #[serde(rename_all = "camelCase")]
+    FromRemote { branch: String, remote_ref: String },
+    /// The checkout already exists: an interrupted create is being finished.
+    #[serde(rename_all = "camelCase")]
+    Resume { branch: String },
+}
+
+impl Checkout {
+    pub fn branch(&self) -> &str {
+        match self {
+            Checkout::NewBranch { branch, .. }
+            | Checkout::ExistingLocal { branch }
+            | Checkout::FromRemote { branch, .. }
+            | Checkout::Resume { branch } => branch,
+        }
+    }
+}
+
+/// Whether and how origin is fetched before the base is resolved.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Fetch {
+    /// `git fetch origin`.
+    Origin,
+    /// `--no-fetch`: the base may be stale.
+    Skipped,
+    /// The repository has no `origin` remote: local refs are used.
+    NoOrigin,
+}
+
+/// Where setup's package managers keep their downloads.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Caches {
+    Shared,
+    Cold,
+}
+
+/// Everything a create will do, decided before anything is written.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Plan {
+    pub repo: PathBuf,
+    /// The box's permanent name (directory leaf).
+    pub name: String,
+    pub branch: String,
+    pub placeholder: bool,
+    pub path: PathBuf,
+    pub fetch: Fetch,
+    pub base: String,
+    /// The ref the base resolved to (`refs/remotes/origin/main`), when a new branch is made.
+    pub base_ref: Option<String>,
+    pub base_commit: Option<String>,
+    pub checkout: Checkout,
+    pub git_mode: String,
+    pub runner: String,
+    pub harness: String,
+    /// Ecosystems found at the top of the base tree (what setup will install).
+    pub ecosystems: Vec<String>,
+    /// The user's `setup` commands, when they replace detection.
+    pub custom_setup: Option<Vec<String>>,
+    pub caches: Caches,
+    /// The canonical `.env` that will be copied in, if there is one.
+    pub env_source: Option<PathBuf>,
+    /// Whether the harness is launched after provisioning.
+    pub launch: bool,
+    /// The harness command that will be run in the box.
+    pub launch_argv: Vec<String>,
+}
+
+impl Plan {
+    /// Human-readable lines for `--dry-run` on a terminal.
+    pub fn describe(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        out.push(match self.fetch {
+            Fetch::Origin => "fetch origin".to_string(),
+            Fetch::Skipped => "skip fetch (--no-fetch): the base may be stale".to_string(),
+            Fetch::NoOrigin => "no origin remote: use local refs".to_string(),
+        });
+        match &self.checkout {
+            Checkout::NewBranch { branch, start } => out.push(format!(
+                "git worktree add {} on new branch {branch} from {} ({})",
+                self.path.display(),
+                start,
+                self.base_commit.as_deref().map(short).unwrap_or("?")
+            )),
+            Checkout::ExistingLocal { branch } => out.push(format!(
+                "git worktree add {} on existing branch {branch}",
+                self.path.display()
+            )),
+            Checkout::FromRemote { branch, remote_ref } => out.push(format!(
+                "git worktree add {} on new branch {branch} tracking {remote_ref}",
+                self.path.display()
+            )),
+            Checkout::Resume { branch } => out.push(format!(
+                "finish the interrupted box at {} (branch {branch})",
+                self.path.display()
+            )),
+        }
+        out.push("install the pre-push guard".into());
+        out.push("check out submodules, if any".into());
+        out.push(match &self.env_source {
+            Some(p) => format!("copy {} (mode 0600)", p.display()),
+            None => "no .env to copy".into(),
+        });
+        match &self.custom_setup {
+            Some(cmds) => out.push(format!("setup: {}", cmds.join("; "))),
+            None if self.ecosystems.is_empty() => out.push("setup: no ecosystem detected".into()),
+            None => out.push(format!(
+                "setup: {} ({} caches)",
+                self.ecosystems.join(", "),
+                match self.caches {
+                    Caches::Shared => "shared",
+                    Caches::Cold => "throwaway",
+                }
+            )),
+        }
+        out.push("record the box".into());
+        if self.launch {
+            out.push(format!("launch: {}", self.launch_argv.join(" ")));
+        }
+        out
+    }
+}
+
+fn short(oid: &str) -> &str {
+    oid.get(..12).unwrap_or(oid)
+}

@@ -1,0 +1,266 @@
+//! Stages 4–5: submodules and `.env`, plus the repository hygiene (`info/exclude`).
+//!
+//! Everything in the box and every repo-provided file is hostile input: `.env` is
+//! written with mode 0600 through a fresh file renamed into place (never through a
+//! symlink planted in the checkout), a `.env` that the repository itself tracks as a
+//! symlink is never followed, and submodule paths are validated before git is asked
+//! to touch them.
+
+use std::io::Write;
+use std::path::{Component, Path, PathBuf};
+
+use fs4::fs_std::FileExt;
+use sha2::{Digest, Sha256};
+
+use crate::cmd::CmdError;
+use crate::git::GitCli;
+use crate::state::atomic;
+
+/// Lines treebox keeps in `info/exclude`.
+pub const EXCLUDES: &[&str] = &["/.treebox/", "/.env"];
+
+/// Append the treebox lines to `<common>/info/exclude` once (never `.gitignore`).
+/// Serialised by an flock on the file, so concurrent creates do not duplicate lines.
+pub fn ensure_excludes(common_dir: &Path) -> std::io::Result<()> {
+    let info = common_dir.join("info");
+    std::fs::create_dir_all(&info)?;
+    let path = info.join("exclude");
+    let mut f = std::fs::OpenOptions::new()
+        .read(true)
+        .append(true)
+        .create(true)
+        .open(&path)?;
+    FileExt::lock_exclusive(&f)?;
+    let text = std::fs::read_to_string(&path).unwrap_or_default();
+    let mut add = String::new();
+    if !text.is_empty() && !text.ends_with('\n') {
+        add.push('\n');
+    }
+    let mut missing = false;
+    for line in EXCLUDES {
+        if !text.lines().any(|l| l.trim() == *line) {
+            add.push_str(line);
+            add.push('\n');
+            missing = true;
+        }
+    }
+    if missing {
+        f.write_all(add.as_bytes())?;
+    }
+    Ok(())
+}
+
+/// What happened to `.env`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EnvOutcome {
+    /// Copied; the SHA-256 of what was written.
+    Copied { hash: String },
+    /// There is no canonical `.env`.
+    Absent,
+    /// Not copied, for the reason given (a warning for the user).
+    Refused { reason: String },
+}
+
+/// Where the canonical `.env` is: `override_path` (user config), else `<main>/.env`.
+/// `None` when it does not exist.
+pub fn env_source(main_root: &Path, override_path: Option<&str>) -> Option<PathBuf> {
+    let p = match override_path {
+        Some(o) => expand_home(o),
+        None => main_root.join(".env"),
+    };
+    std::fs::symlink_metadata(&p).ok().map(|_| p)
+}
+
+fn expand_home(p: &str) -> PathBuf {
+    match (p.strip_prefix("~/"), std::env::var_os("HOME")) {
+        (Some(rest), Some(home)) => PathBuf::from(home).join(rest),
+        _ => PathBuf::from(p),
+    }
+}
+
+/// Copy the canonical `.env` into the box (0600).
+///
+/// `tracked_in_repo`: the repository itself tracks a `.env` (then the source may be a
+/// repo-planted symlink, e.g. to `~/.aws/credentials`: it is not followed).
+pub fn copy_env(source: Option<&Path>, box_root: &Path, tracked_in_repo: bool) -> EnvOutcome {
+    let Some(source) = source else {
+        return EnvOutcome::Absent;
+    };
+    let refused = |reason: String| EnvOutcome::Refused { reason };
+    let meta = match std::fs::symlink_metadata(source) {
+        Ok(m) => m,
+        Err(_) => return EnvOutcome::Absent,
+    };
+    if meta.file_type().is_symlink() && tracked_in_repo {
+        return refused(format!(
+            "{} is a symlink the repository tracks; it is not followed",
+            source.display()
+        ));
+    }
+    let data = match std::fs::metadata(source) {
+        Ok(m) if m.is_file() && m.len() <= 16 * 1024 * 1024 => match std::fs::read(source) {
+            Ok(d) => d,
+            Err(e) => return refused(format!("could not read {}: {e}", source.display())),
+        },
+        _ => return refused(format!("{} is not a regular file", source.display())),
+    };
+    let dest = box_root.join(".env");
+    if let Ok(m) = std::fs::symlink_metadata(&dest) {
+        if m.file_type().is_symlink() {
+            return refused(format!(
+                "{} is a symlink in the checkout; .env was not written through it",
+                dest.display()
+            ));
+        }
+        if tracked_in_repo {
+            return refused(format!(
+                "{} is tracked by the repository; left as checked out",
+                dest.display()
+            ));
+        }
+    }
+    // A fresh file renamed into place: rename replaces a path, it never follows one.
+    match atomic::write(&dest, &data, 0o600) {
+        Ok(()) => EnvOutcome::Copied {
+            hash: sha256_hex(&data),
+        },
+        Err(e) => refused(format!("could not write {}: {e}", dest.display())),
+    }
+}
+
+pub fn sha256_hex(data: &[u8]) -> String {
+    Sha256::digest(data)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum SubmoduleError {
+    #[error("submodule path {path:?} escapes the box")]
+    UnsafePath { path: String },
+    #[error("could not read .gitmodules: {0}")]
+    Read(#[from] git2::Error),
+    #[error("could not check out submodules: {0}")]
+    Update(#[from] CmdError),
+}
+
+/// A submodule path from `.gitmodules` is repo-provided: relative, no `..`, no
+/// absolute or prefix components, and no symlink on the way inside the box.
+pub fn check_submodule_path(box_root: &Path, rel: &str) -> Result<(), SubmoduleError> {
+    let unsafe_path = || SubmoduleError::UnsafePath {
+        path: rel.to_string(),
+    };
+    if rel.is_empty() || rel.starts_with('-') || rel.chars().any(char::is_control) {
+        return Err(unsafe_path());
+    }
+    let p = Path::new(rel);
+    let mut cur = box_root.to_path_buf();
+    for c in p.components() {
+        match c {
+            Component::Normal(n) => {
+                cur.push(n);
+                if let Ok(m) = std::fs::symlink_metadata(&cur) {
+                    if m.file_type().is_symlink() {
+                        return Err(unsafe_path());
+                    }
+                }
+            }
+            _ => return Err(unsafe_path()),
+        }
+    }
+    Ok(())
+}
+
+/// Check out every submodule at the commit the box's branch pins (not a copy of the
+/// main checkout's possibly dirty submodules). Returns how many there were.
+pub fn update_submodules(git: &GitCli, box_root: &Path) -> Result<usize, SubmoduleError> {
+    if !box_root.join(".gitmodules").is_file() {
+        return Ok(0);
+    }
+    let repo = git2::Repository::open(box_root)?;
+    let subs = repo.submodules()?;
+    for s in &subs {
+        let rel = s.path().to_string_lossy().into_owned();
+        check_submodule_path(box_root, &rel)?;
+    }
+    if subs.is_empty() {
+        return Ok(0);
+    }
+    git.cmd(box_root)
+        .args(["submodule", "update", "--init", "--recursive", "--quiet"])
+        .output()?;
+    Ok(subs.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn excludes_appended_once() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(d.path().join("info")).unwrap();
+        std::fs::write(d.path().join("info/exclude"), "# mine").unwrap();
+        ensure_excludes(d.path()).unwrap();
+        ensure_excludes(d.path()).unwrap();
+        let t = std::fs::read_to_string(d.path().join("info/exclude")).unwrap();
+        assert_eq!(t, "# mine\n/.treebox/\n/.env\n");
+    }
+
+    #[test]
+    fn env_never_written_through_symlink() {
+        use std::os::unix::fs::PermissionsExt;
+        let d = tempfile::tempdir().unwrap();
+        let src = d.path().join("src.env");
+        std::fs::write(&src, "K=v\n").unwrap();
+        let bx = d.path().join("box");
+        std::fs::create_dir(&bx).unwrap();
+        let victim = d.path().join("victim");
+        std::fs::write(&victim, "precious").unwrap();
+        std::os::unix::fs::symlink(&victim, bx.join(".env")).unwrap();
+        assert!(matches!(
+            copy_env(Some(&src), &bx, false),
+            EnvOutcome::Refused { .. }
+        ));
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+        std::fs::remove_file(bx.join(".env")).unwrap();
+        assert!(matches!(
+            copy_env(Some(&src), &bx, false),
+            EnvOutcome::Copied { .. }
+        ));
+        let m = std::fs::metadata(bx.join(".env")).unwrap();
+        assert_eq!(m.permissions().mode() & 0o777, 0o600);
+    }
+
+    #[test]
+    fn tracked_symlink_source_not_followed() {
+        let d = tempfile::tempdir().unwrap();
+        let secret = d.path().join("secret");
+        std::fs::write(&secret, "AWS=1").unwrap();
+        let src = d.path().join(".env");
+        std::os::unix::fs::symlink(&secret, &src).unwrap();
+        let bx = d.path().join("box");
+        std::fs::create_dir(&bx).unwrap();
+        assert!(matches!(
+            copy_env(Some(&src), &bx, true),
+            EnvOutcome::Refused { .. }
+        ));
+        assert!(!bx.join(".env").exists());
+        assert!(matches!(
+            copy_env(Some(&src), &bx, false),
+            EnvOutcome::Copied { .. }
+        ));
+    }
+
+    #[test]
+    fn submodule_paths() {
+        let d = tempfile::tempdir().unwrap();
+        assert!(check_submodule_path(d.path(), "lib/sub").is_ok());
+        for bad in ["../x", "/etc", "a/../../b", "", "-x", "a\nb"] {
+            assert!(check_submodule_path(d.path(), bad).is_err(), "{bad}");
+        }
+        std::os::unix::fs::symlink("/tmp", d.path().join("link")).unwrap();
+        assert!(check_submodule_path(d.path(), "link/sub").is_err());
+    }
+}

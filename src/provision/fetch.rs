@@ -1,0 +1,94 @@
+//! Stage 1: fetch origin, so the box starts from a fresh `origin/<base>`.
+//!
+//! Concurrent creates in one repository would race on `refs/remotes/origin/*` locks,
+//! so fetches are serialised by a repository-wide lock; a create that waited while
+//! another fetch finished after it started uses that fetch instead of repeating it.
+
+use std::path::Path;
+use std::time::SystemTime;
+
+use fs4::fs_std::FileExt;
+
+use crate::cmd::CmdError;
+use crate::git::GitCli;
+
+#[derive(Debug, thiserror::Error)]
+pub enum FetchError {
+    #[error("could not fetch origin: {}", summary(.0))]
+    Failed(#[source] CmdError),
+    #[error("could not take the fetch lock {path}: {source}")]
+    Lock {
+        path: std::path::PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+fn summary(e: &CmdError) -> String {
+    let s = e.stderr().lines().rev().find(|l| !l.trim().is_empty());
+    match s {
+        Some(l) => crate::sanitize::line(l.trim()),
+        None => e.to_string(),
+    }
+}
+
+/// Fetch `origin` in the repository at `main_root`. `state_dir` holds the fetch lock
+/// and stamp. `interactive_retry`: after a silent failure, try once more with prompts
+/// allowed (the caller passes true only on a terminal).
+pub fn fetch_origin(
+    git: &GitCli,
+    main_root: &Path,
+    state_dir: &Path,
+    interactive_retry: bool,
+) -> Result<(), FetchError> {
+    let started = SystemTime::now();
+    let lock_path = state_dir.join("fetch.lock");
+    let lock_err = |source| FetchError::Lock {
+        path: lock_path.clone(),
+        source,
+    };
+    std::fs::create_dir_all(state_dir).map_err(lock_err)?;
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock_path)
+        .map_err(lock_err)?;
+    FileExt::lock_exclusive(&file).map_err(lock_err)?;
+    let stamp = state_dir.join("fetch.stamp");
+    let fresh = std::fs::metadata(&stamp)
+        .and_then(|m| m.modified())
+        .map(|t| t > started)
+        .unwrap_or(false);
+    if fresh {
+        return Ok(());
+    }
+    let args = [
+        "fetch",
+        "--quiet",
+        "--prune",
+        "--no-recurse-submodules",
+        "origin",
+    ];
+    let silent = git.silent_remote_cmd(main_root).args(args).output();
+    let result = match silent {
+        Ok(_) => Ok(()),
+        Err(e) if interactive_retry => git
+            .cmd(main_root)
+            .args(args)
+            .status_inherit()
+            .map_err(FetchError::Failed)
+            .and_then(|st| {
+                if st.success() {
+                    Ok(())
+                } else {
+                    Err(FetchError::Failed(e))
+                }
+            }),
+        Err(e) => Err(FetchError::Failed(e)),
+    };
+    if result.is_ok() {
+        let _ = std::fs::write(&stamp, b"");
+    }
+    result
+}

@@ -1,0 +1,333 @@
+//! Pipeline stage: install the pre-push guard into one box's worktree.
+//!
+//! The guard must bind every push made from the box — on the host and inside a
+//! container, where the worktree's private git dir is mounted at its host path — without
+//! touching the main worktree or any other box. So it lives in the worktree's *private*
+//! git dir (`<repo>/.git/worktrees/<id>`):
+//!
+//! ```text
+//! <private>/treebox-hooks/git-treebox-guard   a copy of the guard binary (0755)
+//! <private>/treebox-hooks/<hook-name>         hard links to it, one per HOOK_NAMES entry
+//! <private>/config.worktree                   core.hooksPath = <private>/treebox-hooks
+//! <common>/config                             extensions.worktreeConfig = true
+//! ```
+//!
+//! Invariants:
+//! - The copy is self-sufficient: deleting or upgrading the original binary, or a PATH
+//!   without treebox, does not disarm an existing box.
+//! - Files appear atomically (temp name + rename): a concurrent git never runs half a
+//!   binary.
+//! - Idempotent: running it again repairs and refreshes, never duplicates.
+//! - `extensions.worktreeConfig` is a repo-wide one-time step that concurrent creates of
+//!   different boxes may race on; lock contention is retried, and nothing is written
+//!   when it is already set.
+//!
+//! Called by the provisioning pipeline after the checkout exists. Writes config through
+//! libgit2 only (no git subprocess, so no repo-controlled config is executed).
+
+use std::fs;
+use std::io;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use crate::guard::HOOK_NAMES;
+
+/// Name of the guard binary, next to the treebox binaries and inside the hooks dir.
+pub const GUARD_EXE_NAME: &str = "git-treebox-guard";
+/// Name of the hooks directory inside a worktree's private git dir.
+pub const HOOKS_DIR_NAME: &str = "treebox-hooks";
+
+/// How long a config write keeps retrying while another process holds `config.lock`.
+const LOCK_PATIENCE: Duration = Duration::from_secs(10);
+
+/// Why the guard could not be found or installed.
+#[derive(Debug, thiserror::Error)]
+pub enum GuardInstallError {
+    #[error(
+        "cannot find `{GUARD_EXE_NAME}` next to {} or on PATH",
+        .searched_dir.display()
+    )]
+    NotFound {
+        searched_dir: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    #[error("cannot read git config {}", .path.display())]
+    ReadConfig {
+        path: PathBuf,
+        #[source]
+        source: git2::Error,
+    },
+    #[error("cannot set `{key}` in {}", .path.display())]
+    WriteConfig {
+        path: PathBuf,
+        key: &'static str,
+        #[source]
+        source: git2::Error,
+    },
+    #[error("cannot create the hooks directory {}", .path.display())]
+    CreateDir {
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    #[error("cannot copy the guard binary {} to {}", .from.display(), .path.display())]
+    Copy {
+        from: PathBuf,
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    #[error("cannot link hook {}", .path.display())]
+    Link {
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    #[error("hooks directory path {} is not valid UTF-8", .path.display())]
+    NonUtf8Path {
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+}
+
+/// Find the guard binary: next to `std::env::current_exe()` (same dir, named
+/// `git-treebox-guard`), else on PATH.
+pub fn find_guard_exe() -> Result<PathBuf, GuardInstallError> {
+    let exe = std::env::current_exe().map_err(|source| GuardInstallError::NotFound {
+        searched_dir: PathBuf::from("<current executable>"),
+        source,
+    })?;
+    let dir = exe.parent().map(Path::to_path_buf).unwrap_or_default();
+    let beside = dir.join(GUARD_EXE_NAME);
+    if is_executable(&beside) {
+        return Ok(beside);
+    }
+    let on_path = std::env::var_os("PATH")
+        .into_iter()
+        .flat_map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
+        .filter(|d| d.is_absolute())
+        .map(|d| d.join(GUARD_EXE_NAME))
+        .find(|p| is_executable(p));
+    on_path.ok_or_else(|| GuardInstallError::NotFound {
+        searched_dir: dir,
+        source: io::Error::new(io::ErrorKind::NotFound, "no executable file of that name"),
+    })
+}
+
+fn is_executable(p: &Path) -> bool {
+    fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// Make sure `extensions.worktreeConfig = true` is set in `<common_dir>/config`. Reads
+/// first (no write when already set); retries for up to ~10 s while another writer
+/// (git or libgit2) holds `config.lock`.
+pub fn enable_worktree_config(common_dir: &Path) -> Result<(), GuardInstallError> {
+    let path = common_dir.join("config");
+    set_config(
+        &path,
+        "extensions.worktreeConfig",
+        |cfg, key| {
+            match cfg.get_bool(key) {
+                Ok(v) => Ok(v),
+                Err(e) if e.code() == git2::ErrorCode::NotFound => Ok(false),
+                Err(e) => Err(e),
+            }
+            .map(|set| (!set).then_some(()))
+        },
+        |cfg, key, ()| cfg.set_bool(key, true),
+    )
+}
+
+/// Install into the worktree's PRIVATE git dir (e.g. `<repo>/.git/worktrees/<id>`):
+/// create `<private>/treebox-hooks/` (0755), copy the guard into it as
+/// `git-treebox-guard` (temp name + rename, mode 0755), hard-link every name in
+/// [`HOOK_NAMES`] to that copy (replacing what is there), then set `core.hooksPath` to
+/// the absolute hooks dir in `<private>/config.worktree`. Calls
+/// [`enable_worktree_config`] first. Idempotent. Returns the hooks dir.
+pub fn install(
+    private_git_dir: &Path,
+    common_dir: &Path,
+    guard_exe: &Path,
+) -> Result<PathBuf, GuardInstallError> {
+    enable_worktree_config(common_dir)?;
+
+    let private =
+        std::path::absolute(private_git_dir).map_err(|source| GuardInstallError::CreateDir {
+            path: private_git_dir.to_path_buf(),
+            source,
+        })?;
+    let hooks = private.join(HOOKS_DIR_NAME);
+    let create_err = |source| GuardInstallError::CreateDir {
+        path: hooks.clone(),
+        source,
+    };
+    fs::create_dir_all(&hooks).map_err(create_err)?;
+    // Never write through a symlink planted where the hooks dir belongs.
+    let real_dir = fs::symlink_metadata(&hooks).map_err(create_err)?;
+    if !real_dir.is_dir() {
+        return Err(create_err(io::Error::new(
+            io::ErrorKind::AlreadyExists,
+            "exists and is not a plain directory",
+        )));
+    }
+    fs::set_permissions(&hooks, fs::Permissions::from_mode(0o755)).map_err(create_err)?;
+
+    let copy = hooks.join(GUARD_EXE_NAME);
+    let copy_err = |source| GuardInstallError::Copy {
+        from: guard_exe.to_path_buf(),
+        path: copy.clone(),
+        source,
+    };
+    let tmp = temp_name(&hooks, GUARD_EXE_NAME);
+    let copied = fs::copy(guard_exe, &tmp)
+        .and_then(|_| fs::set_permissions(&tmp, fs::Permissions::from_mode(0o755)))
+        .and_then(|()| fs::rename(&tmp, &copy));
+    if let Err(source) = copied {
+        let _ = fs::remove_file(&tmp);
+        return Err(copy_err(source));
+    }
+
+    let copy_meta = fs::metadata(&copy).map_err(copy_err)?;
+    for name in HOOK_NAMES {
+        link_hook(&copy, &copy_meta, &hooks.join(name))?;
+    }
+
+    let value = hooks
+        .to_str()
+        .ok_or_else(|| GuardInstallError::NonUtf8Path {
+            path: hooks.clone(),
+            source: io::Error::new(io::ErrorKind::InvalidData, "not UTF-8"),
+        })?
+        .to_owned();
+    let worktree_config = private.join("config.worktree");
+    set_config(
+        &worktree_config,
+        "core.hooksPath",
+        |cfg, key| match cfg.get_string(key) {
+            Ok(v) if v == value => Ok(None),
+            Ok(_) => Ok(Some(())),
+            Err(e) if e.code() == git2::ErrorCode::NotFound => Ok(Some(())),
+            Err(e) => Err(e),
+        },
+        |cfg, key, ()| cfg.set_str(key, &value),
+    )?;
+    Ok(hooks)
+}
+
+/// Makes `link` a hard link to `copy`, atomically replacing whatever is there.
+fn link_hook(copy: &Path, copy_meta: &fs::Metadata, link: &Path) -> Result<(), GuardInstallError> {
+    let same = fs::symlink_metadata(link)
+        .is_ok_and(|m| m.dev() == copy_meta.dev() && m.ino() == copy_meta.ino());
+    if same {
+        return Ok(());
+    }
+    let dir = link.parent().unwrap_or(Path::new("."));
+    let name = link.file_name().and_then(|n| n.to_str()).unwrap_or("hook");
+    let tmp = temp_name(dir, name);
+    let result = fs::hard_link(copy, &tmp).and_then(|()| fs::rename(&tmp, link));
+    // rename() between two links to one inode succeeds without removing the source.
+    let _ = fs::remove_file(&tmp);
+    result.map_err(|source| GuardInstallError::Link {
+        path: link.to_path_buf(),
+        source,
+    })
+}
+
+fn temp_name(dir: &Path, name: &str) -> PathBuf {
+    dir.join(format!(
+        ".{name}.tmp.{}.{}",
+        std::process::id(),
+        jitter_seed()
+    ))
+}
+
+/// Reads `key` from the single config file at `path` and, when `check` says a write is
+/// needed, writes it with `write` — reopening and retrying while the file is locked.
+fn set_config<T>(
+    path: &Path,
+    key: &'static str,
+    check: impl Fn(&git2::Config, &str) -> Result<Option<T>, git2::Error>,
+    write: impl Fn(&mut git2::Config, &str, T) -> Result<(), git2::Error>,
+) -> Result<(), GuardInstallError> {
+    let deadline = Instant::now() + LOCK_PATIENCE;
+    let mut seed = jitter_seed();
+    let mut attempt: u32 = 0;
+    loop {
+        let read_err = |source| GuardInstallError::ReadConfig {
+            path: path.to_path_buf(),
+            source,
+        };
+        let mut cfg = git2::Config::open(path).map_err(read_err)?;
+        let Some(token) = check(&cfg, key).map_err(read_err)? else {
+            return Ok(());
+        };
+        match write(&mut cfg, key, token) {
+            Ok(()) => return Ok(()),
+            Err(e) if is_lock_error(&e) && Instant::now() < deadline => {
+                attempt = attempt.saturating_add(1);
+                seed = seed
+                    .wrapping_mul(6_364_136_223_846_793_005)
+                    .wrapping_add(1_442_695_040_888_963_407);
+                let cap = 5 + 5 * u64::from(attempt.min(10));
+                std::thread::sleep(Duration::from_millis(1 + (seed >> 33) % cap));
+            }
+            Err(source) => {
+                return Err(GuardInstallError::WriteConfig {
+                    path: path.to_path_buf(),
+                    key,
+                    source,
+                })
+            }
+        }
+    }
+}
+
+fn is_lock_error(e: &git2::Error) -> bool {
+    e.code() == git2::ErrorCode::Locked || e.message().to_ascii_lowercase().contains("lock")
+}
+
+/// A per-call pseudo-random seed (time, pid, thread): enough to de-synchronise retries.
+fn jitter_seed() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u32(std::process::id());
+    if let Ok(d) = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH) {
+        h.write_u128(d.as_nanos());
+    }
+    h.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lock_errors_are_recognised() {
+        let locked = git2::Error::new(git2::ErrorCode::Locked, git2::ErrorClass::Config, "locked");
+        assert!(is_lock_error(&locked));
+        let by_message = git2::Error::new(
+            git2::ErrorCode::GenericError,
+            git2::ErrorClass::Os,
+            "failed to lock file '/x/config.lock' for writing",
+        );
+        assert!(is_lock_error(&by_message));
+        let other = git2::Error::new(
+            git2::ErrorCode::GenericError,
+            git2::ErrorClass::Config,
+            "invalid config",
+        );
+        assert!(!is_lock_error(&other));
+    }
+
+    #[test]
+    fn temp_names_are_hidden_and_distinct() {
+        let a = temp_name(Path::new("/d"), "pre-push");
+        let b = temp_name(Path::new("/d"), "pre-push");
+        assert_ne!(a, b);
+        let name = a.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+        assert!(name.starts_with(".pre-push.tmp."), "{name}");
+    }
+}

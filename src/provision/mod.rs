@@ -1,0 +1,732 @@
+//! The provisioning pipeline (SPEC §4): everything `create` does on the host.
+//!
+//! ```text
+//! fetch origin → resolve origin/<base> → worktree add → guard → submodules → .env
+//!   → setup → record → (the CLI hands off to the runner)
+//! ```
+//!
+//! [`create`] validates the request and builds a [`Plan`] before writing anything, so
+//! every refusal leaves no trace; `--dry-run` stops there. Applying the plan writes a
+//! record with `setupCompleted: false` *before* the checkout is made, so a crash at any
+//! later point leaves a box that a re-run of `create` (or `enter`) finishes instead of
+//! skipping. A failure before setup rolls the checkout back; a failing setup step only
+//! warns (the box is usable) and leaves `setupCompleted: false`.
+//!
+//! This module never prints: progress and warnings go through [`Reporter`].
+
+pub mod checkout;
+pub mod copy;
+pub mod fetch;
+pub mod guard;
+pub mod setup;
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use crate::config::{ConfigError, ProjectConfig, UserConfig};
+use crate::git::repo::RepoError;
+use crate::git::{GitCli, Repo};
+use crate::harness::Harness;
+use crate::names::{self, BoxName, Leaf, NameError};
+use crate::plan::{Caches, Checkout, Fetch, Plan};
+use crate::state::record::{now, RecordError};
+use crate::state::{BoxLock, Layout, LockError, Record};
+
+/// Receives progress from the engine; the CLI renders it (or not).
+pub trait Reporter {
+    /// A stage starts.
+    fn stage(&mut self, name: &str);
+    /// The stage started last finished.
+    fn stage_done(&mut self, name: &str, took: Duration);
+    /// Something the user should know; the run goes on.
+    fn warn(&mut self, message: String);
+    /// Something worth a line, not a problem.
+    fn note(&mut self, message: String);
+}
+
+/// A reporter that drops everything (tests, JSON mode collects warnings itself).
+pub struct Silent;
+
+impl Reporter for Silent {
+    fn stage(&mut self, _: &str) {}
+    fn stage_done(&mut self, _: &str, _: Duration) {}
+    fn warn(&mut self, _: String) {}
+    fn note(&mut self, _: String) {}
+}
+
+/// Why provisioning stopped. Each variant carries what the message needs; the CLI
+/// maps them to exit codes.
+#[derive(Debug, thiserror::Error)]
+pub enum ProvisionError {
+    #[error(transparent)]
+    Name(#[from] NameError),
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error(transparent)]
+    Repo(#[from] RepoError),
+    #[error("{what} is not available yet in this version of treebox")]
+    Unsupported { what: String },
+    #[error("base branch `{base}` not found (neither origin/{base} nor a local {base})")]
+    BaseNotFound { base: String },
+    #[error("branch `{branch}` not found (neither a local branch nor origin/{branch})")]
+    BranchNotFound { branch: String },
+    #[error("branch `{branch}` already exists")]
+    BranchExists { branch: String },
+    #[error("branch `{branch}` is already checked out in another worktree")]
+    BranchCheckedOut { branch: String },
+    #[error("box `{leaf}` already exists at {}", .path.display())]
+    BoxExists { leaf: String, path: PathBuf },
+    #[error("{} exists but is not a treebox box", .path.display())]
+    PathTaken { leaf: String, path: PathBuf },
+    #[error(transparent)]
+    Lock(#[from] LockError),
+    #[error(transparent)]
+    Fetch(#[from] fetch::FetchError),
+    #[error("git worktree add failed: {0}")]
+    Checkout(#[source] crate::cmd::CmdError),
+    #[error(transparent)]
+    Guard(#[from] guard::GuardInstallError),
+    #[error(transparent)]
+    Record(#[from] RecordError),
+    #[error(transparent)]
+    State(#[from] crate::state::layout::NoStateDir),
+    #[error("{what} {}: {source}", .path.display())]
+    Io {
+        what: &'static str,
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// What the user asked `create` to do.
+#[derive(Debug, Clone, Default)]
+pub struct CreateRequest {
+    pub cwd: PathBuf,
+    pub name: Option<String>,
+    pub checkout: Option<String>,
+    pub base: Option<String>,
+    pub no_fetch: bool,
+    pub cold: bool,
+    pub harness: Option<Harness>,
+    pub isolation: Option<String>,
+    pub git_mode: Option<String>,
+    pub launch: bool,
+    pub extra_args: Vec<String>,
+    /// Seed for petnames (`TREEBOX_SEED`).
+    pub seed: Option<u64>,
+    /// Retry a failed silent fetch with prompts (only on a terminal).
+    pub interactive: bool,
+}
+
+/// What `create` did.
+#[derive(Debug, Clone)]
+pub struct Created {
+    pub plan: Plan,
+    pub record: Record,
+    pub resumed: bool,
+    pub fetched: bool,
+    pub env: copy::EnvOutcome,
+    pub setup: setup::SetupReport,
+    pub submodules: usize,
+    pub warnings: Vec<String>,
+}
+
+/// Everything resolved before the plan: the repository, its layout and the choices.
+struct Context {
+    repo: Repo,
+    layout: Layout,
+    git: GitCli,
+    base: String,
+    harness: Harness,
+    runner: String,
+    git_mode: String,
+    warnings: Vec<String>,
+}
+
+fn context(req: &CreateRequest, cfg: &UserConfig) -> Result<Context, ProvisionError> {
+    // Flags are checked before the repository is even opened: bad input is bad anywhere.
+    if let Some(n) = &req.name {
+        if req.checkout.is_some() {
+            Leaf::parse(n)?;
+        } else {
+            BoxName::parse(n)?;
+        }
+    }
+    if let Some(b) = &req.checkout {
+        names::check_existing_branch(b)?;
+    }
+    if let Some(b) = &req.base {
+        names::check_existing_branch(b)?;
+    }
+    let repo = Repo::discover(&req.cwd)?;
+    let (project, mut warnings) = ProjectConfig::load(&repo.main_root)?;
+    let git_mode = req
+        .git_mode
+        .clone()
+        .or(project.git.clone())
+        .or(cfg.git.clone())
+        .unwrap_or_else(|| "worktree".into());
+    if git_mode != "worktree" {
+        return Err(ProvisionError::Unsupported {
+            what: format!("git mode `{git_mode}`"),
+        });
+    }
+    let runner = resolve_runner(req.isolation.as_deref().or(cfg.isolation.as_deref()), cfg)?;
+    let base = req
+        .base
+        .clone()
+        .or(project.base.clone())
+        .or(cfg.base.clone())
+        .unwrap_or_else(|| "main".into());
+    let harness = req.harness.or(cfg.harness).unwrap_or_default();
+    let layout = Layout::new(&repo.main_root, &repo.common_dir)?;
+    let git = GitCli::for_repo(
+        &repo.common_dir,
+        Some(&repo.common_dir.join("config.worktree")),
+    );
+    warnings.retain(|w| !w.is_empty());
+    Ok(Context {
+        repo,
+        layout,
+        git,
+        base,
+        harness,
+        runner,
+        git_mode,
+        warnings,
+    })
+}
+
+/// `host`, or the container runners once they exist (SPEC §3 `auto`).
+fn resolve_runner(isolation: Option<&str>, cfg: &UserConfig) -> Result<String, ProvisionError> {
+    let marked =
+        cfg.runner.unwrap_or(false) || std::env::var("TREEBOX_RUNNER").is_ok_and(|v| v == "1");
+    match isolation.unwrap_or("host") {
+        "host" => Ok("host".into()),
+        "auto" if !marked => Ok("host".into()),
+        "docker" | "podman" | "auto" => Err(ProvisionError::Unsupported {
+            what: "container isolation (docker, podman)".into(),
+        }),
+        other => Err(ProvisionError::Unsupported {
+            what: format!("isolation `{other}`"),
+        }),
+    }
+}
+
+/// The box name, branch and leaf for this request (petname when nameless).
+fn choose_name(req: &CreateRequest, ctx: &Context) -> Result<(Leaf, String, bool), ProvisionError> {
+    if let Some(branch) = &req.checkout {
+        let leaf = match &req.name {
+            Some(n) => Leaf::parse(n)?,
+            None => Leaf::from_branch(branch)?,
+        };
+        return Ok((leaf, branch.clone(), false));
+    }
+    if let Some(n) = &req.name {
+        let name = BoxName::parse(n)?;
+        return Ok((name.leaf(), name.as_str().to_string(), false));
+    }
+    // A petname whose leaf and branch are both free.
+    let mut last = None;
+    for attempt in 0..32 {
+        let pet = names::petname(req.seed, attempt);
+        let name = BoxName::placeholder(&pet)?;
+        let leaf = name.leaf();
+        let taken = ctx.layout.record_path(&leaf).exists()
+            || ctx.layout.box_path(&leaf).exists()
+            || ctx.repo.local_branch(name.as_str()).is_some();
+        last = Some((leaf, name.as_str().to_string()));
+        if !taken {
+            break;
+        }
+    }
+    let (leaf, branch) = last.expect("the loop runs at least once");
+    Ok((leaf, branch, true))
+}
+
+/// Decide everything; refuse what the real run would refuse. Writes nothing.
+fn make_plan(
+    req: &CreateRequest,
+    cfg: &UserConfig,
+    ctx: &Context,
+    leaf: &Leaf,
+    branch: &str,
+    placeholder: bool,
+    fetch: Fetch,
+) -> Result<Plan, ProvisionError> {
+    let path = ctx.layout.box_path(leaf);
+    let record = Record::load(&ctx.layout.record_path(leaf))?;
+    let registered = ctx.repo.worktree_admin_dir(&path).is_some();
+    let mut base_ref = None;
+    let mut base_commit = None;
+    let checkout = match &record {
+        Some(r) if r.setup_completed && path.exists() => {
+            return Err(ProvisionError::BoxExists {
+                leaf: leaf.to_string(),
+                path,
+            })
+        }
+        Some(r) if path.exists() && registered => {
+            if r.git_mode != ctx.git_mode {
+                return Err(ProvisionError::Unsupported {
+                    what: format!(
+                        "finishing box `{leaf}` (built in {} mode) in {} mode",
+                        r.git_mode, ctx.git_mode
+                    ),
+                });
+            }
+            base_commit = Some(r.base_commit.clone());
+            base_ref = Some(r.base_ref.clone());
+            Checkout::Resume {
+                branch: r.branch.clone(),
+            }
+        }
+        _ => {
+            if path.exists() || registered {
+                return Err(ProvisionError::PathTaken {
+                    leaf: leaf.to_string(),
+                    path,
+                });
+            }
+            // An interrupted create may have made its branch before dying.
+            let own_branch = record
+                .as_ref()
+                .is_some_and(|r| r.created_branch && r.branch == branch);
+            if req.checkout.is_some() || own_branch {
+                if ctx.repo.local_branch(branch).is_some() {
+                    if ctx.repo.branch_checked_out(branch) {
+                        return Err(ProvisionError::BranchCheckedOut {
+                            branch: branch.to_string(),
+                        });
+                    }
+                    Checkout::ExistingLocal {
+                        branch: branch.to_string(),
+                    }
+                } else if ctx.repo.remote_branch(branch).is_some() {
+                    Checkout::FromRemote {
+                        branch: branch.to_string(),
+                        remote_ref: format!("refs/remotes/origin/{branch}"),
+                    }
+                } else if own_branch {
+                    new_branch(ctx, branch, &mut base_ref, &mut base_commit)?
+                } else {
+                    return Err(ProvisionError::BranchNotFound {
+                        branch: branch.to_string(),
+                    });
+                }
+            } else {
+                if ctx.repo.local_branch(branch).is_some() {
+                    return Err(ProvisionError::BranchExists {
+                        branch: branch.to_string(),
+                    });
+                }
+                new_branch(ctx, branch, &mut base_ref, &mut base_commit)?
+            }
+        }
+    };
+    let ecosystems = match &base_commit {
+        Some(c) => ecosystems_in_tree(&ctx.repo, c),
+        None => match &checkout {
+            Checkout::ExistingLocal { branch } => ecosystems_in_tree(
+                &ctx.repo,
+                &ctx.repo
+                    .local_branch(branch)
+                    .map(|o| o.to_string())
+                    .unwrap_or_default(),
+            ),
+            Checkout::FromRemote { branch, .. } => ecosystems_in_tree(
+                &ctx.repo,
+                &ctx.repo
+                    .remote_branch(branch)
+                    .map(|o| o.to_string())
+                    .unwrap_or_default(),
+            ),
+            _ => Vec::new(),
+        },
+    };
+    let program = cfg.harness_program(ctx.harness);
+    Ok(Plan {
+        repo: ctx.repo.main_root.clone(),
+        name: leaf.to_string(),
+        branch: branch.to_string(),
+        placeholder,
+        path,
+        fetch,
+        base: ctx.base.clone(),
+        base_ref,
+        base_commit,
+        checkout,
+        git_mode: ctx.git_mode.clone(),
+        runner: ctx.runner.clone(),
+        harness: ctx.harness.to_string(),
+        ecosystems,
+        custom_setup: cfg.setup.clone(),
+        caches: if req.cold {
+            Caches::Cold
+        } else {
+            Caches::Shared
+        },
+        env_source: copy::env_source(&ctx.repo.main_root, cfg.env_file.as_deref()),
+        launch: req.launch,
+        launch_argv: ctx.harness.argv(&program, &req.extra_args),
+    })
+}
+
+fn new_branch(
+    ctx: &Context,
+    branch: &str,
+    base_ref: &mut Option<String>,
+    base_commit: &mut Option<String>,
+) -> Result<Checkout, ProvisionError> {
+    let resolved =
+        ctx.repo
+            .resolve_base(&ctx.base)
+            .ok_or_else(|| ProvisionError::BaseNotFound {
+                base: ctx.base.clone(),
+            })?;
+    *base_ref = Some(resolved.refname.clone());
+    *base_commit = Some(resolved.oid.to_string());
+    Ok(Checkout::NewBranch {
+        branch: branch.to_string(),
+        start: resolved.refname,
+    })
+}
+
+/// Ecosystems whose lockfile sits at the top of the commit's tree (libgit2, no checkout).
+fn ecosystems_in_tree(repo: &Repo, commit: &str) -> Vec<String> {
+    let Some(tree) = git2::Oid::from_str(commit)
+        .ok()
+        .and_then(|o| repo.git.find_commit(o).ok())
+        .and_then(|c| c.tree().ok())
+    else {
+        return Vec::new();
+    };
+    let has = |name: &str| {
+        tree.get_name(name)
+            .is_some_and(|e| e.kind() == Some(git2::ObjectType::Blob) && e.filemode() != 0o120000)
+    };
+    let mut out = Vec::new();
+    for eco in setup::Ecosystem::ALL {
+        if eco == setup::Ecosystem::Npm && has(setup::Ecosystem::Pnpm.lockfile()) {
+            continue;
+        }
+        if has(eco.lockfile()) {
+            out.push(eco.as_str().to_string());
+        }
+    }
+    out
+}
+
+/// Plan a create without doing anything (`--dry-run`): no fetch, current refs.
+pub fn dry_run(
+    req: &CreateRequest,
+    cfg: &UserConfig,
+) -> Result<(Plan, Vec<String>), ProvisionError> {
+    let ctx = context(req, cfg)?;
+    let (leaf, branch, placeholder) = choose_name(req, &ctx)?;
+    let fetch = fetch_mode(req, &ctx);
+    let plan = make_plan(req, cfg, &ctx, &leaf, &branch, placeholder, fetch)?;
+    Ok((plan, ctx.warnings))
+}
+
+fn fetch_mode(req: &CreateRequest, ctx: &Context) -> Fetch {
+    if !ctx.repo.has_remote("origin") {
+        Fetch::NoOrigin
+    } else if req.no_fetch {
+        Fetch::Skipped
+    } else {
+        Fetch::Origin
+    }
+}
+
+fn timed<T>(r: &mut dyn Reporter, name: &str, f: impl FnOnce() -> T) -> T {
+    r.stage(name);
+    let t = Instant::now();
+    let out = f();
+    r.stage_done(name, t.elapsed());
+    out
+}
+
+/// Provision a box: validate, fetch, plan, then apply the plan under the box's lock.
+pub fn create(
+    req: &CreateRequest,
+    cfg: &UserConfig,
+    reporter: &mut dyn Reporter,
+) -> Result<Created, ProvisionError> {
+    let ctx = context(req, cfg)?;
+    for w in &ctx.warnings {
+        reporter.warn(w.clone());
+    }
+    let (leaf, branch, placeholder) = choose_name(req, &ctx)?;
+    let fetch = fetch_mode(req, &ctx);
+    // Refuse early, before the (slow) fetch, whatever can be refused now; the checks
+    // are repeated under the lock below.
+    match make_plan(req, cfg, &ctx, &leaf, &branch, placeholder, Fetch::Skipped) {
+        // The base or a remote branch may only appear with the fetch.
+        Err(ProvisionError::BaseNotFound { .. } | ProvisionError::BranchNotFound { .. })
+            if fetch == Fetch::Origin => {}
+        Err(e) => return Err(e),
+        Ok(_) => {}
+    }
+    match fetch {
+        Fetch::Origin => timed(reporter, "fetch", || {
+            fetch::fetch_origin(
+                &ctx.git,
+                &ctx.repo.main_root,
+                &ctx.layout.repo_state,
+                req.interactive,
+            )
+        })?,
+        Fetch::Skipped => reporter.warn("--no-fetch: the base may be stale".into()),
+        Fetch::NoOrigin => reporter.note("no origin remote: using local refs".into()),
+    }
+    let lock = BoxLock::try_acquire(&ctx.layout.lock_path(&leaf), leaf.as_str())?;
+    let plan = match make_plan(req, cfg, &ctx, &leaf, &branch, placeholder, fetch.clone()) {
+        Ok(p) => p,
+        Err(e) => {
+            if Record::load(&ctx.layout.record_path(&leaf))
+                .ok()
+                .flatten()
+                .is_none()
+            {
+                lock.release_and_remove();
+            }
+            return Err(e);
+        }
+    };
+    let result = apply(&plan, req, cfg, &ctx, reporter);
+    if result.is_err() && !ctx.layout.record_path(&leaf).exists() {
+        lock.release_and_remove();
+    } else {
+        drop(lock);
+    }
+    let mut created = result?;
+    created.fetched = fetch == Fetch::Origin;
+    created.warnings.splice(0..0, ctx.warnings.iter().cloned());
+    Ok(created)
+}
+
+fn io_err<'a>(
+    what: &'static str,
+    path: &'a Path,
+) -> impl FnOnce(std::io::Error) -> ProvisionError + 'a {
+    move |source| ProvisionError::Io {
+        what,
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// Apply a plan. The caller holds the box's lock.
+fn apply(
+    plan: &Plan,
+    req: &CreateRequest,
+    cfg: &UserConfig,
+    ctx: &Context,
+    reporter: &mut dyn Reporter,
+) -> Result<Created, ProvisionError> {
+    let leaf = Leaf::parse(&plan.name)?;
+    let record_path = ctx.layout.record_path(&leaf);
+    let resumed = matches!(plan.checkout, Checkout::Resume { .. });
+    let mut warnings = Vec::new();
+    let previous = Record::load(&record_path)?;
+    let mut record = match previous {
+        Some(r) if resumed => r,
+        _ => Record {
+            schema_version: 1,
+            name: plan.name.clone(),
+            repo: ctx.repo.main_root.clone(),
+            common_dir: ctx.repo.common_dir.clone(),
+            path: plan.path.clone(),
+            branch: plan.branch.clone(),
+            created_branch: matches!(
+                plan.checkout,
+                Checkout::NewBranch { .. } | Checkout::FromRemote { .. }
+            ),
+            base: plan.base.clone(),
+            base_ref: plan.base_ref.clone().unwrap_or_default(),
+            base_commit: plan.base_commit.clone().unwrap_or_default(),
+            git_mode: plan.git_mode.clone(),
+            runner: plan.runner.clone(),
+            template: None,
+            firewall: false,
+            harness: plan.harness.clone(),
+            ecosystems: Vec::new(),
+            lockfile_hash: None,
+            setup_completed: false,
+            env_hash: None,
+            created_at: now(),
+            updated_at: now(),
+        },
+    };
+    // The record exists before the checkout does: a crash from here on is resumable.
+    record.save(&record_path)?;
+
+    let made_checkout = !resumed;
+    let rollback = |reporter: &mut dyn Reporter| {
+        if made_checkout {
+            let created_branch = record_created_branch(&plan.checkout);
+            checkout::remove_worktree(&ctx.git, &ctx.repo.main_root, &plan.path, created_branch);
+        }
+        let _ = std::fs::remove_dir_all(ctx.layout.box_state(&leaf));
+        reporter.note(format!("rolled back box `{leaf}`"));
+    };
+
+    if let Some(parent) = plan.path.parent() {
+        std::fs::create_dir_all(parent).map_err(io_err("could not create", parent))?;
+    }
+    if let Err(e) = copy::ensure_excludes(&ctx.repo.common_dir) {
+        warnings.push(format!("could not update .git/info/exclude: {e}"));
+    }
+    let checkout_result = timed(reporter, "checkout", || {
+        checkout::add_worktree(
+            &ctx.git,
+            &ctx.repo.main_root,
+            &plan.path,
+            &plan.checkout,
+            plan.base_commit.as_deref(),
+        )
+    });
+    if let Err(e) = checkout_result {
+        // `worktree add` cleans up after itself; make sure, and drop the record.
+        rollback(reporter);
+        return Err(match &plan.checkout {
+            Checkout::ExistingLocal { branch } if e.stderr().contains("already") => {
+                ProvisionError::BranchCheckedOut {
+                    branch: branch.clone(),
+                }
+            }
+            _ => ProvisionError::Checkout(e),
+        });
+    }
+    let admin = match ctx.repo.worktree_admin_dir(&plan.path) {
+        Some(a) => a,
+        None => {
+            rollback(reporter);
+            return Err(ProvisionError::Io {
+                what: "git did not register the worktree at",
+                path: plan.path.clone(),
+                source: std::io::Error::from(std::io::ErrorKind::NotFound),
+            });
+        }
+    };
+
+    let guard_result = timed(reporter, "guard", || {
+        guard::find_guard_exe().and_then(|exe| guard::install(&admin, &ctx.repo.common_dir, &exe))
+    });
+    if let Err(e) = guard_result {
+        rollback(reporter);
+        return Err(e.into());
+    }
+
+    // From here on the box is usable; problems are warnings, and the record says
+    // whether setup completed.
+    let box_git = GitCli::for_repo(&ctx.repo.common_dir, Some(&admin.join("config.worktree")));
+    let submodules = timed(reporter, "submodules", || {
+        copy::update_submodules(&box_git, &plan.path)
+    });
+    let mut setup_ok = true;
+    let submodules = match submodules {
+        Ok(n) => n,
+        Err(e) => {
+            setup_ok = false;
+            warnings.push(format!(
+                "submodules: {}",
+                crate::sanitize::line(&e.to_string())
+            ));
+            0
+        }
+    };
+
+    let env_tracked = env_tracked(&ctx.repo);
+    let env = timed(reporter, "env", || {
+        copy::copy_env(plan.env_source.as_deref(), &plan.path, env_tracked)
+    });
+    match &env {
+        copy::EnvOutcome::Copied { hash } => record.env_hash = Some(hash.clone()),
+        copy::EnvOutcome::Refused { reason } => warnings.push(format!(".env not copied: {reason}")),
+        copy::EnvOutcome::Absent => {}
+    }
+
+    let ecos = setup::detect(&plan.path);
+    let cold_dir = if req.cold {
+        Some(ctx.layout.box_state(&leaf).join("cold-cache"))
+    } else {
+        None
+    };
+    let cache = match &cold_dir {
+        Some(d) => {
+            std::fs::create_dir_all(d).map_err(io_err("could not create", d))?;
+            setup::CacheMode::Cold(d.clone())
+        }
+        None => setup::CacheMode::Shared,
+    };
+    let steps = setup::plan_steps(&plan.path, &ecos, cfg.setup.as_deref(), &cache);
+    let report = setup::run(steps, &mut |name| reporter.stage(&format!("setup: {name}")));
+    if let Some(d) = &cold_dir {
+        let _ = make_writable_and_remove(d);
+    }
+    for s in &report.steps {
+        reporter.stage_done(&format!("setup: {}", s.name), s.duration);
+        if !s.ok {
+            let detail = s.detail.as_deref().unwrap_or("failed");
+            warnings.push(format!(
+                "setup step {} failed: {}",
+                s.name,
+                crate::sanitize::block(detail)
+            ));
+        }
+    }
+    record.ecosystems = ecos.iter().map(|e| e.as_str().to_string()).collect();
+    record.lockfile_hash = setup::lockfile_hash(&plan.path, &ecos);
+    record.setup_completed = setup_ok && report.completed;
+    timed(reporter, "record", || record.save(&record_path))?;
+    for w in &warnings {
+        reporter.warn(w.clone());
+    }
+    Ok(Created {
+        plan: plan.clone(),
+        record,
+        resumed,
+        fetched: false,
+        env,
+        setup: report,
+        submodules,
+        warnings,
+    })
+}
+
+fn record_created_branch(c: &Checkout) -> Option<&str> {
+    match c {
+        Checkout::NewBranch { branch, .. } | Checkout::FromRemote { branch, .. } => Some(branch),
+        _ => None,
+    }
+}
+
+/// Does the repository track a `.env` at its top (in the main checkout's index)?
+fn env_tracked(repo: &Repo) -> bool {
+    repo.git
+        .index()
+        .ok()
+        .is_some_and(|i| i.get_path(Path::new(".env"), 0).is_some())
+}
+
+/// Go's module cache is read-only by design; make it writable so it can be removed.
+fn make_writable_and_remove(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    fn walk(p: &Path) {
+        if let Ok(m) = std::fs::symlink_metadata(p) {
+            if m.is_dir() {
+                let _ = std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o700));
+                if let Ok(rd) = std::fs::read_dir(p) {
+                    for e in rd.flatten() {
+                        walk(&e.path());
+                    }
+                }
+            }
+        }
+    }
+    walk(dir);
+    std::fs::remove_dir_all(dir)
+}

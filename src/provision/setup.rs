@@ -1,0 +1,931 @@
+//! Setup: install a box's dependencies from the package managers' caches.
+//!
+//! This is the `runner.setup` stage of the provisioning pipeline (SPEC §4). It knows the
+//! closed vocabulary of ecosystems (SPEC §3: uv, pnpm, npm, go, cargo), detects which
+//! ones a box uses from the lockfiles at its root, hashes those lockfiles so the state
+//! record can tell when setup must run again, builds the install command for each
+//! ecosystem (shared user caches by default, throwaway caches with `--cold`), and runs
+//! the steps best-effort, returning a [`SetupReport`].
+//!
+//! Invariants:
+//! - Box content is hostile input: detection and hashing never follow symlinks and only
+//!   read regular files, and hashing reads at most [`HASH_FILE_CAP`] bytes per file.
+//! - Every child process is a [`Cmd`]; children run with stdin null and their output
+//!   captured, so nothing they print reaches our stdout.
+//! - A missing tool or a failing step never aborts the others: the box stays usable and
+//!   the report says `completed: false`, so a later `create`/`enter` can finish setup.
+//! - Nothing here prints or picks an exit code; the CLI renders the report.
+//!
+//! Callers: the provisioning pipeline (via the runner's setup) builds the steps with
+//! [`plan_steps`], runs them with [`run`], and records [`lockfile_hash`] and
+//! [`SetupReport::completed`] in the box's state.
+
+use std::fmt;
+use std::fs::File;
+use std::io::Read;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::process::ExitStatus;
+use std::str::FromStr;
+use std::time::{Duration, Instant};
+
+use sha2::{Digest, Sha256};
+
+use crate::cmd::Cmd;
+
+/// Files larger than this are hashed as a "too large" marker plus their length.
+pub const HASH_FILE_CAP: u64 = 64 * 1024 * 1024;
+
+/// How many trailing lines of a failed step's output its report keeps.
+const DETAIL_LINES: usize = 20;
+
+/// A package ecosystem that setup knows how to install.
+///
+/// The derived order is the fixed detection and hashing order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Ecosystem {
+    Uv,
+    Pnpm,
+    Npm,
+    Go,
+    Cargo,
+}
+
+impl Ecosystem {
+    /// Every ecosystem, in detection order.
+    pub const ALL: [Ecosystem; 5] = [
+        Ecosystem::Uv,
+        Ecosystem::Pnpm,
+        Ecosystem::Npm,
+        Ecosystem::Go,
+        Ecosystem::Cargo,
+    ];
+
+    /// The name used in config, state and reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Ecosystem::Uv => "uv",
+            Ecosystem::Pnpm => "pnpm",
+            Ecosystem::Npm => "npm",
+            Ecosystem::Go => "go",
+            Ecosystem::Cargo => "cargo",
+        }
+    }
+
+    /// The lockfile whose presence at the box root selects this ecosystem.
+    pub fn lockfile(self) -> &'static str {
+        match self {
+            Ecosystem::Uv => "uv.lock",
+            Ecosystem::Pnpm => "pnpm-lock.yaml",
+            Ecosystem::Npm => "package-lock.json",
+            Ecosystem::Go => "go.sum",
+            Ecosystem::Cargo => "Cargo.lock",
+        }
+    }
+
+    /// The manifest that, with the lockfile, determines what gets installed.
+    pub fn manifest(self) -> &'static str {
+        match self {
+            Ecosystem::Uv => "pyproject.toml",
+            Ecosystem::Pnpm | Ecosystem::Npm => "package.json",
+            Ecosystem::Go => "go.mod",
+            Ecosystem::Cargo => "Cargo.toml",
+        }
+    }
+
+    /// The program that installs it.
+    pub fn program(self) -> &'static str {
+        match self {
+            Ecosystem::Uv => "uv",
+            Ecosystem::Pnpm => "pnpm",
+            Ecosystem::Npm => "npm",
+            Ecosystem::Go => "go",
+            Ecosystem::Cargo => "cargo",
+        }
+    }
+}
+
+impl fmt::Display for Ecosystem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A name that is not one of the ecosystems.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown ecosystem `{0}` (expected one of: uv, pnpm, npm, go, cargo)")]
+pub struct UnknownEcosystem(pub String);
+
+impl FromStr for Ecosystem {
+    type Err = UnknownEcosystem;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Ecosystem::ALL
+            .into_iter()
+            .find(|e| e.as_str() == s)
+            .ok_or_else(|| UnknownEcosystem(s.to_string()))
+    }
+}
+
+/// True when `path` is a regular file, without following a symlink.
+fn is_regular_file(path: &Path) -> bool {
+    std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_file())
+}
+
+/// Detect at the box root only (not recursively): uv (`uv.lock`), pnpm
+/// (`pnpm-lock.yaml` — wins over npm: when both lockfiles exist only pnpm), npm
+/// (`package-lock.json`), go (`go.sum`), cargo (`Cargo.lock`). Order: uv, pnpm, npm,
+/// go, cargo. A lockfile that is a symlink or not a regular file does not count (box
+/// content is hostile input).
+pub fn detect(root: &Path) -> Vec<Ecosystem> {
+    let mut found: Vec<Ecosystem> = Ecosystem::ALL
+        .into_iter()
+        .filter(|e| is_regular_file(&root.join(e.lockfile())))
+        .collect();
+    if found.contains(&Ecosystem::Pnpm) {
+        found.retain(|e| *e != Ecosystem::Npm);
+    }
+    found
+}
+
+/// What hashing saw at one path.
+enum FileState {
+    /// Missing, a symlink, or not a regular file.
+    Absent,
+    /// A regular file that could not be opened or read.
+    Unreadable,
+    /// Larger than the cap; only its length is hashed.
+    TooLarge(u64),
+    Bytes(Vec<u8>),
+}
+
+/// Read a regular file without following symlinks, reading at most `cap` bytes.
+///
+/// The file is checked with `lstat` and, once open, `fstat` must name the same inode,
+/// so a symlink swapped in between the two is not followed into.
+fn read_regular_capped(path: &Path, cap: u64) -> FileState {
+    let meta = match std::fs::symlink_metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return FileState::Absent,
+        Err(_) => return FileState::Unreadable,
+    };
+    if !meta.file_type().is_file() {
+        return FileState::Absent;
+    }
+    if meta.len() > cap {
+        return FileState::TooLarge(meta.len());
+    }
+    let Ok(file) = File::open(path) else {
+        return FileState::Unreadable;
+    };
+    let Ok(fmeta) = file.metadata() else {
+        return FileState::Unreadable;
+    };
+    if !fmeta.file_type().is_file() || fmeta.dev() != meta.dev() || fmeta.ino() != meta.ino() {
+        return FileState::Absent;
+    }
+    let mut buf = Vec::new();
+    match file.take(cap.saturating_add(1)).read_to_end(&mut buf) {
+        Ok(n) if n as u64 > cap => FileState::TooLarge(fmeta.len().max(n as u64)),
+        Ok(_) => FileState::Bytes(buf),
+        Err(_) => FileState::Unreadable,
+    }
+}
+
+/// Feed a length-prefixed byte string.
+fn frame(h: &mut Sha256, bytes: &[u8]) {
+    h.update((bytes.len() as u64).to_le_bytes());
+    h.update(bytes);
+}
+
+/// SHA-256 (hex) over the detected ecosystems' manifest + lockfile (pyproject.toml +
+/// uv.lock, package.json + pnpm-lock.yaml, package.json + package-lock.json, go.mod +
+/// go.sum, Cargo.toml + Cargo.lock), in that fixed order whatever the order of `ecos`.
+///
+/// Each file is framed as its name, then a presence/length marker, then its bytes, so
+/// moving bytes between files changes the hash. Files are read without following
+/// symlinks (a symlink or non-regular file hashes as absent) and with a size cap
+/// ([`HASH_FILE_CAP`]; a larger file hashes as a "too large" marker plus its length).
+/// `None` when `ecos` is empty.
+pub fn lockfile_hash(root: &Path, ecos: &[Ecosystem]) -> Option<String> {
+    lockfile_hash_capped(root, ecos, HASH_FILE_CAP)
+}
+
+fn lockfile_hash_capped(root: &Path, ecos: &[Ecosystem], cap: u64) -> Option<String> {
+    if ecos.is_empty() {
+        return None;
+    }
+    let mut ecos = ecos.to_vec();
+    ecos.sort();
+    ecos.dedup();
+    let mut h = Sha256::new();
+    h.update(b"treebox-lockfile-hash-v1\0");
+    for eco in ecos {
+        frame(&mut h, eco.as_str().as_bytes());
+        for name in [eco.manifest(), eco.lockfile()] {
+            frame(&mut h, name.as_bytes());
+            match read_regular_capped(&root.join(name), cap) {
+                FileState::Absent => h.update(b"A"),
+                FileState::Unreadable => h.update(b"U"),
+                FileState::TooLarge(len) => {
+                    h.update(b"L");
+                    h.update(len.to_le_bytes());
+                }
+                FileState::Bytes(bytes) => {
+                    h.update(b"P");
+                    frame(&mut h, &bytes);
+                }
+            }
+        }
+    }
+    let digest = h.finalize();
+    Some(digest.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// Where package managers keep downloads.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CacheMode {
+    /// Each tool's default user cache, shared by every box.
+    Shared,
+    /// A throwaway directory the caller creates and deletes (`--cold`).
+    Cold(PathBuf),
+}
+
+/// One setup step: the ecosystem's cache-backed install, run in `root`.
+///
+/// uv: `uv sync --frozen` (cold: env `UV_CACHE_DIR=<cold>/uv`); pnpm: `pnpm install
+/// --frozen-lockfile --prefer-offline` (cold: `--store-dir <cold>/pnpm`); npm: `npm ci
+/// --prefer-offline --no-audit --no-fund` (cold: `--cache <cold>/npm`); go: `go mod
+/// download` (cold: env `GOMODCACHE=<cold>/gomod` and `GOFLAGS=-modcacherw`); cargo:
+/// `cargo fetch --locked` (cold: env `CARGO_HOME=<cold>/cargo`). Shared mode sets
+/// nothing: each tool's default user cache is the shared one.
+pub fn install_cmd(eco: Ecosystem, root: &Path, cache: &CacheMode) -> Cmd {
+    let cold = match cache {
+        CacheMode::Shared => None,
+        CacheMode::Cold(dir) => Some(dir.as_path()),
+    };
+    let cmd = Cmd::new(eco.program()).cwd(root);
+    match eco {
+        Ecosystem::Uv => {
+            let cmd = cmd.args(["sync", "--frozen"]);
+            match cold {
+                Some(c) => cmd.env("UV_CACHE_DIR", c.join("uv")),
+                None => cmd,
+            }
+        }
+        Ecosystem::Pnpm => {
+            let cmd = cmd.args(["install", "--frozen-lockfile", "--prefer-offline"]);
+            match cold {
+                Some(c) => cmd.arg("--store-dir").arg(c.join("pnpm")),
+                None => cmd,
+            }
+        }
+        Ecosystem::Npm => {
+            let cmd = cmd.args(["ci", "--prefer-offline", "--no-audit", "--no-fund"]);
+            match cold {
+                Some(c) => cmd.arg("--cache").arg(c.join("npm")),
+                None => cmd,
+            }
+        }
+        Ecosystem::Go => {
+            let cmd = cmd.args(["mod", "download"]);
+            match cold {
+                Some(c) => cmd
+                    .env("GOMODCACHE", c.join("gomod"))
+                    .env("GOFLAGS", "-modcacherw"),
+                None => cmd,
+            }
+        }
+        Ecosystem::Cargo => {
+            let cmd = cmd.args(["fetch", "--locked"]);
+            match cold {
+                Some(c) => cmd.env("CARGO_HOME", c.join("cargo")),
+                None => cmd,
+            }
+        }
+    }
+}
+
+/// The user's configured `setup` list (replaces detection): each entry runs as
+/// `sh -c <entry>` in `root`.
+pub fn custom_cmds(entries: &[String], root: &Path) -> Vec<Cmd> {
+    entries
+        .iter()
+        .map(|e| Cmd::new("sh").arg("-c").arg(e).cwd(root))
+        .collect()
+}
+
+/// What happened to one setup step.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StepReport {
+    /// The ecosystem name, or `setup[i]` for the i-th custom entry.
+    pub name: String,
+    /// The command as one shell-quoted line (`Cmd`'s `Display`).
+    pub command: String,
+    pub ok: bool,
+    /// The program could not be found.
+    pub missing_tool: bool,
+    /// Why it failed: "uv is not installed (not on PATH)", or the exit status and the
+    /// last lines of output. Raw child output: sanitise before printing to a terminal.
+    pub detail: Option<String>,
+    pub duration: Duration,
+}
+
+/// What happened to a box's setup.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SetupReport {
+    pub steps: Vec<StepReport>,
+    /// Every step succeeded (true when there were no steps).
+    pub completed: bool,
+}
+
+/// Run steps in order; a missing tool or failing step does NOT abort the others (best
+/// effort: the box stays usable); `completed` is false if any step failed. Child
+/// stdout and stderr are captured, never written to our stdout. `on_step` is called
+/// with the step's name before each step starts (the CLI uses it for progress).
+pub fn run(steps: Vec<(String, Cmd)>, on_step: &mut dyn FnMut(&str)) -> SetupReport {
+    let mut reports = Vec::with_capacity(steps.len());
+    for (name, cmd) in steps {
+        on_step(&name);
+        reports.push(run_step(name, &cmd));
+    }
+    let completed = reports.iter().all(|s| s.ok);
+    SetupReport {
+        steps: reports,
+        completed,
+    }
+}
+
+fn run_step(name: String, cmd: &Cmd) -> StepReport {
+    let command = cmd.to_string();
+    let start = Instant::now();
+    let result = cmd.output_any();
+    let duration = start.elapsed();
+    let (ok, missing_tool, detail) = match result {
+        Ok(out) if out.status.success() => (true, false, None),
+        Ok(out) => (
+            false,
+            false,
+            Some(failure_detail(out.status, &out.stdout, &out.stderr)),
+        ),
+        Err(e) if e.is_not_found() => not_found_detail(cmd, e.to_string()),
+        Err(e) => (false, false, Some(e.to_string())),
+    };
+    StepReport {
+        name,
+        command,
+        ok,
+        missing_tool,
+        detail,
+        duration,
+    }
+}
+
+/// Spawning failed with "not found": the program is missing — unless the working
+/// directory is, or the program exists and something it needs (an interpreter) is not.
+fn not_found_detail(cmd: &Cmd, spawn_error: String) -> (bool, bool, Option<String>) {
+    if let Some(dir) = &cmd.cwd {
+        if !dir.is_dir() {
+            let msg = format!("working directory {} does not exist", dir.display());
+            return (false, false, Some(msg));
+        }
+    }
+    let program = cmd.program.to_string_lossy();
+    if program.contains('/') {
+        if Path::new(&cmd.program).exists() {
+            return (false, false, Some(spawn_error));
+        }
+        return (false, true, Some(format!("{program} does not exist")));
+    }
+    if find_on_path(cmd).is_some() {
+        return (false, false, Some(spawn_error));
+    }
+    let msg = format!("{program} is not installed (not on PATH)");
+    (false, true, Some(msg))
+}
+
+/// Where `cmd.program` would be found on the PATH the child sees.
+fn find_on_path(cmd: &Cmd) -> Option<PathBuf> {
+    let path = cmd
+        .env
+        .iter()
+        .rev()
+        .find(|(k, _)| k == "PATH")
+        .map(|(_, v)| v.clone())
+        .or_else(|| std::env::var_os("PATH"))?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(&cmd.program))
+        .find(|p| p.is_file())
+}
+
+/// "failed (exit status: 3); last lines of output:" and the tail of stdout then stderr.
+fn failure_detail(status: ExitStatus, stdout: &[u8], stderr: &[u8]) -> String {
+    let stdout = String::from_utf8_lossy(stdout);
+    let stderr = String::from_utf8_lossy(stderr);
+    // Progress bars redraw with `\r`: keep what was last drawn on each line.
+    let lines: Vec<&str> = stdout
+        .lines()
+        .chain(stderr.lines())
+        .map(|l| {
+            l.rsplit('\r')
+                .find(|s| !s.trim().is_empty())
+                .unwrap_or("")
+                .trim_end()
+        })
+        .filter(|l| !l.is_empty())
+        .collect();
+    let tail = &lines[lines.len().saturating_sub(DETAIL_LINES)..];
+    if tail.is_empty() {
+        format!("failed ({status}) with no output")
+    } else {
+        format!(
+            "failed ({status}); last lines of output:\n{}",
+            tail.join("\n")
+        )
+    }
+}
+
+/// The steps for a box: the custom entries when `custom` is `Some` (named `setup[0]`,
+/// `setup[1]`, …; an empty list means no setup), else one install per ecosystem in
+/// `ecos`, named after it.
+pub fn plan_steps(
+    root: &Path,
+    ecos: &[Ecosystem],
+    custom: Option<&[String]>,
+    cache: &CacheMode,
+) -> Vec<(String, Cmd)> {
+    match custom {
+        Some(entries) => custom_cmds(entries, root)
+            .into_iter()
+            .enumerate()
+            .map(|(i, c)| (format!("setup[{i}]"), c))
+            .collect(),
+        None => ecos
+            .iter()
+            .map(|&e| (e.as_str().to_string(), install_cmd(e, root, cache)))
+            .collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fs;
+    use std::os::unix::fs::symlink;
+
+    fn write(root: &Path, name: &str, data: &[u8]) {
+        fs::write(root.join(name), data).unwrap();
+    }
+
+    fn tmp() -> tempfile::TempDir {
+        tempfile::tempdir().unwrap()
+    }
+
+    #[test]
+    fn names_round_trip() {
+        for e in Ecosystem::ALL {
+            assert_eq!(e.as_str().parse::<Ecosystem>().unwrap(), e);
+            assert_eq!(e.to_string(), e.as_str());
+            assert_eq!(e.program(), e.as_str());
+        }
+        let err = "yarn".parse::<Ecosystem>().unwrap_err();
+        assert!(err.to_string().contains("`yarn`"), "{err}");
+    }
+
+    #[test]
+    fn detects_each_ecosystem() {
+        for e in Ecosystem::ALL {
+            let d = tmp();
+            write(d.path(), e.lockfile(), b"x");
+            assert_eq!(detect(d.path()), vec![e], "{e}");
+        }
+    }
+
+    #[test]
+    fn detects_several_in_fixed_order() {
+        let d = tmp();
+        for name in ["Cargo.lock", "go.sum", "package-lock.json", "uv.lock"] {
+            write(d.path(), name, b"x");
+        }
+        assert_eq!(
+            detect(d.path()),
+            vec![
+                Ecosystem::Uv,
+                Ecosystem::Npm,
+                Ecosystem::Go,
+                Ecosystem::Cargo
+            ]
+        );
+    }
+
+    #[test]
+    fn pnpm_wins_over_npm() {
+        let d = tmp();
+        write(d.path(), "package-lock.json", b"{}");
+        write(d.path(), "pnpm-lock.yaml", b"x");
+        assert_eq!(detect(d.path()), vec![Ecosystem::Pnpm]);
+    }
+
+    #[test]
+    fn symlinked_or_non_regular_lockfile_ignored() {
+        let outside = tmp();
+        write(outside.path(), "real.lock", b"x");
+        let d = tmp();
+        symlink(
+            outside.path().join("real.lock"),
+            d.path().join("Cargo.lock"),
+        )
+        .unwrap();
+        fs::create_dir(d.path().join("uv.lock")).unwrap();
+        assert_eq!(detect(d.path()), Vec::<Ecosystem>::new());
+    }
+
+    #[test]
+    fn nested_lockfile_not_detected() {
+        let d = tmp();
+        fs::create_dir(d.path().join("sub")).unwrap();
+        write(&d.path().join("sub"), "Cargo.lock", b"x");
+        assert!(detect(d.path()).is_empty());
+    }
+
+    #[test]
+    fn nothing_detected_in_empty_dir() {
+        assert!(detect(tmp().path()).is_empty());
+    }
+
+    fn cargo_box(manifest: &[u8], lock: &[u8]) -> tempfile::TempDir {
+        let d = tmp();
+        write(d.path(), "Cargo.toml", manifest);
+        write(d.path(), "Cargo.lock", lock);
+        d
+    }
+
+    #[test]
+    fn hash_none_without_ecosystems() {
+        assert_eq!(lockfile_hash(tmp().path(), &[]), None);
+    }
+
+    #[test]
+    fn hash_is_stable_hex() {
+        let d = cargo_box(b"[package]", b"lock");
+        let a = lockfile_hash(d.path(), &[Ecosystem::Cargo]).unwrap();
+        let b = lockfile_hash(d.path(), &[Ecosystem::Cargo]).unwrap();
+        assert_eq!(a, b);
+        assert_eq!(a.len(), 64);
+        assert!(a
+            .bytes()
+            .all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase()));
+    }
+
+    #[test]
+    fn hash_changes_with_one_lockfile_byte() {
+        let a = cargo_box(b"m", b"lock-a");
+        let b = cargo_box(b"m", b"lock-b");
+        assert_ne!(
+            lockfile_hash(a.path(), &[Ecosystem::Cargo]),
+            lockfile_hash(b.path(), &[Ecosystem::Cargo])
+        );
+    }
+
+    #[test]
+    fn hash_changes_when_bytes_move_between_files() {
+        let a = cargo_box(b"ab", b"c");
+        let b = cargo_box(b"a", b"bc");
+        assert_ne!(
+            lockfile_hash(a.path(), &[Ecosystem::Cargo]),
+            lockfile_hash(b.path(), &[Ecosystem::Cargo])
+        );
+    }
+
+    #[test]
+    fn hash_distinguishes_absent_from_empty() {
+        let a = cargo_box(b"", b"x");
+        let b = tmp();
+        write(b.path(), "Cargo.lock", b"x");
+        assert_ne!(
+            lockfile_hash(a.path(), &[Ecosystem::Cargo]),
+            lockfile_hash(b.path(), &[Ecosystem::Cargo])
+        );
+    }
+
+    #[test]
+    fn hash_ignores_unrelated_files_and_input_order() {
+        let d = cargo_box(b"m", b"l");
+        write(d.path(), "uv.lock", b"u");
+        let before = lockfile_hash(d.path(), &[Ecosystem::Cargo, Ecosystem::Uv]);
+        write(d.path(), "README.md", b"hello");
+        write(d.path(), "package.json", b"{}");
+        fs::create_dir(d.path().join("src")).unwrap();
+        write(&d.path().join("src"), "Cargo.lock", b"nested");
+        assert_eq!(
+            lockfile_hash(d.path(), &[Ecosystem::Uv, Ecosystem::Cargo, Ecosystem::Uv]),
+            before
+        );
+    }
+
+    #[test]
+    fn hash_treats_symlink_as_absent() {
+        let outside = tmp();
+        write(outside.path(), "secret", b"content");
+        let linked = tmp();
+        write(linked.path(), "Cargo.lock", b"l");
+        symlink(
+            outside.path().join("secret"),
+            linked.path().join("Cargo.toml"),
+        )
+        .unwrap();
+        let plain = tmp();
+        write(plain.path(), "Cargo.lock", b"l");
+        let h = lockfile_hash(linked.path(), &[Ecosystem::Cargo]);
+        assert_eq!(h, lockfile_hash(plain.path(), &[Ecosystem::Cargo]));
+        // And the target's content does not matter.
+        write(outside.path(), "secret", b"changed");
+        assert_eq!(h, lockfile_hash(linked.path(), &[Ecosystem::Cargo]));
+    }
+
+    #[test]
+    fn hash_caps_large_files_by_length() {
+        let a = cargo_box(b"m", b"0123456789");
+        let b = cargo_box(b"m", b"abcdefghij");
+        let c = cargo_box(b"m", b"abcdefghijk");
+        let h = |d: &tempfile::TempDir| lockfile_hash_capped(d.path(), &[Ecosystem::Cargo], 4);
+        assert_eq!(h(&a), h(&b), "same length over the cap hashes the same");
+        assert_ne!(h(&a), h(&c), "different length over the cap differs");
+        assert_ne!(
+            h(&a),
+            lockfile_hash_capped(a.path(), &[Ecosystem::Cargo], 1024)
+        );
+    }
+
+    type Parts = (Vec<String>, Vec<(String, String)>, Option<PathBuf>);
+    type ColdCase<'a> = (Ecosystem, &'a [&'a str], &'a [(&'a str, &'a str)]);
+
+    fn parts(c: &Cmd) -> Parts {
+        let env = c
+            .env
+            .iter()
+            .map(|(k, v)| {
+                (
+                    k.to_string_lossy().into_owned(),
+                    v.to_string_lossy().into_owned(),
+                )
+            })
+            .collect();
+        assert!(c.env_remove.is_empty());
+        assert!(c.stdin.is_none());
+        (c.argv(), env, c.cwd.clone())
+    }
+
+    fn strs(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| s.to_string()).collect()
+    }
+
+    fn envs(v: &[(&str, &str)]) -> Vec<(String, String)> {
+        v.iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn install_cmds_shared() {
+        let root = Path::new("/boxes/b1");
+        let cwd = Some(root.to_path_buf());
+        let cases: [(Ecosystem, &[&str]); 5] = [
+            (Ecosystem::Uv, &["uv", "sync", "--frozen"]),
+            (
+                Ecosystem::Pnpm,
+                &["pnpm", "install", "--frozen-lockfile", "--prefer-offline"],
+            ),
+            (
+                Ecosystem::Npm,
+                &["npm", "ci", "--prefer-offline", "--no-audit", "--no-fund"],
+            ),
+            (Ecosystem::Go, &["go", "mod", "download"]),
+            (Ecosystem::Cargo, &["cargo", "fetch", "--locked"]),
+        ];
+        for (eco, argv) in cases {
+            assert_eq!(
+                parts(&install_cmd(eco, root, &CacheMode::Shared)),
+                (strs(argv), vec![], cwd.clone()),
+                "{eco}"
+            );
+        }
+    }
+
+    #[test]
+    fn install_cmds_cold() {
+        let root = Path::new("/boxes/b1");
+        let cwd = Some(root.to_path_buf());
+        let cold = CacheMode::Cold(PathBuf::from("/tmp/cold"));
+        let cases: [ColdCase; 5] = [
+            (
+                Ecosystem::Uv,
+                &["uv", "sync", "--frozen"],
+                &[("UV_CACHE_DIR", "/tmp/cold/uv")],
+            ),
+            (
+                Ecosystem::Pnpm,
+                &[
+                    "pnpm",
+                    "install",
+                    "--frozen-lockfile",
+                    "--prefer-offline",
+                    "--store-dir",
+                    "/tmp/cold/pnpm",
+                ],
+                &[],
+            ),
+            (
+                Ecosystem::Npm,
+                &[
+                    "npm",
+                    "ci",
+                    "--prefer-offline",
+                    "--no-audit",
+                    "--no-fund",
+                    "--cache",
+                    "/tmp/cold/npm",
+                ],
+                &[],
+            ),
+            (
+                Ecosystem::Go,
+                &["go", "mod", "download"],
+                &[
+                    ("GOMODCACHE", "/tmp/cold/gomod"),
+                    ("GOFLAGS", "-modcacherw"),
+                ],
+            ),
+            (
+                Ecosystem::Cargo,
+                &["cargo", "fetch", "--locked"],
+                &[("CARGO_HOME", "/tmp/cold/cargo")],
+            ),
+        ];
+        for (eco, argv, env) in cases {
+            assert_eq!(
+                parts(&install_cmd(eco, root, &cold)),
+                (strs(argv), envs(env), cwd.clone()),
+                "{eco}"
+            );
+        }
+    }
+
+    #[test]
+    fn custom_cmds_run_under_sh() {
+        let root = Path::new("/boxes/b1");
+        let entries = strs(&["make deps", "echo 'a b'"]);
+        let cmds = custom_cmds(&entries, root);
+        assert_eq!(cmds.len(), 2);
+        assert_eq!(
+            parts(&cmds[0]),
+            (strs(&["sh", "-c", "make deps"]), vec![], Some(root.into()))
+        );
+        assert_eq!(cmds[1].argv(), strs(&["sh", "-c", "echo 'a b'"]));
+    }
+
+    #[test]
+    fn plan_steps_prefers_custom() {
+        let root = Path::new("/boxes/b1");
+        let ecos = [Ecosystem::Uv, Ecosystem::Cargo];
+        let detected = plan_steps(root, &ecos, None, &CacheMode::Shared);
+        let names: Vec<&str> = detected.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, ["uv", "cargo"]);
+        assert_eq!(
+            detected[1].1,
+            install_cmd(Ecosystem::Cargo, root, &CacheMode::Shared)
+        );
+
+        let entries = strs(&["a", "b"]);
+        let custom = plan_steps(root, &ecos, Some(&entries), &CacheMode::Shared);
+        let names: Vec<&str> = custom.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, ["setup[0]", "setup[1]"]);
+        assert_eq!(custom[1].1.argv(), strs(&["sh", "-c", "b"]));
+
+        assert!(plan_steps(root, &ecos, Some(&[]), &CacheMode::Shared).is_empty());
+    }
+
+    fn sh(script: &str) -> Cmd {
+        Cmd::new("sh").arg("-c").arg(script)
+    }
+
+    #[test]
+    fn missing_tool_does_not_abort_other_steps() {
+        let d = tmp();
+        let steps = vec![
+            (
+                "ghost".to_string(),
+                Cmd::new("treebox-no-such-tool-xyz").cwd(d.path()),
+            ),
+            ("touch".to_string(), sh("touch ran").cwd(d.path())),
+        ];
+        let mut seen = Vec::new();
+        let report = run(steps, &mut |n: &str| seen.push(n.to_string()));
+        assert_eq!(seen, ["ghost", "touch"]);
+        assert!(!report.completed);
+        let ghost = &report.steps[0];
+        assert!(!ghost.ok && ghost.missing_tool, "{ghost:?}");
+        assert_eq!(
+            ghost.detail.as_deref(),
+            Some("treebox-no-such-tool-xyz is not installed (not on PATH)")
+        );
+        assert!(report.steps[1].ok, "{:?}", report.steps[1]);
+        assert!(d.path().join("ran").exists());
+    }
+
+    #[test]
+    fn missing_cwd_is_not_a_missing_tool() {
+        let d = tmp();
+        let gone = d.path().join("gone");
+        let report = run(vec![("x".into(), sh("true").cwd(&gone))], &mut |_: &str| {});
+        let s = &report.steps[0];
+        assert!(!s.ok && !s.missing_tool, "{s:?}");
+        assert!(
+            s.detail.as_deref().unwrap().contains("does not exist"),
+            "{s:?}"
+        );
+    }
+
+    #[test]
+    fn failing_step_reports_status_and_output() {
+        let cmd = sh("echo out; echo err >&2; exit 3");
+        let line = cmd.to_string();
+        let report = run(vec![("custom".into(), cmd)], &mut |_: &str| {});
+        assert!(!report.completed);
+        let s = &report.steps[0];
+        assert!(!s.ok && !s.missing_tool);
+        assert_eq!(s.name, "custom");
+        assert_eq!(s.command, line);
+        let detail = s.detail.as_deref().unwrap();
+        assert!(detail.contains("err"), "{detail}");
+        assert!(detail.contains("out"), "{detail}");
+        assert!(detail.contains("exit status: 3"), "{detail}");
+    }
+
+    #[test]
+    fn failure_detail_keeps_last_lines() {
+        let cmd = sh("for i in $(seq 1 50); do echo line$i; done; printf 'a\\rb\\n' >&2; exit 1");
+        let report = run(vec![("x".into(), cmd)], &mut |_: &str| {});
+        let detail = report.steps[0].detail.clone().unwrap();
+        let body: Vec<&str> = detail.lines().skip(1).collect();
+        assert_eq!(body.len(), DETAIL_LINES, "{detail}");
+        assert_eq!(body.first(), Some(&"line32"));
+        assert_eq!(body.last(), Some(&"b"));
+    }
+
+    #[test]
+    fn all_ok_run_is_completed() {
+        let report = run(
+            vec![("a".into(), sh("exit 0")), ("b".into(), sh("echo hi"))],
+            &mut |_: &str| {},
+        );
+        assert!(report.completed);
+        assert!(report.steps.iter().all(|s| s.ok && s.detail.is_none()));
+        assert!(run(vec![], &mut |_: &str| {}).completed);
+    }
+
+    #[test]
+    fn cargo_fetch_for_real_on_a_crate_without_deps() {
+        if find_on_path(&Cmd::new("cargo")).is_none() {
+            eprintln!("skipping: cargo is not on PATH");
+            return;
+        }
+        let d = tmp();
+        write(
+            d.path(),
+            "Cargo.toml",
+            b"[package]\nname = \"tiny\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+        );
+        write(
+            d.path(),
+            "Cargo.lock",
+            b"# This file is automatically @generated by Cargo.\n\
+              # It is not intended for manual editing.\n\
+              version = 3\n\n\
+              [[package]]\nname = \"tiny\"\nversion = \"0.1.0\"\n",
+        );
+        fs::create_dir(d.path().join("src")).unwrap();
+        write(&d.path().join("src"), "lib.rs", b"");
+        assert_eq!(detect(d.path()), vec![Ecosystem::Cargo]);
+        let cold = tmp();
+        for cache in [
+            CacheMode::Shared,
+            CacheMode::Cold(cold.path().to_path_buf()),
+        ] {
+            let steps = plan_steps(d.path(), &detect(d.path()), None, &cache);
+            let report = run(steps, &mut |_: &str| {});
+            assert!(report.completed, "{cache:?}: {report:?}");
+        }
+        let lock = fs::read(d.path().join("Cargo.lock")).unwrap();
+        assert!(lock.ends_with(b"name = \"tiny\"\nversion = \"0.1.0\"\n"));
+
+        // It really ran cargo: a lockfile that needs updating fails under --locked.
+        write(d.path(), "Cargo.lock", b"version = 3\n");
+        let steps = plan_steps(d.path(), &[Ecosystem::Cargo], None, &CacheMode::Shared);
+        let report = run(steps, &mut |_: &str| {});
+        assert!(!report.completed, "{report:?}");
+        let s = &report.steps[0];
+        assert!(!s.missing_tool, "{s:?}");
+        assert!(s.detail.as_deref().unwrap().contains("--locked"), "{s:?}");
+    }
+}

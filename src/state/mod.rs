@@ -1,0 +1,16 @@
+//! Host-owned bookkeeping: the only module that knows the on-disk layout.
+//!
+//! Boxes live under `<repo>/.treebox/worktrees/<leaf>`. Everything that decides how a
+//! box is handled — its record, its lock, later its rendered container config and
+//! credential copies — lives under `$XDG_STATE_HOME/treebox/repos/<repo-key>/`, outside
+//! every mount, so a box can never edit the record that decides how it is torn down
+//! (SPEC §5).
+
+pub mod atomic;
+pub mod layout;
+pub mod lock;
+pub mod record;
+
+pub use layout::Layout;
+pub use lock::{BoxLock, LockError};
+pub use record::Record;

@@ -1,0 +1,160 @@
+//! A box's record: the creation-time choices and the provisioning state.
+//!
+//! Later commands reuse the recorded choices instead of drifting to today's config
+//! (SPEC §5). The record is host-owned (outside every mount) and written atomically.
+//! It is still parsed as untrusted data: a malformed record is an error naming the file.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::atomic;
+
+/// Largest record accepted.
+const MAX_RECORD_BYTES: u64 = 1024 * 1024;
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Record {
+    pub schema_version: u32,
+    /// The leaf: the box's permanent identity.
+    pub name: String,
+    /// The user's main worktree.
+    pub repo: PathBuf,
+    pub common_dir: PathBuf,
+    /// The box's checkout.
+    pub path: PathBuf,
+    /// The branch the box was created on (the live branch may differ after a rename).
+    pub branch: String,
+    /// Whether treebox created `branch` (rather than checking out an existing one).
+    pub created_branch: bool,
+    pub base: String,
+    pub base_ref: String,
+    pub base_commit: String,
+    pub git_mode: String,
+    pub runner: String,
+    pub template: Option<String>,
+    pub firewall: bool,
+    pub harness: String,
+    pub ecosystems: Vec<String>,
+    pub lockfile_hash: Option<String>,
+    pub setup_completed: bool,
+    /// SHA-256 of the `.env` as it was copied in, to tell later edits in the box.
+    pub env_hash: Option<String>,
+    pub created_at: u64,
+    pub updated_at: u64,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum RecordError {
+    #[error("could not read {path}: {source}")]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path}: malformed record: {message}")]
+    Malformed { path: PathBuf, message: String },
+    #[error("could not write {path}: {source}")]
+    Write {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+pub fn now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
+impl Record {
+    /// Read a record; `Ok(None)` when there is none.
+    pub fn load(path: &Path) -> Result<Option<Record>, RecordError> {
+        let read = |source| RecordError::Read {
+            path: path.to_path_buf(),
+            source,
+        };
+        let meta = match std::fs::metadata(path) {
+            Ok(m) => m,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(read(e)),
+        };
+        if !meta.is_file() || meta.len() > MAX_RECORD_BYTES {
+            return Err(RecordError::Malformed {
+                path: path.to_path_buf(),
+                message: "not a regular file of sane size".into(),
+            });
+        }
+        let text = std::fs::read(path).map_err(read)?;
+        serde_json::from_slice(&text)
+            .map(Some)
+            .map_err(|e| RecordError::Malformed {
+                path: path.to_path_buf(),
+                message: e.to_string(),
+            })
+    }
+
+    /// Write atomically (0600), creating the parent directory.
+    pub fn save(&mut self, path: &Path) -> Result<(), RecordError> {
+        let write = |source| RecordError::Write {
+            path: path.to_path_buf(),
+            source,
+        };
+        self.updated_at = now();
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(write)?;
+        }
+        let mut data = serde_json::to_vec_pretty(self).map_err(|e| write(e.into()))?;
+        data.push(b'\n');
+        atomic::write(path, &data, 0o600).map_err(write)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    pub fn sample() -> Record {
+        Record {
+            schema_version: 1,
+            name: "fix".into(),
+            repo: "/r".into(),
+            common_dir: "/r/.git".into(),
+            path: "/r/.treebox/worktrees/fix".into(),
+            branch: "fix".into(),
+            created_branch: true,
+            base: "main".into(),
+            base_ref: "refs/remotes/origin/main".into(),
+            base_commit: "0".repeat(40),
+            git_mode: "worktree".into(),
+            runner: "host".into(),
+            template: None,
+            firewall: false,
+            harness: "claude".into(),
+            ecosystems: vec![],
+            lockfile_hash: None,
+            setup_completed: false,
+            env_hash: None,
+            created_at: 1,
+            updated_at: 1,
+        }
+    }
+
+    #[test]
+    fn round_trip_and_malformed() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("b/record.json");
+        assert!(Record::load(&p).unwrap().is_none());
+        let mut r = sample();
+        r.save(&p).unwrap();
+        assert_eq!(Record::load(&p).unwrap().unwrap().name, "fix");
+        std::fs::write(&p, "{").unwrap();
+        assert!(matches!(
+            Record::load(&p),
+            Err(RecordError::Malformed { .. })
+        ));
+    }
+}
