@@ -41,17 +41,22 @@ impl BoxLock {
             path: path.to_path_buf(),
             source,
         };
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir).map_err(io)?;
-        }
         for _ in 0..16 {
-            let file = std::fs::OpenOptions::new()
+            if let Some(dir) = path.parent() {
+                std::fs::create_dir_all(dir).map_err(io)?;
+            }
+            let file = match std::fs::OpenOptions::new()
                 .read(true)
                 .write(true)
                 .create(true)
                 .truncate(false)
                 .open(path)
-                .map_err(io)?;
+            {
+                Ok(f) => f,
+                // The directory was removed with its last lock just now: make it again.
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(e) => return Err(io(e)),
+            };
             if !FileExt::try_lock_exclusive(&file).map_err(io)? {
                 return Err(LockError::Held {
                     leaf: leaf.to_string(),
@@ -82,6 +87,10 @@ impl BoxLock {
         // believe it is current.
         let _ = std::fs::remove_file(&self.path);
         let _ = FileExt::unlock(&self.file);
+        // The directory goes too when this was its last lock (fails harmlessly if not).
+        if let Some(dir) = self.path.parent() {
+            let _ = std::fs::remove_dir(dir);
+        }
     }
 
     pub fn path(&self) -> &Path {

@@ -1,0 +1,320 @@
+//! A hermetic test environment: temp HOME and XDG dirs, a private git config, a bare
+//! `origin` and a clone of it, fake harness programs on PATH, and helpers to run the
+//! real binaries and to snapshot a repository for "nothing was written" assertions.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+pub const TREEBOX: &str = env!("CARGO_BIN_EXE_git-treebox");
+pub const SANDBOX: &str = env!("CARGO_BIN_EXE_git-sandbox");
+
+pub struct TestEnv {
+    pub tmp: tempfile::TempDir,
+    pub home: PathBuf,
+    pub bin: PathBuf,
+    pub origin: PathBuf,
+    pub repo: PathBuf,
+    pub gitconfig: PathBuf,
+    pub extra_env: Vec<(String, String)>,
+}
+
+/// What a finished command left behind.
+#[derive(Debug)]
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Run {
+    fn from(o: Output) -> Run {
+        use std::os::unix::process::ExitStatusExt;
+        Run {
+            code: o
+                .status
+                .code()
+                .unwrap_or_else(|| 128 + o.status.signal().unwrap_or(0)),
+            stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+        }
+    }
+
+    #[track_caller]
+    pub fn ok(&self) -> &Run {
+        assert_eq!(self.code, 0, "expected success\n{self:#?}");
+        self
+    }
+
+    #[track_caller]
+    pub fn code(&self, code: i32) -> &Run {
+        assert_eq!(self.code, code, "expected exit {code}\n{self:#?}");
+        self
+    }
+
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_str(&self.stdout)
+            .unwrap_or_else(|e| panic!("stdout is not JSON ({e}):\n{self:#?}"))
+    }
+}
+
+/// The observable state of a repository: refs, worktrees, config, excludes, the box
+/// root and the state dir. Equal snapshots mean nothing was written.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Snapshot {
+    refs: String,
+    worktrees: Vec<String>,
+    config: String,
+    exclude: String,
+    files: BTreeMap<String, u64>,
+    state: Vec<String>,
+}
+
+const FAKE_HARNESS: &str = r#"#!/bin/sh
+# Records how it was launched, then exits with $FAKE_EXIT (default 0).
+{
+  printf 'prog=%s\n' "$(basename "$0")"
+  printf 'cwd=%s\n' "$PWD"
+  printf 'box=%s\n' "$TREEBOX_BOX"
+  for a in "$@"; do printf 'arg=%s\n' "$a"; done
+} >> "$HOME/harness.log"
+exit "${FAKE_EXIT:-0}"
+"#;
+
+impl TestEnv {
+    /// An origin with one commit on `main`, and a clone of it as the user's repo.
+    pub fn new() -> TestEnv {
+        let tmp = tempfile::Builder::new()
+            .prefix("treebox-it-")
+            .tempdir()
+            .expect("temp dir");
+        let root = tmp.path().canonicalize().expect("canonical temp");
+        let home = root.join("home");
+        let bin = root.join("bin");
+        for d in [&home, &bin] {
+            std::fs::create_dir_all(d).unwrap();
+        }
+        let gitconfig = home.join(".gitconfig");
+        std::fs::write(
+            &gitconfig,
+            "[user]\n\tname = Test\n\temail = test@example.com\n[init]\n\tdefaultBranch = main\n[protocol \"file\"]\n\tallow = always\n[advice]\n\tdetachedHead = false\n",
+        )
+        .unwrap();
+        for name in ["claude", "codex"] {
+            write_exec(&bin.join(name), FAKE_HARNESS);
+        }
+        let env = TestEnv {
+            origin: root.join("origin.git"),
+            repo: root.join("repo"),
+            tmp,
+            home,
+            bin,
+            gitconfig,
+            extra_env: Vec::new(),
+        };
+        env.git(&root, &["init", "-q", "--bare", "origin.git"]);
+        let seed = root.join("seed");
+        env.git(&root, &["init", "-q", "seed"]);
+        env.commit_file(&seed, "README.md", "hello\n", "initial");
+        env.git(
+            &seed,
+            &["push", "-q", &env.origin.to_string_lossy(), "main"],
+        );
+        env.git(&root, &["clone", "-q", "origin.git", "repo"]);
+        std::fs::remove_dir_all(&seed).unwrap();
+        env
+    }
+
+    pub fn root(&self) -> PathBuf {
+        self.tmp.path().canonicalize().unwrap()
+    }
+
+    pub fn state_dir(&self) -> PathBuf {
+        self.home.join(".local/state")
+    }
+
+    pub fn config_dir(&self) -> PathBuf {
+        self.home.join(".config")
+    }
+
+    pub fn box_path(&self, leaf: &str) -> PathBuf {
+        self.repo.join(".treebox/worktrees").join(leaf)
+    }
+
+    /// The user config file (`$XDG_CONFIG_HOME/treebox/config.json`).
+    pub fn write_config(&self, json: &str) -> PathBuf {
+        let p = self.config_dir().join("treebox/config.json");
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(&p, json).unwrap();
+        p
+    }
+
+    /// The base environment every child gets (nothing inherited but PATH's system dirs).
+    pub fn apply_env(&self, c: &mut Command) {
+        c.env_clear()
+            .env("HOME", &self.home)
+            .env(
+                "PATH",
+                format!(
+                    "{}:/usr/local/bin:/usr/bin:/bin",
+                    self.bin.to_string_lossy()
+                ),
+            )
+            .env("XDG_CONFIG_HOME", self.config_dir())
+            .env("XDG_STATE_HOME", self.state_dir())
+            .env("XDG_CACHE_HOME", self.home.join(".cache"))
+            .env("GIT_CONFIG_GLOBAL", &self.gitconfig)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_AUTHOR_DATE", "2026-01-01T00:00:00Z")
+            .env("GIT_COMMITTER_DATE", "2026-01-01T00:00:00Z")
+            .env("TREEBOX_SEED", "42")
+            .env("LC_ALL", "C")
+            .stdin(Stdio::null());
+        for (k, v) in &self.extra_env {
+            c.env(k, v);
+        }
+    }
+
+    pub fn command(&self, program: &str, cwd: &Path) -> Command {
+        let mut c = Command::new(program);
+        self.apply_env(&mut c);
+        c.current_dir(cwd);
+        c
+    }
+
+    /// Run `git-treebox ARGS` in the user's repo.
+    pub fn treebox(&self, args: &[&str]) -> Run {
+        self.treebox_in(&self.repo, args)
+    }
+
+    pub fn treebox_in(&self, cwd: &Path, args: &[&str]) -> Run {
+        Run::from(
+            self.command(TREEBOX, cwd)
+                .args(args)
+                .output()
+                .expect("run git-treebox"),
+        )
+    }
+
+    pub fn sandbox(&self, args: &[&str]) -> Run {
+        Run::from(
+            self.command(SANDBOX, &self.repo)
+                .args(args)
+                .output()
+                .expect("run git-sandbox"),
+        )
+    }
+
+    /// Run git, which must succeed; returns stdout.
+    #[track_caller]
+    pub fn git(&self, dir: &Path, args: &[&str]) -> String {
+        let r = self.git_run(dir, args);
+        assert_eq!(r.code, 0, "git {args:?} in {}\n{r:#?}", dir.display());
+        r.stdout
+    }
+
+    pub fn git_run(&self, dir: &Path, args: &[&str]) -> Run {
+        Run::from(
+            self.command("git", dir)
+                .args(args)
+                .output()
+                .expect("run git"),
+        )
+    }
+
+    /// Write `path` in the checkout at `dir` and commit it.
+    pub fn commit_file(&self, dir: &Path, path: &str, content: &str, msg: &str) {
+        let p = dir.join(path);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(&p, content).unwrap();
+        self.git(dir, &["add", "--", path]);
+        self.git(dir, &["commit", "-q", "-m", msg]);
+    }
+
+    /// Commit a file on origin's main (through a scratch clone), as a teammate would.
+    pub fn push_to_origin(&self, path: &str, content: &str) -> String {
+        let root = self.root();
+        let mate = root.join("teammate");
+        if !mate.exists() {
+            self.git(&root, &["clone", "-q", "origin.git", "teammate"]);
+        } else {
+            self.git(&mate, &["pull", "-q"]);
+        }
+        self.commit_file(&mate, path, content, &format!("add {path}"));
+        self.git(&mate, &["push", "-q", "origin", "main"]);
+        self.git(&mate, &["rev-parse", "HEAD"]).trim().to_string()
+    }
+
+    pub fn harness_log(&self) -> String {
+        std::fs::read_to_string(self.home.join("harness.log")).unwrap_or_default()
+    }
+
+    pub fn snapshot(&self) -> Snapshot {
+        let refs = self.git(
+            &self.repo,
+            &["for-each-ref", "--format=%(refname) %(objectname)"],
+        );
+        let worktrees = walk_names(&self.repo.join(".git/worktrees"));
+        let config = std::fs::read_to_string(self.repo.join(".git/config")).unwrap_or_default();
+        let exclude =
+            std::fs::read_to_string(self.repo.join(".git/info/exclude")).unwrap_or_default();
+        let mut files = BTreeMap::new();
+        collect_files(&self.repo, &self.repo, &mut files);
+        let state = walk_names(&self.state_dir())
+            .into_iter()
+            // Files only: the fetch's repo-wide lock and stamp are not the box's.
+            .filter(|p| self.state_dir().join(p).is_file())
+            .filter(|p| !p.ends_with("fetch.lock") && !p.ends_with("fetch.stamp"))
+            .collect();
+        Snapshot {
+            refs,
+            worktrees,
+            config,
+            exclude,
+            files,
+            state,
+        }
+    }
+}
+
+pub fn write_exec(path: &Path, text: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::write(path, text).unwrap();
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+fn walk_names(dir: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    fn go(base: &Path, d: &Path, out: &mut Vec<String>) {
+        let Ok(rd) = std::fs::read_dir(d) else { return };
+        for e in rd.flatten() {
+            let p = e.path();
+            out.push(p.strip_prefix(base).unwrap().to_string_lossy().into_owned());
+            if p.is_dir() && !p.is_symlink() {
+                go(base, &p, out);
+            }
+        }
+    }
+    go(dir, dir, &mut out);
+    out.sort();
+    out
+}
+
+/// Files of the working tree (not .git), with sizes.
+fn collect_files(base: &Path, d: &Path, out: &mut BTreeMap<String, u64>) {
+    let Ok(rd) = std::fs::read_dir(d) else { return };
+    for e in rd.flatten() {
+        let p = e.path();
+        if p.file_name().is_some_and(|n| n == ".git") {
+            continue;
+        }
+        let rel = p.strip_prefix(base).unwrap().to_string_lossy().into_owned();
+        let m = std::fs::symlink_metadata(&p).unwrap();
+        if m.is_dir() {
+            out.insert(format!("{rel}/"), 0);
+            collect_files(base, &p, out);
+        } else {
+            out.insert(rel, m.len());
+        }
+    }
+}
