@@ -79,6 +79,7 @@ pub fn run(args: CreateArgs, ui: &mut Ui) -> Result<i32, CliError> {
         extra_args: args.args.clone(),
         seed: seed(),
         interactive: ui.stderr_is_tty() && !args.json,
+        state_root: None,
     };
     if args.dry_run {
         let (plan, warnings) = provision::dry_run(&req, &cfg)?;

@@ -62,6 +62,10 @@ impl From<ProvisionError> for CliError {
             P::Repo(RepoError::Open { .. }) => CliError::new(RUNTIME, "repo", msg),
             P::Unsupported { .. } => CliError::new(USAGE, "unsupported", msg)
                 .hint("Use the host runner in worktree mode: `--isolation host --git worktree`."),
+            P::ModeMismatch { leaf, built, .. } => CliError::new(CONFLICT, "mode-mismatch", msg)
+                .hint(format!(
+                    "Finish it in the mode it was built with (`--git {built}`), or remove it first (`git worktree remove --force .treebox/worktrees/{leaf}`) and create it again."
+                )),
             P::BaseNotFound { .. } => CliError::new(NOT_FOUND, "base-not-found", msg)
                 .hint("Name an existing base with `--base <branch>`; `git branch -a` lists them."),
             P::BranchNotFound { .. } => CliError::new(NOT_FOUND, "branch-not-found", msg)

@@ -102,13 +102,36 @@ fn finish(result: Result<i32, CliError>, ui: &mut Ui) -> i32 {
     }
 }
 
-/// clap's own errors: help and version are success on stdout; usage errors exit 2.
+/// clap's own errors: help and version are success on stdout; usage errors exit 2
+/// (as one JSON object on stderr when `--json` was asked for).
 fn clap_exit(e: clap::Error) -> i32 {
-    let _ = e.print();
-    match e.kind() {
-        clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => error::OK,
-        _ => error::USAGE,
+    use clap::error::ErrorKind;
+    if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
+        let _ = e.print();
+        return error::OK;
     }
+    // Up to a `--`, everything after it is the agent's.
+    let json = std::env::args()
+        .skip(1)
+        .take_while(|a| a != "--")
+        .any(|a| a == "--json");
+    if json {
+        let text = e.kind().as_str().unwrap_or("invalid usage").to_string();
+        let detail = e.to_string();
+        let first = detail
+            .lines()
+            .next()
+            .map(|l| l.trim_start_matches("error: ").to_string())
+            .unwrap_or(text);
+        let mut ui = Ui::new(UiOptions {
+            json: true,
+            ..Default::default()
+        });
+        ui.error(&CliError::new(error::USAGE, "usage", first).hint("Run with --help for usage."));
+    } else {
+        let _ = e.print();
+    }
+    error::USAGE
 }
 
 /// Load the user config, mapping failures to exit 2.

@@ -59,9 +59,30 @@ pub fn parse_worktree_list(out: &[u8]) -> Vec<WorktreeEntry> {
     entries
 }
 
+/// Parse `git ls-remote --heads`: `<oid>\trefs/heads/<name>` lines → name → oid.
+pub fn parse_ls_remote_heads(out: &str) -> std::collections::HashMap<String, git2::Oid> {
+    out.lines()
+        .filter_map(|l| {
+            let (oid, name) = l.split_once('\t')?;
+            let name = name.strip_prefix("refs/heads/")?;
+            Some((name.to_string(), git2::Oid::from_str(oid.trim()).ok()?))
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn parses_ls_remote() {
+        let out = "9c44411c27dab97d493a1b81f7e6787532dc9e9a\trefs/heads/main\n\
+                   1111111111111111111111111111111111111111\trefs/heads/feat/x\n\
+                   2222222222222222222222222222222222222222\trefs/tags/v1\n";
+        let h = parse_ls_remote_heads(out);
+        assert_eq!(h.len(), 2);
+        assert_eq!(h["feat/x"].to_string(), "1".repeat(40));
+    }
 
     #[test]
     fn parses_captured_sample() {

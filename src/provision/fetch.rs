@@ -32,6 +32,20 @@ fn summary(e: &CmdError) -> String {
     }
 }
 
+/// origin's branches as `ls-remote` reports them (name → commit), asked silently.
+/// Writes nothing: `--dry-run` plans against this instead of fetching.
+pub fn remote_heads(
+    git: &GitCli,
+    main_root: &Path,
+) -> Result<std::collections::HashMap<String, git2::Oid>, FetchError> {
+    let out = git
+        .silent_remote_cmd(main_root)
+        .args(["ls-remote", "--heads", "origin"])
+        .stdout_string()
+        .map_err(FetchError::Failed)?;
+    Ok(crate::git::porcelain::parse_ls_remote_heads(&out))
+}
+
 /// Fetch `origin` in the repository at `main_root`. `state_dir` holds the fetch lock
 /// and stamp. `interactive_retry`: after a silent failure, try once more with prompts
 /// allowed (the caller passes true only on a terminal).

@@ -66,6 +66,12 @@ pub enum ProvisionError {
     Repo(#[from] RepoError),
     #[error("{what} is not available yet in this version of treebox")]
     Unsupported { what: String },
+    #[error("box `{leaf}` was built in {built} git mode, not {requested}")]
+    ModeMismatch {
+        leaf: String,
+        built: String,
+        requested: String,
+    },
     #[error("base branch `{base}` not found (neither origin/{base} nor a local {base})")]
     BaseNotFound { base: String },
     #[error("branch `{branch}` not found (neither a local branch nor origin/{branch})")]
@@ -117,6 +123,8 @@ pub struct CreateRequest {
     pub seed: Option<u64>,
     /// Retry a failed silent fetch with prompts (only on a terminal).
     pub interactive: bool,
+    /// Bookkeeping root instead of `$XDG_STATE_HOME/treebox` (tests).
+    pub state_root: Option<PathBuf>,
 }
 
 /// What `create` did.
@@ -142,6 +150,41 @@ struct Context {
     runner: String,
     git_mode: String,
     warnings: Vec<String>,
+    /// What origin's branches are right now (`--dry-run` asks with `ls-remote`, so it
+    /// plans against what the fetch would bring without fetching). `None`: use the
+    /// local remote-tracking refs.
+    remote_heads: Option<std::collections::HashMap<String, git2::Oid>>,
+}
+
+impl Context {
+    /// The commit of `origin/<branch>`.
+    fn origin_branch(&self, branch: &str) -> Option<git2::Oid> {
+        match &self.remote_heads {
+            Some(heads) => heads.get(branch).copied(),
+            None => self.repo.remote_branch(branch),
+        }
+    }
+
+    /// `origin/<base>` else the local `<base>`.
+    fn resolve_base(&self) -> Option<crate::git::repo::ResolvedRef> {
+        match &self.remote_heads {
+            Some(heads) => {
+                match heads.get(&self.base) {
+                    Some(oid) => Some(crate::git::repo::ResolvedRef {
+                        refname: format!("refs/remotes/origin/{}", self.base),
+                        oid: *oid,
+                    }),
+                    None => self.repo.local_branch(&self.base).map(|oid| {
+                        crate::git::repo::ResolvedRef {
+                            refname: format!("refs/heads/{}", self.base),
+                            oid,
+                        }
+                    }),
+                }
+            }
+            None => self.repo.resolve_base(&self.base),
+        }
+    }
 }
 
 fn context(req: &CreateRequest, cfg: &UserConfig) -> Result<Context, ProvisionError> {
@@ -180,7 +223,10 @@ fn context(req: &CreateRequest, cfg: &UserConfig) -> Result<Context, ProvisionEr
         .or(cfg.base.clone())
         .unwrap_or_else(|| "main".into());
     let harness = req.harness.or(cfg.harness).unwrap_or_default();
-    let layout = Layout::new(&repo.main_root, &repo.common_dir)?;
+    let layout = match &req.state_root {
+        Some(root) => Layout::with_state_root(&repo.main_root, &repo.common_dir, root),
+        None => Layout::new(&repo.main_root, &repo.common_dir)?,
+    };
     let git = GitCli::for_repo(
         &repo.common_dir,
         Some(&repo.common_dir.join("config.worktree")),
@@ -195,6 +241,7 @@ fn context(req: &CreateRequest, cfg: &UserConfig) -> Result<Context, ProvisionEr
         runner,
         git_mode,
         warnings,
+        remote_heads: None,
     })
 }
 
@@ -269,15 +316,14 @@ fn make_plan(
         }
         Some(r) if path.exists() && registered => {
             if r.git_mode != ctx.git_mode {
-                return Err(ProvisionError::Unsupported {
-                    what: format!(
-                        "finishing box `{leaf}` (built in {} mode) in {} mode",
-                        r.git_mode, ctx.git_mode
-                    ),
+                return Err(ProvisionError::ModeMismatch {
+                    leaf: leaf.to_string(),
+                    built: r.git_mode.clone(),
+                    requested: ctx.git_mode.clone(),
                 });
             }
-            base_commit = Some(r.base_commit.clone());
-            base_ref = Some(r.base_ref.clone());
+            base_commit = r.base_commit.clone();
+            base_ref = r.base_ref.clone();
             Checkout::Resume {
                 branch: r.branch.clone(),
             }
@@ -303,7 +349,7 @@ fn make_plan(
                     Checkout::ExistingLocal {
                         branch: branch.to_string(),
                     }
-                } else if ctx.repo.remote_branch(branch).is_some() {
+                } else if ctx.origin_branch(branch).is_some() {
                     Checkout::FromRemote {
                         branch: branch.to_string(),
                         remote_ref: format!("refs/remotes/origin/{branch}"),
@@ -337,8 +383,7 @@ fn make_plan(
             ),
             Checkout::FromRemote { branch, .. } => ecosystems_in_tree(
                 &ctx.repo,
-                &ctx.repo
-                    .remote_branch(branch)
+                &ctx.origin_branch(branch)
                     .map(|o| o.to_string())
                     .unwrap_or_default(),
             ),
@@ -379,12 +424,11 @@ fn new_branch(
     base_ref: &mut Option<String>,
     base_commit: &mut Option<String>,
 ) -> Result<Checkout, ProvisionError> {
-    let resolved =
-        ctx.repo
-            .resolve_base(&ctx.base)
-            .ok_or_else(|| ProvisionError::BaseNotFound {
-                base: ctx.base.clone(),
-            })?;
+    let resolved = ctx
+        .resolve_base()
+        .ok_or_else(|| ProvisionError::BaseNotFound {
+            base: ctx.base.clone(),
+        })?;
     *base_ref = Some(resolved.refname.clone());
     *base_commit = Some(resolved.oid.to_string());
     Ok(Checkout::NewBranch {
@@ -423,9 +467,20 @@ pub fn dry_run(
     req: &CreateRequest,
     cfg: &UserConfig,
 ) -> Result<(Plan, Vec<String>), ProvisionError> {
-    let ctx = context(req, cfg)?;
+    let mut ctx = context(req, cfg)?;
     let (leaf, branch, placeholder) = choose_name(req, &ctx)?;
     let fetch = fetch_mode(req, &ctx);
+    match fetch {
+        // What the fetch would bring, without fetching; a remote the real run could
+        // not fetch from is refused here too.
+        Fetch::Origin => {
+            ctx.remote_heads = Some(fetch::remote_heads(&ctx.git, &ctx.repo.main_root)?)
+        }
+        Fetch::Skipped => ctx
+            .warnings
+            .push("--no-fetch: the base may be stale".into()),
+        Fetch::NoOrigin => {}
+    }
     let plan = make_plan(req, cfg, &ctx, &leaf, &branch, placeholder, fetch)?;
     Ok((plan, ctx.warnings))
 }
@@ -545,8 +600,8 @@ fn apply(
                 Checkout::NewBranch { .. } | Checkout::FromRemote { .. }
             ),
             base: plan.base.clone(),
-            base_ref: plan.base_ref.clone().unwrap_or_default(),
-            base_commit: plan.base_commit.clone().unwrap_or_default(),
+            base_ref: plan.base_ref.clone(),
+            base_commit: plan.base_commit.clone(),
             git_mode: plan.git_mode.clone(),
             runner: plan.runner.clone(),
             template: None,
@@ -729,4 +784,234 @@ fn make_writable_and_remove(dir: &Path) -> std::io::Result<()> {
     }
     walk(dir);
     std::fs::remove_dir_all(dir)
+}
+
+#[cfg(test)]
+mod tests {
+    //! The planner on real temp repositories: what it decides, and what it refuses
+    //! without writing anything.
+    use super::*;
+    use std::process::Command;
+
+    struct Fixture {
+        _tmp: tempfile::TempDir,
+        repo: PathBuf,
+        state: PathBuf,
+    }
+
+    fn git(dir: &Path, args: &[&str]) {
+        let out = Command::new("git")
+            .args(args)
+            .current_dir(dir)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_AUTHOR_NAME", "T")
+            .env("GIT_AUTHOR_EMAIL", "t@example.com")
+            .env("GIT_COMMITTER_NAME", "T")
+            .env("GIT_COMMITTER_EMAIL", "t@example.com")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {out:?}");
+    }
+
+    /// origin (bare) with `main` holding `files`, cloned as the repo.
+    fn fixture(files: &[&str]) -> Fixture {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().canonicalize().unwrap();
+        git(&root, &["init", "-q", "-b", "main", "seed"]);
+        for f in files {
+            std::fs::write(root.join("seed").join(f), "x").unwrap();
+        }
+        std::fs::write(root.join("seed/README"), "r").unwrap();
+        git(&root.join("seed"), &["add", "."]);
+        git(&root.join("seed"), &["commit", "-q", "-m", "i"]);
+        git(&root, &["clone", "-q", "--bare", "seed", "origin.git"]);
+        git(&root, &["clone", "-q", "origin.git", "repo"]);
+        Fixture {
+            repo: root.join("repo"),
+            state: root.join("state"),
+            _tmp: tmp,
+        }
+    }
+
+    fn req(f: &Fixture, name: Option<&str>) -> CreateRequest {
+        CreateRequest {
+            cwd: f.repo.clone(),
+            name: name.map(str::to_string),
+            state_root: Some(f.state.clone()),
+            seed: Some(1),
+            launch: true,
+            ..Default::default()
+        }
+    }
+
+    fn plan(_f: &Fixture, r: &CreateRequest) -> Result<Plan, ProvisionError> {
+        dry_run(r, &UserConfig::default()).map(|(p, _)| p)
+    }
+
+    #[test]
+    fn new_branch_from_origin_base() {
+        let f = fixture(&["Cargo.lock", "pnpm-lock.yaml", "package-lock.json"]);
+        let p = plan(&f, &req(&f, Some("feat/x"))).unwrap();
+        assert_eq!(p.name, "feat--x");
+        assert_eq!(p.branch, "feat/x");
+        assert!(!p.placeholder);
+        assert_eq!(p.path, f.repo.join(".treebox/worktrees/feat--x"));
+        assert_eq!(p.base_ref.as_deref(), Some("refs/remotes/origin/main"));
+        assert!(matches!(p.checkout, Checkout::NewBranch { .. }));
+        assert_eq!(p.fetch, Fetch::Origin);
+        // pnpm wins over npm; detected from the base tree, before any checkout.
+        assert_eq!(p.ecosystems, ["pnpm", "cargo"]);
+        assert_eq!(p.launch_argv, ["claude", "--dangerously-skip-permissions"]);
+        assert!(!f.state.exists(), "planning writes nothing");
+        assert!(!p.path.exists());
+    }
+
+    #[test]
+    fn nameless_gets_a_placeholder() {
+        let f = fixture(&[]);
+        let p = plan(&f, &req(&f, None)).unwrap();
+        assert!(p.placeholder);
+        assert_eq!(p.branch, format!("treebox/{}", p.name));
+    }
+
+    #[test]
+    fn refusals() {
+        let f = fixture(&[]);
+        git(&f.repo, &["branch", "taken"]);
+        assert!(matches!(
+            plan(&f, &req(&f, Some("taken"))),
+            Err(ProvisionError::BranchExists { .. })
+        ));
+        let mut r = req(&f, Some("x"));
+        r.base = Some("nope".into());
+        assert!(matches!(
+            plan(&f, &r),
+            Err(ProvisionError::BaseNotFound { .. })
+        ));
+        let mut r = req(&f, None);
+        r.checkout = Some("ghost".into());
+        assert!(matches!(
+            plan(&f, &r),
+            Err(ProvisionError::BranchNotFound { .. })
+        ));
+        assert!(matches!(
+            plan(&f, &req(&f, Some("Bad Name"))),
+            Err(ProvisionError::Name(_))
+        ));
+        let mut r = req(&f, Some("x"));
+        r.git_mode = Some("clone".into());
+        assert!(matches!(
+            plan(&f, &r),
+            Err(ProvisionError::Unsupported { .. })
+        ));
+        // The main branch is checked out in the main worktree.
+        let mut r = req(&f, None);
+        r.checkout = Some("main".into());
+        assert!(matches!(
+            plan(&f, &r),
+            Err(ProvisionError::BranchCheckedOut { .. })
+        ));
+        std::fs::create_dir_all(f.repo.join(".treebox/worktrees/squat")).unwrap();
+        assert!(matches!(
+            plan(&f, &req(&f, Some("squat"))),
+            Err(ProvisionError::PathTaken { .. })
+        ));
+        assert!(!f.state.exists());
+    }
+
+    #[test]
+    fn checkout_local_and_remote() {
+        let f = fixture(&[]);
+        git(&f.repo, &["branch", "mine"]);
+        let mut r = req(&f, None);
+        r.checkout = Some("mine".into());
+        assert_eq!(
+            plan(&f, &r).unwrap().checkout,
+            Checkout::ExistingLocal {
+                branch: "mine".into()
+            }
+        );
+        git(&f.repo, &["push", "-q", "origin", "mine:theirs"]);
+        git(&f.repo, &["fetch", "-q", "origin"]);
+        r.checkout = Some("theirs".into());
+        assert_eq!(
+            plan(&f, &r).unwrap().checkout,
+            Checkout::FromRemote {
+                branch: "theirs".into(),
+                remote_ref: "refs/remotes/origin/theirs".into()
+            }
+        );
+    }
+
+    #[test]
+    fn flags_config_and_no_origin() {
+        let f = fixture(&[]);
+        let mut r = req(&f, Some("x"));
+        r.no_fetch = true;
+        r.harness = Some(Harness::Codex);
+        r.extra_args = vec!["do it".into()];
+        r.cold = true;
+        let p = plan(&f, &r).unwrap();
+        assert_eq!(p.fetch, Fetch::Skipped);
+        assert_eq!(p.caches, Caches::Cold);
+        assert_eq!(
+            p.launch_argv,
+            [
+                "codex",
+                "--dangerously-bypass-approvals-and-sandbox",
+                "do it"
+            ]
+        );
+        git(&f.repo, &["remote", "remove", "origin"]);
+        let p = plan(&f, &req(&f, Some("y"))).unwrap();
+        assert_eq!(p.fetch, Fetch::NoOrigin);
+        assert_eq!(p.base_ref.as_deref(), Some("refs/heads/main"));
+    }
+
+    #[test]
+    fn incomplete_box_is_resumed_and_complete_one_refused() {
+        let f = fixture(&[]);
+        let r = req(&f, Some("half"));
+        let path = f.repo.join(".treebox/worktrees/half");
+        git(
+            &f.repo,
+            &[
+                "worktree",
+                "add",
+                "-q",
+                "-b",
+                "half",
+                path.to_str().unwrap(),
+            ],
+        );
+        let repo = Repo::discover(&f.repo).unwrap();
+        let layout = Layout::with_state_root(&repo.main_root, &repo.common_dir, &f.state);
+        let leaf = Leaf::parse("half").unwrap();
+        let mut rec = crate::state::record::tests::sample();
+        rec.name = "half".into();
+        rec.branch = "half".into();
+        rec.path = path.clone();
+        rec.save(&layout.record_path(&leaf)).unwrap();
+        assert_eq!(
+            plan(&f, &r).unwrap().checkout,
+            Checkout::Resume {
+                branch: "half".into()
+            }
+        );
+        rec.setup_completed = true;
+        rec.save(&layout.record_path(&leaf)).unwrap();
+        assert!(matches!(
+            plan(&f, &r),
+            Err(ProvisionError::BoxExists { .. })
+        ));
+        // A record from another mode cannot be finished in this one.
+        rec.setup_completed = false;
+        rec.git_mode = "clone".into();
+        rec.save(&layout.record_path(&leaf)).unwrap();
+        assert!(matches!(
+            plan(&f, &r),
+            Err(ProvisionError::ModeMismatch { .. })
+        ));
+    }
 }

@@ -53,11 +53,21 @@ pub fn repo_key(common_dir: &Path) -> String {
 }
 
 impl Layout {
+    /// The layout under the user's state dir (`$XDG_STATE_HOME/treebox`).
     pub fn new(main_root: &Path, common_dir: &Path) -> Result<Layout, NoStateDir> {
-        Ok(Layout {
+        Ok(Layout::with_state_root(
+            main_root,
+            common_dir,
+            &state_root()?,
+        ))
+    }
+
+    /// The layout under an explicit state root.
+    pub fn with_state_root(main_root: &Path, common_dir: &Path, root: &Path) -> Layout {
+        Layout {
             box_root: main_root.join(BOX_ROOT),
-            repo_state: state_root()?.join("repos").join(repo_key(common_dir)),
-        })
+            repo_state: root.join("repos").join(repo_key(common_dir)),
+        }
     }
 
     pub fn box_path(&self, leaf: &Leaf) -> PathBuf {

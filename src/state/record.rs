@@ -29,8 +29,9 @@ pub struct Record {
     /// Whether treebox created `branch` (rather than checking out an existing one).
     pub created_branch: bool,
     pub base: String,
-    pub base_ref: String,
-    pub base_commit: String,
+    /// The ref the new branch was cut from; `None` for an existing branch.
+    pub base_ref: Option<String>,
+    pub base_commit: Option<String>,
     pub git_mode: String,
     pub runner: String,
     pub template: Option<String>,
@@ -114,7 +115,7 @@ impl Record {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     pub fn sample() -> Record {
@@ -127,8 +128,8 @@ mod tests {
             branch: "fix".into(),
             created_branch: true,
             base: "main".into(),
-            base_ref: "refs/remotes/origin/main".into(),
-            base_commit: "0".repeat(40),
+            base_ref: Some("refs/remotes/origin/main".into()),
+            base_commit: Some("0".repeat(40)),
             git_mode: "worktree".into(),
             runner: "host".into(),
             template: None,

@@ -688,3 +688,97 @@ fn sandbox_up_detached_provisions_like_create() {
     // The same box seen from the other front end: create refuses a duplicate.
     env.treebox(&["create", "boxed", "--no-launch"]).code(5);
 }
+
+#[test]
+fn progress_and_timings_only_on_a_terminal() {
+    let env = TestEnv::new();
+    // Off a terminal: no spinner, no timings, nothing but the answer and notes.
+    let r = env.treebox(&["create", "quiet", "--no-launch"]);
+    r.ok();
+    assert!(!r.stderr.contains('\u{1b}'), "{r:?}");
+    assert!(!r.stderr.contains("checkout"), "{r:?}");
+    // On a terminal (util-linux `script` gives the child a pty): per-stage timings.
+    let line = format!("{} create loud --no-launch", crate::env::TREEBOX);
+    let out = env
+        .command("script", &env.repo)
+        .args(["-qec", &line, "/dev/null"])
+        .output()
+        .expect("util-linux script");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    for stage in ["fetch", "checkout", "guard", "record"] {
+        assert!(text.contains(stage), "no {stage} timing in {text:?}");
+    }
+    assert!(text.contains("s\r\n") || text.contains("s\n"), "{text:?}");
+    // NO_COLOR: no colour codes, the timings stay.
+    let mut c = env.command("script", &env.repo);
+    c.env("NO_COLOR", "1").args([
+        "-qec",
+        &format!("{} create plain --no-launch", crate::env::TREEBOX),
+        "/dev/null",
+    ]);
+    let text = String::from_utf8_lossy(&c.output().unwrap().stdout).into_owned();
+    assert!(!text.contains("\u{1b}[32m"), "{text:?}");
+    assert!(text.contains("checkout"), "{text:?}");
+}
+
+#[test]
+fn dry_run_plans_against_what_the_fetch_would_bring() {
+    let env = TestEnv::new();
+    let fresh = env.push_to_origin("f.txt", "f");
+    let before = env.snapshot();
+    let doc = env
+        .treebox(&["create", "d", "--dry-run", "--json"])
+        .ok()
+        .json();
+    assert_eq!(
+        doc["baseCommit"], fresh,
+        "planned against origin, not stale refs"
+    );
+    assert_eq!(env.snapshot(), before, "ls-remote fetched nothing");
+    // A remote-only base: the dry run accepts it as the real run would.
+    let root = env.root();
+    env.git(
+        &root.join("teammate"),
+        &["push", "-q", "origin", "HEAD:refs/heads/release"],
+    );
+    env.treebox(&["create", "r", "--base", "release", "--dry-run"])
+        .ok();
+    env.treebox(&["create", "r", "--base", "release", "--no-launch"])
+        .ok();
+    // An unreachable origin: the dry run refuses with 4 as the real run does.
+    env.git(
+        &env.repo,
+        &["remote", "set-url", "origin", "/nonexistent/x.git"],
+    );
+    env.treebox(&["create", "u", "--dry-run"]).code(4);
+    // --no-fetch: planned on local refs, with the same warning as the real run.
+    let doc = env
+        .treebox(&["create", "n", "--dry-run", "--no-fetch", "--json"])
+        .ok()
+        .json();
+    assert!(doc["warnings"].to_string().contains("--no-fetch"), "{doc}");
+}
+
+#[test]
+fn usage_errors_in_json_mode_are_json() {
+    let env = TestEnv::new();
+    let r = env.treebox(&["create", "--json", "--bogus"]);
+    r.code(2);
+    let err: serde_json::Value = serde_json::from_str(r.stderr.trim()).unwrap();
+    assert_eq!(err["error"]["code"], 2);
+    assert!(err["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("--bogus"));
+    // Without --json: clap's own text.
+    let r = env.treebox(&["create", "--bogus"]);
+    r.code(2);
+    assert!(r.stderr.contains("unexpected argument"), "{r:?}");
+    env.treebox(&["--help"]).ok();
+    let v = env.treebox(&["--version"]);
+    assert_eq!(
+        v.ok().stdout.trim(),
+        format!("git-treebox {}", env!("CARGO_PKG_VERSION"))
+    );
+}

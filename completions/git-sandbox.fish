@@ -1,0 +1,54 @@
+# Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
+function __fish_git_sandbox_global_optspecs
+    string join \n q/quiet v/verbose color= h/help V/version
+end
+
+function __fish_git_sandbox_needs_command
+    # Figure out if the current invocation already has a command.
+    set -l cmd (commandline -opc)
+    set -e cmd[1]
+    argparse -s (__fish_git_sandbox_global_optspecs) -- $cmd 2>/dev/null
+    or return
+    if set -q argv[1]
+        # Also print the command, so this can be used to figure out what it is.
+        echo $argv[1]
+        return 1
+    end
+    return 0
+end
+
+function __fish_git_sandbox_using_subcommand
+    set -l cmd (__fish_git_sandbox_needs_command)
+    test -z "$cmd"
+    and return 1
+    contains -- $cmd[1] $argv
+end
+
+complete -c git-sandbox -n "__fish_git_sandbox_needs_command" -l color -d 'When to colour stderr' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c git-sandbox -n "__fish_git_sandbox_needs_command" -s q -l quiet -d 'Less output on stderr (warnings and errors only)'
+complete -c git-sandbox -n "__fish_git_sandbox_needs_command" -s v -l verbose -d 'More output on stderr'
+complete -c git-sandbox -n "__fish_git_sandbox_needs_command" -s h -l help -d 'Print help'
+complete -c git-sandbox -n "__fish_git_sandbox_needs_command" -s V -l version -d 'Print version'
+complete -c git-sandbox -n "__fish_git_sandbox_needs_command" -f -a "up" -d 'Provision a box (like `git treebox create NAME --no-launch`) and open a shell in it'
+complete -c git-sandbox -n "__fish_git_sandbox_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c git-sandbox -n "__fish_git_sandbox_using_subcommand up" -l branch -d 'Check out this existing branch instead of creating NAME' -r
+complete -c git-sandbox -n "__fish_git_sandbox_using_subcommand up" -l base -d 'Base branch [default: main]' -r
+complete -c git-sandbox -n "__fish_git_sandbox_using_subcommand up" -l isolation -d 'Where the box runs' -r -f -a "host\t''
+docker\t''
+podman\t''
+auto\t''"
+complete -c git-sandbox -n "__fish_git_sandbox_using_subcommand up" -l git -d 'How the box\'s checkout is made' -r -f -a "worktree\t''
+clone\t''"
+complete -c git-sandbox -n "__fish_git_sandbox_using_subcommand up" -l color -d 'When to colour stderr' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c git-sandbox -n "__fish_git_sandbox_using_subcommand up" -l no-fetch -d 'Do not fetch origin first'
+complete -c git-sandbox -n "__fish_git_sandbox_using_subcommand up" -s d -l detach -d 'Detached: provision only, print the box path'
+complete -c git-sandbox -n "__fish_git_sandbox_using_subcommand up" -s q -l quiet -d 'Less output on stderr (warnings and errors only)'
+complete -c git-sandbox -n "__fish_git_sandbox_using_subcommand up" -s v -l verbose -d 'More output on stderr'
+complete -c git-sandbox -n "__fish_git_sandbox_using_subcommand up" -s h -l help -d 'Print help'
+complete -c git-sandbox -n "__fish_git_sandbox_using_subcommand up" -s V -l version -d 'Print version'
+complete -c git-sandbox -n "__fish_git_sandbox_using_subcommand help; and not __fish_seen_subcommand_from up help" -f -a "up" -d 'Provision a box (like `git treebox create NAME --no-launch`) and open a shell in it'
+complete -c git-sandbox -n "__fish_git_sandbox_using_subcommand help; and not __fish_seen_subcommand_from up help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

@@ -1,0 +1,144 @@
+//! Generated documentation, checked in: man pages (`man/`) and shell completions
+//! (`completions/`), both rendered from the clap definitions (SPEC §10).
+//!
+//! The tests fail when a checked-in file drifts from what the CLI definition renders.
+//! To regenerate after changing the CLI, run
+//! `TREEBOX_UPDATE_DOCS=1 cargo test --test it docs`.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use clap::CommandFactory;
+use clap_complete::{Generator, Shell};
+
+use treebox::cli::sandbox::SandboxCli;
+use treebox::cli::TreeboxCli;
+
+/// The two front ends, by the name their executables have on PATH.
+fn commands() -> [(&'static str, clap::Command); 2] {
+    [
+        ("git-treebox", TreeboxCli::command()),
+        ("git-sandbox", SandboxCli::command()),
+    ]
+}
+
+/// One page per command and per (non-hidden) subcommand, as `clap_mangen::generate_to`
+/// would write them, but in memory: file name → contents. Every page's footer names
+/// the program and version (`git-treebox 0.1.0`), not the subcommand.
+fn man_pages() -> BTreeMap<String, Vec<u8>> {
+    fn render(cmd: clap::Command, source: &str, out: &mut BTreeMap<String, Vec<u8>>) {
+        for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()).cloned() {
+            render(sub, source, out);
+        }
+        let man = clap_mangen::Man::new(cmd).source(source);
+        let mut page = Vec::new();
+        man.render(&mut page).expect("render to memory");
+        out.insert(man.get_filename(), page);
+    }
+    let mut out = BTreeMap::new();
+    for (bin, cmd) in commands() {
+        let source = format!("{bin} {}", cmd.get_version().unwrap_or_default());
+        let mut cmd = cmd.disable_help_subcommand(true);
+        cmd.build();
+        render(cmd, &source, &mut out);
+    }
+    out
+}
+
+/// bash, zsh and fish completions for both executables: file name → contents.
+fn completions() -> BTreeMap<String, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    for (bin, cmd) in commands() {
+        for shell in [Shell::Bash, Shell::Zsh, Shell::Fish] {
+            let mut script = Vec::new();
+            // The executable's own name: the shells complete `git-treebox …`.
+            clap_complete::generate(shell, &mut cmd.clone(), bin, &mut script);
+            out.insert(shell.file_name(bin), script);
+        }
+    }
+    out
+}
+
+fn update_requested() -> bool {
+    std::env::var_os("TREEBOX_UPDATE_DOCS").is_some_and(|v| v == "1")
+}
+
+/// Compare `files` with the directory `dir` under the crate root (every file in it must
+/// be generated, byte for byte), or rewrite it when `TREEBOX_UPDATE_DOCS=1`.
+#[track_caller]
+fn check_or_update(dir: &str, files: &BTreeMap<String, Vec<u8>>) {
+    let dir: PathBuf = Path::new(env!("CARGO_MANIFEST_DIR")).join(dir);
+    let on_disk: Vec<String> = std::fs::read_dir(&dir)
+        .map(|rd| {
+            rd.flatten()
+                .filter(|e| e.path().is_file())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    if update_requested() {
+        std::fs::create_dir_all(&dir).expect("create the docs dir");
+        for stale in on_disk.iter().filter(|f| !files.contains_key(*f)) {
+            std::fs::remove_file(dir.join(stale)).expect("remove a stale file");
+        }
+        for (name, contents) in files {
+            std::fs::write(dir.join(name), contents).expect("write a generated file");
+        }
+        return;
+    }
+    let mut problems = Vec::new();
+    for stale in on_disk.iter().filter(|f| !files.contains_key(*f)) {
+        problems.push(format!("{stale}: not generated from the CLI (stale?)"));
+    }
+    for (name, contents) in files {
+        match std::fs::read(dir.join(name)) {
+            Ok(disk) if disk == *contents => {}
+            Ok(_) => problems.push(format!("{name}: differs from the CLI definition")),
+            Err(e) => problems.push(format!("{name}: {e}")),
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "{} is out of date:\n  {}\nRegenerate with `TREEBOX_UPDATE_DOCS=1 cargo test --test it docs` and commit the result.",
+        dir.display(),
+        problems.join("\n  ")
+    );
+}
+
+#[test]
+fn docs_man_pages_match_the_cli() {
+    let pages = man_pages();
+    for expected in [
+        "git-treebox.1",
+        "git-treebox-create.1",
+        "git-sandbox.1",
+        "git-sandbox-up.1",
+    ] {
+        assert!(
+            pages.contains_key(expected),
+            "{expected} in {:?}",
+            pages.keys()
+        );
+    }
+    check_or_update("man", &pages);
+}
+
+#[test]
+fn docs_completions_match_the_cli() {
+    let scripts = completions();
+    for expected in [
+        "git-treebox.bash",
+        "_git-treebox",
+        "git-treebox.fish",
+        "git-sandbox.bash",
+        "_git-sandbox",
+        "git-sandbox.fish",
+    ] {
+        assert!(
+            scripts.contains_key(expected),
+            "{expected} in {:?}",
+            scripts.keys()
+        );
+    }
+    check_or_update("completions", &scripts);
+}

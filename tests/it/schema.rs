@@ -1,0 +1,305 @@
+//! The published JSON Schemas (`docs/schema/`, SPEC §10) against real output.
+//!
+//! Each document treebox prints in JSON mode is produced by the real binary and
+//! validated twice: against the published schema (which lets version-1 documents gain
+//! fields), and against a strict copy that refuses undeclared fields, so a field added
+//! to the program but not to its schema fails here.
+
+use std::path::PathBuf;
+
+use serde_json::Value;
+
+use crate::env::{Run, TestEnv};
+
+const SCHEMAS: [&str; 3] = ["create", "plan", "error"];
+
+fn schema_path(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!("docs/schema/{name}.schema.json"))
+}
+
+fn load_schema(name: &str) -> Value {
+    let path = schema_path(name);
+    let text =
+        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{} is not JSON: {e}", path.display()))
+}
+
+/// The schema with every object that declares `properties` closed to undeclared ones
+/// (`unevaluatedProperties: false`, which sees through `oneOf` and `$ref`).
+fn strict(schema: &Value) -> Value {
+    match schema {
+        Value::Object(map) => {
+            let mut out: serde_json::Map<String, Value> =
+                map.iter().map(|(k, v)| (k.clone(), strict(v))).collect();
+            if map.get("properties").is_some_and(Value::is_object) {
+                out.remove("additionalProperties");
+                out.insert("unevaluatedProperties".into(), Value::Bool(false));
+            }
+            Value::Object(out)
+        }
+        Value::Array(items) => Value::Array(items.iter().map(strict).collect()),
+        other => other.clone(),
+    }
+}
+
+fn errors(schema: &Value, doc: &Value) -> Vec<String> {
+    let validator = jsonschema::validator_for(schema).expect("the schema compiles");
+    validator
+        .iter_errors(doc)
+        .map(|e| {
+            format!(
+                "  at `{}` (schema `{}`): {e}",
+                e.instance_path(),
+                e.schema_path()
+            )
+        })
+        .collect()
+}
+
+/// Validate `doc` against `docs/schema/<name>.schema.json`, listing every error.
+#[track_caller]
+fn assert_valid(name: &str, doc: &Value, what: &str) {
+    let schema = load_schema(name);
+    let pretty = serde_json::to_string_pretty(doc).unwrap();
+    let errs = errors(&schema, doc);
+    assert!(
+        errs.is_empty(),
+        "{what}: does not match {name}.schema.json:\n{}\ndocument:\n{pretty}",
+        errs.join("\n")
+    );
+    let errs = errors(&strict(&schema), doc);
+    assert!(
+        errs.is_empty(),
+        "{what}: has fields {name}.schema.json does not declare:\n{}\ndocument:\n{pretty}",
+        errs.join("\n")
+    );
+}
+
+/// The one JSON object a failing command in JSON mode writes to stderr.
+#[track_caller]
+fn error_document(r: &Run) -> Value {
+    assert!(
+        r.stdout.is_empty(),
+        "errors print nothing on stdout: {r:#?}"
+    );
+    let lines: Vec<&str> = r.stderr.lines().collect();
+    assert_eq!(lines.len(), 1, "one line on stderr: {r:#?}");
+    serde_json::from_str(lines[0]).unwrap_or_else(|e| panic!("stderr is not JSON ({e}): {r:#?}"))
+}
+
+#[test]
+fn schema_files_are_valid_draft_2020_12_schemas() {
+    for name in SCHEMAS {
+        let schema = load_schema(name);
+        assert_eq!(
+            schema["$schema"], "https://json-schema.org/draft/2020-12/schema",
+            "{name}"
+        );
+        let meta = jsonschema::meta::validator_for(&schema).expect("a bundled meta-schema");
+        let errs: Vec<String> = meta
+            .iter_errors(&schema)
+            .map(|e| format!("  at `{}`: {e}", e.instance_path()))
+            .collect();
+        assert!(errs.is_empty(), "{name}.schema.json:\n{}", errs.join("\n"));
+        jsonschema::validator_for(&schema)
+            .unwrap_or_else(|e| panic!("{name}.schema.json does not compile: {e}"));
+        jsonschema::validator_for(&strict(&schema))
+            .unwrap_or_else(|e| panic!("strict {name}.schema.json does not compile: {e}"));
+        assert_eq!(schema["type"], "object", "{name}");
+        assert_eq!(schema["additionalProperties"], true, "{name}");
+        assert_eq!(schema["properties"]["schemaVersion"]["const"], 1, "{name}");
+    }
+}
+
+/// Keywords these schemas use; anything else in a schema position is a typo (the
+/// meta-schema allows unknown keywords, so it would not catch one).
+const KEYWORDS: &[&str] = &[
+    "$schema",
+    "$defs",
+    "$ref",
+    "title",
+    "description",
+    "type",
+    "const",
+    "enum",
+    "properties",
+    "required",
+    "additionalProperties",
+    "items",
+    "minItems",
+    "minLength",
+    "pattern",
+    "minimum",
+    "maximum",
+    "oneOf",
+];
+
+/// Check one schema node and everything under it; `at` is a JSON pointer for messages.
+fn check_node(node: &Value, at: &str, problems: &mut Vec<String>) {
+    let Some(map) = node.as_object() else {
+        problems.push(format!("{at}: a schema must be an object"));
+        return;
+    };
+    for key in map.keys() {
+        if !KEYWORDS.contains(&key.as_str()) {
+            problems.push(format!("{at}: unknown keyword `{key}`"));
+        }
+    }
+    if let Some(required) = map.get("required") {
+        let props = map.get("properties").and_then(Value::as_object);
+        for r in required.as_array().into_iter().flatten() {
+            let r = r.as_str().unwrap_or_default();
+            if !props.is_some_and(|p| p.contains_key(r)) {
+                problems.push(format!("{at}: required `{r}` is not in `properties`"));
+            }
+        }
+    }
+    for key in ["properties", "$defs"] {
+        for (k, v) in map
+            .get(key)
+            .and_then(Value::as_object)
+            .into_iter()
+            .flatten()
+        {
+            check_node(v, &format!("{at}/{key}/{k}"), problems);
+        }
+    }
+    if let Some(items) = map.get("items") {
+        check_node(items, &format!("{at}/items"), problems);
+    }
+    for (i, v) in map
+        .get("oneOf")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
+        check_node(v, &format!("{at}/oneOf/{i}"), problems);
+    }
+}
+
+#[test]
+fn schema_required_fields_are_declared_and_keywords_known() {
+    for name in SCHEMAS {
+        let mut problems = Vec::new();
+        check_node(&load_schema(name), "#", &mut problems);
+        assert!(
+            problems.is_empty(),
+            "{name}.schema.json:\n{}",
+            problems.join("\n")
+        );
+    }
+}
+
+#[test]
+fn schema_strict_copy_refuses_undeclared_fields() {
+    // The strict check is what catches drift; make sure it bites, including through
+    // the tagged `checkout` union.
+    let env = TestEnv::new();
+    let plan = env
+        .treebox(&["create", "strict", "--dry-run", "--json"])
+        .ok()
+        .json();
+    let schema = strict(&load_schema("plan"));
+    assert!(errors(&schema, &plan).is_empty());
+    let mut extra = plan.clone();
+    extra["surprise"] = Value::Bool(true);
+    assert!(!errors(&schema, &extra).is_empty());
+    assert!(errors(&load_schema("plan"), &extra).is_empty());
+    let mut extra = plan.clone();
+    extra["checkout"]["surprise"] = Value::Bool(true);
+    assert!(!errors(&schema, &extra).is_empty());
+    let mut wrong = plan;
+    wrong["checkout"]["kind"] = "fromRemote".into();
+    assert!(!errors(&load_schema("plan"), &wrong).is_empty());
+}
+
+#[test]
+fn schema_create_documents() {
+    let env = TestEnv::new();
+
+    let plain = env.treebox(&["create", "fix/plain", "--json"]).ok().json();
+    assert_valid("create", &plain, "create fix/plain --json");
+    assert_eq!(plain["name"], "fix--plain");
+    assert_eq!(plain["placeholder"], false);
+    assert_eq!(plain["env"], "absent");
+
+    let nameless = env.treebox(&["create", "--json"]).ok().json();
+    assert_valid("create", &nameless, "create --json (nameless)");
+    assert_eq!(nameless["placeholder"], true);
+
+    // An existing branch: no branch is cut from the base.
+    env.git(&env.repo, &["branch", "existing"]);
+    let existing = env
+        .treebox(&["create", "--checkout", "existing", "--json"])
+        .ok()
+        .json();
+    assert_valid("create", &existing, "create --checkout existing --json");
+
+    std::fs::write(env.repo.join(".env"), "SECRET=1\n").unwrap();
+    env.write_config(r#"{"setup":["true"]}"#);
+    let setup = env.treebox(&["create", "with-env", "--json"]).ok().json();
+    assert_valid("create", &setup, "create --json with .env and custom setup");
+    assert_eq!(setup["env"], "copied");
+    assert_eq!(setup["setup"].as_array().map(Vec::len), Some(1));
+    assert_eq!(setup["setup"][0]["ok"], true);
+}
+
+#[test]
+fn schema_plan_documents() {
+    let env = TestEnv::new();
+    let plan = env
+        .treebox(&["create", "plan/me", "--dry-run", "--json"])
+        .ok()
+        .json();
+    assert_valid("plan", &plan, "create plan/me --dry-run --json");
+    assert_eq!(plan["checkout"]["kind"], "newBranch");
+
+    let nameless = env.treebox(&["create", "--dry-run", "--json"]).ok().json();
+    assert_valid("plan", &nameless, "create --dry-run --json (nameless)");
+
+    // The other checkout kinds, and a plan with a .env, custom setup and a warning.
+    env.git(&env.repo, &["branch", "local-one"]);
+    env.git(&env.repo, &["push", "-q", "origin", "main:remote-one"]);
+    env.git(&env.repo, &["fetch", "-q", "origin"]);
+    std::fs::write(env.repo.join(".env"), "SECRET=1\n").unwrap();
+    env.write_config(r#"{"setup":["true"]}"#);
+    for (args, kind) in [
+        (&["--checkout", "local-one"][..], "existingLocal"),
+        (
+            &["--checkout", "remote-one", "--no-fetch"][..],
+            "fromRemote",
+        ),
+    ] {
+        let mut argv = vec!["create", "--dry-run", "--json", "--cold"];
+        argv.extend_from_slice(args);
+        let doc = env.treebox(&argv).ok().json();
+        assert_valid("plan", &doc, &argv.join(" "));
+        assert_eq!(doc["checkout"]["kind"], kind);
+    }
+}
+
+#[test]
+fn schema_error_documents() {
+    let env = TestEnv::new();
+    env.git(&env.repo, &["branch", "taken"]);
+    let r = env.treebox(&["create", "taken", "--json"]);
+    r.code(5);
+    let doc = error_document(&r);
+    assert_valid("error", &doc, "create taken --json (branch exists)");
+    assert_eq!(doc["error"]["code"], 5);
+
+    let r = env.treebox(&["create", "--base", "nowhere", "--json"]);
+    r.code(3);
+    assert_valid("error", &error_document(&r), "create --base nowhere --json");
+
+    env.git(
+        &env.repo,
+        &["remote", "set-url", "origin", "/nonexistent/origin.git"],
+    );
+    let r = env.treebox(&["create", "offline", "--json"]);
+    r.code(4);
+    let doc = error_document(&r);
+    assert_valid("error", &doc, "create offline --json (fetch fails)");
+    assert_eq!(doc["error"]["code"], 4);
+}
