@@ -13,7 +13,8 @@
 //! - `startup`: `git --version` (reference) vs `git-treebox --version` and
 //!   `git-sandbox --version`. Target: median ≤ 10 ms.
 //!
-//! Knobs: `BENCH_ROUNDS` (create rounds, default 15), `BENCH_STARTUP_RUNS` (default 30).
+//! Knobs: `BENCH_ROUNDS` (create rounds, default 15), `BENCH_STARTUP_RUNS` (default 30),
+//! `BENCH_CLEANUP=1` (remove the worktrees between rounds; see [`between_rounds`]).
 //!
 //! To add a measurement (list with 10/100/500 boxes, clone mode, docker exec, …), build
 //! another [`Group`] — usually with [`Group::pair`] — and push it onto the list in
@@ -205,15 +206,22 @@ fn make_fixture(w: &World) -> Fixture {
     }
 }
 
-/// Remove every linked worktree of `repo` (untimed, between rounds) and flush the
-/// page cache's dirty pages so one round's writeback does not land in the next.
-fn remove_worktrees(w: &World, repo: &Path) {
-    let list = w.git(repo, &["worktree", "list", "--porcelain"]);
-    let main = repo.to_str().expect("utf-8");
-    for line in list.lines() {
-        if let Some(p) = line.strip_prefix("worktree ") {
-            if p != main {
-                w.git(repo, &["worktree", "remove", "--force", "--force", p]);
+/// Between create rounds (untimed): flush dirty pages so one round's writeback does not
+/// land in the next. With `BENCH_CLEANUP=1`, first remove every linked worktree.
+///
+/// Cleanup is off by default: on ext4, `__ext4_new_inode` skips inodes deleted in the
+/// last ~30 s (`recently_deleted`), so deleting 10,000 files per round makes the next
+/// round's file creation several times slower for both variants — a measurement of
+/// the filesystem, not of treebox. Keeping the boxes costs ~15 MB each.
+fn between_rounds(w: &World, repo: &Path, cleanup: bool) {
+    if cleanup {
+        let list = w.git(repo, &["worktree", "list", "--porcelain"]);
+        let main = repo.to_str().expect("utf-8");
+        for line in list.lines() {
+            if let Some(p) = line.strip_prefix("worktree ") {
+                if p != main {
+                    w.git(repo, &["worktree", "remove", "--force", "--force", p]);
+                }
             }
         }
     }
@@ -512,6 +520,7 @@ fn env_usize(name: &str, default: usize) -> usize {
 fn main() {
     let rounds = env_usize("BENCH_ROUNDS", 15);
     let startup_runs = env_usize("BENCH_STARTUP_RUNS", 30);
+    let cleanup = std::env::var_os("BENCH_CLEANUP").is_some_and(|v| v == "1");
 
     let w = World::new();
     let git_version = w.git(&w.root, &["--version"]).trim().to_string();
@@ -550,7 +559,7 @@ fn main() {
             c
         }),
     );
-    create.between = Some(Box::new(|| remove_worktrees(&w, &fx.clone)));
+    create.between = Some(Box::new(|| between_rounds(&w, &fx.clone, cleanup)));
     groups.push(create);
 
     // startup: process start to exit, no work.
@@ -607,6 +616,7 @@ fn main() {
             "create_rounds": rounds,
             "startup_runs": startup_runs,
             "fixture_files": fx.files,
+            "cleanup_between_rounds": cleanup,
         },
         "results": rows.iter().map(|r| json!({
             "group": r.group,

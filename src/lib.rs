@@ -21,9 +21,11 @@
 //! The engine modules never print: progress reaches the CLI through
 //! [`provision::Reporter`], failures as typed errors carrying paths and refs.
 
+pub mod boxes;
 pub mod cli;
 pub mod cmd;
 pub mod config;
+pub mod doctor;
 pub mod git;
 pub mod guard;
 pub mod guard_hook;
@@ -34,3 +36,4 @@ pub mod provision;
 pub mod runner;
 pub mod sanitize;
 pub mod state;
+pub mod teardown;

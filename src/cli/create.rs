@@ -142,7 +142,27 @@ pub fn hand_off(
         return Ok(error::OK);
     }
     ui.finish();
-    launch_child(&launch)
+    launch_in_session(&launch, &created.session_path, ui)
+}
+
+/// Launch the agent while holding the box's session marker, so `list` shows the
+/// session as live and `teardown` will not pull the box from under it.
+pub fn launch_in_session(
+    cmd: &Cmd,
+    session: &std::path::Path,
+    ui: &mut Ui,
+) -> Result<i32, CliError> {
+    let _session = match crate::state::session::Session::hold(session) {
+        Ok(s) => Some(s),
+        Err(e) => {
+            ui.warning(&format!(
+                "could not mark the session as live ({}): {e}",
+                session.display()
+            ));
+            None
+        }
+    };
+    launch_child(cmd)
 }
 
 /// Run the agent with the terminal, and exit with its code (128+signal when killed).
@@ -204,6 +224,8 @@ pub fn result_document(c: &Created, launch: &Cmd, warnings: &[String]) -> Value 
         EnvOutcome::Copied { .. } => "copied",
         EnvOutcome::Absent => "absent",
         EnvOutcome::Refused { .. } => "refused",
+        EnvOutcome::Unchanged => "unchanged",
+        EnvOutcome::KeptEdited => "kept",
     };
     let r = &c.record;
     json!({

@@ -66,6 +66,39 @@ impl From<ProvisionError> for CliError {
                 .hint(format!(
                     "Finish it in the mode it was built with (`--git {built}`), or remove it first (`git worktree remove --force .treebox/worktrees/{leaf}`) and create it again."
                 )),
+            P::Resolve(crate::boxes::ResolveError::NotFound {
+                reference,
+                branch_exists,
+            }) => {
+                let e = CliError::new(NOT_FOUND, "box-not-found", msg);
+                if *branch_exists {
+                    e.hint(format!(
+                        "`{}` is a branch without a box: run `git treebox create --checkout {}`.",
+                        crate::sanitize::line(reference),
+                        q(reference)
+                    ))
+                } else {
+                    e.hint("`git treebox list` shows the boxes of this repository.")
+                }
+            }
+            P::Resolve(crate::boxes::ResolveError::Ambiguous { .. }) => {
+                CliError::new(USAGE, "ambiguous", msg)
+                    .hint("Name the box exactly, as `git treebox list` shows it.")
+            }
+            P::MalformedRecord { .. } => CliError::new(USAGE, "malformed-record", msg),
+            P::NoRecord { path, .. } => CliError::new(NOT_FOUND, "not-a-box", msg).hint(format!(
+                "It was not made by treebox; remove it with `git worktree remove {}` if you no longer need it.",
+                q(&path.to_string_lossy())
+            )),
+            P::BoxMissing { leaf, .. } => CliError::new(NOT_FOUND, "box-missing", msg).hint(format!(
+                "To clean up what is left, run `git treebox teardown {}`.",
+                q(leaf)
+            )),
+            P::IsolationMismatch { recorded, .. } => {
+                CliError::new(CONFLICT, "isolation-mismatch", msg).hint(format!(
+                    "Boxes keep the runner they were made with: drop the flag or pass `--isolation {recorded}`."
+                ))
+            }
             P::BaseNotFound { .. } => CliError::new(NOT_FOUND, "base-not-found", msg)
                 .hint("Name an existing base with `--base <branch>`; `git branch -a` lists them."),
             P::BranchNotFound { .. } => CliError::new(NOT_FOUND, "branch-not-found", msg)

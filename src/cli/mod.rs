@@ -4,8 +4,13 @@
 //! only layer that prints (through [`ui::Ui`]) and picks exit codes ([`error`]).
 
 pub mod create;
+pub mod doctor;
+pub mod enter;
 pub mod error;
+pub mod list;
 pub mod sandbox;
+pub mod teardown;
+pub mod template;
 pub mod ui;
 
 use clap::{Args, Parser, Subcommand};
@@ -47,6 +52,19 @@ pub struct TreeboxCli {
 pub enum TreeboxCommand {
     /// Provision a box and launch the agent in it.
     Create(create::CreateArgs),
+    /// Enter a box: finish or refresh its setup, then launch the agent in it.
+    Enter(enter::EnterArgs),
+    /// List this repository's boxes.
+    #[command(visible_alias = "ls")]
+    List(list::ListArgs),
+    /// Remove boxes without losing work by accident.
+    #[command(visible_alias = "rm")]
+    Teardown(teardown::TeardownArgs),
+    /// Check the machine and the repository.
+    Doctor(doctor::DoctorArgs),
+    /// Operator-owned container templates.
+    #[command(subcommand)]
+    Template(template::TemplateCommand),
     /// Print the version.
     Version,
 }
@@ -59,11 +77,21 @@ pub fn treebox_main() -> i32 {
     };
     let json = match &cli.command {
         TreeboxCommand::Create(a) => a.json,
+        TreeboxCommand::Enter(a) => a.json,
+        TreeboxCommand::List(a) => a.json,
+        TreeboxCommand::Teardown(a) => a.json,
+        TreeboxCommand::Doctor(a) => a.json,
+        TreeboxCommand::Template(t) => t.json(),
         TreeboxCommand::Version => false,
     };
     let mut ui = Ui::new(options(&cli.global, json));
     let result = match cli.command {
         TreeboxCommand::Create(args) => create::run(args, &mut ui),
+        TreeboxCommand::Enter(args) => enter::run(args, &mut ui),
+        TreeboxCommand::List(args) => list::run(args, &mut ui),
+        TreeboxCommand::Teardown(args) => teardown::run(args, &mut ui),
+        TreeboxCommand::Doctor(args) => doctor::run(args, &mut ui),
+        TreeboxCommand::Template(cmd) => template::run(cmd, &mut ui),
         TreeboxCommand::Version => {
             ui.out(&format!("git-treebox {}", env!("CARGO_PKG_VERSION")));
             Ok(error::OK)

@@ -210,6 +210,18 @@ impl GitCli {
         c
     }
 
+    /// `--upload-pack=<program>` when the repository-level config names an upload-pack
+    /// program for `remote`. git keeps the *first* `remote.<name>.uploadpack` it reads,
+    /// so a `-c` pin cannot replace a planted one; the command-line option does. Every
+    /// fetch-like command (`fetch`, `ls-remote`) adds this after its subcommand.
+    pub fn upload_pack_arg(&self, remote: &str) -> Option<String> {
+        let key = format!("remote.{remote}.uploadpack");
+        self.pins
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(&key))
+            .map(|(_, v)| format!("--upload-pack={v}"))
+    }
+
     /// The extra pins (beyond the fixed ones) this builder applies.
     pub fn pins(&self) -> &[(String, String)] {
         &self.pins

@@ -59,6 +59,10 @@ pub enum EnvOutcome {
     Absent,
     /// Not copied, for the reason given (a warning for the user).
     Refused { reason: String },
+    /// `enter`: the box's copy already matches the canonical file.
+    Unchanged,
+    /// `enter`: the box's copy was edited in the box since it was copied; kept.
+    KeptEdited,
 }
 
 /// Where the canonical `.env` is: `override_path` (user config), else `<main>/.env`.
@@ -126,6 +130,37 @@ pub fn copy_env(source: Option<&Path>, box_root: &Path, tracked_in_repo: bool) -
         },
         Err(e) => refused(format!("could not write {}: {e}", dest.display())),
     }
+}
+
+/// Refresh the box's `.env` from the canonical file (`enter`), never silently
+/// destroying edits made in the box: when the box's copy differs from what was copied
+/// in (`recorded_hash`), it is kept.
+pub fn refresh_env(
+    source: Option<&Path>,
+    box_root: &Path,
+    tracked_in_repo: bool,
+    recorded_hash: Option<&str>,
+) -> EnvOutcome {
+    let dest = box_root.join(".env");
+    let current = match std::fs::symlink_metadata(&dest) {
+        Ok(m) if m.is_file() && m.len() <= 16 * 1024 * 1024 => {
+            std::fs::read(&dest).ok().map(|d| sha256_hex(&d))
+        }
+        _ => None,
+    };
+    if let Some(cur) = &current {
+        let canonical = source
+            .and_then(|s| std::fs::metadata(s).ok().filter(|m| m.is_file()).map(|_| s))
+            .and_then(|s| std::fs::read(s).ok())
+            .map(|d| sha256_hex(&d));
+        if canonical.as_deref() == Some(cur.as_str()) {
+            return EnvOutcome::Unchanged;
+        }
+        if recorded_hash != Some(cur.as_str()) {
+            return EnvOutcome::KeptEdited;
+        }
+    }
+    copy_env(source, box_root, tracked_in_repo)
 }
 
 pub fn sha256_hex(data: &[u8]) -> String {
@@ -231,6 +266,45 @@ mod tests {
         ));
         let m = std::fs::metadata(bx.join(".env")).unwrap();
         assert_eq!(m.permissions().mode() & 0o777, 0o600);
+    }
+
+    #[test]
+    fn refresh_keeps_edits_made_in_the_box() {
+        let d = tempfile::tempdir().unwrap();
+        let src = d.path().join("src.env");
+        let bx = d.path().join("box");
+        std::fs::create_dir(&bx).unwrap();
+        std::fs::write(&src, "A=1\n").unwrap();
+        let EnvOutcome::Copied { hash } = copy_env(Some(&src), &bx, false) else {
+            panic!("copy")
+        };
+        assert_eq!(
+            refresh_env(Some(&src), &bx, false, Some(&hash)),
+            EnvOutcome::Unchanged
+        );
+        // Canonical changed, box copy untouched: refreshed.
+        std::fs::write(&src, "A=2\n").unwrap();
+        let EnvOutcome::Copied { hash } = refresh_env(Some(&src), &bx, false, Some(&hash)) else {
+            panic!("refresh")
+        };
+        assert_eq!(std::fs::read_to_string(bx.join(".env")).unwrap(), "A=2\n");
+        // Edited in the box, canonical changed again: the edit is kept.
+        std::fs::write(bx.join(".env"), "A=mine\n").unwrap();
+        std::fs::write(&src, "A=3\n").unwrap();
+        assert_eq!(
+            refresh_env(Some(&src), &bx, false, Some(&hash)),
+            EnvOutcome::KeptEdited
+        );
+        assert_eq!(
+            std::fs::read_to_string(bx.join(".env")).unwrap(),
+            "A=mine\n"
+        );
+        // Deleted in the box: copied again.
+        std::fs::remove_file(bx.join(".env")).unwrap();
+        assert!(matches!(
+            refresh_env(Some(&src), &bx, false, Some(&hash)),
+            EnvOutcome::Copied { .. }
+        ));
     }
 
     #[test]

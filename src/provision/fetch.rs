@@ -40,7 +40,9 @@ pub fn remote_heads(
 ) -> Result<std::collections::HashMap<String, git2::Oid>, FetchError> {
     let out = git
         .silent_remote_cmd(main_root)
-        .args(["ls-remote", "--heads", "origin"])
+        .arg("ls-remote")
+        .args(git.upload_pack_arg("origin"))
+        .args(["--heads", "origin"])
         .stdout_string()
         .map_err(FetchError::Failed)?;
     Ok(crate::git::porcelain::parse_ls_remote_heads(&out))
@@ -77,19 +79,15 @@ pub fn fetch_origin(
     if fresh {
         return Ok(());
     }
-    let args = [
-        "fetch",
-        "--quiet",
-        "--prune",
-        "--no-recurse-submodules",
-        "origin",
-    ];
-    let silent = git.silent_remote_cmd(main_root).args(args).output();
+    let mut args: Vec<String> = vec!["fetch".into()];
+    args.extend(git.upload_pack_arg("origin"));
+    args.extend(["--quiet", "--prune", "--no-recurse-submodules", "origin"].map(String::from));
+    let silent = git.silent_remote_cmd(main_root).args(args.iter()).output();
     let result = match silent {
         Ok(_) => Ok(()),
         Err(e) if interactive_retry => git
             .cmd(main_root)
-            .args(args)
+            .args(args.iter())
             .status_inherit()
             .map_err(FetchError::Failed)
             .and_then(|st| {

@@ -16,6 +16,7 @@
 
 pub mod checkout;
 pub mod copy;
+pub mod enter;
 pub mod fetch;
 pub mod guard;
 pub mod setup;
@@ -66,6 +67,20 @@ pub enum ProvisionError {
     Repo(#[from] RepoError),
     #[error("{what} is not available yet in this version of treebox")]
     Unsupported { what: String },
+    #[error(transparent)]
+    Resolve(#[from] crate::boxes::ResolveError),
+    #[error("{message}")]
+    MalformedRecord { message: String },
+    #[error("{} is not a treebox box (it has no record)", .path.display())]
+    NoRecord { leaf: String, path: PathBuf },
+    #[error("the directory of box `{leaf}` is gone ({})", .path.display())]
+    BoxMissing { leaf: String, path: PathBuf },
+    #[error("box `{leaf}` runs on {recorded}, not {requested}")]
+    IsolationMismatch {
+        leaf: String,
+        recorded: String,
+        requested: String,
+    },
     #[error("box `{leaf}` was built in {built} git mode, not {requested}")]
     ModeMismatch {
         leaf: String,
@@ -138,6 +153,8 @@ pub struct Created {
     pub setup: setup::SetupReport,
     pub submodules: usize,
     pub warnings: Vec<String>,
+    /// The marker to hold while an agent runs in the box.
+    pub session_path: PathBuf,
 }
 
 /// Everything resolved before the plan: the repository, its layout and the choices.
@@ -246,7 +263,10 @@ fn context(req: &CreateRequest, cfg: &UserConfig) -> Result<Context, ProvisionEr
 }
 
 /// `host`, or the container runners once they exist (SPEC §3 `auto`).
-fn resolve_runner(isolation: Option<&str>, cfg: &UserConfig) -> Result<String, ProvisionError> {
+pub(crate) fn resolve_runner(
+    isolation: Option<&str>,
+    cfg: &UserConfig,
+) -> Result<String, ProvisionError> {
     let marked =
         cfg.runner.unwrap_or(false) || std::env::var("TREEBOX_RUNNER").is_ok_and(|v| v == "1");
     match isolation.unwrap_or("host") {
@@ -495,7 +515,7 @@ fn fetch_mode(req: &CreateRequest, ctx: &Context) -> Fetch {
     }
 }
 
-fn timed<T>(r: &mut dyn Reporter, name: &str, f: impl FnOnce() -> T) -> T {
+pub(crate) fn timed<T>(r: &mut dyn Reporter, name: &str, f: impl FnOnce() -> T) -> T {
     r.stage(name);
     let t = Instant::now();
     let out = f();
@@ -677,10 +697,16 @@ fn apply(
 
     // From here on the box is usable; problems are warnings, and the record says
     // whether setup completed.
+    // Submodules only on a fresh checkout: git is never run in a box's worktree
+    // after the box may have run (SPEC §8.1), and a resumed box may have.
     let box_git = GitCli::for_repo(&ctx.repo.common_dir, Some(&admin.join("config.worktree")));
-    let submodules = timed(reporter, "submodules", || {
-        copy::update_submodules(&box_git, &plan.path)
-    });
+    let submodules = if resumed {
+        Ok(0)
+    } else {
+        timed(reporter, "submodules", || {
+            copy::update_submodules(&box_git, &plan.path)
+        })
+    };
     let mut setup_ok = true;
     let submodules = match submodules {
         Ok(n) => n,
@@ -701,38 +727,18 @@ fn apply(
     match &env {
         copy::EnvOutcome::Copied { hash } => record.env_hash = Some(hash.clone()),
         copy::EnvOutcome::Refused { reason } => warnings.push(format!(".env not copied: {reason}")),
-        copy::EnvOutcome::Absent => {}
+        copy::EnvOutcome::Absent | copy::EnvOutcome::Unchanged | copy::EnvOutcome::KeptEdited => {}
     }
 
-    let ecos = setup::detect(&plan.path);
-    let cold_dir = if req.cold {
-        Some(ctx.layout.box_state(&leaf).join("cold-cache"))
-    } else {
-        None
-    };
-    let cache = match &cold_dir {
-        Some(d) => {
-            std::fs::create_dir_all(d).map_err(io_err("could not create", d))?;
-            setup::CacheMode::Cold(d.clone())
-        }
-        None => setup::CacheMode::Shared,
-    };
-    let steps = setup::plan_steps(&plan.path, &ecos, cfg.setup.as_deref(), &cache);
-    let report = setup::run(steps, &mut |name| reporter.stage(&format!("setup: {name}")));
-    if let Some(d) = &cold_dir {
-        let _ = make_writable_and_remove(d);
-    }
-    for s in &report.steps {
-        reporter.stage_done(&format!("setup: {}", s.name), s.duration);
-        if !s.ok {
-            let detail = s.detail.as_deref().unwrap_or("failed");
-            warnings.push(format!(
-                "setup step {} failed: {}",
-                s.name,
-                crate::sanitize::block(detail)
-            ));
-        }
-    }
+    let (report, ecos) = run_setup(
+        &plan.path,
+        &leaf,
+        &ctx.layout,
+        cfg,
+        req.cold,
+        reporter,
+        &mut warnings,
+    )?;
     record.ecosystems = ecos.iter().map(|e| e.as_str().to_string()).collect();
     record.lockfile_hash = setup::lockfile_hash(&plan.path, &ecos);
     record.setup_completed = setup_ok && report.completed;
@@ -749,7 +755,48 @@ fn apply(
         setup: report,
         submodules,
         warnings,
+        session_path: ctx.layout.session_path(&leaf),
     })
+}
+
+/// Install the box's dependencies (SPEC §3): the user's `setup` commands, else one
+/// install per detected ecosystem, against the shared caches or (`cold`) throwaway
+/// ones. Failures become warnings; the report says whether every step succeeded.
+pub(crate) fn run_setup(
+    path: &Path,
+    leaf: &Leaf,
+    layout: &Layout,
+    cfg: &UserConfig,
+    cold: bool,
+    reporter: &mut dyn Reporter,
+    warnings: &mut Vec<String>,
+) -> Result<(setup::SetupReport, Vec<setup::Ecosystem>), ProvisionError> {
+    let ecos = setup::detect(path);
+    let cold_dir = cold.then(|| layout.box_state(leaf).join("cold-cache"));
+    let cache = match &cold_dir {
+        Some(d) => {
+            std::fs::create_dir_all(d).map_err(io_err("could not create", d))?;
+            setup::CacheMode::Cold(d.clone())
+        }
+        None => setup::CacheMode::Shared,
+    };
+    let steps = setup::plan_steps(path, &ecos, cfg.setup.as_deref(), &cache);
+    let report = setup::run(steps, &mut |name| reporter.stage(&format!("setup: {name}")));
+    if let Some(d) = &cold_dir {
+        let _ = make_writable_and_remove(d);
+    }
+    for s in &report.steps {
+        reporter.stage_done(&format!("setup: {}", s.name), s.duration);
+        if !s.ok {
+            let detail = s.detail.as_deref().unwrap_or("failed");
+            warnings.push(format!(
+                "setup step {} failed: {}",
+                s.name,
+                crate::sanitize::block(detail)
+            ));
+        }
+    }
+    Ok((report, ecos))
 }
 
 fn record_created_branch(c: &Checkout) -> Option<&str> {
@@ -760,7 +807,7 @@ fn record_created_branch(c: &Checkout) -> Option<&str> {
 }
 
 /// Does the repository track a `.env` at its top (in the main checkout's index)?
-fn env_tracked(repo: &Repo) -> bool {
+pub(crate) fn env_tracked(repo: &Repo) -> bool {
     repo.git
         .index()
         .ok()

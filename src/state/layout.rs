@@ -83,6 +83,11 @@ impl Layout {
         self.box_state(leaf).join("record.json")
     }
 
+    /// The session marker held while an agent runs in the box.
+    pub fn session_path(&self, leaf: &Leaf) -> PathBuf {
+        self.box_state(leaf).join("session.lock")
+    }
+
     pub fn lock_path(&self, leaf: &Leaf) -> PathBuf {
         self.repo_state
             .join("locks")

@@ -10,6 +10,7 @@ pub mod atomic;
 pub mod layout;
 pub mod lock;
 pub mod record;
+pub mod session;
 
 pub use layout::Layout;
 pub use lock::{BoxLock, LockError};

@@ -561,6 +561,10 @@ fn planted_exec_config_never_runs_during_create() {
     for (k, v) in [
         ("core.fsmonitor", format!("touch {m}.fsmonitor; false")),
         ("core.sshCommand", format!("touch {m}.ssh; ssh")),
+        (
+            "remote.origin.uploadpack",
+            format!("touch {m}.uploadpack; git-upload-pack"),
+        ),
         ("credential.helper", format!("!touch {m}.cred")),
         ("filter.evil.smudge", format!("touch {m}.smudge; cat")),
         ("filter.evil.clean", format!("touch {m}.clean; cat")),

@@ -2,6 +2,8 @@
 
 mod create;
 mod docs;
+mod doctor;
 mod env;
 mod guard;
+mod lifecycle;
 mod schema;

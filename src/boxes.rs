@@ -1,0 +1,267 @@
+//! The boxes of one repository, as they are right now, and how a reference names one.
+//!
+//! A box is known from two sources: its host-owned record, and git's own worktree
+//! registration (`<common>/worktrees/<id>/gitdir`) for a checkout under the box root.
+//! Either alone is enough to find it, so a box whose `.git` pointer file is gone, or
+//! whose record was lost, can still be listed and removed. The main worktree is never
+//! a box.
+//!
+//! Everything here reads files and libgit2 only — no subprocess, and nothing a box
+//! wrote is executed — so `list` stays instant with hundreds of boxes and is safe
+//! against hostile boxes.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use crate::git::repo::canonical;
+use crate::git::Repo;
+use crate::names::Leaf;
+use crate::state::{Layout, Record};
+
+/// One box.
+#[derive(Debug, Clone)]
+pub struct BoxEntry {
+    pub leaf: Leaf,
+    /// Where the checkout is (or was).
+    pub path: PathBuf,
+    pub record: Option<Record>,
+    /// Why the record could not be read, when it exists but is malformed.
+    pub record_error: Option<String>,
+    /// The worktree's admin dir under `<common>/worktrees/`, when git knows it.
+    pub admin_dir: Option<PathBuf>,
+    /// The branch checked out right now (read live, so renames are followed).
+    pub branch: Option<String>,
+    /// Whether the checkout directory exists.
+    pub dir_exists: bool,
+}
+
+impl BoxEntry {
+    /// The branch to show: the live one, else the recorded one.
+    pub fn shown_branch(&self) -> Option<&str> {
+        self.branch
+            .as_deref()
+            .or(self.record.as_ref().map(|r| r.branch.as_str()))
+    }
+}
+
+/// Registered linked worktrees: checkout path → admin dir.
+fn registrations(common_dir: &Path) -> Vec<(PathBuf, PathBuf)> {
+    let Ok(rd) = std::fs::read_dir(common_dir.join("worktrees")) else {
+        return Vec::new();
+    };
+    rd.flatten()
+        .filter_map(|e| {
+            let admin = e.path();
+            let text = std::fs::read_to_string(admin.join("gitdir")).ok()?;
+            let dotgit = PathBuf::from(text.trim_end_matches(['\n', '\r']));
+            let checkout = dotgit.parent()?.to_path_buf();
+            Some((checkout, admin))
+        })
+        .collect()
+}
+
+/// Every box of the repository, sorted by leaf.
+pub fn inventory(repo: &Repo, layout: &Layout) -> Vec<BoxEntry> {
+    let mut by_leaf: BTreeMap<Leaf, BoxEntry> = BTreeMap::new();
+    let root = canonical(&layout.box_root);
+    for (checkout, admin) in registrations(&repo.common_dir) {
+        // Only direct children of the box root are boxes (never the main worktree).
+        let parent = checkout.parent().map(canonical);
+        if parent.as_deref() != Some(root.as_path()) && checkout.parent() != Some(&layout.box_root)
+        {
+            continue;
+        }
+        let Some(leaf) = checkout
+            .file_name()
+            .and_then(|n| Leaf::parse(&n.to_string_lossy()).ok())
+        else {
+            continue;
+        };
+        let path = layout.box_path(&leaf);
+        by_leaf.insert(
+            leaf.clone(),
+            BoxEntry {
+                branch: Repo::worktree_branch(&admin),
+                admin_dir: Some(admin),
+                dir_exists: path.is_dir(),
+                path,
+                leaf,
+                record: None,
+                record_error: None,
+            },
+        );
+    }
+    for leaf in layout.recorded_leaves() {
+        let (record, record_error) = match Record::load(&layout.record_path(&leaf)) {
+            Ok(r) => (r, None),
+            Err(e) => (None, Some(e.to_string())),
+        };
+        if record.is_none() && record_error.is_none() {
+            // A bookkeeping dir without a record (e.g. a session marker): not a box.
+            if !by_leaf.contains_key(&leaf) {
+                continue;
+            }
+        }
+        let entry = by_leaf.entry(leaf.clone()).or_insert_with(|| {
+            let path = layout.box_path(&leaf);
+            BoxEntry {
+                dir_exists: path.is_dir(),
+                path,
+                leaf: leaf.clone(),
+                record: None,
+                record_error: None,
+                admin_dir: None,
+                branch: None,
+            }
+        });
+        entry.record = record;
+        entry.record_error = record_error;
+    }
+    by_leaf.into_values().collect()
+}
+
+/// Why a reference named no single box.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ResolveError {
+    #[error("no box matches `{reference}`")]
+    NotFound {
+        reference: String,
+        /// A local branch of that name exists (it has no box).
+        branch_exists: bool,
+    },
+    #[error("`{reference}` matches several boxes: {}", .candidates.join(", "))]
+    Ambiguous {
+        reference: String,
+        candidates: Vec<String>,
+    },
+}
+
+/// Resolve REF: the exact leaf, then the branch checked out *now*, then a unique
+/// substring of a leaf or branch.
+pub fn resolve<'a>(
+    boxes: &'a [BoxEntry],
+    reference: &str,
+    repo: &Repo,
+) -> Result<&'a BoxEntry, ResolveError> {
+    if let Some(b) = boxes.iter().find(|b| b.leaf.as_str() == reference) {
+        return Ok(b);
+    }
+    let short = reference.strip_prefix("refs/heads/").unwrap_or(reference);
+    let by_branch: Vec<&BoxEntry> = boxes
+        .iter()
+        .filter(|b| b.shown_branch() == Some(short))
+        .collect();
+    if by_branch.len() == 1 {
+        return Ok(by_branch[0]);
+    }
+    let matches: Vec<&BoxEntry> = if by_branch.is_empty() {
+        boxes
+            .iter()
+            .filter(|b| {
+                !reference.is_empty()
+                    && (b.leaf.as_str().contains(reference)
+                        || b.shown_branch().is_some_and(|br| br.contains(reference)))
+            })
+            .collect()
+    } else {
+        by_branch
+    };
+    match matches.len() {
+        1 => Ok(matches[0]),
+        0 => Err(ResolveError::NotFound {
+            reference: reference.to_string(),
+            branch_exists: crate::names::check_existing_branch(short).is_ok()
+                && repo.local_branch(short).is_some(),
+        }),
+        _ => Err(ResolveError::Ambiguous {
+            reference: reference.to_string(),
+            candidates: matches.iter().map(|b| b.leaf.to_string()).collect(),
+        }),
+    }
+}
+
+/// What removing a box would lose, read through libgit2 (no filters, no hooks).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Assessment {
+    /// Uncommitted changes (tracked or untracked, not ignored). `None`: unknown.
+    pub dirty: Option<bool>,
+    /// Commits on the branch that no remote-tracking ref has.
+    pub unpushed: Option<usize>,
+    /// The branch tip is already in the base.
+    pub merged: Option<bool>,
+    /// No commits beyond the base and no changes.
+    pub empty: bool,
+}
+
+impl Assessment {
+    /// Would removing the checkout lose uncommitted work (or can't we tell)?
+    pub fn loses_uncommitted(&self) -> bool {
+        self.dirty != Some(false)
+    }
+}
+
+/// Open the box's checkout as a repository: through its `.git` pointer, else through
+/// the registration (when the pointer file is gone).
+fn open_box(entry: &BoxEntry) -> Option<git2::Repository> {
+    if !entry.dir_exists {
+        return None;
+    }
+    let pointer = entry.path.join(".git");
+    if pointer.is_file() {
+        if let Ok(r) = git2::Repository::open(&entry.path) {
+            return Some(r);
+        }
+    }
+    let admin = entry.admin_dir.as_ref()?;
+    let repo = git2::Repository::open(admin).ok()?;
+    repo.set_workdir(&entry.path, false).ok()?;
+    Some(repo)
+}
+
+/// Assess a box against the repository's refs.
+pub fn assess(entry: &BoxEntry, repo: &Repo) -> Assessment {
+    let mut a = Assessment::default();
+    if let Some(r) = open_box(entry) {
+        let mut opts = git2::StatusOptions::new();
+        opts.include_untracked(true)
+            .include_ignored(false)
+            .recurse_untracked_dirs(false)
+            .exclude_submodules(false);
+        a.dirty = r.statuses(Some(&mut opts)).ok().map(|s| !s.is_empty());
+    } else if !entry.dir_exists {
+        a.dirty = Some(false);
+    }
+    let tip = entry.branch.as_deref().and_then(|b| repo.local_branch(b));
+    if let Some(tip) = tip {
+        a.unpushed = count_unpushed(&repo.git, tip).ok();
+        let base = entry
+            .record
+            .as_ref()
+            .and_then(|r| r.base_ref.as_deref())
+            .and_then(|b| repo.git.refname_to_id(b).ok());
+        if let Some(base) = base {
+            a.merged =
+                Some(tip == base || repo.git.graph_descendant_of(base, tip).unwrap_or(false));
+        }
+        let started = entry
+            .record
+            .as_ref()
+            .and_then(|r| r.base_commit.as_deref())
+            .and_then(|c| git2::Oid::from_str(c).ok());
+        a.empty = started == Some(tip) && a.dirty == Some(false);
+    } else {
+        a.empty = a.dirty == Some(false);
+    }
+    a
+}
+
+fn count_unpushed(repo: &git2::Repository, tip: git2::Oid) -> Result<usize, git2::Error> {
+    let mut walk = repo.revwalk()?;
+    walk.push(tip)?;
+    for r in repo.references_glob("refs/remotes/*")?.flatten() {
+        if let Some(oid) = r.target() {
+            let _ = walk.hide(oid);
+        }
+    }
+    Ok(walk.take(10_000).count())
+}

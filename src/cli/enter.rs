@@ -1,0 +1,108 @@
+//! `git treebox enter REF`: bring a box up to date, then launch the agent in it.
+
+use clap::Args;
+use serde_json::json;
+
+use super::error::{self, CliError};
+use super::ui::Ui;
+use crate::harness::Harness;
+use crate::provision::copy::EnvOutcome;
+use crate::provision::enter::{self, Deps, EnterRequest};
+
+#[derive(Debug, Clone, Args)]
+pub struct EnterArgs {
+    /// The box: its name, its current branch, or a unique part of either.
+    #[arg(value_name = "REF")]
+    pub reference: String,
+    /// Which agent to launch, this session only (the box keeps its own).
+    #[arg(long, value_parser = ["claude", "codex"])]
+    pub harness: Option<String>,
+    /// Must match the box's recorded runner (a box never changes runner).
+    #[arg(long, value_parser = ["host", "docker", "podman", "auto"])]
+    pub isolation: Option<String>,
+    /// Must match the box's recorded git mode.
+    #[arg(long = "git", value_name = "MODE", value_parser = ["worktree", "clone"])]
+    pub git_mode: Option<String>,
+    /// Re-sync dependencies with throwaway caches, even when unchanged.
+    #[arg(long)]
+    pub cold: bool,
+    /// Print the launch command as one shell-quoted line instead of launching.
+    #[arg(long, conflicts_with = "json")]
+    pub print: bool,
+    /// Print the result as JSON instead of launching.
+    #[arg(long)]
+    pub json: bool,
+    /// Extra arguments for the agent, appended verbatim (after `--`).
+    #[arg(last = true, value_name = "ARGS")]
+    pub args: Vec<String>,
+}
+
+pub fn run(args: EnterArgs, ui: &mut Ui) -> Result<i32, CliError> {
+    let cfg = super::load_config()?;
+    let cwd = std::env::current_dir()
+        .map_err(|e| CliError::new(error::RUNTIME, "cwd", format!("no current directory: {e}")))?;
+    let req = EnterRequest {
+        cwd,
+        reference: args.reference.clone(),
+        isolation: args.isolation.clone(),
+        git_mode: args.git_mode.clone(),
+        harness: args
+            .harness
+            .as_deref()
+            .and_then(|h| h.parse::<Harness>().ok()),
+        cold: args.cold,
+        extra_args: args.args.clone(),
+        state_root: None,
+    };
+    let entered = enter::enter(&req, &cfg, ui)?;
+    let runner = crate::runner::for_name(&entered.record.runner).ok_or_else(|| {
+        CliError::new(
+            error::USAGE,
+            "unsupported",
+            format!(
+                "runner `{}` is not available in this version",
+                entered.record.runner
+            ),
+        )
+    })?;
+    let r = &entered.record;
+    let launch = runner.exec(&r.path, &r.name, &entered.launch_argv);
+    if args.json {
+        let doc = json!({
+            "schemaVersion": 1,
+            "name": r.name,
+            "branch": entered.branch,
+            "path": r.path,
+            "gitMode": r.git_mode,
+            "runner": r.runner,
+            "harness": entered.harness.as_str(),
+            "finishedSetup": entered.finished_setup,
+            "deps": match entered.deps {
+                Deps::Unchanged => "unchanged",
+                Deps::Synced { .. } => "synced",
+            },
+            "setupCompleted": r.setup_completed,
+            "env": match &entered.env {
+                EnvOutcome::Copied { .. } => "copied",
+                EnvOutcome::Absent => "absent",
+                EnvOutcome::Refused { .. } => "refused",
+                EnvOutcome::Unchanged => "unchanged",
+                EnvOutcome::KeptEdited => "kept",
+            },
+            "launch": {
+                "argv": launch.argv(),
+                "cwd": launch.cwd.clone().unwrap_or_default(),
+                "command": launch.to_string(),
+            },
+            "warnings": ui.warnings,
+        });
+        ui.out_json(&doc);
+        return Ok(error::OK);
+    }
+    if args.print {
+        ui.out(&launch.to_string());
+        return Ok(error::OK);
+    }
+    ui.finish();
+    super::create::launch_in_session(&launch, &entered.session_path, ui)
+}

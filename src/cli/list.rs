@@ -1,0 +1,181 @@
+//! `git treebox list` / `ls`: one row per box of this repository.
+//!
+//! Instant by construction: the inventory reads records and git's registration files,
+//! commits come from one libgit2 handle on the user's repository, and no subprocess is
+//! started per box (nor at all).
+
+use clap::Args;
+use serde_json::{json, Value};
+
+use super::error::{self, CliError};
+use super::ui::Ui;
+use crate::boxes::{self, BoxEntry};
+use crate::git::Repo;
+use crate::names::is_placeholder_branch;
+use crate::provision::enter::layout_for;
+use crate::provision::setup;
+use crate::provision::ProvisionError;
+use crate::state::{session, Layout};
+
+#[derive(Debug, Clone, Args)]
+pub struct ListArgs {
+    /// Print the boxes as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// One row, as data.
+struct Row {
+    name: String,
+    path: String,
+    branch: Option<String>,
+    placeholder: bool,
+    git_mode: Option<String>,
+    runner: Option<String>,
+    harness: Option<String>,
+    last_commit: Option<i64>,
+    deps: &'static str,
+    env: bool,
+    live: bool,
+    state: &'static str,
+}
+
+fn row(e: &BoxEntry, repo: &Repo, layout: &Layout) -> Row {
+    let branch = e.shown_branch().map(str::to_string);
+    let last_commit = branch
+        .as_deref()
+        .and_then(|b| repo.local_branch(b))
+        .and_then(|oid| repo.git.find_commit(oid).ok())
+        .map(|c| c.time().seconds());
+    let deps = match &e.record {
+        Some(r) if r.setup_completed && e.dir_exists => {
+            let ecos = setup::detect(&e.path);
+            if setup::lockfile_hash(&e.path, &ecos) == r.lockfile_hash {
+                "fresh"
+            } else {
+                "stale"
+            }
+        }
+        _ => "unknown",
+    };
+    let state = if e.record_error.is_some() {
+        "bad-record"
+    } else if !e.dir_exists {
+        "missing"
+    } else if e.record.is_none() {
+        "no-record"
+    } else if e.admin_dir.is_none() {
+        "unregistered"
+    } else {
+        "ok"
+    };
+    Row {
+        name: e.leaf.to_string(),
+        path: e.path.to_string_lossy().into_owned(),
+        placeholder: branch.as_deref().is_some_and(is_placeholder_branch),
+        branch,
+        git_mode: e.record.as_ref().map(|r| r.git_mode.clone()),
+        runner: e.record.as_ref().map(|r| r.runner.clone()),
+        harness: e.record.as_ref().map(|r| r.harness.clone()),
+        last_commit,
+        deps,
+        env: std::fs::symlink_metadata(e.path.join(".env")).is_ok(),
+        live: session::is_live(&layout.session_path(&e.leaf)),
+        state,
+    }
+}
+
+/// `3m`, `5h`, `2d`, `7w`.
+fn age(now: i64, then: i64) -> String {
+    let s = (now - then).max(0);
+    match s {
+        0..=59 => format!("{s}s"),
+        60..=3599 => format!("{}m", s / 60),
+        3600..=86_399 => format!("{}h", s / 3600),
+        86_400..=1_209_599 => format!("{}d", s / 86_400),
+        _ => format!("{}w", s / 604_800),
+    }
+}
+
+pub fn run(args: ListArgs, ui: &mut Ui) -> Result<i32, CliError> {
+    let _cfg = super::load_config()?;
+    let cwd = std::env::current_dir()
+        .map_err(|e| CliError::new(error::RUNTIME, "cwd", format!("no current directory: {e}")))?;
+    let repo = Repo::discover(&cwd).map_err(ProvisionError::from)?;
+    let layout = layout_for(&repo, None)?;
+    let rows: Vec<Row> = boxes::inventory(&repo, &layout)
+        .iter()
+        .map(|e| row(e, &repo, &layout))
+        .collect();
+    if args.json {
+        let boxes: Vec<Value> = rows
+            .iter()
+            .map(|r| {
+                json!({
+                    "name": r.name,
+                    "path": r.path,
+                    "branch": r.branch,
+                    "placeholder": r.placeholder,
+                    "gitMode": r.git_mode,
+                    "runner": r.runner,
+                    "harness": r.harness,
+                    "lastCommit": r.last_commit,
+                    "deps": r.deps,
+                    "env": if r.env { "present" } else { "absent" },
+                    "session": if r.live { "live" } else { "none" },
+                    "state": r.state,
+                })
+            })
+            .collect();
+        ui.out_json(&json!({
+            "schemaVersion": 1,
+            "repo": repo.main_root,
+            "boxes": boxes,
+        }));
+        return Ok(error::OK);
+    }
+    if rows.is_empty() {
+        ui.info("no boxes in this repository (make one with `git treebox create`)");
+        return Ok(error::OK);
+    }
+    let now = crate::state::record::now() as i64;
+    let mut out = String::new();
+    out.push_str(&format!(
+        "{:<28} {:<30} {:<8} {:<6} {:>5} {:<7} {:<7} {:<7} {}\n",
+        "NAME", "BRANCH", "GIT", "RUNNER", "AGE", "DEPS", "ENV", "AGENT", "STATE"
+    ));
+    for r in &rows {
+        let branch = match (&r.branch, r.placeholder) {
+            (Some(b), true) => format!("{b} (placeholder)"),
+            (Some(b), false) => b.clone(),
+            (None, _) => "-".into(),
+        };
+        out.push_str(&format!(
+            "{:<28} {:<30} {:<8} {:<6} {:>5} {:<7} {:<7} {:<7} {}\n",
+            crate::sanitize::line(&r.name),
+            crate::sanitize::line(&branch),
+            r.git_mode.as_deref().unwrap_or("-"),
+            r.runner.as_deref().unwrap_or("-"),
+            r.last_commit
+                .map(|t| age(now, t))
+                .unwrap_or_else(|| "-".into()),
+            r.deps,
+            if r.env { "present" } else { "absent" },
+            if r.live { "live" } else { "-" },
+            r.state,
+        ));
+    }
+    ui.out(out.trim_end());
+    Ok(error::OK)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn ages() {
+        assert_eq!(super::age(100, 100), "0s");
+        assert_eq!(super::age(4000, 0), "1h");
+        assert_eq!(super::age(90_000, 0), "1d");
+        assert_eq!(super::age(2_000_000, 0), "3w");
+    }
+}

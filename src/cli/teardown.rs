@@ -1,0 +1,223 @@
+//! `git treebox teardown` / `rm`: remove boxes, protecting the careless.
+//!
+//! Every REF is resolved before anything is removed (one typo: exit 3, nothing
+//! removed). A dirty box, a box with a live agent session, or unpushed commits on a
+//! branch about to be deleted: exit 5 naming the box, unless `--force`. Then, without
+//! `--force`, a terminal is asked `[y/N]`; without a terminal the answer is exit 5.
+
+use std::io::{BufRead, IsTerminal, Write};
+
+use clap::Args;
+use serde_json::json;
+
+use super::error::{self, CliError};
+use super::ui::Ui;
+use crate::boxes;
+use crate::git::Repo;
+use crate::provision::enter::layout_for;
+use crate::provision::ProvisionError;
+use crate::teardown::{self, Target, TeardownError};
+
+#[derive(Debug, Clone, Args)]
+pub struct TeardownArgs {
+    /// Boxes to remove: names, current branches, or unique parts of either. Without
+    /// one, on a terminal, a picker shows what each box would lose.
+    #[arg(value_name = "REF")]
+    pub refs: Vec<String>,
+    /// Remove without asking, even dirty boxes and boxes with a live session.
+    #[arg(short, long)]
+    pub force: bool,
+    /// Also delete each box's branch.
+    #[arg(long)]
+    pub delete_branch: bool,
+    /// Print the result as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn interactive() -> bool {
+    std::io::stdin().is_terminal() && std::io::stderr().is_terminal()
+}
+
+fn ask(ui: &mut Ui, question: &str) -> Option<String> {
+    ui.finish();
+    let mut e = std::io::stderr();
+    let _ = write!(e, "{question}");
+    let _ = e.flush();
+    let mut line = String::new();
+    std::io::stdin().lock().read_line(&mut line).ok()?;
+    Some(line.trim().to_string())
+}
+
+fn from_teardown(e: TeardownError) -> CliError {
+    let msg = crate::sanitize::line(&e.to_string());
+    match e {
+        TeardownError::Lock(l) => CliError::from(ProvisionError::Lock(l)),
+        TeardownError::NotABoxPath { .. } => CliError::new(error::USAGE, "not-a-box", msg),
+        TeardownError::Remove { .. } | TeardownError::Branch { .. } => {
+            CliError::new(error::RUNTIME, "teardown", msg)
+        }
+    }
+}
+
+pub fn run(args: TeardownArgs, ui: &mut Ui) -> Result<i32, CliError> {
+    let _cfg = super::load_config()?;
+    let cwd = std::env::current_dir()
+        .map_err(|e| CliError::new(error::RUNTIME, "cwd", format!("no current directory: {e}")))?;
+    let repo = Repo::discover(&cwd).map_err(ProvisionError::from)?;
+    let layout = layout_for(&repo, None)?;
+    let all = boxes::inventory(&repo, &layout);
+
+    // Resolve every REF before touching anything.
+    let mut chosen: Vec<boxes::BoxEntry> = Vec::new();
+    if args.refs.is_empty() {
+        if !interactive() || args.json {
+            return Err(
+                CliError::new(error::USAGE, "usage", "name the boxes to remove")
+                    .hint("`git treebox list` shows them; then `git treebox teardown <name>…`."),
+            );
+        }
+        chosen = pick(&all, &repo, &layout, ui)?;
+        if chosen.is_empty() {
+            ui.info("nothing removed");
+            return Ok(error::OK);
+        }
+    } else {
+        for r in &args.refs {
+            let e = boxes::resolve(&all, r, &repo).map_err(ProvisionError::from)?;
+            if !chosen.iter().any(|c| c.leaf == e.leaf) {
+                chosen.push(e.clone());
+            }
+        }
+    }
+    let targets: Vec<Target> = chosen
+        .into_iter()
+        .map(|e| teardown::target(e, &repo, &layout))
+        .collect();
+
+    if !args.force {
+        for t in &targets {
+            let name = t.entry.leaf.to_string();
+            let again = format!("git treebox teardown --force {}", crate::cmd::quote(&name));
+            if t.live {
+                return Err(CliError::new(
+                    error::CONFLICT,
+                    "session-live",
+                    format!("box `{name}` has a live agent session"),
+                )
+                .hint(format!(
+                    "Stop the agent first, or remove it anyway: `{again}`."
+                )));
+            }
+            if t.entry.dir_exists && t.assessment.loses_uncommitted() {
+                return Err(CliError::new(
+                    error::CONFLICT,
+                    "dirty",
+                    format!(
+                        "box `{name}` has {}",
+                        if t.assessment.dirty.is_none() {
+                            "a checkout whose changes cannot be read"
+                        } else {
+                            "uncommitted changes"
+                        }
+                    ),
+                )
+                .hint(format!(
+                    "Commit or stash them in {}, or discard them: `{again}`.",
+                    t.entry.path.display()
+                )));
+            }
+            if args.delete_branch && t.assessment.unpushed.unwrap_or(0) > 0 {
+                return Err(CliError::new(
+                    error::CONFLICT,
+                    "unpushed",
+                    format!("box `{name}`'s branch has commits that were never pushed"),
+                )
+                .hint(format!("Push them, keep the branch (drop --delete-branch), or: `{again} --delete-branch`.")));
+            }
+        }
+        if !interactive() {
+            return Err(CliError::new(
+                error::CONFLICT,
+                "needs-confirmation",
+                "removing boxes needs confirmation, and there is no terminal to ask",
+            )
+            .hint("Pass --force to remove without asking."));
+        }
+        for t in &targets {
+            ui.info(&format!("  {}  ({})", t.entry.leaf, teardown::describe(t)));
+        }
+        let answer = ask(ui, &format!("Remove {} box(es)? [y/N] ", targets.len()));
+        if !matches!(answer.as_deref(), Some("y" | "Y" | "yes")) {
+            ui.info("nothing removed");
+            return Ok(error::OK);
+        }
+    }
+
+    let mut removed = Vec::new();
+    for t in &targets {
+        let r = teardown::remove(&repo, &layout, t, args.delete_branch).map_err(from_teardown)?;
+        ui.info(&format!(
+            "removed box `{}`{}",
+            r.leaf,
+            if r.branch_deleted {
+                format!(" and branch `{}`", r.branch.as_deref().unwrap_or(""))
+            } else {
+                String::new()
+            }
+        ));
+        removed.push(r);
+    }
+    if args.json {
+        ui.out_json(&json!({
+            "schemaVersion": 1,
+            "removed": removed.iter().map(|r| json!({
+                "name": r.leaf,
+                "path": r.path,
+                "branch": r.branch,
+                "branchDeleted": r.branch_deleted,
+                "prunedOnly": r.pruned_only,
+            })).collect::<Vec<_>>(),
+        }));
+    }
+    Ok(error::OK)
+}
+
+/// The picker: every box with what removing it would lose; the user types numbers.
+fn pick(
+    all: &[boxes::BoxEntry],
+    repo: &Repo,
+    layout: &crate::state::Layout,
+    ui: &mut Ui,
+) -> Result<Vec<boxes::BoxEntry>, CliError> {
+    if all.is_empty() {
+        return Ok(Vec::new());
+    }
+    for (i, e) in all.iter().enumerate() {
+        let t = teardown::target(e.clone(), repo, layout);
+        ui.info(&format!(
+            "{:>3}) {:<28} {:<28} {}",
+            i + 1,
+            e.leaf,
+            e.shown_branch().unwrap_or("-"),
+            teardown::describe(&t)
+        ));
+    }
+    let answer = ask(
+        ui,
+        "Remove which? (numbers separated by spaces; empty to cancel) ",
+    )
+    .unwrap_or_default();
+    let mut out = Vec::new();
+    for word in answer.split([' ', ',']).filter(|w| !w.is_empty()) {
+        let n: usize = word
+            .parse()
+            .ok()
+            .filter(|n| (1..=all.len()).contains(n))
+            .ok_or_else(|| {
+                CliError::new(error::USAGE, "usage", format!("not a box number: {word}"))
+            })?;
+        out.push(all[n - 1].clone());
+    }
+    Ok(out)
+}

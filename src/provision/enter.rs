@@ -1,0 +1,204 @@
+//! `enter`: bring an existing box up to date before the agent runs in it again.
+//!
+//! Under the box's lock: finish an interrupted setup (guard, `.env`, dependencies), or
+//! else refresh `.env` (keeping edits made in the box) and re-sync dependencies only
+//! when the lockfile hash changed (or `--cold`). The recorded choices — runner, git
+//! mode, harness — are reused; an explicit `--isolation` or `--git` that disagrees is a
+//! conflict, while `--harness` overrides this one session.
+//!
+//! Nothing here runs git in the box: the box may have run, so its worktree config,
+//! hooks and attributes are hostile (SPEC §8.1).
+
+use std::path::PathBuf;
+
+use super::{copy, guard, run_setup, timed, ProvisionError, Reporter};
+use crate::boxes::{self, BoxEntry};
+use crate::config::UserConfig;
+use crate::git::Repo;
+use crate::harness::Harness;
+use crate::state::{BoxLock, Layout, Record};
+
+#[derive(Debug, Clone, Default)]
+pub struct EnterRequest {
+    pub cwd: PathBuf,
+    pub reference: String,
+    pub isolation: Option<String>,
+    pub git_mode: Option<String>,
+    /// This session only; the record keeps its harness.
+    pub harness: Option<Harness>,
+    pub cold: bool,
+    pub extra_args: Vec<String>,
+    pub state_root: Option<PathBuf>,
+}
+
+/// What happened to the dependencies on `enter`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Deps {
+    /// The lockfile hash is what setup last installed.
+    Unchanged,
+    /// Setup ran (hash changed, setup had not completed, or `--cold`).
+    Synced { completed: bool },
+}
+
+#[derive(Debug, Clone)]
+pub struct Entered {
+    pub record: Record,
+    /// The branch checked out now (may differ from the recorded one after a rename).
+    pub branch: String,
+    /// An interrupted setup was finished.
+    pub finished_setup: bool,
+    pub deps: Deps,
+    pub env: copy::EnvOutcome,
+    /// The harness launched this session (the flag, else the recorded one).
+    pub harness: Harness,
+    pub launch_argv: Vec<String>,
+    pub session_path: PathBuf,
+    pub warnings: Vec<String>,
+}
+
+pub(crate) fn layout_for(
+    repo: &Repo,
+    state_root: Option<&PathBuf>,
+) -> Result<Layout, ProvisionError> {
+    Ok(match state_root {
+        Some(root) => Layout::with_state_root(&repo.main_root, &repo.common_dir, root),
+        None => Layout::new(&repo.main_root, &repo.common_dir)?,
+    })
+}
+
+/// The box `reference` names, with its record (a box without one is not ours).
+pub(crate) fn find_box(
+    repo: &Repo,
+    layout: &Layout,
+    reference: &str,
+) -> Result<(BoxEntry, Record), ProvisionError> {
+    let all = boxes::inventory(repo, layout);
+    let entry = boxes::resolve(&all, reference, repo)?.clone();
+    if let Some(e) = &entry.record_error {
+        return Err(ProvisionError::MalformedRecord { message: e.clone() });
+    }
+    let Some(record) = entry.record.clone() else {
+        return Err(ProvisionError::NoRecord {
+            leaf: entry.leaf.to_string(),
+            path: entry.path.clone(),
+        });
+    };
+    if !entry.dir_exists {
+        return Err(ProvisionError::BoxMissing {
+            leaf: entry.leaf.to_string(),
+            path: entry.path.clone(),
+        });
+    }
+    Ok((entry, record))
+}
+
+pub fn enter(
+    req: &EnterRequest,
+    cfg: &UserConfig,
+    reporter: &mut dyn Reporter,
+) -> Result<Entered, ProvisionError> {
+    let repo = Repo::discover(&req.cwd)?;
+    let layout = layout_for(&repo, req.state_root.as_ref())?;
+    let (entry, mut record) = find_box(&repo, &layout, &req.reference)?;
+    if let Some(iso) = &req.isolation {
+        // `auto` means what it would pick today; an explicit runner is compared as is.
+        let wanted = if iso == "auto" {
+            super::resolve_runner(Some(iso), cfg)?
+        } else {
+            iso.clone()
+        };
+        if wanted != record.runner {
+            return Err(ProvisionError::IsolationMismatch {
+                leaf: record.name.clone(),
+                recorded: record.runner.clone(),
+                requested: wanted,
+            });
+        }
+    }
+    if let Some(mode) = &req.git_mode {
+        if *mode != record.git_mode {
+            return Err(ProvisionError::ModeMismatch {
+                leaf: record.name.clone(),
+                built: record.git_mode.clone(),
+                requested: mode.clone(),
+            });
+        }
+    }
+    let leaf = entry.leaf.clone();
+    let lock = BoxLock::try_acquire(&layout.lock_path(&leaf), leaf.as_str())?;
+    let mut warnings = Vec::new();
+    let finished_setup = !record.setup_completed;
+    if finished_setup {
+        reporter.note(format!("finishing the interrupted setup of box `{leaf}`"));
+        if let Some(admin) = &entry.admin_dir {
+            timed(reporter, "guard", || {
+                guard::find_guard_exe()
+                    .and_then(|exe| guard::install(admin, &repo.common_dir, &exe))
+            })?;
+        }
+    }
+    let env_source = copy::env_source(&repo.main_root, cfg.env_file.as_deref());
+    let env = timed(reporter, "env", || {
+        copy::refresh_env(
+            env_source.as_deref(),
+            &entry.path,
+            super::env_tracked(&repo),
+            record.env_hash.as_deref(),
+        )
+    });
+    match &env {
+        copy::EnvOutcome::Copied { hash } => record.env_hash = Some(hash.clone()),
+        copy::EnvOutcome::Refused { reason } => warnings.push(format!(".env not copied: {reason}")),
+        copy::EnvOutcome::KeptEdited => warnings.push(format!(
+            "{}/.env was edited in the box; kept it (the canonical .env changed)",
+            entry.path.display()
+        )),
+        copy::EnvOutcome::Absent | copy::EnvOutcome::Unchanged => {}
+    }
+    let ecos = super::setup::detect(&entry.path);
+    let hash = super::setup::lockfile_hash(&entry.path, &ecos);
+    let deps = if finished_setup || req.cold || hash != record.lockfile_hash {
+        let (report, ecos) = run_setup(
+            &entry.path,
+            &leaf,
+            &layout,
+            cfg,
+            req.cold,
+            reporter,
+            &mut warnings,
+        )?;
+        record.ecosystems = ecos.iter().map(|e| e.as_str().to_string()).collect();
+        record.lockfile_hash = super::setup::lockfile_hash(&entry.path, &ecos);
+        record.setup_completed = report.completed;
+        Deps::Synced {
+            completed: report.completed,
+        }
+    } else {
+        reporter.note("deps unchanged".into());
+        Deps::Unchanged
+    };
+    record.save(&layout.record_path(&leaf))?;
+    drop(lock);
+    for w in &warnings {
+        reporter.warn(w.clone());
+    }
+    let harness = req
+        .harness
+        .or_else(|| record.harness.parse().ok())
+        .unwrap_or_default();
+    let program = cfg.harness_program(harness);
+    Ok(Entered {
+        branch: entry
+            .shown_branch()
+            .unwrap_or(record.branch.as_str())
+            .to_string(),
+        launch_argv: harness.argv(&program, &req.extra_args),
+        harness,
+        session_path: layout.session_path(&leaf),
+        record,
+        finished_setup,
+        deps,
+        env,
+        warnings,
+    })
+}

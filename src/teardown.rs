@@ -1,0 +1,215 @@
+//! Removing boxes without losing work by accident, and without trusting the box.
+//!
+//! Removal never runs git in the box (its config, hooks and attributes may be
+//! hostile, SPEC §8.1): the checkout directory and its registration under
+//! `<common>/worktrees/` are removed directly — what `git worktree remove` does — and
+//! the branch, when asked, is deleted through libgit2. Every path is checked to be a
+//! box: a direct child of the box root, never the main worktree, whatever the root
+//! setting. The caller decides whether the box may go (dirty, live, confirmation);
+//! this module only assesses and removes.
+
+use std::path::{Path, PathBuf};
+
+use crate::boxes::{self, Assessment, BoxEntry};
+use crate::git::repo::canonical;
+use crate::git::Repo;
+use crate::state::session;
+use crate::state::{BoxLock, Layout, LockError};
+
+/// A box chosen for removal, with what removing it would lose.
+#[derive(Debug, Clone)]
+pub struct Target {
+    pub entry: BoxEntry,
+    pub assessment: Assessment,
+    /// An agent session is running in it now.
+    pub live: bool,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum TeardownError {
+    #[error(transparent)]
+    Lock(#[from] LockError),
+    #[error("refusing to remove {}: it is not a box under {}", .path.display(), .root.display())]
+    NotABoxPath { path: PathBuf, root: PathBuf },
+    #[error("could not remove {}: {source}", .path.display())]
+    Remove {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("could not delete branch `{branch}`: {source}")]
+    Branch {
+        branch: String,
+        #[source]
+        source: git2::Error,
+    },
+}
+
+/// What was removed.
+#[derive(Debug, Clone)]
+pub struct Removed {
+    pub leaf: String,
+    pub path: PathBuf,
+    pub branch: Option<String>,
+    pub branch_deleted: bool,
+    /// The directory was already gone: only the registration and records were pruned.
+    pub pruned_only: bool,
+}
+
+/// Assess a box for removal.
+pub fn target(entry: BoxEntry, repo: &Repo, layout: &Layout) -> Target {
+    let assessment = boxes::assess(&entry, repo);
+    let live = session::is_live(&layout.session_path(&entry.leaf));
+    Target {
+        entry,
+        assessment,
+        live,
+    }
+}
+
+/// Is `path` a box directory: exactly `<box root>/<leaf>`, and not the main worktree
+/// nor anything containing it?
+fn check_box_path(path: &Path, layout: &Layout, repo: &Repo) -> Result<(), TeardownError> {
+    let refuse = || TeardownError::NotABoxPath {
+        path: path.to_path_buf(),
+        root: layout.box_root.clone(),
+    };
+    let root = canonical(&layout.box_root);
+    let parent_ok = path
+        .parent()
+        .is_some_and(|p| p == layout.box_root || canonical(p) == root);
+    if !parent_ok {
+        return Err(refuse());
+    }
+    let real = canonical(path);
+    if real == repo.main_root || repo.main_root.starts_with(&real) || real == repo.common_dir {
+        return Err(refuse());
+    }
+    Ok(())
+}
+
+/// Remove a directory tree without following symlinks; directories made read-only
+/// (Go's module cache does that) are made writable first.
+fn remove_tree(path: &Path) -> std::io::Result<()> {
+    match std::fs::remove_dir_all(path) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(_) => {
+            make_dirs_writable(path);
+            std::fs::remove_dir_all(path)
+        }
+    }
+}
+
+fn make_dirs_writable(p: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    if let Ok(m) = std::fs::symlink_metadata(p) {
+        if m.is_dir() {
+            let mode = m.permissions().mode() | 0o700;
+            let _ = std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode));
+            if let Ok(rd) = std::fs::read_dir(p) {
+                for e in rd.flatten() {
+                    make_dirs_writable(&e.path());
+                }
+            }
+        }
+    }
+}
+
+/// Remove a box: its checkout, its registration, optionally its branch, and every
+/// bookkeeping file (record, session marker, lock). Takes the box's lock.
+pub fn remove(
+    repo: &Repo,
+    layout: &Layout,
+    target: &Target,
+    delete_branch: bool,
+) -> Result<Removed, TeardownError> {
+    let entry = &target.entry;
+    check_box_path(&entry.path, layout, repo)?;
+    let lock = BoxLock::try_acquire(&layout.lock_path(&entry.leaf), entry.leaf.as_str())?;
+    let pruned_only = !entry.path.exists();
+    remove_tree(&entry.path).map_err(|source| TeardownError::Remove {
+        path: entry.path.clone(),
+        source,
+    })?;
+    if let Some(admin) = &entry.admin_dir {
+        let worktrees = canonical(&repo.common_dir.join("worktrees"));
+        if admin.parent().map(canonical).as_deref() == Some(worktrees.as_path()) {
+            remove_tree(admin).map_err(|source| TeardownError::Remove {
+                path: admin.clone(),
+                source,
+            })?;
+        }
+    }
+    let branch = entry.shown_branch().map(str::to_string);
+    let mut branch_deleted = false;
+    if delete_branch {
+        if let Some(b) = &branch {
+            if !repo.branch_checked_out(b) {
+                match repo.git.find_branch(b, git2::BranchType::Local) {
+                    Ok(mut br) => {
+                        br.delete().map_err(|source| TeardownError::Branch {
+                            branch: b.clone(),
+                            source,
+                        })?;
+                        branch_deleted = true;
+                    }
+                    Err(e) if e.code() == git2::ErrorCode::NotFound => {}
+                    Err(source) => {
+                        return Err(TeardownError::Branch {
+                            branch: b.clone(),
+                            source,
+                        })
+                    }
+                }
+            }
+        }
+    }
+    let state = layout.box_state(&entry.leaf);
+    remove_tree(&state).map_err(|source| TeardownError::Remove {
+        path: state.clone(),
+        source,
+    })?;
+    lock.release_and_remove();
+    Ok(Removed {
+        leaf: entry.leaf.to_string(),
+        path: entry.path.clone(),
+        branch,
+        branch_deleted,
+        pruned_only,
+    })
+}
+
+/// One line saying what removing the box would lose.
+pub fn describe(t: &Target) -> String {
+    let a = &t.assessment;
+    let mut parts = Vec::new();
+    if !t.entry.dir_exists {
+        parts.push("directory already gone".to_string());
+    }
+    match a.dirty {
+        Some(true) => parts.push("uncommitted changes".into()),
+        None if t.entry.dir_exists => parts.push("changes unknown (unreadable checkout)".into()),
+        _ => {}
+    }
+    if let Some(n) = a.unpushed.filter(|n| *n > 0) {
+        parts.push(format!(
+            "{n} unpushed commit{}",
+            if n == 1 { "" } else { "s" }
+        ));
+    }
+    if a.merged == Some(true) && !a.empty {
+        parts.push("merged".into());
+    }
+    if a.empty {
+        parts.push("empty".into());
+    }
+    if t.live {
+        parts.push("agent session live".into());
+    }
+    if parts.is_empty() {
+        "committed and pushed".into()
+    } else {
+        parts.join(", ")
+    }
+}

@@ -1,0 +1,391 @@
+//! `git treebox doctor`: hard failures exit 1, advisories exit 0, the JSON document
+//! matches its schema, and talking to origin runs nothing the repository planted.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::env::{Run, TestEnv};
+
+const NAMES: [&str; 8] = [
+    "git",
+    "repo",
+    "uid",
+    "harness.claude",
+    "harness.codex",
+    "env",
+    "origin",
+    "runner",
+];
+
+fn schema() -> Value {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("docs/schema/doctor.schema.json");
+    let text = std::fs::read_to_string(&path).expect("read doctor.schema.json");
+    serde_json::from_str(&text).expect("doctor.schema.json is JSON")
+}
+
+/// The schema with every object that declares `properties` closed to undeclared ones.
+fn strict(schema: &Value) -> Value {
+    match schema {
+        Value::Object(map) => {
+            let mut out: serde_json::Map<String, Value> =
+                map.iter().map(|(k, v)| (k.clone(), strict(v))).collect();
+            if map.get("properties").is_some_and(Value::is_object) {
+                out.remove("additionalProperties");
+                out.insert("unevaluatedProperties".into(), Value::Bool(false));
+            }
+            Value::Object(out)
+        }
+        Value::Array(items) => Value::Array(items.iter().map(strict).collect()),
+        other => other.clone(),
+    }
+}
+
+/// Parse `doctor --json` output and validate it against the published schema (and a
+/// strict copy of it, so an undeclared field fails).
+#[track_caller]
+fn document(r: &Run) -> Value {
+    let doc = r.json();
+    let schema = schema();
+    for s in [schema.clone(), strict(&schema)] {
+        let v = jsonschema::validator_for(&s).expect("the schema compiles");
+        let errs: Vec<String> = v
+            .iter_errors(&doc)
+            .map(|e| format!("  at `{}`: {e}", e.instance_path()))
+            .collect();
+        assert!(
+            errs.is_empty(),
+            "doctor --json does not match doctor.schema.json:\n{}\n{r:#?}",
+            errs.join("\n")
+        );
+    }
+    doc
+}
+
+#[track_caller]
+fn check<'a>(doc: &'a Value, name: &str) -> &'a Value {
+    doc["checks"]
+        .as_array()
+        .and_then(|a| a.iter().find(|c| c["name"] == name))
+        .unwrap_or_else(|| panic!("no check `{name}` in {doc:#}"))
+}
+
+fn summary(c: &Value) -> &str {
+    c["summary"].as_str().unwrap_or_default()
+}
+
+#[test]
+fn doctor_healthy_repo() {
+    let env = TestEnv::new();
+    let r = env.treebox(&["doctor", "--json"]);
+    r.ok();
+    let doc = document(&r);
+    assert_eq!(doc["schemaVersion"], 1);
+    assert_eq!(doc["ok"], true);
+    let names: Vec<&str> = doc["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, NAMES);
+    for name in ["git", "repo", "origin", "runner"] {
+        assert_eq!(check(&doc, name)["status"], "ok", "{doc:#}");
+    }
+    assert!(summary(check(&doc, "git")).starts_with("git version "));
+    assert!(summary(check(&doc, "repo")).contains(&*env.repo.to_string_lossy()));
+    assert_eq!(summary(check(&doc, "runner")), "host: agents run as you");
+    // The fake harnesses are on PATH, but nobody logged in: advisories with a hint.
+    let claude = check(&doc, "harness.claude");
+    assert_eq!(claude["status"], "advisory", "{doc:#}");
+    assert!(
+        summary(claude).contains(&*env.bin.to_string_lossy()),
+        "{claude}"
+    );
+    assert!(summary(claude).contains("default harness"), "{claude}");
+    assert!(!summary(check(&doc, "harness.codex")).contains("default"));
+    assert_eq!(check(&doc, "env")["status"], "advisory");
+
+    // Logged in: ok. The login dirs follow CLAUDE_CONFIG_DIR / CODEX_HOME.
+    std::fs::create_dir_all(env.home.join(".claude")).unwrap();
+    let codex_home = env.root().join("codex-home");
+    std::fs::create_dir_all(&codex_home).unwrap();
+    let mut env = env;
+    env.extra_env
+        .push(("CODEX_HOME".into(), codex_home.to_string_lossy().into()));
+    std::fs::write(env.repo.join(".env"), "SECRET=1\n").unwrap();
+    let doc = document(env.treebox(&["doctor", "--json"]).ok());
+    assert_eq!(check(&doc, "harness.claude")["status"], "ok", "{doc:#}");
+    let codex = check(&doc, "harness.codex");
+    assert_eq!(codex["status"], "ok", "{doc:#}");
+    assert!(summary(codex).contains(&*codex_home.to_string_lossy()));
+    assert_eq!(check(&doc, "env")["status"], "ok", "{doc:#}");
+
+    // The human report: one line per check on stdout, hints beneath.
+    let r = env.treebox(&["doctor"]);
+    r.ok();
+    let lines: Vec<&str> = r.stdout.lines().collect();
+    assert!(lines[0].starts_with("ok    git "), "{r:#?}");
+    assert!(lines[1].starts_with("ok    repo "), "{r:#?}");
+    for name in NAMES {
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.split_whitespace().nth(1) == Some(name)),
+            "{name}: {r:#?}"
+        );
+    }
+    for l in &lines {
+        assert!(
+            ["ok ", "warn ", "FAIL ", "      "]
+                .iter()
+                .any(|p| l.starts_with(p)),
+            "{l:?}"
+        );
+    }
+}
+
+#[test]
+fn doctor_outside_a_repo_fails_repo() {
+    let env = TestEnv::new();
+    let outside = env.root().join("elsewhere");
+    std::fs::create_dir_all(&outside).unwrap();
+    let r = env.treebox_in(&outside, &["doctor", "--json"]);
+    r.code(1);
+    let doc = document(&r);
+    assert_eq!(doc["ok"], false);
+    let repo = check(&doc, "repo");
+    assert_eq!(repo["status"], "fail");
+    assert!(repo["hint"].is_string(), "{repo}");
+    assert_eq!(check(&doc, "git")["status"], "ok");
+
+    let r = env.treebox_in(&outside, &["doctor"]);
+    r.code(1);
+    assert!(r.stdout.contains("FAIL  repo"), "{r:#?}");
+
+    // A bare repository is no place for boxes either.
+    let r = env.treebox_in(&env.origin, &["doctor", "--json"]);
+    r.code(1);
+    let doc = document(&r);
+    assert_eq!(check(&doc, "repo")["status"], "fail");
+    assert!(summary(check(&doc, "repo")).contains("bare"), "{doc:#}");
+}
+
+#[test]
+fn doctor_unreachable_or_missing_origin_is_advisory() {
+    let env = TestEnv::new();
+    env.git(
+        &env.repo,
+        &["remote", "set-url", "origin", "/nonexistent/origin.git"],
+    );
+    let r = env.treebox(&["doctor", "--json"]);
+    r.ok();
+    let doc = document(&r);
+    assert_eq!(doc["ok"], true);
+    let origin = check(&doc, "origin");
+    assert_eq!(origin["status"], "advisory", "{doc:#}");
+    assert!(summary(origin).contains("nonexistent"), "{origin}");
+    assert_eq!(origin["hint"], "git fetch origin");
+
+    env.git(&env.repo, &["remote", "remove", "origin"]);
+    let doc = document(env.treebox(&["doctor", "--json"]).ok());
+    let origin = check(&doc, "origin");
+    assert_eq!(origin["status"], "advisory");
+    assert!(summary(origin).contains("local refs"), "{origin}");
+}
+
+#[test]
+fn doctor_missing_harness_is_advisory() {
+    let env = TestEnv::new();
+    std::fs::remove_file(env.bin.join("codex")).unwrap();
+    env.write_config(r#"{"harness":"codex"}"#);
+    let r = env.treebox(&["doctor", "--json"]);
+    r.ok();
+    let doc = document(&r);
+    let codex = check(&doc, "harness.codex");
+    assert_eq!(codex["status"], "advisory", "{doc:#}");
+    assert!(summary(codex).contains("not found"), "{codex}");
+    assert!(summary(codex).contains("default harness"), "{codex}");
+    assert!(codex["hint"].is_string());
+    assert!(!summary(check(&doc, "harness.claude")).contains("default"));
+
+    // A configured program that does not exist is named.
+    env.write_config(r#"{"harnesses":{"claude":{"program":"/nonexistent/claude-wrapper"}}}"#);
+    let doc = document(env.treebox(&["doctor", "--json"]).ok());
+    let claude = check(&doc, "harness.claude");
+    assert_eq!(claude["status"], "advisory");
+    assert!(summary(claude).contains("claude-wrapper"), "{claude}");
+}
+
+#[test]
+fn doctor_tracked_env_symlink_is_advisory() {
+    let env = TestEnv::new();
+    let secret = env.root().join("secret");
+    std::fs::write(&secret, "AWS=1\n").unwrap();
+    std::os::unix::fs::symlink(&secret, env.repo.join(".env")).unwrap();
+    env.git(&env.repo, &["add", ".env"]);
+    env.git(&env.repo, &["commit", "-q", "-m", "env link"]);
+    let doc = document(env.treebox(&["doctor", "--json"]).ok());
+    let e = check(&doc, "env");
+    assert_eq!(e["status"], "advisory", "{doc:#}");
+    assert!(summary(e).contains("not be followed"), "{e}");
+}
+
+#[test]
+fn doctor_bad_config_exits_2() {
+    let env = TestEnv::new();
+    env.write_config(r#"{"isolaton":"docker"}"#);
+    let r = env.treebox(&["doctor", "--json"]);
+    r.code(2);
+    assert!(r.stdout.is_empty(), "{r:#?}");
+    assert!(r.stderr.contains("isolaton"), "{r:#?}");
+}
+
+#[test]
+fn doctor_runner_auto_on_an_unmarked_machine_is_host() {
+    let env = TestEnv::new();
+    let doc = document(
+        env.treebox(&["doctor", "--isolation", "auto", "--json"])
+            .ok(),
+    );
+    let runner = check(&doc, "runner");
+    assert_eq!(runner["status"], "ok");
+    assert!(summary(runner).starts_with("auto → host"), "{runner}");
+}
+
+#[test]
+fn doctor_docker_runner_matches_docker_info() {
+    let env = TestEnv::new();
+    let probe = env
+        .command("docker", &env.repo)
+        .args(["info", "--format", "{{.ServerVersion}}"])
+        .output();
+    let version = match &probe {
+        Ok(o) if o.status.success() => String::from_utf8_lossy(&o.stdout).trim().to_string(),
+        _ => String::new(),
+    };
+    let r = env.treebox(&["doctor", "--isolation", "docker", "--json"]);
+    let doc = document(&r);
+    let runner = check(&doc, "runner");
+    if version.is_empty() {
+        r.code(1);
+        assert_eq!(runner["status"], "fail", "{doc:#}");
+        assert!(runner["hint"].is_string());
+    } else {
+        r.ok();
+        assert_eq!(runner["status"], "ok", "{doc:#}");
+        assert_eq!(summary(runner), format!("docker {version}"));
+    }
+}
+
+/// A PATH with the fake harnesses and git, and nothing else.
+fn path_without_engines(env: &TestEnv) -> String {
+    let git = ["/usr/local/bin/git", "/usr/bin/git", "/bin/git"]
+        .into_iter()
+        .map(Path::new)
+        .find(|p| p.exists())
+        .expect("git is installed");
+    let dir = env.root().join("git-only");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::os::unix::fs::symlink(git, dir.join("git")).unwrap();
+    format!("{}:{}", env.bin.display(), dir.display())
+}
+
+#[test]
+fn doctor_missing_podman_fails() {
+    let mut env = TestEnv::new();
+    let path = path_without_engines(&env);
+    env.extra_env.push(("PATH".into(), path));
+    let r = env.treebox(&["doctor", "--isolation", "podman", "--json"]);
+    r.code(1);
+    let doc = document(&r);
+    assert_eq!(doc["ok"], false);
+    let runner = check(&doc, "runner");
+    assert_eq!(runner["status"], "fail", "{doc:#}");
+    assert!(summary(runner).contains("podman"), "{runner}");
+    assert!(runner["hint"].is_string());
+    // Only the runner failed.
+    assert_eq!(check(&doc, "git")["status"], "ok");
+    assert_eq!(check(&doc, "repo")["status"], "ok");
+
+    // `auto` on a marked runner with no engine at all fails too.
+    env.extra_env.push(("TREEBOX_RUNNER".into(), "1".into()));
+    let r = env.treebox(&["doctor", "--isolation", "auto", "--json"]);
+    r.code(1);
+    assert_eq!(check(&document(&r), "runner")["status"], "fail");
+
+    let r = env.treebox(&["doctor", "--isolation", "podman"]);
+    r.code(1);
+    assert!(r.stdout.contains("FAIL  runner"), "{r:#?}");
+}
+
+#[test]
+fn doctor_ls_remote_runs_nothing_the_repo_planted() {
+    let env = TestEnv::new();
+    let root = env.root();
+    let ssh_marker = root.join("ssh-ran");
+    let cred_marker = root.join("credential-ran");
+    let pack_marker = root.join("uploadpack-ran");
+    let repo = &env.repo;
+    env.git(
+        repo,
+        &[
+            "config",
+            "core.sshCommand",
+            &format!("touch {}; false", ssh_marker.display()),
+        ],
+    );
+    env.git(
+        repo,
+        &[
+            "config",
+            "credential.helper",
+            &format!("!touch {}", cred_marker.display()),
+        ],
+    );
+
+    // Over ssh: the planted ssh command would run for plain git…
+    env.git(
+        repo,
+        &["remote", "set-url", "origin", "ssh://git@127.0.0.1:9/x.git"],
+    );
+    let _ = env.git_run(repo, &["ls-remote", "--heads", "origin"]);
+    assert!(ssh_marker.exists(), "the planted sshCommand is live");
+    std::fs::remove_file(&ssh_marker).unwrap();
+    // …but not for doctor.
+    let doc = document(env.treebox(&["doctor", "--json"]).ok());
+    assert_eq!(check(&doc, "origin")["status"], "advisory", "{doc:#}");
+    assert!(
+        !ssh_marker.exists(),
+        "doctor ran the planted core.sshCommand"
+    );
+    assert!(
+        !cred_marker.exists(),
+        "doctor ran the planted credential.helper"
+    );
+
+    // A local origin: the planted upload-pack would run for plain git…
+    env.git(
+        repo,
+        &["remote", "set-url", "origin", &env.origin.to_string_lossy()],
+    );
+    env.git(
+        repo,
+        &[
+            "config",
+            "remote.origin.uploadpack",
+            &format!("touch {}; git-upload-pack", pack_marker.display()),
+        ],
+    );
+    env.git(repo, &["ls-remote", "--heads", "origin"]);
+    assert!(pack_marker.exists(), "the planted uploadpack is live");
+    std::fs::remove_file(&pack_marker).unwrap();
+    // …but not for doctor, which still reaches origin.
+    let doc = document(env.treebox(&["doctor", "--json"]).ok());
+    assert_eq!(check(&doc, "origin")["status"], "ok", "{doc:#}");
+    assert!(!pack_marker.exists(), "doctor ran the planted uploadpack");
+    assert!(
+        !cred_marker.exists(),
+        "doctor ran the planted credential.helper"
+    );
+}

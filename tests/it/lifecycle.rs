@@ -1,0 +1,486 @@
+//! `enter`, `list`, `teardown`: the rest of the lifecycle, end to end, including races,
+//! crashes and hostile boxes.
+
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use crate::env::{write_exec, TestEnv, TREEBOX};
+
+fn repo_state(env: &TestEnv) -> PathBuf {
+    let common = env.repo.join(".git").canonicalize().unwrap();
+    env.state_dir()
+        .join("treebox/repos")
+        .join(treebox::state::layout::repo_key(&common))
+}
+
+fn list(env: &TestEnv) -> Vec<serde_json::Value> {
+    let doc = env.treebox(&["list", "--json"]).ok().json();
+    doc["boxes"].as_array().unwrap().clone()
+}
+
+fn row(env: &TestEnv, name: &str) -> serde_json::Value {
+    list(env)
+        .into_iter()
+        .find(|b| b["name"] == name)
+        .unwrap_or_else(|| panic!("no row {name}"))
+}
+
+#[test]
+fn enter_resolves_leaf_live_branch_and_unique_substring() {
+    let env = TestEnv::new();
+    env.treebox(&["create", "feat/login", "--no-launch"]).ok();
+    env.treebox(&["create", "feat/logout", "--no-launch"]).ok();
+    env.treebox(&["create", "bugfix", "--no-launch"]).ok();
+    let leaf = |r: &crate::env::Run| r.json()["name"].as_str().unwrap().to_string();
+    assert_eq!(
+        leaf(env.treebox(&["enter", "feat--login", "--json"]).ok()),
+        "feat--login"
+    );
+    assert_eq!(
+        leaf(env.treebox(&["enter", "feat/logout", "--json"]).ok()),
+        "feat--logout"
+    );
+    assert_eq!(
+        leaf(env.treebox(&["enter", "bug", "--json"]).ok()),
+        "bugfix"
+    );
+    // A rename inside the box is followed (the branch is read live).
+    env.git(&env.box_path("bugfix"), &["branch", "-m", "fix/crash"]);
+    let r = env.treebox(&["enter", "fix/crash", "--json"]);
+    assert_eq!(leaf(r.ok()), "bugfix");
+    assert_eq!(r.json()["branch"], "fix/crash");
+    assert_eq!(row(&env, "bugfix")["branch"], "fix/crash");
+    // Ambiguous: exit 2 listing the candidates.
+    let r = env.treebox(&["enter", "feat/log"]);
+    r.code(2);
+    assert!(
+        r.stderr.contains("feat--login") && r.stderr.contains("feat--logout"),
+        "{r:?}"
+    );
+    // None: exit 3; a branch without a box gets the --checkout hint.
+    env.treebox(&["enter", "nothing-like-it"]).code(3);
+    env.git(&env.repo, &["branch", "lonely"]);
+    let r = env.treebox(&["enter", "lonely"]);
+    r.code(3);
+    assert!(r.stderr.contains("--checkout lonely"), "{r:?}");
+}
+
+#[test]
+fn enter_launches_with_recorded_harness_and_session_override() {
+    let mut env = TestEnv::new();
+    env.treebox(&["create", "e", "--harness", "codex", "--no-launch"])
+        .ok();
+    env.extra_env.push(("FAKE_EXIT".into(), "9".into()));
+    env.treebox(&["enter", "e", "--", "go on"]).code(9);
+    let log = env.harness_log();
+    assert!(log.contains("prog=codex"), "{log}");
+    assert!(log.contains("arg=go on"), "{log}");
+    // --harness overrides this session only; the record keeps codex.
+    env.treebox(&["enter", "e", "--harness", "claude"]).code(9);
+    assert!(env.harness_log().contains("prog=claude"));
+    assert_eq!(row(&env, "e")["harness"], "codex");
+    // --print gives the recorded harness again.
+    let line = env.treebox(&["enter", "e", "--print"]).ok().stdout.clone();
+    assert!(
+        line.contains("codex --dangerously-bypass-approvals-and-sandbox"),
+        "{line}"
+    );
+    // An explicit --isolation that disagrees with the record: conflict, nothing changes.
+    let r = env.treebox(&["enter", "e", "--isolation", "docker", "--print"]);
+    r.code(5);
+    assert!(r.stderr.contains("--isolation host"), "{r:?}");
+    env.treebox(&["enter", "e", "--isolation", "host", "--print"])
+        .ok();
+}
+
+#[test]
+fn enter_resyncs_only_when_the_lockfile_changed() {
+    let env = TestEnv::new();
+    env.push_to_origin("uv.lock", "version = 1\n");
+    let counter = env.home.join("setup-count");
+    env.write_config(&format!(
+        r#"{{"setup": ["echo x >> {}"]}}"#,
+        counter.display()
+    ));
+    env.treebox(&["create", "d", "--no-launch"]).ok();
+    let count = || std::fs::read_to_string(&counter).unwrap().lines().count();
+    assert_eq!(count(), 1);
+    let r = env.treebox(&["enter", "d", "--print"]);
+    r.ok();
+    assert!(r.stderr.contains("deps unchanged"), "{r:?}");
+    assert_eq!(count(), 1);
+    assert_eq!(row(&env, "d")["deps"], "fresh");
+    // The lockfile changes in the box: list says stale, enter re-syncs.
+    std::fs::write(env.box_path("d").join("uv.lock"), "version = 2\n").unwrap();
+    assert_eq!(row(&env, "d")["deps"], "stale");
+    let doc = env.treebox(&["enter", "d", "--json"]).ok().json();
+    assert_eq!(doc["deps"], "synced");
+    assert_eq!(count(), 2);
+    assert_eq!(row(&env, "d")["deps"], "fresh");
+    // --cold forces a re-sync.
+    env.treebox(&["enter", "d", "--cold", "--print"]).ok();
+    assert_eq!(count(), 3);
+}
+
+#[test]
+fn enter_refreshes_env_but_keeps_edits_made_in_the_box() {
+    let env = TestEnv::new();
+    std::fs::write(env.repo.join(".env"), "A=1\n").unwrap();
+    env.treebox(&["create", "v", "--no-launch"]).ok();
+    let boxed = env.box_path("v").join(".env");
+    std::fs::write(env.repo.join(".env"), "A=2\n").unwrap();
+    let doc = env.treebox(&["enter", "v", "--json"]).ok().json();
+    assert_eq!(doc["env"], "copied");
+    assert_eq!(std::fs::read_to_string(&boxed).unwrap(), "A=2\n");
+    std::fs::write(&boxed, "A=mine\n").unwrap();
+    std::fs::write(env.repo.join(".env"), "A=3\n").unwrap();
+    let r = env.treebox(&["enter", "v", "--print"]);
+    r.ok();
+    assert!(r.stderr.contains("edited in the box"), "{r:?}");
+    assert_eq!(std::fs::read_to_string(&boxed).unwrap(), "A=mine\n");
+}
+
+#[test]
+fn list_shows_every_box_and_never_the_main_checkout() {
+    let env = TestEnv::new();
+    assert!(list(&env).is_empty());
+    env.treebox(&["create", "one", "--no-launch"]).ok();
+    env.treebox(&["create", "--no-launch"]).ok();
+    std::fs::write(env.repo.join(".env"), "E=1\n").unwrap();
+    env.treebox(&["create", "gone", "--no-launch"]).ok();
+    std::fs::remove_dir_all(env.box_path("gone")).unwrap();
+    let rows = list(&env);
+    assert_eq!(rows.len(), 3, "{rows:?}");
+    assert!(rows
+        .iter()
+        .all(|r| r["path"] != env.repo.to_string_lossy().as_ref()));
+    let one = row(&env, "one");
+    assert_eq!(one["branch"], "one");
+    assert_eq!(one["placeholder"], false);
+    assert_eq!(one["gitMode"], "worktree");
+    assert_eq!(one["runner"], "host");
+    assert_eq!(one["deps"], "fresh");
+    assert_eq!(one["env"], "absent");
+    assert_eq!(one["session"], "none");
+    assert!(one["lastCommit"].as_i64().unwrap() > 0);
+    let pet = rows.iter().find(|r| r["placeholder"] == true).unwrap();
+    assert!(pet["branch"].as_str().unwrap().starts_with("treebox/"));
+    assert_eq!(row(&env, "gone")["state"], "missing");
+    // The human table has the same rows.
+    let table = env.treebox(&["ls"]).ok().stdout.clone();
+    assert!(table.contains("one") && table.contains("(placeholder)") && table.contains("missing"));
+}
+
+#[test]
+fn teardown_protects_the_careless() {
+    let env = TestEnv::new();
+    env.treebox(&["create", "a", "--no-launch"]).ok();
+    env.treebox(&["create", "b", "--no-launch"]).ok();
+    // One typo among the refs: exit 3, nothing removed.
+    let before = env.snapshot();
+    env.treebox(&["teardown", "--force", "a", "typo"]).code(3);
+    assert_eq!(env.snapshot(), before);
+    // No terminal and no --force: needs confirmation, exit 5, nothing removed.
+    let r = env.treebox(&["teardown", "a"]);
+    r.code(5);
+    assert!(r.stderr.contains("--force"), "{r:?}");
+    assert_eq!(env.snapshot(), before);
+    // A dirty box: exit 5 naming it, even before confirmation.
+    std::fs::write(env.box_path("b").join("wip.txt"), "unsaved").unwrap();
+    let before = env.snapshot();
+    let r = env.treebox(&["rm", "b"]);
+    r.code(5);
+    assert!(
+        r.stderr.contains("`b`") && r.stderr.contains("uncommitted"),
+        "{r:?}"
+    );
+    assert_eq!(env.snapshot(), before);
+    // --force removes both, with every bookkeeping file.
+    let doc = env
+        .treebox(&["teardown", "--force", "--json", "a", "b"])
+        .ok()
+        .json();
+    assert_eq!(doc["removed"].as_array().unwrap().len(), 2);
+    assert!(!env.box_path("a").exists() && !env.box_path("b").exists());
+    assert!(list(&env).is_empty());
+    let state = repo_state(&env);
+    assert!(!state.join("boxes/a").exists());
+    assert!(!state.join("locks/a.lock").exists());
+    assert_eq!(
+        env.git(&env.repo, &["worktree", "list", "--porcelain"])
+            .matches("worktree ")
+            .count(),
+        1
+    );
+    // The branches stay unless asked.
+    env.git(&env.repo, &["rev-parse", "--verify", "refs/heads/a"]);
+    env.git(&env.repo, &["fsck", "--no-progress"]);
+}
+
+#[test]
+fn teardown_delete_branch_and_unpushed_work() {
+    let env = TestEnv::new();
+    env.treebox(&["create", "gone-too", "--no-launch"]).ok();
+    env.treebox(&["teardown", "--force", "--delete-branch", "gone-too"])
+        .ok();
+    assert_ne!(
+        env.git_run(&env.repo, &["rev-parse", "--verify", "refs/heads/gone-too"])
+            .code,
+        0
+    );
+    // Unpushed commits on a branch about to be deleted: exit 5 without --force.
+    env.treebox(&["create", "work", "--no-launch"]).ok();
+    env.commit_file(&env.box_path("work"), "w.txt", "w", "work");
+    env.treebox(&["teardown", "--delete-branch", "work"])
+        .code(5);
+    assert!(env.box_path("work").exists());
+    env.treebox(&["teardown", "--force", "--delete-branch", "work"])
+        .ok();
+}
+
+#[test]
+fn teardown_finds_boxes_whose_pointer_or_directory_is_gone() {
+    let env = TestEnv::new();
+    env.treebox(&["create", "nopointer", "--no-launch"]).ok();
+    env.treebox(&["create", "nodir", "--no-launch"]).ok();
+    std::fs::remove_file(env.box_path("nopointer").join(".git")).unwrap();
+    std::fs::remove_dir_all(env.box_path("nodir")).unwrap();
+    // Without its pointer the checkout cannot be read: it counts as dirty.
+    env.treebox(&["teardown", "nopointer"]).code(5);
+    env.treebox(&["teardown", "--force", "nopointer"]).ok();
+    assert!(!env.box_path("nopointer").exists());
+    // A directory deleted by hand: the registration and record are pruned.
+    let doc = env
+        .treebox(&["teardown", "--force", "--json", "nodir"])
+        .ok()
+        .json();
+    assert_eq!(doc["removed"][0]["prunedOnly"], true);
+    assert!(list(&env).is_empty());
+    assert_eq!(
+        env.git(&env.repo, &["worktree", "list", "--porcelain"])
+            .matches("worktree ")
+            .count(),
+        1
+    );
+}
+
+#[test]
+fn a_live_session_is_shown_and_protects_its_box() {
+    let mut env = TestEnv::new();
+    env.treebox(&["create", "busy", "--no-launch"]).ok();
+    let flag = env.home.join("agent-running");
+    write_exec(
+        &env.bin.join("claude"),
+        &format!(
+            "#!/bin/sh\ntouch {}\nwhile [ ! -f {}.stop ]; do sleep 0.05; done\n",
+            flag.display(),
+            flag.display()
+        ),
+    );
+    env.extra_env.clear();
+    let mut agent = env
+        .command(TREEBOX, &env.repo)
+        .args(["enter", "busy"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let t = Instant::now();
+    while !flag.exists() && t.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(row(&env, "busy")["session"], "live");
+    let r = env.treebox(&["teardown", "busy"]);
+    r.code(5);
+    assert!(r.stderr.contains("live agent session"), "{r:?}");
+    std::fs::write(format!("{}.stop", flag.display()), "").unwrap();
+    assert!(agent.wait().unwrap().success());
+    assert_eq!(row(&env, "busy")["session"], "none");
+}
+
+#[test]
+fn a_held_lock_is_a_conflict_at_once() {
+    let env = TestEnv::new();
+    env.treebox(&["create", "locked", "--no-launch"]).ok();
+    let lock_path = repo_state(&env).join("locks/locked.lock");
+    let held = treebox::state::BoxLock::try_acquire(&lock_path, "locked").unwrap();
+    let t = Instant::now();
+    let r = env.treebox(&["enter", "locked", "--print"]);
+    r.code(5);
+    assert!(r.stderr.contains("busy"), "{r:?}");
+    env.treebox(&["teardown", "--force", "locked"]).code(5);
+    assert!(env.box_path("locked").exists());
+    assert!(
+        t.elapsed() < Duration::from_secs(5),
+        "a held lock must not be waited on"
+    );
+    drop(held);
+    env.treebox(&["teardown", "--force", "locked"]).ok();
+    // Lock files do not pile up.
+    assert!(!lock_path.exists());
+}
+
+#[test]
+fn a_killed_create_is_finished_by_enter_or_a_rerun() {
+    let env = TestEnv::new();
+    let started = env.home.join("setup-started");
+    env.write_config(&format!(
+        r#"{{"setup": ["touch {}; test -f \"$HOME/fast\" || sleep 30"]}}"#,
+        started.display()
+    ));
+    for (name, finisher) in [("crash-a", "enter"), ("crash-b", "create")] {
+        let _ = std::fs::remove_file(&started);
+        let _ = std::fs::remove_file(env.home.join("fast"));
+        let mut child = env
+            .command(TREEBOX, &env.repo)
+            .args(["create", name, "--no-launch"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let t = Instant::now();
+        while !started.exists() && t.elapsed() < Duration::from_secs(20) {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert!(started.exists(), "setup never started");
+        child.kill().unwrap(); // SIGKILL
+        child.wait().unwrap();
+        assert_eq!(row(&env, name)["deps"], "unknown");
+        std::fs::write(env.home.join("fast"), "").unwrap();
+        match finisher {
+            "enter" => {
+                let doc = env.treebox(&["enter", name, "--json"]).ok().json();
+                assert_eq!(doc["finishedSetup"], true);
+            }
+            _ => {
+                let doc = env.treebox(&["create", name, "--json"]).ok().json();
+                assert_eq!(doc["resumed"], true);
+            }
+        }
+        assert_eq!(row(&env, name)["deps"], "fresh");
+        let hooks = env.git(
+            &env.box_path(name),
+            &["config", "--worktree", "core.hooksPath"],
+        );
+        assert!(!hooks.trim().is_empty(), "the guard is installed");
+    }
+    env.git(&env.repo, &["fsck", "--no-progress"]);
+}
+
+#[test]
+fn racing_creates_and_teardowns_of_one_name_stay_consistent() {
+    let env = TestEnv::new();
+    for round in 0..2 {
+        let handles: Vec<_> = (0..8)
+            .map(|i| {
+                let mut c = env.command(TREEBOX, &env.repo);
+                if i % 2 == 0 {
+                    c.args(["create", "race", "--no-launch"]);
+                } else {
+                    c.args(["teardown", "--force", "race"]);
+                }
+                std::thread::spawn(move || (i, c.output().unwrap()))
+            })
+            .collect();
+        for h in handles {
+            let (i, out) = h.join().unwrap();
+            let code = out.status.code().unwrap_or(-1);
+            // create: 0 or 5; teardown: 0, 3 (already gone) or 5.
+            let ok = if i % 2 == 0 { [0, 5, 5] } else { [0, 3, 5] };
+            assert!(
+                ok.contains(&code),
+                "round {round} op {i}: exit {code}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        // Either a whole box or none.
+        let rows = list(&env);
+        let exists = env.box_path("race").exists();
+        let registered = env
+            .git(&env.repo, &["worktree", "list", "--porcelain"])
+            .contains("/race\n");
+        if exists {
+            assert!(registered);
+            assert_eq!(rows.len(), 1);
+            assert_eq!(rows[0]["state"], "ok", "{rows:?}");
+        } else {
+            assert!(!registered);
+            assert!(rows.is_empty(), "{rows:?}");
+        }
+        env.git(&env.repo, &["fsck", "--no-progress"]);
+        env.treebox(&["teardown", "--force", "--delete-branch", "race"]);
+        let _ = env.git_run(&env.repo, &["branch", "-D", "race"]);
+    }
+}
+
+#[test]
+fn planted_config_never_runs_on_the_host() {
+    let env = TestEnv::new();
+    env.treebox(&["create", "hostile", "--no-launch"]).ok();
+    let bx = env.box_path("hostile");
+    let marker = env.root().join("pwned");
+    let m = marker.display().to_string();
+    // What an agent in the box can write: the shared config and its worktree config.
+    for scope in ["--local", "--worktree"] {
+        for (k, v) in [
+            ("filter.evil.clean", format!("touch {m}.clean; cat")),
+            ("filter.evil.smudge", format!("touch {m}.smudge; cat")),
+            ("filter.evil.process", format!("touch {m}.process")),
+            ("core.fsmonitor", format!("touch {m}.fsmonitor; false")),
+            ("core.sshCommand", format!("touch {m}.ssh; false")),
+            ("credential.helper", format!("!touch {m}.cred")),
+            ("diff.external", format!("touch {m}.diff")),
+            ("core.pager", format!("touch {m}.pager; cat")),
+        ] {
+            env.git(&bx, &["config", scope, k, &v]);
+        }
+    }
+    std::fs::write(bx.join(".gitattributes"), "* filter=evil diff=evil\n").unwrap();
+    std::fs::write(bx.join("file.txt"), "content\n").unwrap();
+    let hooks = env.git(&bx, &["rev-parse", "--git-common-dir"]);
+    let hooks = PathBuf::from(hooks.trim()).join("hooks");
+    for h in [
+        "post-checkout",
+        "pre-commit",
+        "reference-transaction",
+        "post-index-change",
+    ] {
+        write_exec(&hooks.join(h), &format!("#!/bin/sh\ntouch {m}.{h}\n"));
+    }
+    // Control: plain git in the box does run what was planted.
+    let _ = env.git_run(&bx, &["status"]);
+    let fired: Vec<_> = std::fs::read_dir(env.root())
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("pwned"))
+        .map(|e| e.path())
+        .collect();
+    assert!(
+        !fired.is_empty(),
+        "the planted config should fire under plain git"
+    );
+    for f in fired {
+        std::fs::remove_file(f).unwrap();
+    }
+    let check = |what: &str| {
+        let planted: Vec<_> = std::fs::read_dir(env.root())
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with("pwned"))
+            .collect();
+        assert!(planted.is_empty(), "{what} ran planted config: {planted:?}");
+    };
+    env.treebox(&["list"]).ok();
+    env.treebox(&["list", "--json"]).ok();
+    check("list");
+    env.treebox(&["enter", "hostile", "--print"]).ok();
+    check("enter --print");
+    env.treebox(&["teardown", "hostile"]).code(5); // dirty check
+    check("teardown (dirty check)");
+    env.treebox(&["create", "neighbour", "--no-launch"]).ok();
+    check("create next to it");
+    env.treebox(&["teardown", "--force", "hostile"]).ok();
+    check("teardown --force");
+}
