@@ -317,16 +317,7 @@ impl Stats {
         v
     }
     fn median_ms(&self) -> f64 {
-        let v = self.sorted_ms();
-        let n = v.len();
-        if n == 0 {
-            return f64::NAN;
-        }
-        if n % 2 == 1 {
-            v[n / 2]
-        } else {
-            (v[n / 2 - 1] + v[n / 2]) / 2.0
-        }
+        median(self.ms())
     }
     fn min_ms(&self) -> f64 {
         self.sorted_ms().first().copied().unwrap_or(f64::NAN)
@@ -382,6 +373,8 @@ struct Row {
     median: f64,
     min: f64,
     vs_raw: Option<f64>,
+    /// Median over rounds of (this − baseline) in the same round: robust to drift.
+    paired_delta: Option<f64>,
     target: Target,
     samples: Vec<f64>,
 }
@@ -396,8 +389,18 @@ impl Row {
     }
 }
 
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    match n {
+        0 => f64::NAN,
+        _ if n % 2 == 1 => v[n / 2],
+        _ => (v[n / 2 - 1] + v[n / 2]) / 2.0,
+    }
+}
+
 fn rows_for(g: &Group, stats: &[Stats]) -> Vec<Row> {
-    let base = stats[0].median_ms();
+    let base = &stats[0];
     g.variants
         .iter()
         .zip(stats)
@@ -407,7 +410,9 @@ fn rows_for(g: &Group, stats: &[Stats]) -> Vec<Row> {
             measure: v.label.clone(),
             median: s.median_ms(),
             min: s.min_ms(),
-            vs_raw: (i > 0).then(|| s.median_ms() / base),
+            vs_raw: (i > 0).then(|| s.median_ms() / base.median_ms()),
+            paired_delta: (i > 0)
+                .then(|| median(s.ms().iter().zip(base.ms()).map(|(a, b)| a - b).collect())),
             target: v.target,
             samples: s.ms(),
         })
@@ -460,6 +465,15 @@ fn print_table(rows: &[Row]) {
     println!("|-{}-|", rule.join("-|-"));
     for row in &body {
         line(row);
+    }
+    println!();
+    for r in rows {
+        if let Some(d) = r.paired_delta {
+            println!(
+                "{}: {} costs {d:+.1} ms over the baseline (median of same-round differences)",
+                r.group, r.measure
+            );
+        }
     }
 }
 
@@ -624,6 +638,7 @@ fn main() {
             "median_ms": r.median,
             "min_ms": r.min,
             "vs_raw": r.vs_raw,
+            "paired_delta_ms_median": r.paired_delta,
             "target": r.target.json(),
             "meets_target": r.meets(),
             "samples_ms_in_run_order": r.samples,

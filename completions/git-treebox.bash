@@ -70,20 +70,41 @@ _git__treebox() {
             git__treebox__subcmd__help,version)
                 cmd="git__treebox__subcmd__help__subcmd__version"
                 ;;
+            git__treebox__subcmd__help__subcmd__template,init)
+                cmd="git__treebox__subcmd__help__subcmd__template__subcmd__init"
+                ;;
             git__treebox__subcmd__help__subcmd__template,list)
                 cmd="git__treebox__subcmd__help__subcmd__template__subcmd__list"
+                ;;
+            git__treebox__subcmd__help__subcmd__template,path)
+                cmd="git__treebox__subcmd__help__subcmd__template__subcmd__path"
                 ;;
             git__treebox__subcmd__template,help)
                 cmd="git__treebox__subcmd__template__subcmd__help"
                 ;;
+            git__treebox__subcmd__template,init)
+                cmd="git__treebox__subcmd__template__subcmd__init"
+                ;;
             git__treebox__subcmd__template,list)
                 cmd="git__treebox__subcmd__template__subcmd__list"
+                ;;
+            git__treebox__subcmd__template,ls)
+                cmd="git__treebox__subcmd__template__subcmd__list"
+                ;;
+            git__treebox__subcmd__template,path)
+                cmd="git__treebox__subcmd__template__subcmd__path"
                 ;;
             git__treebox__subcmd__template__subcmd__help,help)
                 cmd="git__treebox__subcmd__template__subcmd__help__subcmd__help"
                 ;;
+            git__treebox__subcmd__template__subcmd__help,init)
+                cmd="git__treebox__subcmd__template__subcmd__help__subcmd__init"
+                ;;
             git__treebox__subcmd__template__subcmd__help,list)
                 cmd="git__treebox__subcmd__template__subcmd__help__subcmd__list"
+                ;;
+            git__treebox__subcmd__template__subcmd__help,path)
+                cmd="git__treebox__subcmd__template__subcmd__help__subcmd__path"
                 ;;
             *)
                 ;;
@@ -298,7 +319,7 @@ _git__treebox() {
             return 0
             ;;
         git__subcmd__treebox__subcmd__help__subcmd__template)
-            opts="list"
+            opts="init list path"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -311,7 +332,35 @@ _git__treebox() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        git__subcmd__treebox__subcmd__help__subcmd__template__subcmd__init)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         git__subcmd__treebox__subcmd__help__subcmd__template__subcmd__list)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__subcmd__treebox__subcmd__help__subcmd__template__subcmd__path)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -376,7 +425,7 @@ _git__treebox() {
             return 0
             ;;
         git__subcmd__treebox__subcmd__template)
-            opts="-q -v -h -V --quiet --verbose --color --help --version list help"
+            opts="-q -v -h -V --quiet --verbose --color --help --version init list ls path help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -394,7 +443,7 @@ _git__treebox() {
             return 0
             ;;
         git__subcmd__treebox__subcmd__template__subcmd__help)
-            opts="list help"
+            opts="init list path help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -408,6 +457,20 @@ _git__treebox() {
             return 0
             ;;
         git__subcmd__treebox__subcmd__template__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__subcmd__treebox__subcmd__template__subcmd__help__subcmd__init)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -435,7 +498,57 @@ _git__treebox() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        git__subcmd__treebox__subcmd__template__subcmd__help__subcmd__path)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__subcmd__treebox__subcmd__template__subcmd__init)
+            opts="-q -v -h -V --force --quiet --verbose --color --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         git__subcmd__treebox__subcmd__template__subcmd__list)
+            opts="-q -v -h -V --json --quiet --verbose --color --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__subcmd__treebox__subcmd__template__subcmd__path)
             opts="-q -v -h -V --json --quiet --verbose --color --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )

@@ -114,6 +114,10 @@ pub fn inventory(repo: &Repo, layout: &Layout) -> Vec<BoxEntry> {
                 branch: None,
             }
         });
+        if record.as_ref().is_some_and(|r| r.git_mode == "clone") && entry.dir_exists {
+            // A clone is its own repository: its branch is read from it (libgit2).
+            entry.branch = crate::provision::clone::clone_head(&entry.path).and_then(|(b, _)| b);
+        }
         entry.record = record;
         entry.record_error = record_error;
     }
@@ -191,6 +195,15 @@ pub struct Assessment {
     pub merged: Option<bool>,
     /// No commits beyond the base and no changes.
     pub empty: bool,
+    /// Clone mode: the clone's tip is a commit the user's repository does not have
+    /// (`None`: not a clone).
+    pub unreturned: Option<bool>,
+}
+
+impl BoxEntry {
+    pub fn is_clone(&self) -> bool {
+        self.record.as_ref().is_some_and(|r| r.git_mode == "clone")
+    }
 }
 
 impl Assessment {
@@ -207,7 +220,10 @@ fn open_box(entry: &BoxEntry) -> Option<git2::Repository> {
         return None;
     }
     let pointer = entry.path.join(".git");
-    if pointer.is_file() {
+    // A worktree's `.git` is a pointer file; a clone's is a directory. Either opens
+    // with libgit2 (a symlink planted there is not followed into somewhere else).
+    let kind = std::fs::symlink_metadata(&pointer).ok();
+    if kind.is_some_and(|m| m.is_file() || m.is_dir()) {
         if let Ok(r) = git2::Repository::open(&entry.path) {
             return Some(r);
         }
@@ -231,9 +247,25 @@ pub fn assess(entry: &BoxEntry, repo: &Repo) -> Assessment {
     } else if !entry.dir_exists {
         a.dirty = Some(false);
     }
-    let tip = entry.branch.as_deref().and_then(|b| repo.local_branch(b));
+    let clone = if entry.is_clone() {
+        open_box(entry)
+    } else {
+        None
+    };
+    let tip = match &clone {
+        Some(c) => c.head().ok().and_then(|h| h.target()),
+        None => entry.branch.as_deref().and_then(|b| repo.local_branch(b)),
+    };
+    if entry.is_clone() {
+        // Unknown (repository gone, clone unreadable) counts as unreturned.
+        a.unreturned = Some(match tip {
+            Some(t) => crate::provision::clone::repo_has(&repo.common_dir, t) != Some(true),
+            None => entry.dir_exists,
+        });
+    }
     if let Some(tip) = tip {
-        a.unpushed = count_unpushed(&repo.git, tip).ok();
+        let graph = clone.as_ref().unwrap_or(&repo.git);
+        a.unpushed = count_unpushed(graph, tip).ok();
         let base = entry
             .record
             .as_ref()

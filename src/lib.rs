@@ -37,3 +37,4 @@ pub mod runner;
 pub mod sanitize;
 pub mod state;
 pub mod teardown;
+pub mod template;

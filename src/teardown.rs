@@ -132,7 +132,18 @@ pub fn remove(
         path: entry.path.clone(),
         source,
     })?;
+    if let Some(r) = entry.record.as_ref().filter(|r| r.git_mode == "clone") {
+        // The pin lives in the recorded repository, wherever this command runs from.
+        crate::provision::clone::remove_refs(&r.common_dir, entry.leaf.as_str()).map_err(
+            |source| TeardownError::Branch {
+                branch: crate::provision::clone::pin_ref(entry.leaf.as_str()),
+                source,
+            },
+        )?;
+    }
     if let Some(admin) = &entry.admin_dir {
+        let _registration =
+            crate::state::RegistrationLock::acquire(&layout.registration_lock_path());
         let worktrees = canonical(&repo.common_dir.join("worktrees"));
         if admin.parent().map(canonical).as_deref() == Some(worktrees.as_path()) {
             remove_tree(admin).map_err(|source| TeardownError::Remove {
@@ -143,7 +154,8 @@ pub fn remove(
     }
     let branch = entry.shown_branch().map(str::to_string);
     let mut branch_deleted = false;
-    if delete_branch {
+    // A clone's branch lived in the clone, and went with it.
+    if delete_branch && !entry.is_clone() {
         if let Some(b) = &branch {
             if !repo.branch_checked_out(b) {
                 match repo.git.find_branch(b, git2::BranchType::Local) {
@@ -197,6 +209,9 @@ pub fn describe(t: &Target) -> String {
             "{n} unpushed commit{}",
             if n == 1 { "" } else { "s" }
         ));
+    }
+    if a.unreturned == Some(true) {
+        parts.push("holds commits the repository does not have".into());
     }
     if a.merged == Some(true) && !a.empty {
         parts.push("merged".into());

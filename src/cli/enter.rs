@@ -71,7 +71,9 @@ pub fn run(args: EnterArgs, ui: &mut Ui) -> Result<i32, CliError> {
         let doc = json!({
             "schemaVersion": 1,
             "name": r.name,
+            "repo": r.repo,
             "branch": entered.branch,
+            "placeholder": crate::names::is_placeholder_branch(&entered.branch),
             "path": r.path,
             "gitMode": r.git_mode,
             "runner": r.runner,

@@ -129,7 +129,7 @@ impl From<ProvisionError> for CliError {
             P::Record(crate::state::record::RecordError::Malformed { .. }) => {
                 CliError::new(USAGE, "malformed-record", msg)
             }
-            P::Checkout(_) | P::Guard(_) | P::Record(_) | P::State(_) | P::Io { .. } => {
+            P::Checkout(_) | P::Guard(_) | P::Clone(_) | P::Record(_) | P::State(_) | P::Io { .. } => {
                 CliError::new(RUNTIME, "runtime", msg)
             }
         }

@@ -42,11 +42,20 @@ struct Row {
 
 fn row(e: &BoxEntry, repo: &Repo, layout: &Layout) -> Row {
     let branch = e.shown_branch().map(str::to_string);
-    let last_commit = branch
-        .as_deref()
-        .and_then(|b| repo.local_branch(b))
-        .and_then(|oid| repo.git.find_commit(oid).ok())
-        .map(|c| c.time().seconds());
+    let last_commit = if e.is_clone() {
+        // A clone's commits may exist only in the clone: read them there.
+        git2::Repository::open(&e.path).ok().and_then(|c| {
+            let tip = c.head().ok()?.target()?;
+            let t = c.find_commit(tip).ok()?.time().seconds();
+            Some(t)
+        })
+    } else {
+        branch
+            .as_deref()
+            .and_then(|b| repo.local_branch(b))
+            .and_then(|oid| repo.git.find_commit(oid).ok())
+            .map(|c| c.time().seconds())
+    };
     let deps = match &e.record {
         Some(r) if r.setup_completed && e.dir_exists => {
             let ecos = setup::detect(&e.path);

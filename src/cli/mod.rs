@@ -106,7 +106,7 @@ pub fn sandbox_main() -> i32 {
         Ok(c) => c,
         Err(e) => return clap_exit(e),
     };
-    let mut ui = Ui::new(options(&cli.global, false));
+    let mut ui = Ui::new(options(&cli.global, cli.command.json()));
     let result = sandbox::run(cli, &mut ui);
     finish(result, &mut ui)
 }

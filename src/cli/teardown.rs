@@ -49,7 +49,7 @@ fn ask(ui: &mut Ui, question: &str) -> Option<String> {
     Some(line.trim().to_string())
 }
 
-fn from_teardown(e: TeardownError) -> CliError {
+pub(crate) fn from_teardown(e: TeardownError) -> CliError {
     let msg = crate::sanitize::line(&e.to_string());
     match e {
         TeardownError::Lock(l) => CliError::from(ProvisionError::Lock(l)),
@@ -127,6 +127,17 @@ pub fn run(args: TeardownArgs, ui: &mut Ui) -> Result<i32, CliError> {
                     t.entry.path.display()
                 )));
             }
+            if t.assessment.unreturned == Some(true) && !interactive() {
+                return Err(CliError::new(
+                    error::CONFLICT,
+                    "unreturned",
+                    format!("box `{name}` holds commits the repository does not have"),
+                )
+                .hint(format!(
+                    "Bring them back with `git sandbox fetch {}`, or drop them: `{again}`.",
+                    crate::cmd::quote(&name)
+                )));
+            }
             if args.delete_branch && t.assessment.unpushed.unwrap_or(0) > 0 {
                 return Err(CliError::new(
                     error::CONFLICT,
@@ -150,6 +161,14 @@ pub fn run(args: TeardownArgs, ui: &mut Ui) -> Result<i32, CliError> {
         let answer = ask(ui, &format!("Remove {} box(es)? [y/N] ", targets.len()));
         if !matches!(answer.as_deref(), Some("y" | "Y" | "yes")) {
             ui.info("nothing removed");
+            if args.json {
+                ui.out_json(&json!({
+                    "schemaVersion": 1,
+                    "repo": repo.main_root,
+                    "removed": [],
+                    "warnings": ui.warnings,
+                }));
+            }
             return Ok(error::OK);
         }
     }
@@ -171,6 +190,8 @@ pub fn run(args: TeardownArgs, ui: &mut Ui) -> Result<i32, CliError> {
     if args.json {
         ui.out_json(&json!({
             "schemaVersion": 1,
+            "repo": repo.main_root,
+            "warnings": ui.warnings,
             "removed": removed.iter().map(|r| json!({
                 "name": r.leaf,
                 "path": r.path,

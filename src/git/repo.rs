@@ -76,6 +76,15 @@ impl Repo {
             Some(w) => canonical(w),
             None => return Err(RepoError::Bare { path: common_dir }),
         };
+        // Inside a clone-mode box (`<repo>/.treebox/worktrees/<leaf>`), the repository
+        // that owns the box is the one around it.
+        if let Some(owner) = box_owner(&main_root) {
+            if let Ok(outer) = Repo::discover(&owner) {
+                if outer.main_root == owner {
+                    return Ok(outer);
+                }
+            }
+        }
         Ok(Repo {
             git,
             main_root,
@@ -167,6 +176,16 @@ impl Repo {
                 .unwrap_or(false)
         })
     }
+}
+
+/// `<repo>` when `dir` is `<repo>/.treebox/worktrees/<leaf>`.
+fn box_owner(dir: &Path) -> Option<PathBuf> {
+    let worktrees = dir.parent()?;
+    let treebox = worktrees.parent()?;
+    if worktrees.file_name()? != "worktrees" || treebox.file_name()? != ".treebox" {
+        return None;
+    }
+    Some(treebox.parent()?.to_path_buf())
 }
 
 /// Canonicalise when possible; otherwise keep the path as given.

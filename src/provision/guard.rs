@@ -152,6 +152,19 @@ pub fn install(
     common_dir: &Path,
     guard_exe: &Path,
 ) -> Result<PathBuf, GuardInstallError> {
+    install_into(private_git_dir, common_dir, None, guard_exe)
+}
+
+/// Like [`install`], with the hooks dir at `hooks_dir` instead of inside the private
+/// git dir. Clone mode uses it: a clone's `.git` is the agent's own to write, so its
+/// guard lives in host-owned bookkeeping (mounted read-only into a container), and the
+/// clone's `.git` stays as small as the objects it adds.
+pub fn install_into(
+    private_git_dir: &Path,
+    common_dir: &Path,
+    hooks_dir: Option<&Path>,
+    guard_exe: &Path,
+) -> Result<PathBuf, GuardInstallError> {
     enable_worktree_config(common_dir)?;
 
     let private =
@@ -159,7 +172,13 @@ pub fn install(
             path: private_git_dir.to_path_buf(),
             source,
         })?;
-    let hooks = private.join(HOOKS_DIR_NAME);
+    let hooks = match hooks_dir {
+        Some(h) => std::path::absolute(h).map_err(|source| GuardInstallError::CreateDir {
+            path: h.to_path_buf(),
+            source,
+        })?,
+        None => private.join(HOOKS_DIR_NAME),
+    };
     let create_err = |source| GuardInstallError::CreateDir {
         path: hooks.clone(),
         source,

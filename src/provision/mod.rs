@@ -15,6 +15,7 @@
 //! This module never prints: progress and warnings go through [`Reporter`].
 
 pub mod checkout;
+pub mod clone;
 pub mod copy;
 pub mod enter;
 pub mod fetch;
@@ -107,6 +108,8 @@ pub enum ProvisionError {
     Checkout(#[source] crate::cmd::CmdError),
     #[error(transparent)]
     Guard(#[from] guard::GuardInstallError),
+    #[error(transparent)]
+    Clone(#[from] clone::CloneError),
     #[error(transparent)]
     Record(#[from] RecordError),
     #[error(transparent)]
@@ -227,7 +230,7 @@ fn context(req: &CreateRequest, cfg: &UserConfig) -> Result<Context, ProvisionEr
         .or(project.git.clone())
         .or(cfg.git.clone())
         .unwrap_or_else(|| "worktree".into());
-    if git_mode != "worktree" {
+    if git_mode != "worktree" && git_mode != "clone" {
         return Err(ProvisionError::Unsupported {
             what: format!("git mode `{git_mode}`"),
         });
@@ -324,7 +327,9 @@ fn make_plan(
 ) -> Result<Plan, ProvisionError> {
     let path = ctx.layout.box_path(leaf);
     let record = Record::load(&ctx.layout.record_path(leaf))?;
-    let registered = ctx.repo.worktree_admin_dir(&path).is_some();
+    // A checkout git knows: a registered worktree, or a clone with its own `.git`.
+    let registered = ctx.repo.worktree_admin_dir(&path).is_some()
+        || std::fs::symlink_metadata(path.join(".git")).is_ok_and(|m| m.is_dir());
     let mut base_ref = None;
     let mut base_commit = None;
     let checkout = match &record {
@@ -361,7 +366,9 @@ fn make_plan(
                 .is_some_and(|r| r.created_branch && r.branch == branch);
             if req.checkout.is_some() || own_branch {
                 if ctx.repo.local_branch(branch).is_some() {
-                    if ctx.repo.branch_checked_out(branch) {
+                    // A clone has its own branches; only a worktree competes with the
+                    // other checkouts of this repository.
+                    if ctx.git_mode == "worktree" && ctx.repo.branch_checked_out(branch) {
                         return Err(ProvisionError::BranchCheckedOut {
                             branch: branch.to_string(),
                         });
@@ -640,7 +647,12 @@ fn apply(
 
     let made_checkout = !resumed;
     let rollback = |reporter: &mut dyn Reporter| {
-        if made_checkout {
+        if made_checkout && plan.git_mode == "clone" {
+            let _ = std::fs::remove_dir_all(&plan.path);
+            let _ = clone::remove_refs(&ctx.repo.common_dir, &plan.name);
+        } else if made_checkout {
+            let _registration =
+                crate::state::RegistrationLock::acquire(&ctx.layout.registration_lock_path());
             let created_branch = record_created_branch(&plan.checkout);
             checkout::remove_worktree(&ctx.git, &ctx.repo.main_root, &plan.path, created_branch);
         }
@@ -654,28 +666,66 @@ fn apply(
     if let Err(e) = copy::ensure_excludes(&ctx.repo.common_dir) {
         warnings.push(format!("could not update .git/info/exclude: {e}"));
     }
-    let checkout_result = timed(reporter, "checkout", || {
-        checkout::add_worktree(
-            &ctx.git,
-            &ctx.repo.main_root,
-            &plan.path,
-            &plan.checkout,
-            plan.base_commit.as_deref(),
-        )
-    });
-    if let Err(e) = checkout_result {
-        // `worktree add` cleans up after itself; make sure, and drop the record.
-        rollback(reporter);
-        return Err(match &plan.checkout {
-            Checkout::ExistingLocal { branch } if e.stderr().contains("already") => {
-                ProvisionError::BranchCheckedOut {
-                    branch: branch.clone(),
+    let clone_mode = plan.git_mode == "clone";
+    if clone_mode {
+        let made = timed(reporter, "checkout", || {
+            if resumed {
+                return Ok(None);
+            }
+            clone::make_clone(
+                &ctx.repo,
+                &plan.path,
+                &plan.checkout,
+                plan.base_commit.as_deref(),
+            )
+            .map(Some)
+        });
+        match made {
+            Ok(Some(start)) => {
+                if let Err(e) = clone::write_pin(&ctx.repo, &plan.name, start) {
+                    rollback(reporter);
+                    return Err(e.into());
                 }
             }
-            _ => ProvisionError::Checkout(e),
+            Ok(None) => {}
+            Err(e) => {
+                rollback(reporter);
+                return Err(e.into());
+            }
+        }
+    } else {
+        let checkout_result = timed(reporter, "checkout", || {
+            let _registration =
+                crate::state::RegistrationLock::acquire(&ctx.layout.registration_lock_path());
+            checkout::add_worktree(
+                &ctx.git,
+                &ctx.repo.main_root,
+                &plan.path,
+                &plan.checkout,
+                plan.base_commit.as_deref(),
+            )
         });
+        if let Err(e) = checkout_result {
+            // `worktree add` cleans up after itself; make sure, and drop the record.
+            rollback(reporter);
+            return Err(match &plan.checkout {
+                Checkout::ExistingLocal { branch } if e.stderr().contains("already") => {
+                    ProvisionError::BranchCheckedOut {
+                        branch: branch.clone(),
+                    }
+                }
+                _ => ProvisionError::Checkout(e),
+            });
+        }
     }
-    let admin = match ctx.repo.worktree_admin_dir(&plan.path) {
+    // The git dir that holds the box's own hooks and per-worktree config: the
+    // worktree's admin dir, or the clone's `.git`.
+    let admin = if clone_mode {
+        Some(plan.path.join(".git"))
+    } else {
+        ctx.repo.worktree_admin_dir(&plan.path)
+    };
+    let admin = match admin {
         Some(a) => a,
         None => {
             rollback(reporter);
@@ -686,9 +736,16 @@ fn apply(
             });
         }
     };
+    let common_for_guard = if clone_mode {
+        admin.clone()
+    } else {
+        ctx.repo.common_dir.clone()
+    };
 
     let guard_result = timed(reporter, "guard", || {
-        guard::find_guard_exe().and_then(|exe| guard::install(&admin, &ctx.repo.common_dir, &exe))
+        let hooks = clone_mode.then(|| ctx.layout.box_state(&leaf).join("hooks"));
+        guard::find_guard_exe()
+            .and_then(|exe| guard::install_into(&admin, &common_for_guard, hooks.as_deref(), &exe))
     });
     if let Err(e) = guard_result {
         rollback(reporter);
@@ -699,7 +756,7 @@ fn apply(
     // whether setup completed.
     // Submodules only on a fresh checkout: git is never run in a box's worktree
     // after the box may have run (SPEC §8.1), and a resumed box may have.
-    let box_git = GitCli::for_repo(&ctx.repo.common_dir, Some(&admin.join("config.worktree")));
+    let box_git = GitCli::for_repo(&common_for_guard, Some(&admin.join("config.worktree")));
     let submodules = if resumed {
         Ok(0)
     } else {
@@ -947,7 +1004,7 @@ mod tests {
             Err(ProvisionError::Name(_))
         ));
         let mut r = req(&f, Some("x"));
-        r.git_mode = Some("clone".into());
+        r.isolation = Some("docker".into());
         assert!(matches!(
             plan(&f, &r),
             Err(ProvisionError::Unsupported { .. })

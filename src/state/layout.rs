@@ -83,6 +83,11 @@ impl Layout {
         self.box_state(leaf).join("record.json")
     }
 
+    /// The lock serialising changes to git's worktree registrations.
+    pub fn registration_lock_path(&self) -> PathBuf {
+        self.repo_state.join("worktrees.lock")
+    }
+
     /// The session marker held while an agent runs in the box.
     pub fn session_path(&self, leaf: &Leaf) -> PathBuf {
         self.box_state(leaf).join("session.lock")

@@ -98,6 +98,32 @@ impl BoxLock {
     }
 }
 
+/// A short, waited-for lock over one repository's worktree registrations.
+///
+/// git itself races when worktrees are added or removed concurrently: `worktree add`
+/// reads every admin dir under `<common>/worktrees/`, and fails on one that another
+/// process has half made or half removed. Every registration change treebox makes
+/// (add, remove) holds this lock for the few milliseconds it takes.
+#[derive(Debug)]
+pub struct RegistrationLock {
+    _file: File,
+}
+
+impl RegistrationLock {
+    pub fn acquire(path: &Path) -> std::io::Result<RegistrationLock> {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(path)?;
+        FileExt::lock_exclusive(&file)?;
+        Ok(RegistrationLock { _file: file })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -215,9 +215,9 @@ fn refusals_exit_with_their_codes_and_write_nothing() {
         (&["create", "x", "--base", "nope", "--dry-run"], 3, "--base"),
         // Isolation not available on this build: usage error.
         (
-            &["create", "x", "--git", "clone", "--no-launch"],
+            &["create", "x", "--isolation", "podman", "--no-launch"],
             2,
-            "--git worktree",
+            "--isolation host",
         ),
     ];
     for (args, code, hint) in cases {

@@ -524,7 +524,10 @@ fn on_a_terminal_teardown_asks_and_the_picker_shows_what_would_be_lost() {
     // The picker lists every box with what removing it would lose.
     let (ok, text) = on_tty(&env, "teardown", "2\ny\n");
     assert!(ok, "{text}");
-    assert!(text.contains("drop") && text.contains("1 unpushed commit"), "{text}");
+    assert!(
+        text.contains("drop") && text.contains("1 unpushed commit"),
+        "{text}"
+    );
     assert!(text.contains("keep") && text.contains("empty"), "{text}");
     // Boxes are listed by name: 1) drop, 2) keep.
     assert!(!env.box_path("keep").exists(), "{text}");

@@ -1,5 +1,6 @@
 //! Integration tests: the real binaries on temp repositories with a bare origin.
 
+mod clone;
 mod create;
 mod docs;
 mod doctor;
@@ -7,3 +8,4 @@ mod env;
 mod guard;
 mod lifecycle;
 mod schema;
+mod template;

@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use crate::env::{Run, TestEnv};
 
-const SCHEMAS: [&str; 3] = ["create", "plan", "error"];
+const SCHEMAS: [&str; 6] = ["create", "plan", "error", "list", "enter", "teardown"];
 
 fn schema_path(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!("docs/schema/{name}.schema.json"))
@@ -85,6 +85,27 @@ fn error_document(r: &Run) -> Value {
     let lines: Vec<&str> = r.stderr.lines().collect();
     assert_eq!(lines.len(), 1, "one line on stderr: {r:#?}");
     serde_json::from_str(lines[0]).unwrap_or_else(|e| panic!("stderr is not JSON ({e}): {r:#?}"))
+}
+
+#[test]
+fn schema_list_covers_every_published_schema() {
+    // A schema added to docs/schema/ but not to SCHEMAS would escape the checks above
+    // and below; the ones other suites own are named here.
+    // Validated against real output by their own command's tests (doctor.rs, template.rs).
+    const ELSEWHERE: &[&str] = &["doctor", "template-list", "template-path"];
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("docs/schema");
+    let mut published: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(|e| {
+            let name = e.unwrap().file_name().to_string_lossy().into_owned();
+            name.strip_suffix(".schema.json").map(str::to_string)
+        })
+        .filter(|n| !ELSEWHERE.contains(&n.as_str()))
+        .collect();
+    published.sort();
+    let mut listed: Vec<String> = SCHEMAS.iter().map(|s| s.to_string()).collect();
+    listed.sort();
+    assert_eq!(published, listed);
 }
 
 #[test]
@@ -302,4 +323,188 @@ fn schema_error_documents() {
     let doc = error_document(&r);
     assert_valid("error", &doc, "create offline --json (fetch fails)");
     assert_eq!(doc["error"]["code"], 4);
+}
+
+/// The per-repository state directory (`$XDG_STATE_HOME/treebox/repos/<key>`).
+fn repo_state(env: &TestEnv) -> PathBuf {
+    let common = env.repo.join(".git").canonicalize().unwrap();
+    env.state_dir()
+        .join("treebox/repos")
+        .join(treebox::state::layout::repo_key(&common))
+}
+
+fn list_document(env: &TestEnv, what: &str) -> Value {
+    let doc = env.treebox(&["list", "--json"]).ok().json();
+    assert_valid("list", &doc, what);
+    doc
+}
+
+#[track_caller]
+fn list_row(doc: &Value, name: &str) -> Value {
+    doc["boxes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["name"] == name)
+        .unwrap_or_else(|| panic!("no box {name} in {doc:#}"))
+        .clone()
+}
+
+#[test]
+fn schema_list_documents() {
+    let env = TestEnv::new();
+    let empty = list_document(&env, "list --json (no boxes)");
+    assert_eq!(empty["boxes"], Value::Array(Vec::new()));
+
+    env.treebox(&["create", "fix/named", "--no-launch"]).ok();
+    let doc = list_document(&env, "list --json (one named box)");
+    let named = list_row(&doc, "fix--named");
+    assert_eq!(named["branch"], "fix/named");
+    assert_eq!(named["placeholder"], false);
+    assert_eq!(named["state"], "ok");
+    assert_eq!(named["deps"], "fresh");
+    assert!(named["lastCommit"].is_i64(), "{named:#}");
+
+    let nameless = env.treebox(&["create", "--json"]).ok().json();
+    let leaf = nameless["name"].as_str().unwrap().to_string();
+    let doc = list_document(&env, "list --json (a nameless box)");
+    let row = list_row(&doc, &leaf);
+    assert_eq!(row["placeholder"], true);
+    assert_eq!(row["branch"], nameless["branch"]);
+
+    env.treebox(&["create", "x", "--no-launch"]).ok();
+    std::fs::remove_dir_all(env.box_path("x")).unwrap();
+    let doc = list_document(&env, "list --json (a box whose directory is gone)");
+    let gone = list_row(&doc, "x");
+    assert_eq!(gone["state"], "missing");
+    assert_eq!(gone["branch"], "x");
+    assert_eq!(gone["deps"], "unknown");
+    assert_eq!(gone["env"], "absent");
+
+    // A worktree made by hand under the box root, and a record that cannot be read.
+    let stray = env.box_path("stray");
+    env.git(
+        &env.repo,
+        &[
+            "worktree",
+            "add",
+            "-q",
+            "--detach",
+            &stray.to_string_lossy(),
+        ],
+    );
+    env.treebox(&["create", "broken", "--no-launch"]).ok();
+    std::fs::write(
+        repo_state(&env).join("boxes/broken/record.json"),
+        "not json",
+    )
+    .unwrap();
+    let doc = list_document(&env, "list --json (no-record and bad-record boxes)");
+    let stray = list_row(&doc, "stray");
+    assert_eq!(stray["state"], "no-record");
+    assert_eq!(stray["gitMode"], Value::Null);
+    assert_eq!(stray["branch"], Value::Null);
+    assert_eq!(stray["placeholder"], false);
+    assert_eq!(stray["lastCommit"], Value::Null);
+    assert_eq!(list_row(&doc, "broken")["state"], "bad-record");
+
+    // A recorded box git no longer lists (its registration deleted by hand).
+    env.treebox(&["create", "orphan", "--no-launch"]).ok();
+    std::fs::remove_dir_all(env.repo.join(".git/worktrees/orphan")).unwrap();
+    let doc = list_document(&env, "list --json (an unregistered box)");
+    let orphan = list_row(&doc, "orphan");
+    assert_eq!(orphan["state"], "unregistered");
+    assert_eq!(orphan["branch"], "orphan");
+
+    // The strict copy closes the rows too (they sit behind a `$ref`).
+    let mut extra = doc;
+    extra["boxes"][0]["surprise"] = Value::Bool(true);
+    assert!(errors(&load_schema("list"), &extra).is_empty());
+    assert!(!errors(&strict(&load_schema("list")), &extra).is_empty());
+}
+
+#[test]
+fn schema_enter_documents() {
+    let env = TestEnv::new();
+    std::fs::write(env.repo.join(".env"), "SECRET=1\n").unwrap();
+    env.treebox(&["create", "enter/me", "--no-launch"]).ok();
+
+    let fresh = env.treebox(&["enter", "enter--me", "--json"]).ok().json();
+    assert_valid("enter", &fresh, "enter --json (fresh box)");
+    assert_eq!(fresh["name"], "enter--me");
+    assert_eq!(fresh["branch"], "enter/me");
+    assert_eq!(fresh["finishedSetup"], false);
+    assert_eq!(fresh["deps"], "unchanged");
+    assert_eq!(fresh["env"], "unchanged");
+
+    std::fs::write(env.repo.join(".env"), "SECRET=2\n").unwrap();
+    let changed = env.treebox(&["enter", "enter--me", "--json"]).ok().json();
+    assert_valid("enter", &changed, "enter --json (canonical .env changed)");
+    assert_eq!(changed["env"], "copied");
+
+    // Edited in the box, then the canonical one changes again: kept, with a warning.
+    std::fs::write(env.box_path("enter--me").join(".env"), "MINE=1\n").unwrap();
+    std::fs::write(env.repo.join(".env"), "SECRET=3\n").unwrap();
+    let kept = env
+        .treebox(&["enter", "enter--me", "--harness", "codex", "--json"])
+        .ok()
+        .json();
+    assert_valid("enter", &kept, "enter --json (box's .env edited)");
+    assert_eq!(kept["env"], "kept");
+    assert_eq!(kept["harness"], "codex");
+    assert_eq!(kept["warnings"].as_array().map(Vec::len), Some(1));
+}
+
+#[test]
+fn schema_teardown_documents() {
+    let env = TestEnv::new();
+    for name in ["one", "two", "gone", "branchy"] {
+        env.treebox(&["create", name, "--no-launch"]).ok();
+    }
+
+    let two = env
+        .treebox(&["teardown", "--force", "--json", "one", "two"])
+        .ok()
+        .json();
+    assert_valid("teardown", &two, "teardown --force --json one two");
+    let removed = two["removed"].as_array().unwrap();
+    assert_eq!(removed.len(), 2);
+    assert_eq!(removed[0]["name"], "one");
+    assert_eq!(removed[1]["name"], "two");
+    assert_eq!(removed[0]["prunedOnly"], false);
+    assert_eq!(removed[0]["branchDeleted"], false);
+
+    std::fs::remove_dir_all(env.box_path("gone")).unwrap();
+    let gone = env
+        .treebox(&["teardown", "--force", "--json", "gone"])
+        .ok()
+        .json();
+    assert_valid(
+        "teardown",
+        &gone,
+        "teardown --force --json (directory gone)",
+    );
+    assert_eq!(gone["removed"][0]["prunedOnly"], true);
+    assert_eq!(gone["removed"][0]["branch"], "gone");
+
+    let branchy = env
+        .treebox(&[
+            "teardown",
+            "--force",
+            "--delete-branch",
+            "--json",
+            "branchy",
+        ])
+        .ok()
+        .json();
+    assert_valid(
+        "teardown",
+        &branchy,
+        "teardown --force --delete-branch --json",
+    );
+    assert_eq!(branchy["removed"][0]["branch"], "branchy");
+    assert_eq!(branchy["removed"][0]["branchDeleted"], true);
+
+    let left = list_document(&env, "list --json (after teardown)");
+    assert_eq!(left["boxes"], Value::Array(Vec::new()));
 }

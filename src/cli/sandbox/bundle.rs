@@ -1,0 +1,163 @@
+//! `git sandbox bundle NAME [-o FILE]` and `git sandbox fetch NAME`: bringing a clone
+//! box's work back without trusting the box.
+//!
+//! The bundle is written with libgit2 (no git runs under the clone's config); `fetch`
+//! imports it into `refs/hort/<name>/incoming` of the user's repository — a
+//! quarantined ref the user inspects and merges as they like.
+
+use std::path::PathBuf;
+
+use clap::Args;
+use serde_json::json;
+
+use crate::cli::error::{self, CliError};
+use crate::cli::ui::Ui;
+use crate::provision::clone::{self, BundleError};
+
+#[derive(Debug, Args)]
+pub struct BundleArgs {
+    /// The clone box.
+    pub name: String,
+    /// Where to write the bundle [default: the box's bookkeeping dir].
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Print the result as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct FetchArgs {
+    /// The clone box.
+    pub name: String,
+    /// Print the result as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn from_bundle(e: BundleError) -> CliError {
+    let msg = crate::sanitize::line(&e.to_string());
+    match e {
+        BundleError::Empty => CliError::new(error::NOT_FOUND, "nothing-to-bundle", msg)
+            .hint("Commit in the box first; the repository already has everything else."),
+        BundleError::NoBranch => CliError::new(error::USAGE, "no-branch", msg),
+        _ => CliError::new(error::RUNTIME, "bundle", msg),
+    }
+}
+
+fn clone_box(
+    name: &str,
+) -> Result<
+    (
+        crate::git::Repo,
+        crate::state::Layout,
+        crate::boxes::BoxEntry,
+    ),
+    CliError,
+> {
+    let (repo, layout, entry) = super::find(name)?;
+    if !entry.is_clone() {
+        return Err(CliError::new(
+            error::USAGE,
+            "not-a-clone",
+            format!(
+                "box `{}` is a worktree: its commits are already in the repository",
+                entry.leaf
+            ),
+        )
+        .hint(format!(
+            "Its branch is `{}`; use it directly.",
+            entry.shown_branch().unwrap_or("?")
+        )));
+    }
+    if !entry.dir_exists {
+        return Err(crate::provision::ProvisionError::BoxMissing {
+            leaf: entry.leaf.to_string(),
+            path: entry.path.clone(),
+        }
+        .into());
+    }
+    Ok((repo, layout, entry))
+}
+
+fn write(
+    repo: &crate::git::Repo,
+    layout: &crate::state::Layout,
+    entry: &crate::boxes::BoxEntry,
+    output: Option<PathBuf>,
+) -> Result<clone::Bundle, CliError> {
+    let out = output.unwrap_or_else(|| {
+        layout
+            .box_state(&entry.leaf)
+            .join(format!("{}.bundle", entry.leaf))
+    });
+    if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|e| {
+            CliError::new(
+                error::RUNTIME,
+                "io",
+                format!("could not create {}: {e}", dir.display()),
+            )
+        })?;
+    }
+    let common = entry
+        .record
+        .as_ref()
+        .map(|r| r.common_dir.clone())
+        .unwrap_or_else(|| repo.common_dir.clone());
+    clone::write_bundle(&entry.path, &common, &out).map_err(from_bundle)
+}
+
+pub fn bundle(a: BundleArgs, ui: &mut Ui) -> Result<i32, CliError> {
+    let (repo, layout, entry) = clone_box(&a.name)?;
+    let b = write(&repo, &layout, &entry, a.output)?;
+    if a.json {
+        ui.out_json(&json!({
+            "schemaVersion": 1,
+            "name": entry.leaf.as_str(),
+            "path": b.path,
+            "branch": b.branch,
+            "tip": b.tip.to_string(),
+            "commits": b.commits,
+            "prerequisites": b.prerequisites.iter().map(|p| p.to_string()).collect::<Vec<_>>(),
+        }));
+    } else {
+        ui.info(&format!(
+            "bundled {} commit(s) of `{}`",
+            b.commits, b.branch
+        ));
+        ui.out(&b.path.to_string_lossy());
+    }
+    Ok(error::OK)
+}
+
+pub fn fetch(a: FetchArgs, ui: &mut Ui) -> Result<i32, CliError> {
+    let (repo, layout, entry) = clone_box(&a.name)?;
+    let b = write(&repo, &layout, &entry, None)?;
+    clone::import_bundle(&repo, entry.leaf.as_str(), &b).map_err(|e| {
+        CliError::new(
+            error::RUNTIME,
+            "fetch",
+            crate::sanitize::line(&e.to_string()),
+        )
+    })?;
+    let _ = std::fs::remove_file(&b.path);
+    let incoming = clone::incoming_ref(entry.leaf.as_str());
+    if a.json {
+        ui.out_json(&json!({
+            "schemaVersion": 1,
+            "name": entry.leaf.as_str(),
+            "ref": incoming,
+            "branch": b.branch,
+            "tip": b.tip.to_string(),
+            "commits": b.commits,
+        }));
+    } else {
+        ui.info(&format!(
+            "fetched {} commit(s) of `{}` into {incoming}; see them with `git log {incoming}`",
+            b.commits, b.branch
+        ));
+        ui.out(&incoming);
+    }
+    Ok(error::OK)
+}

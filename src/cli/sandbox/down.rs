@@ -1,0 +1,87 @@
+//! `git sandbox down NAME [-f]`: naming the box is the decision.
+//!
+//! It asks only when something would be lost that the user may not know about: a
+//! clone holding commits the repository lacks (or whose state cannot be told), or a
+//! live session. Without a terminal it refuses only in those cases (exit 5) unless
+//! `-f`. Nothing is removed on refusal.
+
+use std::io::IsTerminal;
+
+use clap::Args;
+use serde_json::json;
+
+use crate::cli::error::{self, CliError};
+use crate::cli::ui::Ui;
+use crate::teardown;
+
+#[derive(Debug, Args)]
+pub struct DownArgs {
+    /// The box.
+    pub name: String,
+    /// Remove without asking, even with unreturned work or a live session.
+    #[arg(short, long)]
+    pub force: bool,
+    /// Print the result as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(a: DownArgs, ui: &mut Ui) -> Result<i32, CliError> {
+    let _cfg = crate::cli::load_config()?;
+    let (repo, layout, entry) = super::find(&a.name)?;
+    let t = teardown::target(entry, &repo, &layout);
+    let name = t.entry.leaf.to_string();
+    let mut reasons = Vec::new();
+    if t.assessment.unreturned == Some(true) {
+        reasons.push("it holds commits the repository does not have");
+    }
+    if t.live {
+        reasons.push("an agent session is live in it");
+    }
+    if !a.force && !reasons.is_empty() {
+        let question = format!("box `{name}`: {}", reasons.join(", and "));
+        if std::io::stdin().is_terminal() && std::io::stderr().is_terminal() {
+            ui.finish();
+            eprint!(
+                "{}; tear it down anyway? [y/N] ",
+                crate::sanitize::line(&question)
+            );
+            let mut line = String::new();
+            let _ = std::io::stdin().read_line(&mut line);
+            if !matches!(line.trim(), "y" | "Y" | "yes") {
+                ui.info("nothing removed");
+                return Ok(error::OK);
+            }
+        } else {
+            let mut e =
+                CliError::new(error::CONFLICT, "needs-confirmation", question).hint(format!(
+                    "Remove it anyway with `git sandbox down -f {}`.",
+                    crate::cmd::quote(&name)
+                ));
+            if t.assessment.unreturned == Some(true) {
+                e = e.hint(format!(
+                    "Or bring the work back first: `git sandbox fetch {}`.",
+                    crate::cmd::quote(&name)
+                ));
+            }
+            return Err(e);
+        }
+    }
+    let r =
+        teardown::remove(&repo, &layout, &t, false).map_err(crate::cli::teardown::from_teardown)?;
+    if a.json {
+        ui.out_json(&json!({
+            "schemaVersion": 1,
+            "removed": [{
+                "name": r.leaf,
+                "path": r.path,
+                "branch": r.branch,
+                "branchDeleted": r.branch_deleted,
+                "prunedOnly": r.pruned_only,
+            }],
+        }));
+    } else {
+        ui.info(&format!("removed box `{}`", r.leaf));
+    }
+    Ok(error::OK)
+}

@@ -1,0 +1,178 @@
+//! `git sandbox ls`: every box on this machine, across repositories.
+//!
+//! Reads the host-owned records under the state dir and each repository through
+//! libgit2; a clone's dirtiness is computed without ever running the clone's config.
+
+use clap::Args;
+use serde_json::{json, Value};
+
+use crate::boxes::{self, BoxEntry};
+use crate::cli::error::{self, CliError};
+use crate::cli::ui::Ui;
+use crate::git::Repo;
+use crate::state::{layout, session, Layout, Record};
+
+#[derive(Debug, Args)]
+pub struct LsArgs {
+    /// Print the boxes as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+struct Row {
+    name: String,
+    repo: String,
+    path: String,
+    state: &'static str,
+    git_mode: Option<String>,
+    mode_label: String,
+    branch: Option<String>,
+    dirty: Option<bool>,
+    runner: Option<String>,
+}
+
+fn row(e: &BoxEntry, repo: Option<&Repo>, repo_path: &str, layout: &Layout) -> Row {
+    let live = session::is_live(&layout.session_path(&e.leaf));
+    let a = repo.map(|r| boxes::assess(e, r));
+    let state = if !e.dir_exists {
+        "missing"
+    } else if live {
+        "live"
+    } else if e.record.as_ref().is_some_and(|r| r.setup_completed) {
+        "ready"
+    } else if e.record.is_some() {
+        "incomplete"
+    } else {
+        "no-record"
+    };
+    let git_mode = e.record.as_ref().map(|r| r.git_mode.clone());
+    let mode_label = match (git_mode.as_deref(), a.as_ref().and_then(|a| a.unreturned)) {
+        (Some("clone"), Some(true)) if repo.is_some() => "clone, work only in the box".into(),
+        (Some("clone"), Some(false)) => "clone".into(),
+        (Some("clone"), _) => "clone, work unknown".into(),
+        (Some(m), _) => m.to_string(),
+        (None, _) => "worktree".into(),
+    };
+    Row {
+        name: e.leaf.to_string(),
+        repo: repo_path.to_string(),
+        path: e.path.to_string_lossy().into_owned(),
+        state,
+        git_mode,
+        mode_label,
+        branch: e.shown_branch().map(str::to_string),
+        dirty: a.and_then(|a| a.dirty),
+        runner: e.record.as_ref().map(|r| r.runner.clone()),
+    }
+}
+
+fn all_rows() -> Result<Vec<Row>, CliError> {
+    let root = layout::state_root()
+        .map_err(|e| CliError::new(error::RUNTIME, "state", e.to_string()))?
+        .join("repos");
+    let mut rows = Vec::new();
+    let Ok(rd) = std::fs::read_dir(&root) else {
+        return Ok(rows);
+    };
+    let mut dirs: Vec<_> = rd.flatten().map(|e| e.path()).collect();
+    dirs.sort();
+    for repo_state in dirs {
+        // Any record names the repository these boxes belong to.
+        let records: Vec<Record> = std::fs::read_dir(repo_state.join("boxes"))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|b| Record::load(&b.path().join("record.json")).ok().flatten())
+            .collect();
+        let Some(first) = records.first() else {
+            continue;
+        };
+        let repo_path = first.repo.to_string_lossy().into_owned();
+        match Repo::discover(&first.repo) {
+            Ok(repo) if repo.common_dir == first.common_dir => {
+                let layout = Layout {
+                    box_root: repo.main_root.join(layout::BOX_ROOT),
+                    repo_state: repo_state.clone(),
+                };
+                for e in boxes::inventory(&repo, &layout) {
+                    rows.push(row(&e, Some(&repo), &repo_path, &layout));
+                }
+            }
+            _ => {
+                // The repository is gone: show what the records say.
+                for r in &records {
+                    let Ok(leaf) = crate::names::Leaf::parse(&r.name) else {
+                        continue;
+                    };
+                    let layout = Layout {
+                        box_root: r.path.parent().map(|p| p.to_path_buf()).unwrap_or_default(),
+                        repo_state: repo_state.clone(),
+                    };
+                    let e = BoxEntry {
+                        dir_exists: r.path.is_dir(),
+                        path: r.path.clone(),
+                        leaf,
+                        record: Some(r.clone()),
+                        record_error: None,
+                        admin_dir: None,
+                        branch: None,
+                    };
+                    let mut row = row(&e, None, &repo_path, &layout);
+                    row.state = "repo-missing";
+                    rows.push(row);
+                }
+            }
+        }
+    }
+    Ok(rows)
+}
+
+pub fn run(a: LsArgs, ui: &mut Ui) -> Result<i32, CliError> {
+    let _cfg = crate::cli::load_config()?;
+    let rows = all_rows()?;
+    if a.json {
+        let boxes: Vec<Value> = rows
+            .iter()
+            .map(|r| {
+                json!({
+                    "name": r.name,
+                    "repo": r.repo,
+                    "path": r.path,
+                    "state": r.state,
+                    "gitMode": r.git_mode,
+                    "mode": r.mode_label,
+                    "branch": r.branch,
+                    "dirty": r.dirty,
+                    "runner": r.runner,
+                })
+            })
+            .collect();
+        ui.out_json(&json!({"schemaVersion": 1, "boxes": boxes}));
+        return Ok(error::OK);
+    }
+    if rows.is_empty() {
+        ui.info("no boxes on this machine (make one with `git sandbox up NAME`)");
+        return Ok(error::OK);
+    }
+    let mut out = format!(
+        "{:<24} {:<32} {:<10} {:<28} {:<28} {}\n",
+        "NAME", "REPO", "STATE", "GIT", "BRANCH", "DIRTY"
+    );
+    for r in &rows {
+        out.push_str(&format!(
+            "{:<24} {:<32} {:<10} {:<28} {:<28} {}\n",
+            crate::sanitize::line(&r.name),
+            crate::sanitize::line(&r.repo),
+            r.state,
+            r.mode_label,
+            crate::sanitize::line(r.branch.as_deref().unwrap_or("-")),
+            match r.dirty {
+                Some(true) => "yes",
+                Some(false) => "no",
+                None => "?",
+            }
+        ));
+    }
+    ui.out(out.trim_end());
+    Ok(error::OK)
+}

@@ -1,0 +1,195 @@
+//! `git sandbox …`: the box-first front end over the same engine and state.
+//!
+//! `up NAME` provisions exactly like `git treebox create NAME --no-launch`, then opens
+//! a shell in the box unless `-d`. A box made by either front end is seen, entered and
+//! removed by the other. `down` keeps its own manners (SPEC §2): naming the box is the
+//! decision, and it asks only when something would be lost that the user may not know
+//! about — a clone holding commits the repository lacks, or a live session.
+
+mod bundle;
+mod down;
+mod ls;
+mod prune;
+mod run;
+
+use clap::{Args, Parser, Subcommand};
+
+use super::error::{self, CliError};
+use super::ui::Ui;
+use super::GlobalOpts;
+use crate::provision::{self, CreateRequest};
+
+/// Sandboxes for coding agents, box first: bring one up, work in it, take it down.
+#[derive(Debug, Parser)]
+#[command(
+    name = "git-sandbox",
+    bin_name = "git sandbox",
+    version,
+    propagate_version = true
+)]
+pub struct SandboxCli {
+    #[command(flatten)]
+    pub global: GlobalOpts,
+    #[command(subcommand)]
+    pub command: SandboxCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SandboxCommand {
+    /// Provision a box (like `git treebox create NAME --no-launch`) and open a shell in it.
+    Up(UpArgs),
+    /// Open a login shell in a box.
+    Attach(run::AttachArgs),
+    /// Run a command in a box (no shell) and exit with its code.
+    Run(run::RunArgs),
+    /// List every box on this machine, across repositories.
+    Ls(ls::LsArgs),
+    /// Remove a box; asks only when unreturned work or a live session would be lost.
+    Down(down::DownArgs),
+    /// Remove leftovers: records without a box, boxes without a record, stale pins, locks.
+    Prune(prune::PruneArgs),
+    /// Write a git bundle of a clone box's branch.
+    Bundle(bundle::BundleArgs),
+    /// Import a clone box's branch into refs/hort/<name>/incoming of this repository.
+    Fetch(bundle::FetchArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct UpArgs {
+    /// The box's branch (created from the base).
+    pub name: String,
+    /// Check out this existing branch instead of creating NAME.
+    #[arg(long, value_name = "BRANCH")]
+    pub branch: Option<String>,
+    /// Base branch [default: main].
+    #[arg(long, value_name = "BRANCH")]
+    pub base: Option<String>,
+    /// Do not fetch origin first.
+    #[arg(long)]
+    pub no_fetch: bool,
+    /// Where the box runs.
+    #[arg(long, value_parser = ["host", "docker", "podman", "auto"])]
+    pub isolation: Option<String>,
+    /// How the box's checkout is made.
+    #[arg(long = "git", value_name = "MODE", value_parser = ["worktree", "clone"])]
+    pub git_mode: Option<String>,
+    /// Detached: provision only, print the box path.
+    #[arg(short = 'd', long)]
+    pub detach: bool,
+    /// Provision only and print the result as JSON (implies -d).
+    #[arg(long)]
+    pub json: bool,
+}
+
+impl SandboxCommand {
+    /// Whether the command was asked for JSON output.
+    pub fn json(&self) -> bool {
+        match self {
+            SandboxCommand::Ls(a) => a.json,
+            SandboxCommand::Bundle(a) => a.json,
+            SandboxCommand::Fetch(a) => a.json,
+            SandboxCommand::Prune(a) => a.json,
+            SandboxCommand::Down(a) => a.json,
+            SandboxCommand::Up(a) => a.json,
+            SandboxCommand::Attach(_) | SandboxCommand::Run(_) => false,
+        }
+    }
+}
+
+pub fn run(cli: SandboxCli, ui: &mut Ui) -> Result<i32, CliError> {
+    match cli.command {
+        SandboxCommand::Up(a) => up(a, ui),
+        SandboxCommand::Attach(a) => run::attach(a, ui),
+        SandboxCommand::Run(a) => run::run(a, ui),
+        SandboxCommand::Ls(a) => ls::run(a, ui),
+        SandboxCommand::Down(a) => down::run(a, ui),
+        SandboxCommand::Prune(a) => prune::run(a, ui),
+        SandboxCommand::Bundle(a) => bundle::bundle(a, ui),
+        SandboxCommand::Fetch(a) => bundle::fetch(a, ui),
+    }
+}
+
+/// The repository of the current directory and its layout.
+pub(crate) fn here() -> Result<(crate::git::Repo, crate::state::Layout), CliError> {
+    let cwd = std::env::current_dir()
+        .map_err(|e| CliError::new(error::RUNTIME, "cwd", format!("no current directory: {e}")))?;
+    let repo = crate::git::Repo::discover(&cwd).map_err(crate::provision::ProvisionError::from)?;
+    let layout = crate::provision::enter::layout_for(&repo, None)?;
+    Ok((repo, layout))
+}
+
+/// The box NAME names in this repository (same rules as `git treebox enter`).
+pub(crate) fn find(
+    name: &str,
+) -> Result<
+    (
+        crate::git::Repo,
+        crate::state::Layout,
+        crate::boxes::BoxEntry,
+    ),
+    CliError,
+> {
+    let (repo, layout) = here()?;
+    let all = crate::boxes::inventory(&repo, &layout);
+    let entry = crate::boxes::resolve(&all, name, &repo)
+        .map_err(crate::provision::ProvisionError::from)?
+        .clone();
+    Ok((repo, layout, entry))
+}
+
+fn up(a: UpArgs, ui: &mut Ui) -> Result<i32, CliError> {
+    let cfg = super::load_config()?;
+    let cwd = std::env::current_dir()
+        .map_err(|e| CliError::new(error::RUNTIME, "cwd", format!("no current directory: {e}")))?;
+    let (name, checkout) = match a.branch {
+        Some(b) => (Some(a.name), Some(b)),
+        None => (Some(a.name), None),
+    };
+    let req = CreateRequest {
+        cwd,
+        name,
+        checkout,
+        base: a.base,
+        no_fetch: a.no_fetch,
+        isolation: a.isolation,
+        git_mode: a.git_mode,
+        launch: false,
+        interactive: ui.stderr_is_tty(),
+        ..Default::default()
+    };
+    let created = provision::create(&req, &cfg, ui)?;
+    let path = created.plan.path.clone();
+    if a.json {
+        let runner = crate::runner::for_name(&created.record.runner).ok_or_else(|| {
+            CliError::new(
+                error::USAGE,
+                "unsupported",
+                "this runner is not available in this version",
+            )
+        })?;
+        let launch = runner.shell(&path, &created.plan.name);
+        ui.out_json(&super::create::result_document(
+            &created,
+            &launch,
+            &ui.warnings,
+        ));
+        return Ok(error::OK);
+    }
+    if a.detach {
+        ui.out(&path.to_string_lossy());
+        return Ok(error::OK);
+    }
+    let runner = crate::runner::for_name(&created.record.runner).ok_or_else(|| {
+        CliError::new(
+            error::USAGE,
+            "unsupported",
+            "this runner is not available in this version",
+        )
+    })?;
+    ui.finish();
+    super::create::launch_in_session(
+        &runner.shell(&path, &created.plan.name),
+        &created.session_path,
+        ui,
+    )
+}

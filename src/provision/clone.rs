@@ -1,0 +1,307 @@
+//! Clone mode (SPEC §6): a box that is its own repository, for agents that commit,
+//! branch and push alone while the user's repository is never written by them.
+//!
+//! - `git clone --shared` borrows the user's object store (alternates), so the clone
+//!   costs about what a worktree costs; it has its own writable `.git`.
+//! - NAME becomes a branch in the clone only: the user's repository gets no
+//!   `refs/heads/NAME`.
+//! - Remotes: `origin` is the user's `origin` URL (none when the repository has none);
+//!   `hort-base` is the user's repository, fetch only — its push URL cannot resolve, so
+//!   a push through it fails and writes nothing.
+//! - A pin `refs/hort/<name>/base` in the user's repository (written with libgit2)
+//!   names the commit the clone started from, so `git gc` there never drops an object
+//!   the clone borrows. Removing the box removes exactly that pin.
+//!
+//! The clone is made and checked out before the box ever runs; after that, the host
+//! reads it only through libgit2.
+
+use std::path::Path;
+
+use crate::cmd::CmdError;
+use crate::git::{GitCli, Repo};
+use crate::plan::Checkout;
+
+/// The fetch-only remote naming the user's repository.
+pub const BASE_REMOTE: &str = "hort-base";
+
+/// A push URL that cannot resolve: pushes through `hort-base` fail.
+pub const NO_PUSH_URL: &str = "/dev/null/hort-base-is-fetch-only";
+
+#[derive(Debug, thiserror::Error)]
+pub enum CloneError {
+    #[error("git clone failed: {0}")]
+    Clone(#[source] CmdError),
+    #[error("could not check out `{branch}` in the clone: {source}")]
+    Checkout {
+        branch: String,
+        #[source]
+        source: CmdError,
+    },
+    #[error("could not set up the clone's remotes: {0}")]
+    Remotes(#[source] git2::Error),
+    #[error("could not write the pin {name}: {source}")]
+    Pin {
+        name: String,
+        #[source]
+        source: git2::Error,
+    },
+}
+
+/// The pin ref for a box.
+pub fn pin_ref(leaf: &str) -> String {
+    format!("refs/hort/{leaf}/base")
+}
+
+/// The quarantined import ref for a box's returned work.
+pub fn incoming_ref(leaf: &str) -> String {
+    format!("refs/hort/{leaf}/incoming")
+}
+
+/// Make the clone at `path` and check out the plan's branch in it.
+/// Returns the commit the clone's branch starts at.
+pub fn make_clone(
+    repo: &Repo,
+    path: &Path,
+    checkout: &Checkout,
+    base_commit: Option<&str>,
+) -> Result<git2::Oid, CloneError> {
+    // The user's repository may carry config a box wrote (worktree boxes share it):
+    // pin its upload-pack like every other fetch-like command.
+    let git = GitCli::for_repo(&repo.common_dir, None);
+    git.cmd(&repo.main_root)
+        .args(["clone", "--shared", "--no-checkout", "--quiet"])
+        .arg(format!(
+            "--upload-pack={}",
+            git.upload_pack_arg("origin")
+                .map(|a| a.trim_start_matches("--upload-pack=").to_string())
+                .unwrap_or_else(|| "git-upload-pack".into())
+        ))
+        .arg("--")
+        .arg(repo.main_root.as_os_str())
+        .arg(path.as_os_str())
+        .output()
+        .map_err(CloneError::Clone)?;
+    set_remotes(repo, path).map_err(CloneError::Remotes)?;
+    let (branch, start) = match checkout {
+        Checkout::NewBranch { branch, start } => (
+            branch.clone(),
+            base_commit
+                .and_then(|c| git2::Oid::from_str(c).ok())
+                .or_else(|| repo.git.refname_to_id(start).ok()),
+        ),
+        Checkout::ExistingLocal { branch } => (branch.clone(), repo.local_branch(branch)),
+        Checkout::FromRemote { branch, .. } => (branch.clone(), repo.remote_branch(branch)),
+        Checkout::Resume { branch } => (branch.clone(), None),
+    };
+    let Some(start) = start else {
+        return Err(CloneError::Checkout {
+            branch,
+            source: CmdError::Failed {
+                line: "resolve start commit".into(),
+                status: std::os::unix::process::ExitStatusExt::from_raw(256),
+                stderr: "the start commit is not in the repository".into(),
+            },
+        });
+    };
+    // The clone is brand new: its own config is what `git clone` wrote.
+    let clone_git = GitCli::for_repo(&path.join(".git"), None);
+    clone_git
+        .cmd(path)
+        .args(["checkout", "--quiet", "--no-track", "-b", &branch])
+        .arg(start.to_string())
+        .output()
+        .map_err(|source| CloneError::Checkout {
+            branch: branch.clone(),
+            source,
+        })?;
+    Ok(start)
+}
+
+/// `origin` → `hort-base` (fetch only), and `origin` = the user's origin URL.
+fn set_remotes(repo: &Repo, path: &Path) -> Result<(), git2::Error> {
+    let clone = git2::Repository::open(path)?;
+    let problems = clone.remote_rename("origin", BASE_REMOTE)?;
+    drop(problems);
+    clone.remote_set_pushurl(BASE_REMOTE, Some(NO_PUSH_URL))?;
+    let origin_url = repo
+        .git
+        .find_remote("origin")
+        .ok()
+        .and_then(|r| r.url().ok().map(str::to_string));
+    if let Some(url) = origin_url {
+        clone.remote("origin", &url)?;
+    }
+    Ok(())
+}
+
+/// Pin the clone's start commit in the user's repository (no-op when there is none).
+pub fn write_pin(repo: &Repo, leaf: &str, start: git2::Oid) -> Result<(), CloneError> {
+    let name = pin_ref(leaf);
+    repo.git
+        .reference(
+            &name,
+            start,
+            true,
+            "treebox: pin the objects a clone borrows",
+        )
+        .map(|_| ())
+        .map_err(|source| CloneError::Pin { name, source })
+}
+
+/// Remove a box's pin and incoming ref from the repository at `common_dir`.
+pub fn remove_refs(common_dir: &Path, leaf: &str) -> Result<(), git2::Error> {
+    let repo = git2::Repository::open(common_dir)?;
+    for name in [pin_ref(leaf), incoming_ref(leaf)] {
+        match repo.find_reference(&name) {
+            Ok(mut r) => r.delete()?,
+            Err(e) if e.code() == git2::ErrorCode::NotFound => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+/// The branch and tip the clone at `path` has checked out now (libgit2; runs nothing).
+pub fn clone_head(path: &Path) -> Option<(Option<String>, Option<git2::Oid>)> {
+    let r = git2::Repository::open(path).ok()?;
+    let head = r.head().ok();
+    let branch = head
+        .as_ref()
+        .and_then(|h| h.shorthand().ok().map(str::to_string))
+        .filter(|_| head.as_ref().is_some_and(|h| h.is_branch()));
+    let tip = head.and_then(|h| h.target());
+    Some((branch, tip))
+}
+
+/// Does the user's repository hold `tip`? `None` when that cannot be told (repository
+/// gone or unreadable): callers treat that as "work not returned".
+pub fn repo_has(common_dir: &Path, tip: git2::Oid) -> Option<bool> {
+    let repo = git2::Repository::open(common_dir).ok()?;
+    let odb = repo.odb().ok()?;
+    Some(odb.exists(tip))
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum BundleError {
+    #[error("could not read the clone at {}: {source}", .path.display())]
+    Open {
+        path: std::path::PathBuf,
+        #[source]
+        source: git2::Error,
+    },
+    #[error("the clone has no branch checked out")]
+    NoBranch,
+    #[error("nothing to bundle: the box's branch has no commits beyond the repository's")]
+    Empty,
+    #[error("could not pack the box's commits: {0}")]
+    Pack(#[source] git2::Error),
+    #[error("could not write {}: {source}", .path.display())]
+    Write {
+        path: std::path::PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// What a bundle holds.
+#[derive(Debug, Clone)]
+pub struct Bundle {
+    pub path: std::path::PathBuf,
+    pub branch: String,
+    pub tip: git2::Oid,
+    /// Commits the receiving repository must already have.
+    pub prerequisites: Vec<git2::Oid>,
+    pub commits: usize,
+}
+
+/// Write a git bundle (v2) of the clone's branch to `out`, with libgit2 only: the
+/// clone's objects resolve here (its alternates point at the user's object store), and
+/// no git process ever runs under the clone's own config. Commits the user's
+/// repository already has are left out and named as prerequisites.
+pub fn write_bundle(
+    clone_path: &Path,
+    user_common_dir: &Path,
+    out: &Path,
+) -> Result<Bundle, BundleError> {
+    let clone = git2::Repository::open(clone_path).map_err(|source| BundleError::Open {
+        path: clone_path.to_path_buf(),
+        source,
+    })?;
+    let head = clone.head().map_err(|_| BundleError::NoBranch)?;
+    if !head.is_branch() {
+        return Err(BundleError::NoBranch);
+    }
+    let branch = head
+        .shorthand()
+        .map_err(|_| BundleError::NoBranch)?
+        .to_string();
+    let tip = head.target().ok_or(BundleError::NoBranch)?;
+    let user = git2::Repository::open(user_common_dir).ok();
+    let user_odb = user.as_ref().and_then(|u| u.odb().ok());
+    let in_user = |oid: git2::Oid| user_odb.as_ref().is_some_and(|o| o.exists(oid));
+    if in_user(tip) {
+        return Err(BundleError::Empty);
+    }
+    // Walk the box's new commits; stop at commits the user's repository has.
+    let mut walk = clone.revwalk().map_err(BundleError::Pack)?;
+    walk.push(tip).map_err(BundleError::Pack)?;
+    let mut new_commits = Vec::new();
+    let mut prerequisites = Vec::new();
+    let mut stack = vec![tip];
+    let mut seen = std::collections::HashSet::new();
+    while let Some(oid) = stack.pop() {
+        if !seen.insert(oid) {
+            continue;
+        }
+        if in_user(oid) {
+            prerequisites.push(oid);
+            continue;
+        }
+        new_commits.push(oid);
+        let c = clone.find_commit(oid).map_err(BundleError::Pack)?;
+        stack.extend(c.parent_ids());
+    }
+    let mut hide = clone.revwalk().map_err(BundleError::Pack)?;
+    hide.push(tip).map_err(BundleError::Pack)?;
+    for p in &prerequisites {
+        hide.hide(*p).map_err(BundleError::Pack)?;
+    }
+    let mut pb = clone.packbuilder().map_err(BundleError::Pack)?;
+    pb.insert_walk(&mut hide).map_err(BundleError::Pack)?;
+    let mut pack = git2::Buf::new();
+    pb.write_buf(&mut pack).map_err(BundleError::Pack)?;
+    let mut data = b"# v2 git bundle\n".to_vec();
+    for p in &prerequisites {
+        data.extend_from_slice(format!("-{p}\n").as_bytes());
+    }
+    data.extend_from_slice(format!("{tip} refs/heads/{branch}\n\n").as_bytes());
+    data.extend_from_slice(&pack);
+    crate::state::atomic::write(out, &data, 0o644).map_err(|source| BundleError::Write {
+        path: out.to_path_buf(),
+        source,
+    })?;
+    Ok(Bundle {
+        path: out.to_path_buf(),
+        branch,
+        tip,
+        prerequisites,
+        commits: new_commits.len(),
+    })
+}
+
+/// Import a bundle of box `leaf` into `refs/hort/<leaf>/incoming` of the user's
+/// repository — a quarantined ref, never a branch. git runs in the user's repository
+/// (with the usual pins), never in the box.
+pub fn import_bundle(repo: &Repo, leaf: &str, bundle: &Bundle) -> Result<(), CmdError> {
+    let git = GitCli::for_repo(&repo.common_dir, None);
+    git.cmd(&repo.main_root)
+        .args(["fetch", "--quiet", "--no-tags", "--no-write-fetch-head"])
+        .arg(bundle.path.as_os_str())
+        .arg(format!(
+            "+refs/heads/{}:{}",
+            bundle.branch,
+            incoming_ref(leaf)
+        ))
+        .output()
+        .map(|_| ())
+}

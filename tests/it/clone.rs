@@ -1,0 +1,370 @@
+//! Clone mode and the `git sandbox` front end, on the host runner.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use crate::env::{write_exec, TestEnv};
+
+/// Every file under `dir` with its content hash: "byte for byte" comparisons.
+fn tree_digest(dir: &Path) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    fn go(base: &Path, d: &Path, out: &mut BTreeMap<String, String>) {
+        for e in std::fs::read_dir(d).unwrap().flatten() {
+            let p = e.path();
+            let rel = p.strip_prefix(base).unwrap().to_string_lossy().into_owned();
+            let m = std::fs::symlink_metadata(&p).unwrap();
+            if m.is_dir() {
+                go(base, &p, out);
+            } else {
+                let data = std::fs::read(&p).unwrap_or_default();
+                out.insert(rel, treebox::provision::copy::sha256_hex(&data));
+            }
+        }
+    }
+    go(dir, dir, &mut out);
+    out
+}
+
+fn refs(env: &TestEnv) -> String {
+    env.git(
+        &env.repo,
+        &["for-each-ref", "--format=%(refname) %(objectname)"],
+    )
+}
+
+#[test]
+fn a_clone_box_borrows_objects_and_never_writes_the_users_repo() {
+    let env = TestEnv::new();
+    let doc = env
+        .treebox(&["create", "agent/work", "--git", "clone", "--json"])
+        .ok()
+        .json();
+    assert_eq!(doc["gitMode"], "clone");
+    let bx = env.box_path("agent--work");
+    assert!(bx.join(".git").is_dir(), "a clone has its own .git");
+    let alternates = std::fs::read_to_string(bx.join(".git/objects/info/alternates")).unwrap();
+    assert_eq!(
+        alternates.trim(),
+        env.repo
+            .join(".git/objects")
+            .canonicalize()
+            .unwrap()
+            .to_string_lossy()
+    );
+    // The branch exists in the clone only.
+    assert_eq!(
+        env.git(&bx, &["symbolic-ref", "--short", "HEAD"]).trim(),
+        "agent/work"
+    );
+    assert!(!refs(&env).contains("refs/heads/agent/work"));
+    // Remotes: origin is the user's origin; hort-base is the user's repo, fetch only.
+    assert_eq!(
+        env.git(&bx, &["remote", "get-url", "origin"]).trim(),
+        env.origin.to_string_lossy()
+    );
+    assert_eq!(
+        env.git(&bx, &["remote", "get-url", "hort-base"]).trim(),
+        env.repo.to_string_lossy()
+    );
+    // The pin names the start commit.
+    let pin = env.git(&env.repo, &["rev-parse", "refs/hort/agent--work/base"]);
+    assert_eq!(pin, env.git(&env.repo, &["rev-parse", "origin/main"]));
+
+    // The agent commits and tries to push through hort-base: it fails, nothing written.
+    let before = tree_digest(&env.repo.join(".git"));
+    env.commit_file(&bx, "agent.txt", "agent work\n", "agent commit");
+    env.git(&bx, &["branch", "side"]);
+    let push = env.git_run(&bx, &["push", "hort-base", "agent/work", "side"]);
+    assert_ne!(push.code, 0, "{push:?}");
+    let after = tree_digest(&env.repo.join(".git"));
+    assert_eq!(before, after, "the user's .git changed");
+    assert!(!refs(&env).contains("refs/heads/side"));
+    // The guard binds the clone too.
+    env.git(&bx, &["switch", "-q", "-c", "treebox/oops"]);
+    let r = env.git_run(&bx, &["push", "origin", "HEAD"]);
+    assert_ne!(r.code, 0);
+    assert!(r.stderr.contains("git branch -m"), "{r:?}");
+}
+
+#[test]
+fn the_pin_survives_gc_and_pins_are_independent() {
+    let env = TestEnv::new();
+    let root = env.root();
+    env.git(&root, &["clone", "-q", "origin.git", "mate"]);
+    let mate = root.join("mate");
+    env.git(&mate, &["switch", "-q", "-c", "feature"]);
+    env.commit_file(&mate, "f.txt", "only on feature\n", "feature work");
+    env.git(&mate, &["push", "-q", "origin", "feature"]);
+    let tip = env.git(&mate, &["rev-parse", "HEAD"]).trim().to_string();
+    env.treebox(&[
+        "create",
+        "one",
+        "--git",
+        "clone",
+        "--base",
+        "feature",
+        "--no-launch",
+    ])
+    .ok();
+    env.treebox(&["create", "two", "--git", "clone", "--no-launch"])
+        .ok();
+    // The source branch disappears from the user's repo; gc prunes hard.
+    env.git(
+        &env.repo,
+        &["update-ref", "-d", "refs/remotes/origin/feature"],
+    );
+    env.git(&env.repo, &["reflog", "expire", "--expire=now", "--all"]);
+    env.git(&env.repo, &["gc", "-q", "--prune=now"]);
+    env.git(&env.repo, &["cat-file", "-e", &tip]);
+    env.git(&env.box_path("one"), &["fsck", "--no-progress"]);
+    assert!(env.box_path("one").join("f.txt").is_file());
+    // Removing one box removes exactly its pin, whatever directory it runs from.
+    env.treebox_in(&env.box_path("two"), &["teardown", "--force", "one"])
+        .ok();
+    let r = refs(&env);
+    assert!(!r.contains("refs/hort/one/"), "{r}");
+    assert!(r.contains("refs/hort/two/base"), "{r}");
+}
+
+#[test]
+fn bundle_fetch_and_down_guard_unreturned_work() {
+    let env = TestEnv::new();
+    env.sandbox(&["up", "solo", "--git", "clone", "-d"]).ok();
+    let bx = env.box_path("solo");
+    env.commit_file(&bx, "s.txt", "solo\n", "solo work");
+    let tip = env.git(&bx, &["rev-parse", "HEAD"]).trim().to_string();
+    // The repo lacks the tip: down refuses without a terminal, removing nothing.
+    let r = env.sandbox(&["down", "solo"]);
+    r.code(5);
+    assert!(r.stderr.contains("sandbox fetch solo"), "{r:?}");
+    assert!(bx.exists());
+    let ls = env.sandbox(&["ls", "--json"]).ok().json();
+    assert_eq!(ls["boxes"][0]["mode"], "clone, work only in the box");
+    // A bundle, verified by git in the user's repo.
+    let file = env.root().join("solo.bundle");
+    env.sandbox(&["bundle", "solo", "-o", &file.to_string_lossy()])
+        .ok();
+    env.git(
+        &env.repo,
+        &["bundle", "verify", "-q", &file.to_string_lossy()],
+    );
+    // fetch-back: a quarantined ref, and the box no longer holds unreturned work.
+    let doc = env.sandbox(&["fetch", "solo", "--json"]).ok().json();
+    assert_eq!(doc["ref"], "refs/hort/solo/incoming");
+    assert_eq!(
+        env.git(&env.repo, &["rev-parse", "refs/hort/solo/incoming"])
+            .trim(),
+        tip
+    );
+    let ls = env.sandbox(&["ls", "--json"]).ok().json();
+    assert_eq!(ls["boxes"][0]["mode"], "clone");
+    env.sandbox(&["down", "solo"]).ok();
+    assert!(!bx.exists());
+    assert!(
+        !refs(&env).contains("refs/hort/solo/"),
+        "down removes the box's refs"
+    );
+    // With -f, unreturned work goes without asking.
+    env.sandbox(&["up", "lossy", "--git", "clone", "-d"]).ok();
+    env.commit_file(&env.box_path("lossy"), "l.txt", "l", "lost");
+    env.sandbox(&["down", "-f", "lossy"]).ok();
+    assert!(!env.box_path("lossy").exists());
+}
+
+#[test]
+fn run_passes_exit_codes_and_signals_through() {
+    let env = TestEnv::new();
+    env.sandbox(&["up", "r", "-d"]).ok();
+    env.sandbox(&["run", "r", "--", "sh", "-c", "exit 7"])
+        .code(7);
+    env.sandbox(&["run", "r", "--", "sh", "-c", "kill -9 $$"])
+        .code(137);
+    let r = env.sandbox(&["run", "r", "--", "pwd"]);
+    assert_eq!(r.ok().stdout.trim(), env.box_path("r").to_string_lossy());
+    env.sandbox(&["run", "nope", "--", "true"]).code(3);
+}
+
+#[test]
+fn both_front_ends_see_and_remove_each_others_boxes() {
+    let env = TestEnv::new();
+    env.sandbox(&["up", "from-sandbox", "-d"]).ok();
+    env.treebox(&["create", "from-treebox", "--git", "clone", "--no-launch"])
+        .ok();
+    let names = |v: serde_json::Value| {
+        let mut n: Vec<String> = v["boxes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|b| b["name"].as_str().unwrap().to_string())
+            .collect();
+        n.sort();
+        n
+    };
+    let a = names(env.treebox(&["list", "--json"]).ok().json());
+    let b = names(env.sandbox(&["ls", "--json"]).ok().json());
+    assert_eq!(a, ["from-sandbox", "from-treebox"]);
+    assert_eq!(a, b);
+    env.treebox(&["enter", "from-sandbox", "--print"]).ok();
+    env.sandbox(&["run", "from-treebox", "--", "true"]).ok();
+    env.treebox(&["teardown", "--force", "from-sandbox"]).ok();
+    env.sandbox(&["down", "from-treebox"]).ok();
+    assert!(env.treebox(&["list", "--json"]).ok().json()["boxes"]
+        .as_array()
+        .unwrap()
+        .is_empty());
+}
+
+#[test]
+fn git_mode_precedence_flag_project_user_default() {
+    let env = TestEnv::new();
+    let mode = |args: &[&str]| {
+        env.treebox(args).ok().json()["gitMode"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(mode(&["create", "d0", "--json"]), "worktree");
+    env.write_config(r#"{"git": "clone"}"#);
+    assert_eq!(mode(&["create", "u1", "--json"]), "clone");
+    std::fs::write(env.repo.join(".treebox.json"), r#"{"git": "worktree"}"#).unwrap();
+    assert_eq!(mode(&["create", "p1", "--json"]), "worktree");
+    assert_eq!(mode(&["create", "f1", "--git", "clone", "--json"]), "clone");
+    env.write_config(r#"{"git": "worktree"}"#);
+    std::fs::write(env.repo.join(".treebox.json"), r#"{"git": "clone"}"#).unwrap();
+    assert_eq!(mode(&["create", "p2", "--json"]), "clone");
+    assert_eq!(
+        mode(&["create", "f2", "--git", "worktree", "--json"]),
+        "worktree"
+    );
+}
+
+#[test]
+fn resuming_a_half_built_box_in_the_other_mode_is_refused() {
+    let env = TestEnv::new();
+    env.write_config(r#"{"setup": ["false"]}"#);
+    env.treebox(&["create", "half", "--git", "clone", "--no-launch"])
+        .ok();
+    let before = env.snapshot();
+    let r = env.treebox(&["create", "half", "--git", "worktree", "--no-launch"]);
+    r.code(5);
+    assert!(
+        r.stderr.contains("clone") && r.stderr.contains("worktree"),
+        "{r:?}"
+    );
+    assert!(r.stderr.contains("--git clone"), "{r:?}");
+    assert_eq!(env.snapshot(), before);
+    // An explicit mode that disagrees with the record is a conflict for enter too.
+    env.treebox(&["enter", "half", "--git", "worktree", "--print"])
+        .code(5);
+}
+
+#[test]
+fn clone_flag_outside_a_repository_is_refused() {
+    let env = TestEnv::new();
+    let plain = env.root().join("plain");
+    std::fs::create_dir_all(&plain).unwrap();
+    let r = env.treebox_in(&plain, &["create", "x", "--git", "clone", "--no-launch"]);
+    r.code(2);
+    assert_eq!(std::fs::read_dir(&plain).unwrap().count(), 0);
+}
+
+#[test]
+fn a_repo_without_origin_gives_a_clone_without_origin() {
+    let env = TestEnv::new();
+    env.git(&env.repo, &["remote", "remove", "origin"]);
+    env.treebox(&["create", "lonely", "--git", "clone", "--no-launch"])
+        .ok();
+    let remotes = env.git(&env.box_path("lonely"), &["remote"]);
+    assert_eq!(remotes.trim(), "hort-base");
+}
+
+#[test]
+fn prune_removes_leftovers_after_listing_them() {
+    let env = TestEnv::new();
+    env.treebox(&["create", "kept", "--no-launch"]).ok();
+    env.treebox(&["create", "gone", "--git", "clone", "--no-launch"])
+        .ok();
+    std::fs::remove_dir_all(env.box_path("gone")).unwrap();
+    env.git(&env.repo, &["update-ref", "refs/hort/ghost/base", "HEAD"]);
+    // Without a terminal and without -f: listed, refused, nothing removed.
+    let before = env.snapshot();
+    let r = env.sandbox(&["prune"]);
+    r.code(5);
+    assert!(
+        r.stderr.contains("gone") && r.stderr.contains("refs/hort/ghost/base"),
+        "{r:?}"
+    );
+    assert_eq!(env.snapshot(), before);
+    env.sandbox(&["prune", "-f"]).ok();
+    let r = refs(&env);
+    assert!(
+        !r.contains("refs/hort/ghost") && !r.contains("refs/hort/gone"),
+        "{r}"
+    );
+    assert!(env.box_path("kept").exists());
+    let names: Vec<_> = env.treebox(&["list", "--json"]).ok().json()["boxes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["name"].clone())
+        .collect();
+    assert_eq!(names, ["kept"]);
+}
+
+#[test]
+fn planted_config_in_a_clone_never_runs_on_the_host() {
+    let env = TestEnv::new();
+    env.treebox(&["create", "hostile", "--git", "clone", "--no-launch"])
+        .ok();
+    let bx = env.box_path("hostile");
+    let m = env.root().join("pwned").display().to_string();
+    for (k, v) in [
+        ("filter.evil.clean", format!("touch {m}.clean; cat")),
+        ("core.fsmonitor", format!("touch {m}.fsmonitor; false")),
+        ("core.sshCommand", format!("touch {m}.ssh; false")),
+        ("credential.helper", format!("!touch {m}.cred")),
+        ("diff.external", format!("touch {m}.diff")),
+        ("core.pager", format!("touch {m}.pager; cat")),
+        (
+            "core.hooksPath",
+            bx.join(".git/hooks").display().to_string(),
+        ),
+    ] {
+        env.git(&bx, &["config", k, &v]);
+    }
+    write_exec(
+        &bx.join(".git/hooks/post-checkout"),
+        &format!("#!/bin/sh\ntouch {m}.hook\n"),
+    );
+    std::fs::write(bx.join(".gitattributes"), "* filter=evil\n").unwrap();
+    std::fs::write(bx.join("x.txt"), "x\n").unwrap();
+    env.commit_file(&bx, "y.txt", "y\n", "y");
+    for f in std::fs::read_dir(env.root()).unwrap().flatten() {
+        if f.file_name().to_string_lossy().starts_with("pwned") {
+            std::fs::remove_file(f.path()).unwrap();
+        }
+    }
+    let check = |what: &str| {
+        let fired: Vec<_> = std::fs::read_dir(env.root())
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with("pwned"))
+            .collect();
+        assert!(fired.is_empty(), "{what} ran planted config: {fired:?}");
+    };
+    env.treebox(&["list", "--json"]).ok();
+    env.sandbox(&["ls"]).ok();
+    check("list / ls");
+    env.treebox(&["enter", "hostile", "--print"]).ok();
+    check("enter --print");
+    let file = env.root().join("h.bundle");
+    env.sandbox(&["bundle", "hostile", "-o", &file.to_string_lossy()])
+        .ok();
+    env.sandbox(&["fetch", "hostile"]).ok();
+    check("bundle / fetch");
+    env.treebox(&["teardown", "hostile"]).code(5);
+    check("teardown (dirty check)");
+    env.treebox(&["teardown", "--force", "hostile"]).ok();
+    check("teardown --force");
+}
