@@ -34,6 +34,9 @@ _git__sandbox() {
             git__sandbox,ls)
                 cmd="git__sandbox__subcmd__ls"
                 ;;
+            git__sandbox,park)
+                cmd="git__sandbox__subcmd__park"
+                ;;
             git__sandbox,prune)
                 cmd="git__sandbox__subcmd__prune"
                 ;;
@@ -61,6 +64,9 @@ _git__sandbox() {
             git__sandbox__subcmd__help,ls)
                 cmd="git__sandbox__subcmd__help__subcmd__ls"
                 ;;
+            git__sandbox__subcmd__help,park)
+                cmd="git__sandbox__subcmd__help__subcmd__park"
+                ;;
             git__sandbox__subcmd__help,prune)
                 cmd="git__sandbox__subcmd__help__subcmd__prune"
                 ;;
@@ -77,7 +83,7 @@ _git__sandbox() {
 
     case "${cmd}" in
         git__sandbox)
-            opts="-q -v -h -V --quiet --verbose --color --help --version up attach run ls down prune bundle fetch help"
+            opts="-q -v -h -V --quiet --verbose --color --help --version up attach run ls down park prune bundle fetch help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -175,7 +181,7 @@ _git__sandbox() {
             return 0
             ;;
         git__subcmd__sandbox__subcmd__help)
-            opts="up attach run ls down prune bundle fetch help"
+            opts="up attach run ls down park prune bundle fetch help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -272,6 +278,20 @@ _git__sandbox() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        git__subcmd__sandbox__subcmd__help__subcmd__park)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         git__subcmd__sandbox__subcmd__help__subcmd__prune)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -332,6 +352,28 @@ _git__sandbox() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        git__subcmd__sandbox__subcmd__park)
+            opts="-q -v -h -V --idle --json --quiet --verbose --color --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --idle)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         git__subcmd__sandbox__subcmd__prune)
             opts="-f -q -v -h -V --force --json --quiet --verbose --color --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
@@ -369,7 +411,7 @@ _git__sandbox() {
             return 0
             ;;
         git__subcmd__sandbox__subcmd__up)
-            opts="-d -q -v -h -V --branch --base --no-fetch --isolation --git --detach --json --quiet --verbose --color --help --version"
+            opts="-d -q -v -h -V --branch --base --no-fetch --isolation --git --template --firewall --detach --json --quiet --verbose --color --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -389,6 +431,10 @@ _git__sandbox() {
                     ;;
                 --git)
                     COMPREPLY=($(compgen -W "worktree clone" -- "${cur}"))
+                    return 0
+                    ;;
+                --template)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --color)

@@ -131,7 +131,7 @@ _git__treebox() {
             return 0
             ;;
         git__subcmd__treebox__subcmd__create)
-            opts="-q -v -h -V --checkout --base --no-fetch --no-launch --print --json --dry-run --cold --harness --isolation --git --quiet --verbose --color --help --version"
+            opts="-q -v -h -V --checkout --base --no-fetch --no-launch --print --json --dry-run --cold --harness --isolation --git --template --firewall --quiet --verbose --color --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -155,6 +155,10 @@ _git__treebox() {
                     ;;
                 --git)
                     COMPREPLY=($(compgen -W "worktree clone" -- "${cur}"))
+                    return 0
+                    ;;
+                --template)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --color)

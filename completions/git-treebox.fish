@@ -51,6 +51,7 @@ podman\t''
 auto\t''"
 complete -c git-treebox -n "__fish_git_treebox_using_subcommand create" -l git -d 'How the box\'s checkout is made' -r -f -a "worktree\t''
 clone\t''"
+complete -c git-treebox -n "__fish_git_treebox_using_subcommand create" -l template -d 'Container template (operator-owned; see `git treebox template list`)' -r
 complete -c git-treebox -n "__fish_git_treebox_using_subcommand create" -l color -d 'When to colour stderr' -r -f -a "auto\t''
 always\t''
 never\t''"
@@ -60,6 +61,7 @@ complete -c git-treebox -n "__fish_git_treebox_using_subcommand create" -l print
 complete -c git-treebox -n "__fish_git_treebox_using_subcommand create" -l json -d 'Provision, then print the result as JSON (does not launch)'
 complete -c git-treebox -n "__fish_git_treebox_using_subcommand create" -l dry-run -d 'Print the plan and change nothing'
 complete -c git-treebox -n "__fish_git_treebox_using_subcommand create" -l cold -d 'Install dependencies with throwaway caches instead of the shared ones'
+complete -c git-treebox -n "__fish_git_treebox_using_subcommand create" -l firewall -d 'Containers: deny egress except the template\'s allowlist'
 complete -c git-treebox -n "__fish_git_treebox_using_subcommand create" -s q -l quiet -d 'Less output on stderr (warnings and errors only)'
 complete -c git-treebox -n "__fish_git_treebox_using_subcommand create" -s v -l verbose -d 'More output on stderr'
 complete -c git-treebox -n "__fish_git_treebox_using_subcommand create" -s h -l help -d 'Print help'

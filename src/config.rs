@@ -424,4 +424,157 @@ mod tests {
             Err(ConfigError::Malformed { .. })
         ));
     }
+
+    mod props {
+        //! Bad input, generated: no file content may panic the loaders, and every
+        //! refusal names the file it refuses.
+        use super::super::*;
+        use proptest::prelude::*;
+
+        fn json_value() -> impl Strategy<Value = Value> {
+            let leaf = prop_oneof![
+                Just(Value::Null),
+                any::<bool>().prop_map(Value::Bool),
+                any::<i64>().prop_map(Value::from),
+                any::<f64>()
+                    .prop_filter("finite", |f| f.is_finite())
+                    .prop_map(Value::from),
+                prop_oneof![
+                    Just("claude".to_string()),
+                    Just("codex".to_string()),
+                    Just("worktree".to_string()),
+                    Just("clone".to_string()),
+                    Just("host".to_string()),
+                    Just("auto".to_string()),
+                    Just("main".to_string()),
+                    Just("-x".to_string()),
+                    Just("a..b".to_string()),
+                    Just("\u{1b}[2J".to_string()),
+                    any::<String>(),
+                ]
+                .prop_map(Value::String),
+            ];
+            leaf.prop_recursive(3, 24, 6, |inner| {
+                prop_oneof![
+                    prop::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
+                    prop::collection::btree_map(key(), inner, 0..6)
+                        .prop_map(|m| Value::Object(m.into_iter().collect())),
+                ]
+            })
+        }
+
+        /// Keys: mostly the real vocabulary (so values get type-checked), some noise.
+        fn key() -> impl Strategy<Value = String> {
+            let known: Vec<String> = USER_KEYS
+                .iter()
+                .map(|(k, _)| k.to_string())
+                .chain(["claude", "codex", "program", "harnes", "Setup"].map(String::from))
+                .collect();
+            prop_oneof![
+                4 => prop::sample::select(known),
+                1 => any::<String>(),
+            ]
+        }
+
+        fn top_level() -> impl Strategy<Value = Value> {
+            prop_oneof![
+                3 => prop::collection::btree_map(key(), json_value(), 0..6)
+                    .prop_map(|m| Value::Object(m.into_iter().collect())),
+                1 => json_value(),
+            ]
+        }
+
+        fn contents() -> impl Strategy<Value = Vec<u8>> {
+            prop_oneof![
+                top_level().prop_map(|v| v.to_string().into_bytes()),
+                prop::collection::vec(any::<u8>(), 0..512),
+                // Valid JSON with a damaged byte.
+                (top_level(), any::<prop::sample::Index>(), any::<u8>()).prop_map(|(v, at, b)| {
+                    let mut t = v.to_string().into_bytes();
+                    if !t.is_empty() {
+                        let i = at.index(t.len());
+                        t[i] = b;
+                    }
+                    t
+                }),
+            ]
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(256))]
+
+            #[test]
+            fn user_config_loads_or_names_the_file(bytes in contents()) {
+                let d = tempfile::tempdir().unwrap();
+                let p = d.path().join("config.json");
+                std::fs::write(&p, &bytes).unwrap();
+                match UserConfig::load_from(&p) {
+                    Ok(c) => {
+                        prop_assert_eq!(c.file.as_deref(), Some(p.as_path()));
+                        if let Some(b) = &c.base {
+                            prop_assert!(crate::names::check_existing_branch(b).is_ok());
+                        }
+                        if let Some(g) = &c.git {
+                            prop_assert!(g == "worktree" || g == "clone");
+                        }
+                        if let Some(i) = &c.isolation {
+                            prop_assert!(["host", "docker", "podman", "auto"].contains(&i.as_str()));
+                        }
+                        for name in c.harnesses.keys() {
+                            prop_assert!(name == "claude" || name == "codex");
+                        }
+                    }
+                    Err(e) => {
+                        prop_assert_eq!(e.file(), p.as_path());
+                        let msg = e.to_string();
+                        prop_assert!(msg.contains(&p.display().to_string()), "{}", msg);
+                    }
+                }
+            }
+
+            #[test]
+            fn project_config_loads_or_names_the_file(bytes in contents()) {
+                let d = tempfile::tempdir().unwrap();
+                let p = d.path().join(PROJECT_FILE);
+                std::fs::write(&p, &bytes).unwrap();
+                match ProjectConfig::load(d.path()) {
+                    Ok((c, warnings)) => {
+                        if let Some(g) = &c.git {
+                            prop_assert!(g == "worktree" || g == "clone");
+                        }
+                        if let Some(b) = &c.base {
+                            prop_assert!(crate::names::check_existing_branch(b).is_ok());
+                        }
+                        for w in &warnings {
+                            prop_assert!(w.contains(&p.display().to_string()), "{}", w);
+                            prop_assert!(!w.chars().any(|c| c.is_control()), "{:?}", w);
+                        }
+                    }
+                    Err(e) => {
+                        prop_assert_eq!(e.file(), p.as_path());
+                        prop_assert!(e.to_string().contains(&p.display().to_string()));
+                    }
+                }
+            }
+        }
+
+        #[test]
+        fn oversized_files_are_refused_unread() {
+            let d = tempfile::tempdir().unwrap();
+            let p = d.path().join("config.json");
+            let mut big = b"{\"setup\": [\"".to_vec();
+            big.resize(MAX_CONFIG_BYTES as usize + 10, b'x');
+            big.extend_from_slice(b"\"]}");
+            std::fs::write(&p, &big).unwrap();
+            let e = UserConfig::load_from(&p).unwrap_err();
+            assert!(matches!(e, ConfigError::Malformed { .. }), "{e}");
+            assert!(e.to_string().contains("larger than"), "{e}");
+            std::fs::write(d.path().join(PROJECT_FILE), &big).unwrap();
+            assert!(ProjectConfig::load(d.path()).is_err());
+            // A directory where the file should be is refused, not read.
+            let dir = d.path().join("dir.json");
+            std::fs::create_dir(&dir).unwrap();
+            assert!(UserConfig::load_from(&dir).is_err());
+        }
+    }
 }

@@ -500,4 +500,143 @@ mod tests {
         sorted.dedup();
         assert_eq!(sorted.len(), HOOK_NAMES.len());
     }
+
+    mod props {
+        //! Bad input, generated: the parser never panics, and no push of a placeholder
+        //! branch — as local ref, remote ref, or through `HEAD` — is ever allowed.
+        use super::super::*;
+        use proptest::prelude::*;
+
+        fn oid() -> impl Strategy<Value = String> {
+            prop_oneof!["[0-9a-f]{40}", "[0-9a-f]{64}", Just("0".repeat(40))]
+        }
+
+        fn refname() -> impl Strategy<Value = String> {
+            prop_oneof![
+                "refs/heads/treebox/[a-z-]{1,12}",
+                "treebox/[a-z-]{1,12}",
+                "refs/heads/[a-z/]{1,12}",
+                "refs/tags/treebox/[a-z]{1,6}",
+                "refs/remotes/origin/treebox/[a-z]{1,6}",
+                "refs/heads/feat/treebox/[a-z]{1,6}",
+                Just("HEAD".to_string()),
+                Just("refs/heads/treebox".to_string()),
+                "[0-9a-f]{40}",
+                "[^ \n\r]{1,16}",
+            ]
+        }
+
+        fn push_line() -> impl Strategy<Value = PushLine> {
+            (
+                prop_oneof![4 => refname(), 1 => Just(DELETE_MARKER.to_string())],
+                oid(),
+                refname(),
+                oid(),
+            )
+                .prop_map(|(local_ref, local_oid, remote_ref, remote_oid)| PushLine {
+                    local_ref,
+                    local_oid,
+                    remote_ref,
+                    remote_oid,
+                })
+        }
+
+        fn head() -> impl Strategy<Value = Option<String>> {
+            prop::option::of(prop_oneof![
+                "refs/heads/treebox/[a-z]{1,8}",
+                "treebox/[a-z]{1,8}",
+                "refs/heads/[a-z]{1,8}",
+            ])
+        }
+
+        fn is_placeholder(r: &str) -> bool {
+            r.strip_prefix("refs/heads/")
+                .unwrap_or(r)
+                .starts_with("treebox/")
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(256))]
+
+            #[test]
+            fn parse_never_panics(s in prop_oneof![
+                any::<String>(),
+                "([^\n]{0,20} ){0,5}[^\n]{0,20}(\r?\n[^\n]{0,30}){0,4}",
+            ]) {
+                if let Ok(lines) = parse_pre_push(&s) {
+                    for l in &lines {
+                        prop_assert!(!l.local_ref.is_empty() && !l.remote_ref.is_empty());
+                        prop_assert!(is_oid(&l.local_oid) && is_oid(&l.remote_oid));
+                        prop_assert!(!l.local_ref.contains(' ') && !l.remote_ref.contains('\n'));
+                    }
+                }
+            }
+
+            #[test]
+            fn well_formed_input_round_trips(
+                lines in prop::collection::vec(push_line(), 0..6),
+                crlf in any::<bool>(),
+                blank in any::<bool>(),
+            ) {
+                let eol = if crlf { "\r\n" } else { "\n" };
+                let mut text = String::new();
+                for l in &lines {
+                    if blank {
+                        text.push_str(eol);
+                    }
+                    text.push_str(&format!(
+                        "{} {} {} {}{eol}",
+                        l.local_ref, l.local_oid, l.remote_ref, l.remote_oid
+                    ));
+                }
+                prop_assert_eq!(parse_pre_push(&text).unwrap(), lines);
+            }
+
+            #[test]
+            fn no_placeholder_push_is_ever_allowed(
+                lines in prop::collection::vec(push_line(), 0..6),
+                head in head(),
+            ) {
+                let offending = lines.iter().any(|l| {
+                    if l.is_deletion() {
+                        // Deleting a stray remote placeholder publishes nothing.
+                        return false;
+                    }
+                    let local = if l.local_ref == "HEAD" {
+                        head.as_deref()
+                    } else {
+                        Some(l.local_ref.as_str())
+                    };
+                    local.is_some_and(is_placeholder) || is_placeholder(&l.remote_ref)
+                });
+                match decide(&lines, head.as_deref()) {
+                    Decision::Allow => prop_assert!(!offending, "allowed {:?} (HEAD {:?})", lines, head),
+                    Decision::Refuse { refs, message } => {
+                        prop_assert!(offending, "refused {:?} (HEAD {:?})", lines, head);
+                        prop_assert!(!refs.is_empty());
+                        prop_assert!(refs.iter().all(|r| r.starts_with("treebox/")));
+                        prop_assert!(
+                            !message.chars().any(|c| c.is_control() && c != '\n'),
+                            "{:?}", message
+                        );
+                    }
+                }
+            }
+
+            #[test]
+            fn refusal_text_is_terminal_safe(name in any::<String>()) {
+                let l = PushLine {
+                    local_ref: format!("refs/heads/treebox/{name}"),
+                    local_oid: "a".repeat(40),
+                    remote_ref: format!("refs/heads/treebox/{name}"),
+                    remote_oid: "0".repeat(40),
+                };
+                let Decision::Refuse { refs, message } = decide(&[l], None) else {
+                    panic!("a placeholder push was allowed");
+                };
+                prop_assert!(refs.iter().all(|r| !r.chars().any(char::is_control)));
+                prop_assert!(!message.chars().any(|c| c.is_control() && c != '\n'));
+            }
+        }
+    }
 }

@@ -25,6 +25,7 @@ pub mod boxes;
 pub mod cli;
 pub mod cmd;
 pub mod config;
+pub mod container;
 pub mod doctor;
 pub mod git;
 pub mod guard;

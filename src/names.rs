@@ -42,8 +42,16 @@ impl BoxName {
                 "the treebox/ prefix is reserved for placeholder branches",
             ));
         }
-        for seg in name.split('/') {
+        let mut segs = name.split('/').peekable();
+        while let Some(seg) = segs.next() {
             check_segment(name, seg)?;
+            // `a-/b` would flatten to the leaf `a---b`, which reads back as `a` + `-b`.
+            if seg.ends_with('-') && segs.peek().is_some() {
+                return Err(refuse(
+                    name,
+                    "a segment followed by '/' may not end with '-'",
+                ));
+            }
         }
         Ok(BoxName(name.to_string()))
     }
@@ -280,6 +288,8 @@ mod tests {
             ".hidden",
             "a/-b",
             "a@{b",
+            "a-/b",
+            "x/y-/z",
             long.as_str(),
         ] {
             assert!(BoxName::parse(bad).is_err(), "{bad:?} should be refused");
@@ -322,5 +332,131 @@ mod tests {
         assert_ne!(petname(Some(7), 0), petname(Some(7), 1));
         let p = petname(Some(1), 0);
         assert!(BoxName::placeholder(&p).is_ok(), "{p}");
+    }
+
+    mod props {
+        //! Bad input, generated: no name may panic the parser, and whatever is accepted
+        //! is a valid git branch whose leaf cannot escape the box root.
+        use super::super::*;
+        use proptest::prelude::*;
+
+        /// Strings built from the characters that matter to git and to paths.
+        fn tricky() -> impl Strategy<Value = String> {
+            let piece = prop_oneof![
+                Just("a".to_string()),
+                Just("z9".to_string()),
+                Just("/".to_string()),
+                Just("//".to_string()),
+                Just(".".to_string()),
+                Just("..".to_string()),
+                Just("-".to_string()),
+                Just("--".to_string()),
+                Just("_".to_string()),
+                Just(".lock".to_string()),
+                Just("@{".to_string()),
+                Just("@".to_string()),
+                Just("treebox/".to_string()),
+                Just("refs/heads/".to_string()),
+                Just("HEAD".to_string()),
+                Just("~^:?*[\\ ".to_string()),
+                Just("\u{1b}[2J".to_string()),
+                Just("\n".to_string()),
+                Just("\u{7f}".to_string()),
+                Just("\u{0}".to_string()),
+                Just("é".to_string()),
+                Just("\u{202e}".to_string()),
+                "[a-z0-9._-]{1,6}",
+                any::<char>().prop_map(String::from),
+            ];
+            prop::collection::vec(piece, 0..12).prop_map(|v| v.concat())
+        }
+
+        fn names() -> impl Strategy<Value = String> {
+            let segmented =
+                prop::collection::vec("[a-z0-9._-]{1,5}", 1..5).prop_map(|v| v.join("/"));
+            prop_oneof![any::<String>(), tricky(), "[a-z0-9._/-]{0,40}", segmented]
+        }
+
+        fn assert_safe_leaf(leaf: &str, input: &str) {
+            assert!(!leaf.is_empty(), "{input:?} → empty leaf");
+            assert!(!leaf.contains('/'), "{input:?} → leaf {leaf:?} has '/'");
+            assert!(!leaf.contains(".."), "{input:?} → leaf {leaf:?} has '..'");
+            assert!(
+                !leaf.chars().any(char::is_control),
+                "{input:?} → leaf {leaf:?} has a control character"
+            );
+            assert!(
+                !leaf.starts_with('-') && !leaf.starts_with('.'),
+                "{input:?} → leaf {leaf:?} starts with '-' or '.'"
+            );
+            assert!(leaf.len() <= 2 * MAX_NAME_LEN, "{input:?} → leaf too long");
+            // The leaf is a single, ordinary path component.
+            let mut comps = std::path::Path::new(leaf).components();
+            assert!(
+                matches!(comps.next(), Some(std::path::Component::Normal(_)))
+                    && comps.next().is_none(),
+                "{input:?} → leaf {leaf:?} is not one normal path component"
+            );
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(256))]
+
+            #[test]
+            fn box_name_accepts_only_valid_branches(s in names()) {
+                if let Ok(n) = BoxName::parse(&s) {
+                    prop_assert_eq!(n.as_str(), s.as_str());
+                    prop_assert!(
+                        git2::Branch::name_is_valid(&s).unwrap_or(false),
+                        "accepted {:?}, which git refuses as a branch name", s
+                    );
+                    prop_assert!(!n.is_placeholder());
+                    prop_assert!(check_existing_branch(&s).is_ok());
+                    let leaf = n.leaf();
+                    assert_safe_leaf(leaf.as_str(), &s);
+                    // The leaf reads back as a leaf, and unflattens to the name.
+                    prop_assert_eq!(Leaf::parse(leaf.as_str()).ok(), Some(leaf.clone()));
+                    prop_assert_eq!(leaf.as_str().replace("--", "/"), s);
+                }
+            }
+
+            #[test]
+            fn leaf_parse_accepts_only_safe_leaves(s in names()) {
+                if let Ok(l) = Leaf::parse(&s) {
+                    prop_assert_eq!(l.as_str(), s.as_str());
+                    assert_safe_leaf(l.as_str(), &s);
+                    prop_assert!(
+                        git2::Branch::name_is_valid(&s).unwrap_or(false),
+                        "accepted leaf {:?}, which git refuses as a branch name", s
+                    );
+                }
+            }
+
+            #[test]
+            fn leaf_from_branch_is_safe(s in names()) {
+                if let Ok(l) = Leaf::from_branch(&s) {
+                    assert_safe_leaf(l.as_str(), &s);
+                    prop_assert_eq!(Leaf::parse(l.as_str()).ok(), Some(l.clone()));
+                }
+            }
+
+            #[test]
+            fn existing_branch_check_agrees_with_git(s in names()) {
+                if check_existing_branch(&s).is_ok() {
+                    prop_assert!(git2::Branch::name_is_valid(&s).unwrap_or(false));
+                    prop_assert!(!s.starts_with('-'));
+                    prop_assert!(!s.chars().any(char::is_control));
+                }
+            }
+
+            #[test]
+            fn placeholders_of_any_seed_are_valid(seed in any::<u64>(), attempt in 0u32..64) {
+                let pet = petname(Some(seed), attempt);
+                let n = BoxName::placeholder(&pet).expect("a petname is a valid segment");
+                prop_assert!(n.is_placeholder());
+                prop_assert!(git2::Branch::name_is_valid(n.as_str()).unwrap_or(false));
+                assert_safe_leaf(n.leaf().as_str(), &pet);
+            }
+        }
     }
 }

@@ -4,11 +4,21 @@
 //! carry escape sequences that rewrite a terminal. Before any of it reaches a human,
 //! control characters are replaced by their escaped form.
 
-/// One line: every control character (including newlines) escaped.
+/// Unicode bidirectional controls: they reorder how the rest of a line is displayed
+/// ("Trojan Source"), so a branch name could make a row read as something else.
+fn is_bidi_control(c: char) -> bool {
+    matches!(
+        c,
+        '\u{061c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'
+    )
+}
+
+/// One line: every control character (including newlines) and every bidirectional
+/// control escaped.
 pub fn line(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
-        if c.is_control() {
+        if c.is_control() || is_bidi_control(c) {
             out.extend(c.escape_default());
         } else {
             out.push(c);
@@ -28,5 +38,13 @@ mod tests {
     fn escapes_controls() {
         assert_eq!(super::line("a\u{1b}[2Jb\n"), "a\\u{1b}[2Jb\\n");
         assert_eq!(super::block("x\ny\u{7}"), "x\ny\\u{7}");
+    }
+
+    #[test]
+    fn escapes_c1_and_bidi_controls() {
+        assert_eq!(super::line("a\u{9b}2J"), "a\\u{9b}2J");
+        assert_eq!(super::line("x\u{202e}txt.exe"), "x\\u{202e}txt.exe");
+        assert_eq!(super::line("\u{2066}a\u{2069}"), "\\u{2066}a\\u{2069}");
+        assert_eq!(super::line("héllo wörld"), "héllo wörld");
     }
 }

@@ -29,6 +29,8 @@ pub struct Target {
 pub enum TeardownError {
     #[error(transparent)]
     Lock(#[from] LockError),
+    #[error(transparent)]
+    Container(crate::container::ContainerError),
     #[error("refusing to remove {}: it is not a box under {}", .path.display(), .root.display())]
     NotABoxPath { path: PathBuf, root: PathBuf },
     #[error("could not remove {}: {source}", .path.display())]
@@ -127,6 +129,11 @@ pub fn remove(
     let entry = &target.entry;
     check_box_path(&entry.path, layout, repo)?;
     let lock = BoxLock::try_acquire(&layout.lock_path(&entry.leaf), entry.leaf.as_str())?;
+    // The container first: with the engine down, nothing is removed and the box stays
+    // whole, so a later teardown (or `git sandbox prune`) finishes the job.
+    if let Some(c) = entry.record.as_ref().and_then(|r| r.container.as_ref()) {
+        crate::container::remove(c).map_err(TeardownError::Container)?;
+    }
     let pruned_only = !entry.path.exists();
     remove_tree(&entry.path).map_err(|source| TeardownError::Remove {
         path: entry.path.clone(),
@@ -141,9 +148,12 @@ pub fn remove(
             },
         )?;
     }
+    // Held through the branch deletion too: libgit2 (1.9) reports a branch as checked
+    // out in a linked worktree whenever *any* admin dir under `<common>/worktrees/` is
+    // half-made or half-removed (`git_repository_foreach_worktree` returns 1 when a
+    // lookup fails), and treebox changes admin dirs only under this lock.
+    let registration = crate::state::RegistrationLock::acquire(&layout.registration_lock_path());
     if let Some(admin) = &entry.admin_dir {
-        let _registration =
-            crate::state::RegistrationLock::acquire(&layout.registration_lock_path());
         let worktrees = canonical(&repo.common_dir.join("worktrees"));
         if admin.parent().map(canonical).as_deref() == Some(worktrees.as_path()) {
             remove_tree(admin).map_err(|source| TeardownError::Remove {
@@ -177,6 +187,7 @@ pub fn remove(
             }
         }
     }
+    drop(registration);
     let state = layout.box_state(&entry.leaf);
     remove_tree(&state).map_err(|source| TeardownError::Remove {
         path: state.clone(),

@@ -1604,4 +1604,131 @@ mod tests {
         // Never over an existing file.
         assert!(bundled().write_to(d.path()).is_err());
     }
+
+    mod props {
+        //! Bad input, generated: `container.json`, allowlists and template names never
+        //! panic the checks; whatever is accepted is inside the vocabulary, every
+        //! problem names the file, and no problem text can drive a terminal.
+        use super::super::*;
+        use proptest::prelude::*;
+
+        fn text() -> impl Strategy<Value = String> {
+            prop_oneof![
+                any::<String>(),
+                Just("../etc/passwd".to_string()),
+                Just("/etc/passwd".to_string()),
+                Just("a/../../b".to_string()),
+                Just("./fw.sh".to_string()),
+                Just("fw.sh".to_string()),
+                Just("NET_ADMIN".to_string()),
+                Just("SYS_ADMIN".to_string()),
+                Just("node:{nodeVersion}-slim".to_string()),
+                Just("-v".to_string()),
+                Just("1000:1000".to_string()),
+                Just("root".to_string()),
+                Just("\u{1b}[2J".to_string()),
+                Just("API_TOKEN".to_string()),
+                Just("TREEBOX_X".to_string()),
+                Just("BASE_IMAGE".to_string()),
+                "[A-Za-z_][A-Za-z0-9_]{0,10}",
+            ]
+        }
+
+        fn value() -> impl Strategy<Value = Value> {
+            let leaf = prop_oneof![
+                Just(Value::Null),
+                any::<bool>().prop_map(Value::Bool),
+                any::<i32>().prop_map(Value::from),
+                text().prop_map(Value::String),
+            ];
+            leaf.prop_recursive(3, 24, 5, |inner| {
+                prop_oneof![
+                    prop::collection::vec(inner.clone(), 0..5).prop_map(Value::Array),
+                    prop::collection::btree_map(key(), inner, 0..5)
+                        .prop_map(|m| Value::Object(m.into_iter().collect())),
+                ]
+            })
+        }
+
+        fn key() -> impl Strategy<Value = String> {
+            let known: Vec<String> = SPEC_KEYS
+                .iter()
+                .chain(FIREWALL_KEYS)
+                .map(|k| k.to_string())
+                .collect();
+            prop_oneof![3 => prop::sample::select(known), 2 => text()]
+        }
+
+        fn spec_bytes() -> impl Strategy<Value = Vec<u8>> {
+            prop_oneof![
+                3 => prop::collection::btree_map(key(), value(), 0..7)
+                    .prop_map(|m| Value::Object(m.into_iter().collect()).to_string().into_bytes()),
+                1 => value().prop_map(|v| v.to_string().into_bytes()),
+                1 => prop::collection::vec(any::<u8>(), 0..256),
+            ]
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(256))]
+
+            #[test]
+            fn container_spec_accepts_only_the_vocabulary(bytes in spec_bytes()) {
+                let (spec, problems) = ContainerSpec::parse(&bytes, "tpl/container.json");
+                for p in &problems {
+                    prop_assert!(p.starts_with("tpl/container.json: "), "{}", p);
+                    prop_assert!(!p.chars().any(char::is_control), "{:?}", p);
+                }
+                if let Some(b) = &spec.base_image {
+                    prop_assert!(!b.is_empty() && !b.starts_with('-'));
+                    prop_assert!(!b.chars().any(|c| c.is_whitespace() || c.is_control()));
+                }
+                if let Some(u) = &spec.user {
+                    prop_assert!(valid_user(u));
+                }
+                for (k, v) in spec.env.iter().chain(&spec.build_args) {
+                    prop_assert!(valid_var_name(k) && !looks_secret(k), "{}", k);
+                    prop_assert!(!v.contains('\0'));
+                }
+                prop_assert!(spec.env.keys().all(|k| !k.starts_with("TREEBOX_")));
+                prop_assert!(spec
+                    .build_args
+                    .keys()
+                    .all(|k| !RESERVED_BUILD_ARGS.contains(&k.as_str())));
+                if let Some(fw) = &spec.firewall {
+                    for p in [&fw.script, &fw.allowlist] {
+                        prop_assert!(check_rel_path(p).is_ok());
+                        let path = Path::new(p);
+                        prop_assert!(!path.is_absolute());
+                        prop_assert!(path.components().all(|c| !matches!(c, Component::ParentDir)));
+                    }
+                }
+                prop_assert!(spec.cap_add.iter().all(|c| Capability::ALL.contains(c)));
+                prop_assert!(spec.post_create.iter().all(|c| !c.trim().is_empty()));
+            }
+
+            #[test]
+            fn template_names_are_plain(name in prop_oneof![any::<String>(), "[a-z0-9._/-]{0,70}", text()]) {
+                if check_name(&name).is_ok() {
+                    prop_assert!(!name.is_empty() && name.len() <= MAX_NAME_LEN);
+                    prop_assert!(name.as_bytes()[0].is_ascii_lowercase() || name.as_bytes()[0].is_ascii_digit());
+                    prop_assert!(name.bytes().all(|b| b.is_ascii_lowercase()
+                        || b.is_ascii_digit()
+                        || matches!(b, b'.' | b'_' | b'-')));
+                    prop_assert!(name != "." && name != "..");
+                }
+            }
+
+            #[test]
+            fn allowlist_problems_never_panic_and_are_terminal_safe(
+                bytes in prop_oneof![
+                    prop::collection::vec(any::<u8>(), 0..256),
+                    "([0-9a-z.:/#\\- \u{1b}]{0,30}\n){0,6}".prop_map(String::into_bytes),
+                ]
+            ) {
+                for p in allowlist_problems(&bytes) {
+                    prop_assert!(!p.chars().any(char::is_control), "{:?}", p);
+                }
+            }
+        }
+    }
 }

@@ -47,6 +47,12 @@ pub struct CreateArgs {
     /// How the box's checkout is made.
     #[arg(long = "git", value_name = "MODE", value_parser = ["worktree", "clone"])]
     pub git_mode: Option<String>,
+    /// Container template (operator-owned; see `git treebox template list`).
+    #[arg(long, value_name = "NAME")]
+    pub template: Option<String>,
+    /// Containers: deny egress except the template's allowlist.
+    #[arg(long)]
+    pub firewall: bool,
     /// Extra arguments for the agent, appended verbatim (after `--`).
     #[arg(last = true, value_name = "ARGS")]
     pub args: Vec<String>,
@@ -80,6 +86,8 @@ pub fn run(args: CreateArgs, ui: &mut Ui) -> Result<i32, CliError> {
         seed: seed(),
         interactive: ui.stderr_is_tty() && !args.json,
         state_root: None,
+        template: args.template.clone(),
+        firewall: args.firewall,
     };
     if args.dry_run {
         let (plan, warnings) = provision::dry_run(&req, &cfg)?;
@@ -114,16 +122,8 @@ pub fn hand_off(
     json_out: bool,
 ) -> Result<i32, CliError> {
     let plan = &created.plan;
-    let runner = crate::runner::for_name(&created.record.runner).ok_or_else(|| {
-        CliError::new(
-            error::USAGE,
-            "unsupported",
-            format!(
-                "runner `{}` is not available in this version",
-                created.record.runner
-            ),
-        )
-    })?;
+    let launching = plan.launch && !print && !json_out;
+    let runner = super::runner_for(&created.record, launching && super::stdin_tty())?;
     let launch = runner.exec(&plan.path, &plan.name, &plan.launch_argv);
     if json_out {
         ui.out_json(&result_document(created, &launch, &ui.warnings));

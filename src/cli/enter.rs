@@ -55,16 +55,8 @@ pub fn run(args: EnterArgs, ui: &mut Ui) -> Result<i32, CliError> {
         state_root: None,
     };
     let entered = enter::enter(&req, &cfg, ui)?;
-    let runner = crate::runner::for_name(&entered.record.runner).ok_or_else(|| {
-        CliError::new(
-            error::USAGE,
-            "unsupported",
-            format!(
-                "runner `{}` is not available in this version",
-                entered.record.runner
-            ),
-        )
-    })?;
+    let launching = !args.print && !args.json;
+    let runner = super::runner_for(&entered.record, launching && super::stdin_tty())?;
     let r = &entered.record;
     let launch = runner.exec(&r.path, &r.name, &entered.launch_argv);
     if args.json {

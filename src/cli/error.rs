@@ -129,6 +129,21 @@ impl From<ProvisionError> for CliError {
             P::Record(crate::state::record::RecordError::Malformed { .. }) => {
                 CliError::new(USAGE, "malformed-record", msg)
             }
+            P::Container(crate::container::ContainerError::Unmountable { .. }) => {
+                CliError::new(USAGE, "unmountable", msg)
+                    .hint("Move the repository to a path without ',' or control characters.")
+            }
+            P::Container(crate::container::ContainerError::Template(_))
+            | P::Container(crate::container::ContainerError::BadTemplate { .. }) => {
+                CliError::new(USAGE, "template", msg)
+                    .hint("`git treebox template list` shows the templates and their problems.")
+            }
+            P::Container(
+                crate::container::ContainerError::EngineDown { .. }
+                | crate::container::ContainerError::NoEngine,
+            ) => CliError::new(RUNTIME, "engine", msg)
+                .hint("`git treebox doctor --isolation docker` (or podman) says what is wrong."),
+            P::Container(_) => CliError::new(RUNTIME, "container", msg),
             P::Checkout(_) | P::Guard(_) | P::Clone(_) | P::Record(_) | P::State(_) | P::Io { .. } => {
                 CliError::new(RUNTIME, "runtime", msg)
             }

@@ -167,3 +167,31 @@ pub(crate) fn load_config() -> Result<crate::config::UserConfig, CliError> {
     crate::config::UserConfig::load()
         .map_err(|e| CliError::from(crate::provision::ProvisionError::from(e)))
 }
+
+/// The runner a box was recorded with. `tty`: give a container exec a terminal (only
+/// when launching interactively; printed commands stay valid off a terminal).
+pub(crate) fn runner_for(
+    record: &crate::state::Record,
+    tty: bool,
+) -> Result<Box<dyn crate::runner::Runner>, CliError> {
+    crate::runner::for_record(record, tty).ok_or_else(|| {
+        CliError::new(
+            error::RUNTIME,
+            "runner",
+            format!(
+                "box `{}` records runner `{}` without a container",
+                record.name, record.runner
+            ),
+        )
+        .hint(format!(
+            "Finish it with `git treebox enter {}`, or remove it with `git treebox rm --force {}`.",
+            record.name, record.name
+        ))
+    })
+}
+
+/// Is this process talking to a terminal (for an interactive container exec)?
+pub(crate) fn stdin_tty() -> bool {
+    use std::io::IsTerminal;
+    std::io::stdin().is_terminal()
+}

@@ -54,6 +54,7 @@ pub(crate) fn from_teardown(e: TeardownError) -> CliError {
     match e {
         TeardownError::Lock(l) => CliError::from(ProvisionError::Lock(l)),
         TeardownError::NotABoxPath { .. } => CliError::new(error::USAGE, "not-a-box", msg),
+        TeardownError::Container(c) => CliError::from(ProvisionError::Container(c)),
         TeardownError::Remove { .. } | TeardownError::Branch { .. } => {
             CliError::new(error::RUNTIME, "teardown", msg)
         }

@@ -157,7 +157,44 @@ pub fn enter(
     }
     let ecos = super::setup::detect(&entry.path);
     let hash = super::setup::lockfile_hash(&entry.path, &ecos);
-    let deps = if finished_setup || req.cold || hash != record.lockfile_hash {
+    let needs_sync = finished_setup || req.cold || hash != record.lockfile_hash;
+    let harness = req
+        .harness
+        .or_else(|| record.harness.parse().ok())
+        .unwrap_or_default();
+    let deps = if record.runner != "host" {
+        // The container: running (started or remade), credentials fresh, then any
+        // setup inside it. A failure is loud, as on create.
+        let crec = timed(reporter, "container", || {
+            super::ensure_container(&repo, &layout, &leaf, &record)
+        })?;
+        record.container = Some(crec.clone());
+        crate::container::refresh_credentials(&layout, &record, harness)?;
+        if needs_sync {
+            record.ecosystems = ecos.iter().map(|e| e.as_str().to_string()).collect();
+            let template = crate::template::find(record.template.as_deref().unwrap_or("default"))
+                .map_err(crate::container::ContainerError::from)?;
+            let engine = crate::runner::oci::Engine::parse(&crec.engine)
+                .ok_or(crate::container::ContainerError::NoEngine)?;
+            let result = crate::container::setup_inside(
+                engine,
+                &crec,
+                &entry.path,
+                &ecos,
+                cfg.setup.as_deref(),
+                &template.spec().post_create,
+                &mut |name| reporter.stage(&format!("setup: {name}")),
+            );
+            record.lockfile_hash = hash.clone();
+            record.setup_completed = result.is_ok();
+            record.save(&layout.record_path(&leaf))?;
+            result?;
+            Deps::Synced { completed: true }
+        } else {
+            reporter.note("deps unchanged".into());
+            Deps::Unchanged
+        }
+    } else if needs_sync {
         let (report, ecos) = run_setup(
             &entry.path,
             &leaf,
@@ -182,10 +219,6 @@ pub fn enter(
     for w in &warnings {
         reporter.warn(w.clone());
     }
-    let harness = req
-        .harness
-        .or_else(|| record.harness.parse().ok())
-        .unwrap_or_default();
     let program = cfg.harness_program(harness);
     Ok(Entered {
         branch: entry

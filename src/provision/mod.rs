@@ -111,6 +111,8 @@ pub enum ProvisionError {
     #[error(transparent)]
     Clone(#[from] clone::CloneError),
     #[error(transparent)]
+    Container(#[from] crate::container::ContainerError),
+    #[error(transparent)]
     Record(#[from] RecordError),
     #[error(transparent)]
     State(#[from] crate::state::layout::NoStateDir),
@@ -143,6 +145,10 @@ pub struct CreateRequest {
     pub interactive: bool,
     /// Bookkeeping root instead of `$XDG_STATE_HOME/treebox` (tests).
     pub state_root: Option<PathBuf>,
+    /// Container runners: the template (else config, else `default`).
+    pub template: Option<String>,
+    /// Container runners: default-deny egress with an allowlist.
+    pub firewall: bool,
 }
 
 /// What `create` did.
@@ -169,6 +175,8 @@ struct Context {
     harness: Harness,
     runner: String,
     git_mode: String,
+    template: String,
+    firewall: bool,
     warnings: Vec<String>,
     /// What origin's branches are right now (`--dry-run` asks with `ls-remote`, so it
     /// plans against what the fetch would bring without fetching). `None`: use the
@@ -236,6 +244,15 @@ fn context(req: &CreateRequest, cfg: &UserConfig) -> Result<Context, ProvisionEr
         });
     }
     let runner = resolve_runner(req.isolation.as_deref().or(cfg.isolation.as_deref()), cfg)?;
+    let template = req
+        .template
+        .clone()
+        .or(cfg.template.clone())
+        .unwrap_or_else(|| "default".into());
+    if runner != "host" {
+        // A missing or invalid template is refused before anything is written.
+        crate::template::find(&template).map_err(crate::container::ContainerError::from)?;
+    }
     let base = req
         .base
         .clone()
@@ -260,6 +277,8 @@ fn context(req: &CreateRequest, cfg: &UserConfig) -> Result<Context, ProvisionEr
         harness,
         runner,
         git_mode,
+        template,
+        firewall: req.firewall || cfg.firewall.unwrap_or(false),
         warnings,
         remote_heads: None,
     })
@@ -275,9 +294,10 @@ pub(crate) fn resolve_runner(
     match isolation.unwrap_or("host") {
         "host" => Ok("host".into()),
         "auto" if !marked => Ok("host".into()),
-        "docker" | "podman" | "auto" => Err(ProvisionError::Unsupported {
-            what: "container isolation (docker, podman)".into(),
-        }),
+        "auto" => crate::container::resolve_engine("auto")
+            .map(|e| e.program().to_string())
+            .map_err(ProvisionError::from),
+        "docker" | "podman" => Ok(isolation.unwrap_or_default().to_string()),
         other => Err(ProvisionError::Unsupported {
             what: format!("isolation `{other}`"),
         }),
@@ -631,8 +651,8 @@ fn apply(
             base_commit: plan.base_commit.clone(),
             git_mode: plan.git_mode.clone(),
             runner: plan.runner.clone(),
-            template: None,
-            firewall: false,
+            template: (plan.runner != "host").then(|| ctx.template.clone()),
+            firewall: plan.runner != "host" && ctx.firewall,
             harness: plan.harness.clone(),
             ecosystems: Vec::new(),
             lockfile_hash: None,
@@ -640,6 +660,7 @@ fn apply(
             env_hash: None,
             created_at: now(),
             updated_at: now(),
+            container: None,
         },
     };
     // The record exists before the checkout does: a crash from here on is resumable.
@@ -787,6 +808,21 @@ fn apply(
         copy::EnvOutcome::Absent | copy::EnvOutcome::Unchanged | copy::EnvOutcome::KeptEdited => {}
     }
 
+    if plan.runner != "host" {
+        return container_stage(
+            plan,
+            cfg,
+            ctx,
+            &leaf,
+            record,
+            &record_path,
+            resumed,
+            env,
+            submodules,
+            warnings,
+            reporter,
+        );
+    }
     let (report, ecos) = run_setup(
         &plan.path,
         &leaf,
@@ -814,6 +850,105 @@ fn apply(
         warnings,
         session_path: ctx.layout.session_path(&leaf),
     })
+}
+
+/// The container runners' part of `create`: build or reuse the image, start the
+/// container (mounts, credentials, firewall), then run setup inside it. Unlike host
+/// setup, a failure here is an error: the record keeps `setupCompleted: false` so that
+/// `enter` or a re-run finishes it.
+#[allow(clippy::too_many_arguments)]
+fn container_stage(
+    plan: &Plan,
+    cfg: &UserConfig,
+    ctx: &Context,
+    leaf: &Leaf,
+    mut record: Record,
+    record_path: &Path,
+    resumed: bool,
+    env: copy::EnvOutcome,
+    submodules: usize,
+    warnings: Vec<String>,
+    reporter: &mut dyn Reporter,
+) -> Result<Created, ProvisionError> {
+    let engine = crate::container::resolve_engine(&plan.runner)?;
+    let template =
+        crate::template::find(&ctx.template).map_err(crate::container::ContainerError::from)?;
+    let ecos = setup::detect(&plan.path);
+    record.ecosystems = ecos.iter().map(|e| e.as_str().to_string()).collect();
+    let spec = crate::container::Spec {
+        repo: &ctx.repo,
+        layout: &ctx.layout,
+        leaf,
+        record: &record,
+        engine,
+        template,
+        harness: record.harness.parse().unwrap_or_default(),
+        firewall: record.firewall,
+        extra_allow: Vec::new(),
+    };
+    let crec = timed(reporter, "container", || spec.create(&ecos))?;
+    let post_create = spec.template.spec().post_create.clone();
+    record.container = Some(crec.clone());
+    record.save(record_path)?;
+    let result = crate::container::setup_inside(
+        engine,
+        &crec,
+        &plan.path,
+        &ecos,
+        cfg.setup.as_deref(),
+        &post_create,
+        &mut |name| reporter.stage(&format!("setup: {name}")),
+    );
+    record.lockfile_hash = setup::lockfile_hash(&plan.path, &ecos);
+    record.setup_completed = result.is_ok();
+    timed(reporter, "record", || record.save(record_path))?;
+    result?;
+    for w in &warnings {
+        reporter.warn(w.clone());
+    }
+    Ok(Created {
+        plan: plan.clone(),
+        record,
+        resumed,
+        fetched: false,
+        env,
+        setup: setup::SetupReport {
+            steps: Vec::new(),
+            completed: true,
+        },
+        submodules,
+        warnings,
+        session_path: ctx.layout.session_path(leaf),
+    })
+}
+
+/// The box's container, running: started when stopped, remade when removed, made
+/// when a crash came before it existed.
+pub(crate) fn ensure_container(
+    repo: &Repo,
+    layout: &Layout,
+    leaf: &Leaf,
+    record: &Record,
+) -> Result<crate::container::ContainerRecord, ProvisionError> {
+    if record.container.is_some() {
+        return Ok(crate::container::ensure_running(repo, layout, record, &[])?);
+    }
+    let engine = crate::container::resolve_engine(&record.runner)?;
+    let template = crate::template::find(record.template.as_deref().unwrap_or("default"))
+        .map_err(crate::container::ContainerError::from)?;
+    let ecos: Vec<setup::Ecosystem> = setup::detect(&record.path);
+    let spec = crate::container::Spec {
+        repo,
+        layout,
+        leaf,
+        record,
+        engine,
+        template,
+        harness: record.harness.parse().unwrap_or_default(),
+        firewall: record.firewall,
+        extra_allow: Vec::new(),
+    };
+    Ok(spec.create(&ecos)?)
 }
 
 /// Install the box's dependencies (SPEC §3): the user's `setup` commands, else one
@@ -1004,7 +1139,7 @@ mod tests {
             Err(ProvisionError::Name(_))
         ));
         let mut r = req(&f, Some("x"));
-        r.isolation = Some("docker".into());
+        r.isolation = Some("vm".into());
         assert!(matches!(
             plan(&f, &r),
             Err(ProvisionError::Unsupported { .. })

@@ -5,6 +5,7 @@
 //! print it, so tests can assert argv without an engine.
 
 pub mod host;
+pub mod oci;
 
 use std::path::Path;
 
@@ -19,10 +20,24 @@ pub trait Runner {
     fn shell(&self, box_path: &Path, leaf: &str) -> Cmd;
 }
 
-/// The runner recorded for a box.
-pub fn for_name(name: &str) -> Option<Box<dyn Runner>> {
-    match name {
+/// The runner recorded for a box; `tty`: give a container exec a terminal.
+pub fn for_record(record: &crate::state::Record, tty: bool) -> Option<Box<dyn Runner>> {
+    match record.runner.as_str() {
         "host" => Some(Box::new(host::Host)),
+        "docker" | "podman" => {
+            let c = record.container.as_ref()?;
+            Some(Box::new(oci::Oci {
+                engine: oci::Engine::parse(&c.engine)?,
+                container: c.name.clone(),
+                user: c.user.clone(),
+                tty,
+                drop_net_caps: record.firewall
+                    && c.user
+                        .split(':')
+                        .next()
+                        .is_some_and(|u| u == "0" || u == "root"),
+            }))
+        }
         _ => None,
     }
 }

@@ -44,6 +44,9 @@ pub struct Record {
     pub env_hash: Option<String>,
     pub created_at: u64,
     pub updated_at: u64,
+    /// The box's container, for the docker and podman runners.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub container: Option<crate::container::ContainerRecord>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -141,6 +144,7 @@ pub(crate) mod tests {
             env_hash: None,
             created_at: 1,
             updated_at: 1,
+            container: None,
         }
     }
 

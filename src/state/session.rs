@@ -28,8 +28,21 @@ impl Session {
             .write(true)
             .open(path)?;
         FileExt::lock_shared(&file)?;
+        // The marker's mtime is the box's last activity (idle parking reads it).
+        let _ = file.set_modified(std::time::SystemTime::now());
         Ok(Session { _file: file })
     }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        let _ = self._file.set_modified(std::time::SystemTime::now());
+    }
+}
+
+/// When a session last started or ended in the box (`None`: never).
+pub fn last_activity(path: &Path) -> Option<std::time::SystemTime> {
+    std::fs::metadata(path).and_then(|m| m.modified()).ok()
 }
 
 /// Is some process holding the session marker at `path`?

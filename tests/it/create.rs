@@ -214,10 +214,19 @@ fn refusals_exit_with_their_codes_and_write_nothing() {
         (&["create", "taken", "--dry-run"], 5, "--checkout"),
         (&["create", "x", "--base", "nope", "--dry-run"], 3, "--base"),
         // Isolation not available on this build: usage error.
+        // A container template that does not exist: usage error, before any write.
         (
-            &["create", "x", "--isolation", "podman", "--no-launch"],
+            &[
+                "create",
+                "x",
+                "--isolation",
+                "docker",
+                "--template",
+                "nope",
+                "--no-launch",
+            ],
             2,
-            "--isolation host",
+            "template list",
         ),
     ];
     for (args, code, hint) in cases {

@@ -156,7 +156,7 @@ impl TestEnv {
             .env(
                 "PATH",
                 format!(
-                    "{}:/usr/local/bin:/usr/bin:/bin",
+                    "{}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
                     self.bin.to_string_lossy()
                 ),
             )

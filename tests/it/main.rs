@@ -1,11 +1,17 @@
 //! Integration tests: the real binaries on temp repositories with a bare origin.
 
+mod badinput;
 mod clone;
+mod container;
 mod create;
 mod docs;
 mod doctor;
 mod env;
+mod faults;
 mod guard;
+mod hostile;
 mod lifecycle;
+mod proof;
+mod races;
 mod schema;
 mod template;

@@ -29,15 +29,28 @@ struct Row {
     branch: Option<String>,
     dirty: Option<bool>,
     runner: Option<String>,
+    /// What the agent last reported through the status channel.
+    status: Option<String>,
 }
 
 fn row(e: &BoxEntry, repo: Option<&Repo>, repo_path: &str, layout: &Layout) -> Row {
     let live = session::is_live(&layout.session_path(&e.leaf));
     let a = repo.map(|r| boxes::assess(e, r));
+    let container = e.record.as_ref().and_then(|r| r.container.as_ref());
+    let container_state = container.map(|c| {
+        match crate::runner::oci::Engine::parse(&c.engine).map(|en| en.state(&c.name)) {
+            Some(Ok(Some(s))) if s.running => "running",
+            Some(Ok(Some(_))) => "parked",
+            Some(Ok(None)) => "no-container",
+            _ => "engine-down",
+        }
+    });
     let state = if !e.dir_exists {
         "missing"
     } else if live {
         "live"
+    } else if let Some(cs) = container_state.filter(|s| *s != "running") {
+        cs
     } else if e.record.as_ref().is_some_and(|r| r.setup_completed) {
         "ready"
     } else if e.record.is_some() {
@@ -63,6 +76,7 @@ fn row(e: &BoxEntry, repo: Option<&Repo>, repo_path: &str, layout: &Layout) -> R
         branch: e.shown_branch().map(str::to_string),
         dirty: a.and_then(|a| a.dirty),
         runner: e.record.as_ref().map(|r| r.runner.clone()),
+        status: crate::container::read_status(layout, &e.leaf).map(|(s, _)| s),
     }
 }
 
@@ -144,6 +158,7 @@ pub fn run(a: LsArgs, ui: &mut Ui) -> Result<i32, CliError> {
                     "branch": r.branch,
                     "dirty": r.dirty,
                     "runner": r.runner,
+                    "status": r.status,
                 })
             })
             .collect();
@@ -155,12 +170,12 @@ pub fn run(a: LsArgs, ui: &mut Ui) -> Result<i32, CliError> {
         return Ok(error::OK);
     }
     let mut out = format!(
-        "{:<24} {:<32} {:<10} {:<28} {:<28} {}\n",
-        "NAME", "REPO", "STATE", "GIT", "BRANCH", "DIRTY"
+        "{:<24} {:<32} {:<12} {:<28} {:<28} {:<6} {}\n",
+        "NAME", "REPO", "STATE", "GIT", "BRANCH", "DIRTY", "AGENT"
     );
     for r in &rows {
         out.push_str(&format!(
-            "{:<24} {:<32} {:<10} {:<28} {:<28} {}\n",
+            "{:<24} {:<32} {:<12} {:<28} {:<28} {:<6} {}\n",
             crate::sanitize::line(&r.name),
             crate::sanitize::line(&r.repo),
             r.state,
@@ -170,7 +185,8 @@ pub fn run(a: LsArgs, ui: &mut Ui) -> Result<i32, CliError> {
                 Some(true) => "yes",
                 Some(false) => "no",
                 None => "?",
-            }
+            },
+            r.status.as_deref().unwrap_or("-"),
         ));
     }
     ui.out(out.trim_end());

@@ -9,6 +9,7 @@
 mod bundle;
 mod down;
 mod ls;
+mod park;
 mod prune;
 mod run;
 
@@ -46,6 +47,8 @@ pub enum SandboxCommand {
     Ls(ls::LsArgs),
     /// Remove a box; asks only when unreturned work or a live session would be lost.
     Down(down::DownArgs),
+    /// Stop containers idle for a while (they start again on next use).
+    Park(park::ParkArgs),
     /// Remove leftovers: records without a box, boxes without a record, stale pins, locks.
     Prune(prune::PruneArgs),
     /// Write a git bundle of a clone box's branch.
@@ -73,6 +76,12 @@ pub struct UpArgs {
     /// How the box's checkout is made.
     #[arg(long = "git", value_name = "MODE", value_parser = ["worktree", "clone"])]
     pub git_mode: Option<String>,
+    /// Container template (operator-owned; see `git treebox template list`).
+    #[arg(long, value_name = "NAME")]
+    pub template: Option<String>,
+    /// Containers: deny egress except the template's allowlist.
+    #[arg(long)]
+    pub firewall: bool,
     /// Detached: provision only, print the box path.
     #[arg(short = 'd', long)]
     pub detach: bool,
@@ -89,6 +98,7 @@ impl SandboxCommand {
             SandboxCommand::Bundle(a) => a.json,
             SandboxCommand::Fetch(a) => a.json,
             SandboxCommand::Prune(a) => a.json,
+            SandboxCommand::Park(a) => a.json,
             SandboxCommand::Down(a) => a.json,
             SandboxCommand::Up(a) => a.json,
             SandboxCommand::Attach(_) | SandboxCommand::Run(_) => false,
@@ -104,6 +114,7 @@ pub fn run(cli: SandboxCli, ui: &mut Ui) -> Result<i32, CliError> {
         SandboxCommand::Ls(a) => ls::run(a, ui),
         SandboxCommand::Down(a) => down::run(a, ui),
         SandboxCommand::Prune(a) => prune::run(a, ui),
+        SandboxCommand::Park(a) => park::run(a, ui),
         SandboxCommand::Bundle(a) => bundle::bundle(a, ui),
         SandboxCommand::Fetch(a) => bundle::fetch(a, ui),
     }
@@ -155,18 +166,14 @@ fn up(a: UpArgs, ui: &mut Ui) -> Result<i32, CliError> {
         git_mode: a.git_mode,
         launch: false,
         interactive: ui.stderr_is_tty(),
+        firewall: a.firewall,
+        template: a.template,
         ..Default::default()
     };
     let created = provision::create(&req, &cfg, ui)?;
     let path = created.plan.path.clone();
     if a.json {
-        let runner = crate::runner::for_name(&created.record.runner).ok_or_else(|| {
-            CliError::new(
-                error::USAGE,
-                "unsupported",
-                "this runner is not available in this version",
-            )
-        })?;
+        let runner = super::runner_for(&created.record, false)?;
         let launch = runner.shell(&path, &created.plan.name);
         ui.out_json(&super::create::result_document(
             &created,
@@ -179,13 +186,7 @@ fn up(a: UpArgs, ui: &mut Ui) -> Result<i32, CliError> {
         ui.out(&path.to_string_lossy());
         return Ok(error::OK);
     }
-    let runner = crate::runner::for_name(&created.record.runner).ok_or_else(|| {
-        CliError::new(
-            error::USAGE,
-            "unsupported",
-            "this runner is not available in this version",
-        )
-    })?;
+    let runner = super::runner_for(&created.record, super::stdin_tty())?;
     ui.finish();
     super::create::launch_in_session(
         &runner.shell(&path, &created.plan.name),

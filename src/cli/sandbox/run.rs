@@ -5,7 +5,7 @@
 
 use clap::Args;
 
-use crate::cli::error::{self, CliError};
+use crate::cli::error::CliError;
 use crate::cli::ui::Ui;
 
 #[derive(Debug, Args)]
@@ -23,19 +23,31 @@ pub struct RunArgs {
     pub command: Vec<String>,
 }
 
-fn runner_for(entry: &crate::boxes::BoxEntry) -> Result<Box<dyn crate::runner::Runner>, CliError> {
-    let name = entry
-        .record
-        .as_ref()
-        .map(|r| r.runner.as_str())
-        .unwrap_or("host");
-    crate::runner::for_name(name).ok_or_else(|| {
-        CliError::new(
-            error::USAGE,
-            "unsupported",
-            format!("runner `{name}` is not available in this version"),
-        )
-    })
+/// The box's runner, with its container started first (after a park or a reboot).
+fn runner_for(
+    repo: &crate::git::Repo,
+    layout: &crate::state::Layout,
+    entry: &crate::boxes::BoxEntry,
+    tty: bool,
+) -> Result<Box<dyn crate::runner::Runner>, CliError> {
+    let Some(record) = entry.record.as_ref() else {
+        return Err(crate::provision::ProvisionError::NoRecord {
+            leaf: entry.leaf.to_string(),
+            path: entry.path.clone(),
+        }
+        .into());
+    };
+    let mut record = record.clone();
+    if let Some(before) = record.container.clone() {
+        let now = crate::container::ensure_running(repo, layout, &record, &[])
+            .map_err(crate::provision::ProvisionError::from)?;
+        if now != before {
+            // Started or remade: remember the new container for the fast path.
+            record.container = Some(now);
+            let _ = record.save(&layout.record_path(&entry.leaf));
+        }
+    }
+    crate::cli::runner_for(&record, tty)
 }
 
 fn usable(entry: &crate::boxes::BoxEntry) -> Result<(), CliError> {
@@ -51,18 +63,23 @@ fn usable(entry: &crate::boxes::BoxEntry) -> Result<(), CliError> {
 
 pub fn attach(a: AttachArgs, ui: &mut Ui) -> Result<i32, CliError> {
     let _cfg = crate::cli::load_config()?;
-    let (_repo, layout, entry) = super::find(&a.name)?;
+    let (repo, layout, entry) = super::find(&a.name)?;
     usable(&entry)?;
-    let cmd = runner_for(&entry)?.shell(&entry.path, entry.leaf.as_str());
+    let cmd = runner_for(&repo, &layout, &entry, crate::cli::stdin_tty())?
+        .shell(&entry.path, entry.leaf.as_str());
     ui.finish();
     crate::cli::create::launch_in_session(&cmd, &layout.session_path(&entry.leaf), ui)
 }
 
 pub fn run(a: RunArgs, ui: &mut Ui) -> Result<i32, CliError> {
     let _cfg = crate::cli::load_config()?;
-    let (_repo, layout, entry) = super::find(&a.name)?;
+    let (repo, layout, entry) = super::find(&a.name)?;
     usable(&entry)?;
-    let cmd = runner_for(&entry)?.exec(&entry.path, entry.leaf.as_str(), &a.command);
+    let cmd = runner_for(&repo, &layout, &entry, crate::cli::stdin_tty())?.exec(
+        &entry.path,
+        entry.leaf.as_str(),
+        &a.command,
+    );
     ui.finish();
     crate::cli::create::launch_in_session(&cmd, &layout.session_path(&entry.leaf), ui)
 }

@@ -1,0 +1,578 @@
+//! Container isolation against the real engines (docker, and podman where it works).
+//!
+//! Images are built from the local test image (`../shared/scripts/make-test-image`,
+//! `treebox-test-base:1`) through a user template with `INSTALL_AGENTS=0`, so nothing
+//! is pulled. Each test gets a build argument of its own, which docker's layer cache
+//! ignores (the Dockerfile does not declare it) but which gives the test an image tag of
+//! its own, so one test removing its image never pulls another's away. Every container
+//! a test made is removed when it ends, through the repository label.
+//!
+//! With `TREEBOX_REQUIRE_ENGINE=1` (CI sets it) a missing engine fails the test;
+//! otherwise the test says so and passes without checking anything else.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::env::{write_exec, Run, TestEnv};
+
+const BASE: &str = "treebox-test-base:1";
+
+fn engine_works(engine: &str) -> bool {
+    let ok = Command::new(engine)
+        .args(["image", "inspect", BASE])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok && std::env::var("TREEBOX_REQUIRE_ENGINE").is_ok_and(|v| v == "1") {
+        panic!("{engine} with {BASE} is required (TREEBOX_REQUIRE_ENGINE=1); run ../shared/scripts/setup-engines");
+    }
+    if !ok {
+        eprintln!("note: {engine} or {BASE} not available; container test skipped");
+    }
+    ok
+}
+
+/// A test environment with a user template `test` for `engine`, and cleanup.
+struct Boxed {
+    env: TestEnv,
+    engine: &'static str,
+    id: String,
+}
+
+impl Drop for Boxed {
+    fn drop(&mut self) {
+        let label = format!("label=org.treebox.repo={}", self.env.repo.display());
+        if let Ok(out) = Command::new(self.engine)
+            .args(["ps", "-aq", "--filter", &label])
+            .output()
+        {
+            for id in String::from_utf8_lossy(&out.stdout).split_whitespace() {
+                let _ = Command::new(self.engine).args(["rm", "-f", id]).output();
+            }
+        }
+        let _ = Command::new(self.engine)
+            .args(["network", "rm", &format!("tbnet-{}", self.id)])
+            .output();
+        for srv in ["allowed", "denied"] {
+            let _ = Command::new(self.engine)
+                .args(["rm", "-f", &format!("tbsrv-{srv}-{}", self.id)])
+                .output();
+        }
+    }
+}
+
+fn unique() -> String {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static N: AtomicU32 = AtomicU32::new(0);
+    format!(
+        "{}x{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+impl Boxed {
+    fn new(engine: &'static str) -> Option<Boxed> {
+        if !engine_works(engine) {
+            return None;
+        }
+        let env = TestEnv::new();
+        let id = unique();
+        env.treebox(&["template", "init", "test"]).ok();
+        let dir = env.config_dir().join("treebox/templates/test");
+        let path = dir.join("container.json");
+        let mut spec: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        spec["baseImage"] = BASE.into();
+        spec["buildArgs"]["INSTALL_AGENTS"] = "0".into();
+        spec["buildArgs"]["TREEBOX_TEST_ID"] = id.clone().into();
+        std::fs::write(&path, serde_json::to_string_pretty(&spec).unwrap()).unwrap();
+        // Declared last, after every layer: the cache reuses all of them.
+        let dockerfile = dir.join("Dockerfile");
+        let mut text = std::fs::read_to_string(&dockerfile).unwrap();
+        text.push_str("\nARG TREEBOX_TEST_ID\n");
+        std::fs::write(&dockerfile, text).unwrap();
+        env.write_config(&format!(
+            r#"{{"template": "test", "isolation": "{engine}"}}"#
+        ));
+        Some(Boxed { env, engine, id })
+    }
+
+    fn exec(&self, args: &[&str]) -> Run {
+        self.env.sandbox(&[&["run"], args].concat())
+    }
+
+    fn container(&self, leaf: &str) -> String {
+        let doc = self.env.treebox(&["list", "--json"]).ok().json();
+        let _ = doc;
+        let rec = self.record(leaf);
+        rec["container"]["name"].as_str().unwrap().to_string()
+    }
+
+    fn record(&self, leaf: &str) -> serde_json::Value {
+        let repos = self.env.state_dir().join("treebox/repos");
+        let dir = std::fs::read_dir(&repos)
+            .unwrap()
+            .flatten()
+            .next()
+            .unwrap()
+            .path();
+        serde_json::from_str(
+            &std::fs::read_to_string(dir.join("boxes").join(leaf).join("record.json")).unwrap(),
+        )
+        .unwrap()
+    }
+
+    fn engine(&self, args: &[&str]) -> std::process::Output {
+        Command::new(self.engine).args(args).output().unwrap()
+    }
+}
+
+fn each_engine(f: impl Fn(Boxed)) {
+    for engine in ["docker", "podman"] {
+        if engine == "podman"
+            && !Command::new("podman")
+                .arg("--version")
+                .output()
+                .is_ok_and(|o| o.status.success())
+            && !std::env::var("TREEBOX_REQUIRE_ENGINE").is_ok_and(|v| v == "1")
+        {
+            eprintln!("note: podman not installed; skipped");
+            continue;
+        }
+        if let Some(b) = Boxed::new(engine) {
+            f(b);
+        }
+    }
+}
+
+fn tree_digest(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    fn go(d: &Path, out: &mut Vec<(PathBuf, Vec<u8>)>) {
+        let mut entries: Vec<_> = std::fs::read_dir(d).unwrap().flatten().collect();
+        entries.sort_by_key(|e| e.path());
+        for e in entries {
+            let p = e.path();
+            if p.is_dir() && !p.is_symlink() {
+                go(&p, out);
+            } else {
+                out.push((p.clone(), std::fs::read(&p).unwrap_or_default()));
+            }
+        }
+    }
+    go(dir, &mut out);
+    out
+}
+
+#[test]
+fn worktree_box_in_a_container() {
+    each_engine(|b| {
+        let env = &b.env;
+        env.treebox(&["create", "host-side", "--isolation", "host", "--no-launch"])
+            .ok();
+        let doc = env.treebox(&["create", "boxed", "--json"]).ok().json();
+        assert_eq!(doc["runner"], b.engine);
+        let c = b.container("boxed");
+        // git works inside, at the host paths.
+        let st = b.exec(&["boxed", "--", "git", "status", "--porcelain"]);
+        assert_eq!(st.ok().stdout, "");
+        b.exec(&[
+            "boxed",
+            "--",
+            "sh",
+            "-c",
+            "echo in > in.txt && git add in.txt && git commit -qm inside",
+        ])
+        .ok();
+        assert!(env
+            .git(&env.box_path("boxed"), &["log", "--oneline", "-1"])
+            .contains("inside"));
+        // The hooks and the guard are read-only; other boxes' registrations survive prune.
+        let hooks = env.repo.join(".git/hooks");
+        b.exec(&[
+            "boxed",
+            "--",
+            "sh",
+            "-c",
+            &format!("touch {}/planted", hooks.display()),
+        ])
+        .code(1);
+        b.exec(&["boxed", "--", "git", "worktree", "prune"]);
+        assert!(env.repo.join(".git/worktrees/host-side").is_dir());
+        env.git(&env.box_path("host-side"), &["status"]);
+        // The guard blocks an in-box push of a placeholder branch.
+        let r = b.exec(&["boxed", "--", "sh", "-c",
+            "git init -q --bare /tmp/remote.git && git switch -q -c treebox/tmp && git push /tmp/remote.git HEAD"]);
+        assert_ne!(r.code, 0, "{r:?}");
+        assert!(r.stderr.contains("git branch -m"), "{r:?}");
+        // Exit codes pass through.
+        b.exec(&["boxed", "--", "sh", "-c", "exit 7"]).code(7);
+        // A stopped container runs again before `enter --print` returns.
+        assert!(b.engine(&["stop", "-t", "0", &c]).status.success());
+        let line = env
+            .treebox(&["enter", "boxed", "--print"])
+            .ok()
+            .stdout
+            .clone();
+        assert!(line.contains(&format!("{} exec", b.engine)), "{line}");
+        let running = b.engine(&["container", "inspect", "--format", "{{.State.Running}}", &c]);
+        assert_eq!(String::from_utf8_lossy(&running.stdout).trim(), "true");
+        // The printed line works off a terminal.
+        let out = env
+            .command("sh", &env.root())
+            .args([
+                "-c",
+                &line.replace("claude --dangerously-skip-permissions", "true"),
+            ])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        env.treebox(&["teardown", "--force", "boxed"]).ok();
+        assert!(!b.engine(&["container", "inspect", &c]).status.success());
+    });
+}
+
+#[test]
+fn clone_box_in_a_container_cannot_write_the_users_repo() {
+    each_engine(|b| {
+        let env = &b.env;
+        env.treebox(&["create", "cl", "--git", "clone", "--no-launch"])
+            .ok();
+        let objects = env.repo.join(".git/objects");
+        let r = b.exec(&[
+            "cl",
+            "--",
+            "sh",
+            "-c",
+            &format!("touch {}/anything", objects.display()),
+        ]);
+        assert_ne!(r.code, 0);
+        assert!(r.stderr.contains("Read-only"), "{r:?}");
+        let before = tree_digest(&env.repo.join(".git"));
+        b.exec(&[
+            "cl",
+            "--",
+            "sh",
+            "-c",
+            "echo c > c.txt && git add c.txt && git commit -qm in-clone && git log --oneline -1",
+        ])
+        .ok();
+        assert_eq!(
+            before,
+            tree_digest(&env.repo.join(".git")),
+            "the user's .git changed"
+        );
+        // The host reads the clone (its alternates resolve at the same path).
+        let doc = env.sandbox(&["ls", "--json"]).ok().json();
+        assert_eq!(doc["boxes"][0]["mode"], "clone, work only in the box");
+        env.sandbox(&["down", "-f", "cl"]).ok();
+    });
+}
+
+#[test]
+fn secrets_stay_out_of_layers_and_credentials_are_private() {
+    each_engine(|mut b| {
+        let secret = format!("sk-test-{}", b.id);
+        b.env
+            .extra_env
+            .push(("ANTHROPIC_API_KEY".into(), secret.clone()));
+        let claude = b.env.home.join(".claude");
+        std::fs::create_dir_all(&claude).unwrap();
+        std::fs::write(claude.join(".credentials.json"), r#"{"token":"login"}"#).unwrap();
+        std::fs::write(claude.join("projects.db"), "not copied").unwrap();
+        let env = &b.env;
+        env.treebox(&["create", "s", "--no-launch"]).ok();
+        let rec = b.record("s");
+        let image = rec["container"]["image"].as_str().unwrap().to_string();
+        let history = b.engine(&["history", "--no-trunc", &image]);
+        let inspect = b.engine(&["image", "inspect", &image]);
+        for out in [&history, &inspect] {
+            assert!(!String::from_utf8_lossy(&out.stdout).contains(&secret));
+        }
+        // It reached the container through the env file.
+        let seen = b.exec(&["s", "--", "sh", "-c", "echo $ANTHROPIC_API_KEY"]);
+        assert_eq!(seen.ok().stdout.trim(), secret);
+        // Only the chosen harness's login files, 0700/0600, readable inside.
+        use std::os::unix::fs::PermissionsExt;
+        let creds = std::fs::read_dir(env.state_dir().join("treebox/repos"))
+            .unwrap()
+            .flatten()
+            .next()
+            .unwrap()
+            .path()
+            .join("boxes/s/credentials/claude");
+        assert_eq!(
+            std::fs::metadata(&creds).unwrap().permissions().mode() & 0o777,
+            0o700
+        );
+        let f = creds.join(".credentials.json");
+        assert_eq!(
+            std::fs::metadata(&f).unwrap().permissions().mode() & 0o777,
+            0o600
+        );
+        assert!(!creds.join("projects.db").exists());
+        let home = rec["container"]["home"].as_str().unwrap().to_string();
+        let inside = b.exec(&[
+            "s",
+            "--",
+            "cat",
+            &format!("{home}/.claude/.credentials.json"),
+        ]);
+        assert!(inside.ok().stdout.contains("login"));
+        // The live ~/.claude is not what is mounted: a write inside does not reach it.
+        b.exec(&[
+            "s",
+            "--",
+            "sh",
+            "-c",
+            &format!("echo x > {home}/.claude/new-file"),
+        ])
+        .ok();
+        assert!(!claude.join("new-file").exists());
+        // Host executables are never mounted.
+        let cargo_bin = env.home.join(".cargo/bin");
+        std::fs::create_dir_all(&cargo_bin).unwrap();
+        write_exec(&cargo_bin.join("tool"), "#!/bin/sh\n");
+        b.exec(&[
+            "s",
+            "--",
+            "sh",
+            "-c",
+            &format!("test ! -e {}/tool", cargo_bin.display()),
+        ])
+        .ok();
+    });
+}
+
+#[test]
+fn teardown_after_a_manual_rm_still_removes_the_image() {
+    each_engine(|b| {
+        let env = &b.env;
+        env.treebox(&["create", "t", "--no-launch"]).ok();
+        let rec = b.record("t");
+        let c = rec["container"]["name"].as_str().unwrap().to_string();
+        let image = rec["container"]["image"].as_str().unwrap().to_string();
+        assert!(b.engine(&["rm", "-f", &c]).status.success());
+        env.treebox(&["teardown", "--force", "t"]).ok();
+        assert!(
+            !b.engine(&["image", "inspect", &image]).status.success(),
+            "image {image} left"
+        );
+        assert!(!env.box_path("t").exists());
+    });
+}
+
+#[test]
+fn a_second_box_reuses_the_image() {
+    each_engine(|b| {
+        let env = &b.env;
+        env.treebox(&["create", "one", "--no-launch"]).ok();
+        let t = std::time::Instant::now();
+        env.treebox(&["create", "two", "--no-launch"]).ok();
+        let second = t.elapsed();
+        assert_eq!(
+            b.record("one")["container"]["image"],
+            b.record("two")["container"]["image"]
+        );
+        eprintln!(
+            "{}: second create with a warm image took {second:?}",
+            b.engine
+        );
+        // Teardown of one leaves the image the other uses.
+        let image = b.record("two")["container"]["image"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        env.treebox(&["teardown", "--force", "one"]).ok();
+        assert!(b.engine(&["image", "inspect", &image]).status.success());
+        env.treebox(&["teardown", "--force", "two"]).ok();
+    });
+}
+
+#[test]
+fn planted_config_from_inside_a_container_never_runs_on_the_host() {
+    each_engine(|b| {
+        let env = &b.env;
+        env.treebox(&["create", "evil", "--no-launch"]).ok();
+        let m = env.root().join("pwned").display().to_string();
+        let plant = format!(
+            "git config core.fsmonitor 'touch {m}.fsmonitor; false' && \
+             git config --worktree core.sshCommand 'touch {m}.ssh' && \
+             git config filter.evil.clean 'touch {m}.clean; cat' && \
+             git config credential.helper '!touch {m}.cred' && \
+             git config diff.external 'touch {m}.diff' && \
+             echo '* filter=evil' > .gitattributes && echo dirt > dirt.txt"
+        );
+        b.exec(&["evil", "--", "sh", "-c", &plant]).ok();
+        env.treebox(&["list"]).ok();
+        env.treebox(&["enter", "evil", "--print"]).ok();
+        env.treebox(&["teardown", "evil"]).code(5);
+        env.treebox(&["teardown", "--force", "evil"]).ok();
+        let fired: Vec<_> = std::fs::read_dir(env.root())
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with("pwned"))
+            .collect();
+        assert!(
+            fired.is_empty(),
+            "planted config ran on the host: {fired:?}"
+        );
+    });
+}
+
+#[test]
+fn the_firewall_allows_the_allowlist_and_nothing_else() {
+    each_engine(|b| {
+        let env = &b.env;
+        let net = format!("tbnet-{}", b.id);
+        assert!(b
+            .engine(&["network", "create", "--internal", &net])
+            .status
+            .success());
+        let mut ips = Vec::new();
+        for srv in ["allowed", "denied"] {
+            let name = format!("tbsrv-{srv}-{}", b.id);
+            let out = b.engine(&[
+                "run",
+                "-d",
+                "--name",
+                &name,
+                "--network",
+                &net,
+                BASE,
+                "sh",
+                "-c",
+                "while true; do nc -l -p 8080 </dev/null >/dev/null; done",
+            ]);
+            assert!(out.status.success(), "{out:?}");
+            let ip = b.engine(&[
+                "container",
+                "inspect",
+                "--format",
+                "{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}",
+                &name,
+            ]);
+            ips.push(String::from_utf8_lossy(&ip.stdout).trim().to_string());
+        }
+        // Can containers on this network reach each other at all? (Podman's
+        // netavark on these VMs does not route between containers; then there is
+        // nothing a firewall test could show.)
+        let probe_plain = b.engine(&[
+            "run",
+            "--rm",
+            "--network",
+            &net,
+            BASE,
+            "nc",
+            "-z",
+            "-w",
+            "3",
+            &ips[0],
+            "8080",
+        ]);
+        if !probe_plain.status.success() {
+            eprintln!(
+                "note: {}: containers on an internal network cannot reach each other here; firewall test skipped for this engine",
+                b.engine
+            );
+            return;
+        }
+        // The template's allowlist names only the allowed server.
+        let allow = env
+            .config_dir()
+            .join("treebox/templates/test/allowlist.txt");
+        std::fs::write(&allow, format!("{}/32\n", ips[0])).unwrap();
+        let mut env2_extra = env.extra_env.clone();
+        env2_extra.push(("TREEBOX_NETWORK".into(), net.clone()));
+        let run = |args: &[&str]| {
+            let mut c = env.command(crate::env::TREEBOX, &env.repo);
+            for (k, v) in &env2_extra {
+                c.env(k, v);
+            }
+            c.args(args).output().unwrap()
+        };
+        let out = run(&["create", "fw", "--firewall", "--no-launch"]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let probe = |ip: &str| {
+            b.exec(&["fw", "--", "sh", "-c", &format!("nc -z -w 3 {ip} 8080")])
+                .code
+        };
+        assert_eq!(
+            probe(&ips[0]),
+            0,
+            "the allow-listed server must be reachable"
+        );
+        assert_ne!(probe(&ips[1]), 0, "the other server must not be reachable");
+        // Re-applied after a restart.
+        let c = b.container("fw");
+        assert!(b.engine(&["restart", "-t", "0", &c]).status.success());
+        env.treebox(&["enter", "fw", "--print"]).ok();
+        assert_eq!(probe(&ips[0]), 0);
+        assert_ne!(probe(&ips[1]), 0);
+        // The agent cannot drop the rules.
+        assert_ne!(b.exec(&["fw", "--", "iptables", "-F", "OUTPUT"]).code, 0);
+        env.treebox(&["teardown", "--force", "fw"]).ok();
+    });
+}
+
+#[test]
+fn park_spares_first_sight_and_status_reaches_ls() {
+    each_engine(|b| {
+        let env = &b.env;
+        env.treebox(&["create", "idle", "--no-launch"]).ok();
+        let c = b.container("idle");
+        // The agent reports through the status channel; ls shows it.
+        b.exec(&[
+            "idle",
+            "--",
+            "sh",
+            "-c",
+            "echo working > /run/treebox/status/state",
+        ])
+        .ok();
+        let ls = env.sandbox(&["ls", "--json"]).ok().json();
+        assert_eq!(ls["boxes"][0]["status"], "working");
+        // Untrusted data: anything else, or too much, is no status.
+        b.exec(&[
+            "idle",
+            "--",
+            "sh",
+            "-c",
+            "head -c 10000 /dev/zero | tr '\\0' a > /run/treebox/status/state",
+        ])
+        .ok();
+        let ls = env.sandbox(&["ls", "--json"]).ok().json();
+        assert!(ls["boxes"][0]["status"].is_null(), "{ls}");
+        // First pass: seen for the first time, never parked.
+        let doc = env.sandbox(&["park", "--idle", "0", "--json"]).ok().json();
+        assert_eq!(doc["firstSeen"], serde_json::json!(["idle"]));
+        let running = |b: &Boxed| {
+            String::from_utf8_lossy(
+                &b.engine(&["container", "inspect", "--format", "{{.State.Running}}", &c])
+                    .stdout,
+            )
+            .trim()
+            .to_string()
+        };
+        assert_eq!(running(&b), "true");
+        // Second pass: idle, parked.
+        let doc = env.sandbox(&["park", "--idle", "0", "--json"]).ok().json();
+        assert_eq!(doc["parked"][0]["name"], "idle");
+        assert_eq!(running(&b), "false");
+        assert_eq!(
+            env.sandbox(&["ls", "--json"]).ok().json()["boxes"][0]["state"],
+            "parked"
+        );
+        // Used again: started before the command runs.
+        b.exec(&["idle", "--", "true"]).ok();
+        assert_eq!(running(&b), "true");
+        // Not idle long enough: left alone.
+        let doc = env.sandbox(&["park", "--idle", "2h", "--json"]).ok().json();
+        assert!(doc["parked"].as_array().unwrap().is_empty());
+        env.treebox(&["teardown", "--force", "idle"]).ok();
+    });
+}

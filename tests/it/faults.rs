@@ -1,0 +1,363 @@
+//! Faults: `kill -9` of a `create` at each stage of the pipeline, in both git modes.
+//!
+//! There is no test hook in the binary; slow fake steps pick the moment instead. A
+//! `git` wrapper early on PATH delegates to the real git, pausing (touching a marker,
+//! then sleeping) before or after the subcommand named in a control file; the config's
+//! `setup` command pauses the setup stage. The test waits for the marker and kills the
+//! whole process group (treebox and every child), as a crash or a closed terminal does.
+//!
+//! After each kill, one of the ways out must work: a re-run of `create` (or `enter`)
+//! finishes the box, whole; or `teardown --force` removes it without a trace. Either
+//! way `git fsck` of the user's repository stays clean.
+
+use std::path::{Path, PathBuf};
+
+use crate::env::{write_exec, TestEnv};
+use crate::proof::{
+    admin_dirs_for, assert_gone, assert_whole, euid, fsck, kill_group, repo_state, row,
+    spawn_group, wait_for,
+};
+
+/// The git the fixture's PATH would find without the wrapper.
+fn real_git() -> PathBuf {
+    ["/usr/local/bin/git", "/usr/bin/git", "/bin/git"]
+        .iter()
+        .map(PathBuf::from)
+        .find(|p| p.is_file())
+        .expect("a git binary in /usr/local/bin, /usr/bin or /bin")
+}
+
+/// A test double for git: pauses at the stage written in `ctl`, else is the real git.
+///
+/// Stages: `before-<sub>` pauses before the subcommand runs; `after-<sub>` runs it, then
+/// pauses; `half-worktree-add` makes the worktree without checking it out (what a kill
+/// in the middle of `git worktree add` leaves behind), then pauses.
+const GIT_WRAPPER: &str = r#"#!/bin/sh
+real='@REAL@'
+stage=$(cat '@CTL@' 2>/dev/null)
+[ -n "$stage" ] || exec "$real" "$@"
+sub= ; sub2= ; skip=
+for a in "$@"; do
+  if [ -n "$skip" ]; then skip= ; continue; fi
+  case "$a" in
+    -C|-c) skip=1 ;;
+    -*) ;;
+    *) if [ -z "$sub" ]; then sub=$a; elif [ -z "$sub2" ]; then sub2=$a; fi ;;
+  esac
+done
+here=$sub
+[ "$sub" = worktree ] && here="worktree-$sub2"
+pause() { touch '@REACHED@'; sleep 60; exit 1; }
+case "$stage" in
+  "before-$here") pause ;;
+  "after-$here") "$real" "$@" || exit $?; pause ;;
+  "half-$here") "$real" "$@" --no-checkout || exit $?; pause ;;
+esac
+exec "$real" "$@"
+"#;
+
+struct Faults {
+    env: TestEnv,
+    ctl: PathBuf,
+    reached: PathBuf,
+    fast: PathBuf,
+}
+
+impl Faults {
+    fn new() -> Faults {
+        let env = TestEnv::new();
+        let ctl = env.root().join("git-stage");
+        let reached = env.root().join("stage-reached");
+        let fast = env.root().join("setup-fast");
+        write_exec(
+            &env.bin.join("git"),
+            &GIT_WRAPPER
+                .replace("@REAL@", &real_git().to_string_lossy())
+                .replace("@CTL@", &ctl.to_string_lossy())
+                .replace("@REACHED@", &reached.to_string_lossy()),
+        );
+        // The wrapper shadows the real git for treebox and for this test alike.
+        let which = env
+            .command("sh", &env.repo)
+            .args(["-c", "command -v git"])
+            .output();
+        assert_eq!(
+            String::from_utf8_lossy(&which.unwrap().stdout).trim(),
+            env.bin.join("git").to_string_lossy()
+        );
+        // Setup pauses unless `fast` exists.
+        env.write_config(&format!(
+            r#"{{"setup": ["test -f '{f}' || {{ touch '{r}'; sleep 60; }}"]}}"#,
+            f = fast.display(),
+            r = reached.display()
+        ));
+        std::fs::write(&fast, "").unwrap();
+        Faults {
+            env,
+            ctl,
+            reached,
+            fast,
+        }
+    }
+
+    /// Start `create NAME` and kill it (the whole process group) at `stage`.
+    fn kill_at(&self, stage: &str, name: &str, mode: &str) {
+        let _ = std::fs::remove_file(&self.reached);
+        if stage == "setup" {
+            std::fs::remove_file(&self.fast).unwrap();
+        } else {
+            std::fs::write(&self.ctl, stage).unwrap();
+        }
+        let mut child = spawn_group(&self.env, &["create", name, "--git", mode, "--no-launch"]);
+        let reached = wait_for(&self.reached, &mut child);
+        if reached && stage == "half-worktree-add" {
+            // `git worktree add` marks a worktree it is still making as locked; a kill
+            // before it finishes leaves the mark behind.
+            for admin in admin_dirs_for(&self.env, &self.env.box_path(name)) {
+                std::fs::write(admin.join("locked"), "initializing").unwrap();
+            }
+        }
+        kill_group(&mut child);
+        std::fs::write(&self.ctl, "").unwrap();
+        std::fs::write(&self.fast, "").unwrap();
+        assert!(reached, "create {name} never reached stage {stage}");
+    }
+}
+
+/// Kill `create` at `stage` twice: once finished by `finisher`, once torn down.
+fn kill_and_recover(f: &Faults, mode: &str, stage: &str, finisher: &str) {
+    let env = &f.env;
+    let name = format!("{}-{finisher}", stage.replace("worktree-", "wt-"));
+    f.kill_at(stage, &name, mode);
+    match finisher {
+        "create" => {
+            let r = env.treebox(&["create", &name, "--git", mode, "--no-launch"]);
+            r.ok();
+        }
+        "enter" => {
+            let doc = env.treebox(&["enter", &name, "--json"]).ok().json();
+            assert_eq!(doc["finishedSetup"], true, "{doc}");
+        }
+        "teardown" => {
+            let r = env.treebox(&["teardown", "--force", &name]);
+            // Killed before anything was recorded: there is no box to remove.
+            assert!(r.code == 0 || r.code == 3, "{r:#?}");
+            assert_gone(env, &name);
+            // And the name is free again.
+            env.git_run(&env.repo, &["branch", "-D", &name]);
+            env.treebox(&["create", &name, "--git", mode, "--no-launch"])
+                .ok();
+        }
+        other => unreachable!("{other}"),
+    }
+    assert_whole(env, &name, &name, mode);
+    // Whatever the way out, the box can then be removed without a trace.
+    env.treebox(&["teardown", "--force", "--delete-branch", &name])
+        .ok();
+    assert_gone(env, &name);
+}
+
+#[test]
+fn a_kill_during_fetch_leaves_nothing() {
+    let f = Faults::new();
+    let env = &f.env;
+    let before = env.snapshot();
+    f.kill_at("before-fetch", "during-fetch", "worktree");
+    assert_eq!(
+        env.snapshot(),
+        before,
+        "a create killed while fetching wrote something"
+    );
+    assert!(row(env, "during-fetch").is_none());
+    env.treebox(&["teardown", "--force", "during-fetch"])
+        .code(3);
+    // The fetch lock was the kernel's, and went with the process.
+    env.treebox(&["create", "during-fetch", "--no-launch"]).ok();
+    assert_whole(env, "during-fetch", "during-fetch", "worktree");
+}
+
+#[test]
+fn worktree_mode_recovers_from_a_kill_at_every_stage() {
+    let f = Faults::new();
+    for stage in ["before-worktree-add", "after-worktree-add", "setup"] {
+        for finisher in ["create", "teardown"] {
+            kill_and_recover(&f, "worktree", stage, finisher);
+        }
+    }
+    kill_and_recover(&f, "worktree", "after-worktree-add", "enter");
+    kill_and_recover(&f, "worktree", "setup", "enter");
+    fsck(&f.env);
+}
+
+/// A kill in the middle of `git worktree add`: registered (and marked locked by git),
+/// nothing checked out. Tearing it down works.
+#[test]
+fn a_kill_inside_worktree_add_is_torn_down() {
+    let f = Faults::new();
+    kill_and_recover(&f, "worktree", "half-worktree-add", "teardown");
+}
+
+#[test]
+#[ignore = "defect: a re-run resumes a worktree that `git worktree add` never checked out, leaving it empty and locked"]
+fn a_kill_inside_worktree_add_is_finished_by_create() {
+    let f = Faults::new();
+    kill_and_recover(&f, "worktree", "half-worktree-add", "create");
+}
+
+#[test]
+#[ignore = "defect: enter finishes a worktree that `git worktree add` never checked out, leaving it empty and locked"]
+fn a_kill_inside_worktree_add_is_finished_by_enter() {
+    let f = Faults::new();
+    kill_and_recover(&f, "worktree", "half-worktree-add", "enter");
+}
+
+#[test]
+fn clone_mode_recovers_from_a_kill_at_every_stage() {
+    let f = Faults::new();
+    for stage in ["before-clone", "setup"] {
+        for finisher in ["create", "teardown"] {
+            kill_and_recover(&f, "clone", stage, finisher);
+        }
+    }
+    kill_and_recover(&f, "clone", "setup", "enter");
+    // Between the clone and its checkout, and between the checkout and the pin.
+    for stage in ["before-checkout", "after-checkout"] {
+        kill_and_recover(&f, "clone", stage, "teardown");
+    }
+    fsck(&f.env);
+}
+
+/// `git clone` done, checkout not: a re-run must finish the checkout and the pin.
+#[test]
+#[ignore = "defect: a re-run resumes a clone killed before its checkout without checking out the branch or writing the pin"]
+fn clone_mode_rerun_after_a_kill_between_clone_and_checkout() {
+    let f = Faults::new();
+    kill_and_recover(&f, "clone", "before-checkout", "create");
+}
+
+/// Checkout done, pin not yet written: a re-run must write the pin.
+#[test]
+#[ignore = "defect: a re-run resumes a clone killed before its pin without writing refs/hort/<leaf>/base"]
+fn clone_mode_rerun_after_a_kill_before_the_pin() {
+    let f = Faults::new();
+    kill_and_recover(&f, "clone", "after-checkout", "create");
+}
+
+#[test]
+#[ignore = "defect: enter finishing an interrupted clone installs no guard and writes no pin (clones have no admin_dir)"]
+fn clone_mode_enter_after_a_kill_before_the_pin() {
+    let f = Faults::new();
+    kill_and_recover(&f, "clone", "after-checkout", "enter");
+}
+
+/// Not a fault, but every check above leans on it: `list` calls a healthy clone `ok`.
+#[test]
+#[ignore = "defect: list shows every clone box as `unregistered` (clones have no worktree admin dir)"]
+fn a_whole_clone_box_lists_as_ok() {
+    let env = TestEnv::new();
+    env.treebox(&["create", "c", "--git", "clone", "--no-launch"])
+        .ok();
+    assert_eq!(row(&env, "c").unwrap()["state"], "ok");
+}
+
+/// Run `git-treebox ARGS` as `prefix` (e.g. an unprivileged user through `setpriv`).
+fn treebox_as(env: &TestEnv, prefix: &[String], args: &[&str]) -> crate::env::Run {
+    let (prog, pre) = match prefix.split_first() {
+        Some((p, rest)) => (p.as_str(), rest.to_vec()),
+        None => (crate::env::TREEBOX, Vec::new()),
+    };
+    let mut c = env.command(prog, &env.repo);
+    c.args(&pre);
+    if !prefix.is_empty() {
+        c.arg(crate::env::TREEBOX);
+    }
+    let out = c.args(args).output().unwrap();
+    crate::env::Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+fn chmod(path: &Path, mode: &str) {
+    let st = std::process::Command::new("chmod")
+        .args(["-R", mode])
+        .arg(path)
+        .status()
+        .unwrap();
+    assert!(st.success());
+}
+
+/// A repository treebox may not write: a clear error (exit 1), and nothing half-made.
+///
+/// Root ignores permission bits, so as root the commands run as `nobody` through
+/// `setpriv` (the fixture is handed to that user first); without `setpriv` the test
+/// is skipped with a note.
+#[test]
+fn a_read_only_repository_gives_a_clear_error_and_nothing_half_made() {
+    let env = TestEnv::new();
+    let prefix: Vec<String> = if euid() == 0 {
+        if !Path::new("/usr/bin/setpriv").is_file() {
+            eprintln!("skipped: running as root and no setpriv to drop privileges");
+            return;
+        }
+        // The snapshot's git (as root) reads a repository another user owns.
+        let mut cfg = std::fs::read_to_string(&env.gitconfig).unwrap();
+        cfg.push_str("[safe]\n\tdirectory = *\n");
+        std::fs::write(&env.gitconfig, cfg).unwrap();
+        let st = std::process::Command::new("chown")
+            .args(["-R", "65534:65534"])
+            .arg(env.root())
+            .status()
+            .unwrap();
+        assert!(st.success());
+        [
+            "setpriv",
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            "--",
+        ]
+        .map(String::from)
+        .to_vec()
+    } else {
+        Vec::new()
+    };
+    // A first box makes the box root, the excludes and the bookkeeping dirs.
+    treebox_as(&env, &prefix, &["create", "first", "--no-launch"]);
+    assert!(env.box_path("first").is_dir(), "the first create failed");
+    let cases = [
+        (env.repo.join(".git/worktrees"), "worktree"),
+        (env.repo.join(".treebox/worktrees"), "worktree"),
+        (env.repo.join(".git/refs"), "clone"),
+    ];
+    for (i, (dir, mode)) in cases.iter().enumerate() {
+        let name = format!("ro-{i}");
+        chmod(dir, "a-w");
+        let before = env.snapshot();
+        let r = treebox_as(
+            &env,
+            &prefix,
+            &["create", &name, "--git", mode, "--no-launch"],
+        );
+        chmod(dir, "u+w");
+        assert_eq!(r.code, 1, "read-only {}: {r:#?}", dir.display());
+        assert!(r.stderr.lines().any(|l| l.starts_with("error: ")), "{r:#?}");
+        assert!(
+            r.stderr.contains("Permission denied") || r.stderr.contains("permission"),
+            "the cause is named: {r:#?}"
+        );
+        assert_eq!(
+            env.snapshot(),
+            before,
+            "read-only {}: half-made",
+            dir.display()
+        );
+        assert!(!repo_state(&env).join("boxes").join(&name).exists());
+        assert!(!repo_state(&env)
+            .join("locks")
+            .join(format!("{name}.lock"))
+            .exists());
+        fsck(&env);
+    }
+}
