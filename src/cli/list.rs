@@ -73,7 +73,7 @@ fn row(e: &BoxEntry, repo: &Repo, layout: &Layout) -> Row {
         "missing"
     } else if e.record.is_none() {
         "no-record"
-    } else if e.admin_dir.is_none() {
+    } else if e.admin_dir.is_none() && !e.is_clone() {
         "unregistered"
     } else {
         "ok"

@@ -81,23 +81,53 @@ pub fn inert_value(name: &str) -> Option<&'static str> {
     }
 }
 
-/// Config entries (name, value) of one file, read through libgit2 (runs nothing).
+/// Config entries (name, value) of one file and of every file it includes, read
+/// through libgit2 (which runs nothing). `include.path` and `includeIf.<cond>.path` are
+/// followed whatever their condition: a box can plant keys behind a condition that holds
+/// only for the git that will run, so every included file counts as repo-level.
 fn file_entries(path: &Path) -> Vec<(String, String)> {
-    if !path.is_file() {
-        return Vec::new();
+    let mut out = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    collect_entries(path, 0, &mut seen, &mut out);
+    out
+}
+
+fn collect_entries(
+    path: &Path,
+    depth: usize,
+    seen: &mut std::collections::HashSet<PathBuf>,
+    out: &mut Vec<(String, String)>,
+) {
+    // git itself stops at 10 levels of includes.
+    if depth > 10 || !path.is_file() || !seen.insert(path.to_path_buf()) {
+        return;
     }
     let Ok(cfg) = git2::Config::open(path) else {
-        return Vec::new();
+        return;
     };
-    let mut out = Vec::new();
+    let mut includes = Vec::new();
     if let Ok(mut entries) = cfg.entries(None) {
         while let Some(Ok(e)) = entries.next() {
             if let (Ok(n), Ok(v)) = (e.name(), e.value()) {
+                let lower = n.to_ascii_lowercase();
+                if lower == "include.path"
+                    || (lower.starts_with("includeif.") && lower.ends_with(".path"))
+                {
+                    includes.push(v.to_string());
+                }
                 out.push((n.to_string(), v.to_string()));
             }
         }
     }
-    out
+    let dir = path.parent().unwrap_or(Path::new("/"));
+    for inc in includes {
+        let target = match (inc.strip_prefix("~/"), std::env::var_os("HOME")) {
+            (Some(rest), Some(home)) => PathBuf::from(home).join(rest),
+            _ if Path::new(&inc).is_absolute() => PathBuf::from(&inc),
+            _ => dir.join(&inc),
+        };
+        collect_entries(&target, depth + 1, seen, out);
+    }
 }
 
 /// The user's own entries (global, XDG, system), in git's order.

@@ -117,11 +117,73 @@ pub fn make_clone(
     Ok(start)
 }
 
+/// Make an interrupted clone whole (see `repair_checkout`): re-clone when its `.git`
+/// is missing, set its remotes, check out its branch, write its pin. Returns whether
+/// anything was done.
+pub fn repair(
+    repo: &Repo,
+    path: &Path,
+    leaf: &str,
+    checkout: &Checkout,
+    base_commit: Option<&str>,
+) -> Result<bool, CloneError> {
+    let git_dir = path.join(".git");
+    if !std::fs::symlink_metadata(&git_dir).is_ok_and(|m| m.is_dir()) {
+        let _ = std::fs::remove_dir_all(path);
+        let start = make_clone(repo, path, checkout, base_commit)?;
+        write_pin(repo, leaf, start)?;
+        return Ok(true);
+    }
+    let mut changed = false;
+    let clone = git2::Repository::open(path).map_err(CloneError::Remotes)?;
+    if clone.find_remote(BASE_REMOTE).is_err() {
+        drop(clone);
+        set_remotes(repo, path).map_err(CloneError::Remotes)?;
+        changed = true;
+    }
+    let branch = checkout.branch();
+    let start = match checkout {
+        Checkout::ExistingLocal { branch } => repo.local_branch(branch),
+        Checkout::FromRemote { branch, .. } => repo.remote_branch(branch),
+        _ => base_commit.and_then(|c| git2::Oid::from_str(c).ok()),
+    };
+    let on_branch = clone_head(path).and_then(|(b, _)| b).as_deref() == Some(branch);
+    if !on_branch {
+        let Some(start) = start else {
+            return Ok(changed);
+        };
+        let clone_git = GitCli::for_repo(&git_dir, None);
+        clone_git
+            .cmd(path)
+            .args(["checkout", "--quiet", "--no-track", "-B", branch])
+            .arg(start.to_string())
+            .output()
+            .map_err(|source| CloneError::Checkout {
+                branch: branch.to_string(),
+                source,
+            })?;
+        changed = true;
+    }
+    if let Some(start) = start {
+        if repo.git.refname_to_id(&pin_ref(leaf)).ok() != Some(start) {
+            write_pin(repo, leaf, start)?;
+            changed = true;
+        }
+    }
+    Ok(changed)
+}
+
 /// `origin` → `hort-base` (fetch only), and `origin` = the user's origin URL.
 fn set_remotes(repo: &Repo, path: &Path) -> Result<(), git2::Error> {
     let clone = git2::Repository::open(path)?;
-    let problems = clone.remote_rename("origin", BASE_REMOTE)?;
-    drop(problems);
+    if clone.find_remote(BASE_REMOTE).is_err() {
+        if clone.find_remote("origin").is_ok() {
+            let problems = clone.remote_rename("origin", BASE_REMOTE)?;
+            drop(problems);
+        } else {
+            clone.remote(BASE_REMOTE, &repo.main_root.to_string_lossy())?;
+        }
+    }
     clone.remote_set_pushurl(BASE_REMOTE, Some(NO_PUSH_URL))?;
     let origin_url = repo
         .git
@@ -129,7 +191,9 @@ fn set_remotes(repo: &Repo, path: &Path) -> Result<(), git2::Error> {
         .ok()
         .and_then(|r| r.url().ok().map(str::to_string));
     if let Some(url) = origin_url {
-        clone.remote("origin", &url)?;
+        if clone.find_remote("origin").is_err() {
+            clone.remote("origin", &url)?;
+        }
     }
     Ok(())
 }

@@ -126,14 +126,41 @@ pub fn enter(
     }
     let leaf = entry.leaf.clone();
     let lock = BoxLock::try_acquire(&layout.lock_path(&leaf), leaf.as_str())?;
+    // Looked up before the lock: a teardown may have finished in between. Read the
+    // record again under the lock, and never bring back a box that is gone.
+    let record_path = layout.record_path(&leaf);
+    match Record::load(&record_path)? {
+        Some(r) if entry.path.is_dir() => record = r,
+        _ => {
+            lock.release_and_remove();
+            return Err(ProvisionError::Resolve(
+                crate::boxes::ResolveError::NotFound {
+                    reference: req.reference.clone(),
+                    branch_exists: false,
+                },
+            ));
+        }
+    }
     let mut warnings = Vec::new();
     let finished_setup = !record.setup_completed;
     if finished_setup {
         reporter.note(format!("finishing the interrupted setup of box `{leaf}`"));
-        if let Some(admin) = &entry.admin_dir {
+        timed(reporter, "checkout", || {
+            super::repair_checkout(&repo, &layout, &record)
+        })?;
+        if record.git_mode == "clone" {
+            // A clone's guard lives in host-owned bookkeeping (see `create`).
+            let git_dir = entry.path.join(".git");
+            let hooks = layout.box_state(&leaf).join("hooks");
             timed(reporter, "guard", || {
                 guard::find_guard_exe()
-                    .and_then(|exe| guard::install(admin, &repo.common_dir, &exe))
+                    .and_then(|exe| guard::install_into(&git_dir, &git_dir, Some(&hooks), &exe))
+            })?;
+        } else if let Some(admin) = repo.worktree_admin_dir(&entry.path) {
+            // Looked up again: a repaired checkout has a new registration.
+            timed(reporter, "guard", || {
+                guard::find_guard_exe()
+                    .and_then(|exe| guard::install(&admin, &repo.common_dir, &exe))
             })?;
         }
     }

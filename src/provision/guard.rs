@@ -271,6 +271,26 @@ fn set_config<T>(
     check: impl Fn(&git2::Config, &str) -> Result<Option<T>, git2::Error>,
     write: impl Fn(&mut git2::Config, &str, T) -> Result<(), git2::Error>,
 ) -> Result<(), GuardInstallError> {
+    // libgit2 writes a config file through a symlink to its target. A box can plant
+    // one where its config belongs (its own admin dir is writable inside a container),
+    // so anything but a regular file there is removed first: the link, not its target.
+    if let Ok(m) = fs::symlink_metadata(path) {
+        if !m.is_file() {
+            let removed = if m.is_dir() {
+                fs::remove_dir_all(path)
+            } else {
+                fs::remove_file(path)
+            };
+            removed.map_err(|source| GuardInstallError::WriteConfig {
+                path: path.to_path_buf(),
+                key,
+                source: git2::Error::from_str(&format!(
+                    "{} is not a regular file and could not be removed: {source}",
+                    path.display()
+                )),
+            })?;
+        }
+    }
     let deadline = Instant::now() + LOCK_PATIENCE;
     let mut seed = jitter_seed();
     let mut attempt: u32 = 0;

@@ -584,6 +584,12 @@ pub fn create(
         Fetch::NoOrigin => reporter.note("no origin remote: using local refs".into()),
     }
     let lock = BoxLock::try_acquire(&ctx.layout.lock_path(&leaf), leaf.as_str())?;
+    // An interrupted create of this very box: make its checkout whole first.
+    if let Ok(Some(r)) = Record::load(&ctx.layout.record_path(&leaf)) {
+        if r.git_mode == ctx.git_mode {
+            repair_checkout(&ctx.repo, &ctx.layout, &r)?;
+        }
+    }
     let plan = match make_plan(req, cfg, &ctx, &leaf, &branch, placeholder, fetch.clone()) {
         Ok(p) => p,
         Err(e) => {
@@ -920,6 +926,89 @@ fn container_stage(
         warnings,
         session_path: ctx.layout.session_path(leaf),
     })
+}
+
+/// Finish the checkout of an interrupted box in place, so that what follows (guard,
+/// `.env`, setup) works on a whole checkout. Only boxes whose setup never completed
+/// are touched, and only their checkout, which no agent has used yet:
+///
+/// - worktree: a registration `git worktree add` left half made (still marked
+///   `initializing`, or without an index) is removed and the worktree added again, on
+///   the branch the interrupted run made (or from the recorded base commit);
+/// - clone: a clone without its `.git` is made again; then its remotes, its branch and
+///   its pin are made sure of.
+pub(crate) fn repair_checkout(
+    repo: &Repo,
+    layout: &Layout,
+    record: &Record,
+) -> Result<bool, ProvisionError> {
+    if record.setup_completed {
+        return Ok(false);
+    }
+    let path = &record.path;
+    if record.git_mode == "clone" {
+        let checkout = match (&record.base_commit, record.created_branch) {
+            (Some(_), _) | (None, true) => Checkout::NewBranch {
+                branch: record.branch.clone(),
+                start: record.base_ref.clone().unwrap_or_default(),
+            },
+            (None, false) => Checkout::ExistingLocal {
+                branch: record.branch.clone(),
+            },
+        };
+        return Ok(clone::repair(
+            repo,
+            path,
+            &record.name,
+            &checkout,
+            record.base_commit.as_deref(),
+        )?);
+    }
+    let git = GitCli::for_repo(&repo.common_dir, None);
+    let admin = repo.worktree_admin_dir(path);
+    let half_made = match &admin {
+        Some(a) => {
+            let locked = std::fs::read_to_string(a.join("locked")).unwrap_or_default();
+            locked.trim() == "initializing" || !a.join("index").exists() || !path.is_dir()
+        }
+        // A directory with nothing of git in it: the kill came before registration.
+        None => {
+            path.is_dir()
+                && std::fs::read_dir(path)
+                    .map(|mut d| d.next().is_none())
+                    .unwrap_or(false)
+        }
+    };
+    if !half_made {
+        return Ok(false);
+    }
+    {
+        let _registration =
+            crate::state::RegistrationLock::acquire(&layout.registration_lock_path());
+        if let Some(a) = &admin {
+            let _ = std::fs::remove_dir_all(a);
+        }
+        let _ = std::fs::remove_dir_all(path);
+        let checkout = if repo.local_branch(&record.branch).is_some() {
+            Checkout::ExistingLocal {
+                branch: record.branch.clone(),
+            }
+        } else {
+            Checkout::NewBranch {
+                branch: record.branch.clone(),
+                start: record.base_ref.clone().unwrap_or_default(),
+            }
+        };
+        checkout::add_worktree(
+            &git,
+            &repo.main_root,
+            path,
+            &checkout,
+            record.base_commit.as_deref(),
+        )
+        .map_err(ProvisionError::Checkout)?;
+    }
+    Ok(true)
 }
 
 /// The box's container, running: started when stopped, remade when removed, made

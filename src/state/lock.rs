@@ -87,10 +87,8 @@ impl BoxLock {
         // believe it is current.
         let _ = std::fs::remove_file(&self.path);
         let _ = FileExt::unlock(&self.file);
-        // The directory goes too when this was its last lock (fails harmlessly if not).
-        if let Some(dir) = self.path.parent() {
-            let _ = std::fs::remove_dir(dir);
-        }
+        // The (empty) directory stays: removing it would race with a concurrent
+        // acquirer between its mkdir and its open.
     }
 
     pub fn path(&self) -> &Path {

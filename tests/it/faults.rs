@@ -198,14 +198,14 @@ fn a_kill_inside_worktree_add_is_torn_down() {
 }
 
 #[test]
-#[ignore = "defect: a re-run resumes a worktree that `git worktree add` never checked out, leaving it empty and locked"]
+
 fn a_kill_inside_worktree_add_is_finished_by_create() {
     let f = Faults::new();
     kill_and_recover(&f, "worktree", "half-worktree-add", "create");
 }
 
 #[test]
-#[ignore = "defect: enter finishes a worktree that `git worktree add` never checked out, leaving it empty and locked"]
+
 fn a_kill_inside_worktree_add_is_finished_by_enter() {
     let f = Faults::new();
     kill_and_recover(&f, "worktree", "half-worktree-add", "enter");
@@ -229,7 +229,7 @@ fn clone_mode_recovers_from_a_kill_at_every_stage() {
 
 /// `git clone` done, checkout not: a re-run must finish the checkout and the pin.
 #[test]
-#[ignore = "defect: a re-run resumes a clone killed before its checkout without checking out the branch or writing the pin"]
+
 fn clone_mode_rerun_after_a_kill_between_clone_and_checkout() {
     let f = Faults::new();
     kill_and_recover(&f, "clone", "before-checkout", "create");
@@ -237,14 +237,14 @@ fn clone_mode_rerun_after_a_kill_between_clone_and_checkout() {
 
 /// Checkout done, pin not yet written: a re-run must write the pin.
 #[test]
-#[ignore = "defect: a re-run resumes a clone killed before its pin without writing refs/hort/<leaf>/base"]
+
 fn clone_mode_rerun_after_a_kill_before_the_pin() {
     let f = Faults::new();
     kill_and_recover(&f, "clone", "after-checkout", "create");
 }
 
 #[test]
-#[ignore = "defect: enter finishing an interrupted clone installs no guard and writes no pin (clones have no admin_dir)"]
+
 fn clone_mode_enter_after_a_kill_before_the_pin() {
     let f = Faults::new();
     kill_and_recover(&f, "clone", "after-checkout", "enter");
@@ -252,7 +252,7 @@ fn clone_mode_enter_after_a_kill_before_the_pin() {
 
 /// Not a fault, but every check above leans on it: `list` calls a healthy clone `ok`.
 #[test]
-#[ignore = "defect: list shows every clone box as `unregistered` (clones have no worktree admin dir)"]
+
 fn a_whole_clone_box_lists_as_ok() {
     let env = TestEnv::new();
     env.treebox(&["create", "c", "--git", "clone", "--no-launch"])

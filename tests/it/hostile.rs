@@ -263,7 +263,7 @@ fn worktree_box_shared_config_include() {
 }
 
 #[test]
-#[ignore = "defect: GitCli::for_repo cannot see keys behind includeIf in .git/config; create runs the planted uploadpack, smudge filter and submodule update"]
+
 fn worktree_box_shared_config_include_if() {
     worktree_box_attack("--local", Route::IncludeIf);
 }
@@ -408,7 +408,7 @@ fn a_planted_hooks_dir_symlink_is_not_written_through() {
 /// The worktree config pointed at a host file (say, the user's global config): `enter`
 /// re-installing the guard must not write `core.hooksPath` into it.
 #[test]
-#[ignore = "defect: guard install sets core.hooksPath through a symlinked <private>/config.worktree, writing a host file the box chose"]
+
 fn a_planted_config_worktree_symlink_is_not_written_through() {
     let env = TestEnv::new();
     env.write_config(r#"{"setup": ["false"]}"#);

@@ -96,13 +96,7 @@ pub fn assert_gone(env: &TestEnv, leaf: &str) {
 pub fn assert_whole(env: &TestEnv, leaf: &str, branch: &str, mode: &str) {
     let path = env.box_path(leaf);
     let r = row(env, leaf).unwrap_or_else(|| panic!("list does not show {leaf}"));
-    if mode == "clone" {
-        // KNOWN DEFECT (faults::a_whole_clone_box_lists_as_ok): `list` calls every
-        // clone "unregistered"; tighten to "ok" once that is fixed.
-        assert!(r["state"] == "ok" || r["state"] == "unregistered", "{r}");
-    } else {
-        assert_eq!(r["state"], "ok", "{r}");
-    }
+    assert_eq!(r["state"], "ok", "{r}");
     assert_eq!(r["deps"], "fresh", "{r}");
     assert_eq!(r["gitMode"], mode, "{r}");
     assert_eq!(r["branch"], branch, "{r}");

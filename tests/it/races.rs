@@ -170,7 +170,7 @@ fn eight_parallel_clone_creates_of_distinct_names() {
 /// in leaf order) widen the window between `enter` reading the box and taking its lock,
 /// so the interleaving is hit in most rounds.
 #[test]
-#[ignore = "defect: enter checks the box before taking its lock, not after; racing a teardown it re-saves the record of a removed box (ghost row `missing`)"]
+
 fn an_enter_racing_a_teardown_never_resurrects_the_box() {
     use std::time::Duration;
     let env = TestEnv::new();
