@@ -80,6 +80,8 @@ pub struct UserConfig {
     pub template: Option<String>,
     pub firewall: Option<bool>,
     pub env_file: Option<String>,
+    /// Extra egress allowlist entries for `--firewall` boxes (hosts or CIDRs).
+    pub allowlist: Vec<String>,
 }
 
 /// The inert keys a project may set.
@@ -104,6 +106,7 @@ const USER_KEYS: &[(&str, Kind)] = &[
     ("template", Kind::Str),
     ("firewall", Kind::Bool),
     ("envFile", Kind::Str),
+    ("allowlist", Kind::StrList),
 ];
 
 #[derive(Debug, Clone, Copy)]
@@ -237,7 +240,21 @@ impl UserConfig {
             template: s("template"),
             firewall: b("firewall"),
             env_file: s("envFile"),
+            allowlist: map
+                .get("allowlist")
+                .and_then(Value::as_array)
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|v| v.as_str().map(str::to_string))
+                        .collect()
+                })
+                .unwrap_or_default(),
         };
+        let bad: Vec<String> =
+            crate::template::allowlist_problems(cfg.allowlist.join("\n").as_bytes());
+        if !bad.is_empty() {
+            return Err(wrong("allowlist", "a list of host names or CIDRs"));
+        }
         if let Some(Value::Object(h)) = map.get("harnesses") {
             for (name, v) in h {
                 if name.parse::<Harness>().is_err() {
@@ -392,6 +409,28 @@ mod tests {
         assert_eq!(c.setup.as_deref(), Some(&["make deps".to_string()][..]));
         assert_eq!(c.harness_program(Harness::Codex), "/bin/echo");
         assert_eq!(c.harness_program(Harness::Claude), "claude");
+    }
+
+    #[test]
+    fn allowlist_entries_are_validated() {
+        let d = tempfile::tempdir().unwrap();
+        let p = write(
+            d.path(),
+            "c.json",
+            r#"{"allowlist": ["github.com", "10.0.0.0/8"]}"#,
+        );
+        assert_eq!(UserConfig::load_from(&p).unwrap().allowlist.len(), 2);
+        let p = write(
+            d.path(),
+            "c.json",
+            r#"{"allowlist": ["not a host; rm -rf /"]}"#,
+        );
+        assert!(UserConfig::load_from(&p)
+            .unwrap_err()
+            .to_string()
+            .contains("allowlist"));
+        let p = write(d.path(), "c.json", r#"{"allowlist": "github.com"}"#);
+        assert!(UserConfig::load_from(&p).is_err());
     }
 
     #[test]

@@ -193,7 +193,7 @@ pub fn enter(
         // The container: running (started or remade), credentials fresh, then any
         // setup inside it. A failure is loud, as on create.
         let crec = timed(reporter, "container", || {
-            super::ensure_container(&repo, &layout, &leaf, &record)
+            super::ensure_container(&repo, &layout, &leaf, &record, &cfg.allowlist)
         })?;
         record.container = Some(crec.clone());
         crate::container::refresh_credentials(&layout, &record, harness)?;

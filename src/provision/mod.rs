@@ -178,6 +178,7 @@ struct Context {
     template: String,
     firewall: bool,
     warnings: Vec<String>,
+    notes: Vec<String>,
     /// What origin's branches are right now (`--dry-run` asks with `ls-remote`, so it
     /// plans against what the fetch would bring without fetching). `None`: use the
     /// local remote-tracking refs.
@@ -232,6 +233,7 @@ fn context(req: &CreateRequest, cfg: &UserConfig) -> Result<Context, ProvisionEr
     }
     let repo = Repo::discover(&req.cwd)?;
     let (project, mut warnings) = ProjectConfig::load(&repo.main_root)?;
+    let mut notes = Vec::new();
     let git_mode = req
         .git_mode
         .clone()
@@ -250,8 +252,21 @@ fn context(req: &CreateRequest, cfg: &UserConfig) -> Result<Context, ProvisionEr
         .or(cfg.template.clone())
         .unwrap_or_else(|| "default".into());
     if runner != "host" {
-        // A missing or invalid template is refused before anything is written.
+        // A missing or invalid template, or a path a mount cannot express, is refused
+        // before anything is written.
         crate::template::find(&template).map_err(crate::container::ContainerError::from)?;
+        for p in [&repo.main_root, &repo.common_dir] {
+            if !crate::runner::oci::mountable(p) {
+                return Err(
+                    crate::container::ContainerError::Unmountable { path: p.clone() }.into(),
+                );
+            }
+        }
+        if req.isolation.as_deref().or(cfg.isolation.as_deref()) == Some("auto") {
+            notes.push(format!(
+                "isolation auto: this machine is a runner; using {runner}"
+            ));
+        }
     }
     let base = req
         .base
@@ -280,6 +295,7 @@ fn context(req: &CreateRequest, cfg: &UserConfig) -> Result<Context, ProvisionEr
         template,
         firewall: req.firewall || cfg.firewall.unwrap_or(false),
         warnings,
+        notes,
         remote_heads: None,
     })
 }
@@ -559,6 +575,9 @@ pub fn create(
     let ctx = context(req, cfg)?;
     for w in &ctx.warnings {
         reporter.warn(w.clone());
+    }
+    for n in &ctx.notes {
+        reporter.note(n.clone());
     }
     let (leaf, branch, placeholder) = choose_name(req, &ctx)?;
     let fetch = fetch_mode(req, &ctx);
@@ -890,7 +909,7 @@ fn container_stage(
         template,
         harness: record.harness.parse().unwrap_or_default(),
         firewall: record.firewall,
-        extra_allow: Vec::new(),
+        extra_allow: cfg.allowlist.clone(),
     };
     let crec = timed(reporter, "container", || spec.create(&ecos))?;
     let post_create = spec.template.spec().post_create.clone();
@@ -1018,9 +1037,12 @@ pub(crate) fn ensure_container(
     layout: &Layout,
     leaf: &Leaf,
     record: &Record,
+    allow: &[String],
 ) -> Result<crate::container::ContainerRecord, ProvisionError> {
     if record.container.is_some() {
-        return Ok(crate::container::ensure_running(repo, layout, record, &[])?);
+        return Ok(crate::container::ensure_running(
+            repo, layout, record, allow,
+        )?);
     }
     let engine = crate::container::resolve_engine(&record.runner)?;
     let template = crate::template::find(record.template.as_deref().unwrap_or("default"))
@@ -1035,7 +1057,7 @@ pub(crate) fn ensure_container(
         template,
         harness: record.harness.parse().unwrap_or_default(),
         firewall: record.firewall,
-        extra_allow: Vec::new(),
+        extra_allow: allow.to_vec(),
     };
     Ok(spec.create(&ecos)?)
 }

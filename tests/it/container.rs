@@ -576,3 +576,27 @@ fn park_spares_first_sight_and_status_reaches_ls() {
         env.treebox(&["teardown", "--force", "idle"]).ok();
     });
 }
+
+#[test]
+fn auto_isolation_uses_an_engine_only_on_a_runner() {
+    let Some(mut b) = Boxed::new("docker") else {
+        return;
+    };
+    b.env
+        .write_config(r#"{"template": "test", "isolation": "auto"}"#);
+    let doc = b.env.treebox(&["create", "plain", "--json"]).ok().json();
+    assert_eq!(doc["runner"], "host", "not a runner: auto means host");
+    b.env.extra_env.push(("TREEBOX_RUNNER".into(), "1".into()));
+    let r = b.env.treebox(&["create", "marked", "--no-launch"]);
+    r.ok();
+    assert!(r.stderr.contains("isolation auto"), "{r:?}");
+    let runner = b.record("marked")["runner"].as_str().unwrap().to_string();
+    assert!(runner == "podman" || runner == "docker", "{runner}");
+    // The container lives in whichever engine auto chose: clean it up there.
+    if runner == "podman" {
+        b.env.treebox(&["teardown", "--force", "marked"]).ok();
+    }
+    // Existing boxes never change runner.
+    let doc = b.env.treebox(&["enter", "plain", "--json"]).ok().json();
+    assert_eq!(doc["runner"], "host");
+}

@@ -39,7 +39,8 @@ fn runner_for(
     };
     let mut record = record.clone();
     if let Some(before) = record.container.clone() {
-        let now = crate::container::ensure_running(repo, layout, &record, &[])
+        let cfg = crate::cli::load_config()?;
+        let now = crate::container::ensure_running(repo, layout, &record, &cfg.allowlist)
             .map_err(crate::provision::ProvisionError::from)?;
         if now != before {
             // Started or remade: remember the new container for the fast path.
