@@ -138,6 +138,20 @@ impl Repo {
     pub fn worktree_admin_dir(&self, path: &Path) -> Option<PathBuf> {
         let want = path.join(".git");
         let want_canon = canonical(&want);
+        let names_it = |admin: &Path| {
+            std::fs::read_to_string(admin.join("gitdir")).is_ok_and(|text| {
+                let p = PathBuf::from(text.trim_end_matches(['\n', '\r']));
+                p == want || canonical(&p) == want_canon
+            })
+        };
+        // git names the admin dir after the checkout's directory unless that name is
+        // taken: try it first, so this stays O(1) with hundreds of boxes.
+        if let Some(leaf) = path.file_name() {
+            let guess = self.common_dir.join("worktrees").join(leaf);
+            if names_it(&guess) {
+                return Some(guess);
+            }
+        }
         let dir = std::fs::read_dir(self.common_dir.join("worktrees")).ok()?;
         for entry in dir.flatten() {
             let Ok(text) = std::fs::read_to_string(entry.path().join("gitdir")) else {

@@ -1109,12 +1109,14 @@ fn record_created_branch(c: &Checkout) -> Option<&str> {
     }
 }
 
-/// Does the repository track a `.env` at its top (in the main checkout's index)?
+/// Does the repository track a `.env` at its top? Asked of the main checkout's HEAD
+/// tree (one tree lookup) rather than its index, which can be large.
 pub(crate) fn env_tracked(repo: &Repo) -> bool {
     repo.git
-        .index()
+        .head()
         .ok()
-        .is_some_and(|i| i.get_path(Path::new(".env"), 0).is_some())
+        .and_then(|h| h.peel_to_tree().ok())
+        .is_some_and(|t| t.get_name(".env").is_some())
 }
 
 /// Go's module cache is read-only by design; make it writable so it can be removed.
