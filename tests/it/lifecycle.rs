@@ -537,3 +537,17 @@ fn on_a_terminal_teardown_asks_and_the_picker_shows_what_would_be_lost() {
     assert!(ok, "{text}");
     assert!(!env.box_path("drop").exists(), "{text}");
 }
+
+#[test]
+fn teardown_never_touches_the_main_worktree() {
+    let env = TestEnv::new();
+    env.treebox(&["create", "only", "--no-launch"]).ok();
+    let before = env.snapshot();
+    // The main checkout's branch, its directory name, and its path are not boxes.
+    for r in ["main", "repo", env.repo.to_str().unwrap()] {
+        env.treebox(&["teardown", "--force", r]).code(3);
+        env.sandbox(&["down", "-f", r]).code(3);
+    }
+    assert_eq!(env.snapshot(), before);
+    assert!(env.repo.join("README.md").is_file());
+}
