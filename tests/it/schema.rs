@@ -11,7 +11,20 @@ use serde_json::Value;
 
 use crate::env::{Run, TestEnv};
 
-const SCHEMAS: [&str; 6] = ["create", "plan", "error", "list", "enter", "teardown"];
+const SCHEMAS: [&str; 12] = [
+    "create",
+    "plan",
+    "error",
+    "list",
+    "enter",
+    "teardown",
+    "sandbox-ls",
+    "sandbox-bundle",
+    "sandbox-fetch",
+    "sandbox-prune",
+    "sandbox-park",
+    "sandbox-down",
+];
 
 fn schema_path(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!("docs/schema/{name}.schema.json"))
@@ -148,6 +161,7 @@ const KEYWORDS: &[&str] = &[
     "additionalProperties",
     "items",
     "minItems",
+    "maxItems",
     "minLength",
     "pattern",
     "minimum",
@@ -507,4 +521,213 @@ fn schema_teardown_documents() {
 
     let left = list_document(&env, "list --json (after teardown)");
     assert_eq!(left["boxes"], Value::Array(Vec::new()));
+}
+
+/// `git sandbox ARGS`, which must succeed; its stdout as JSON, validated against `name`.
+#[track_caller]
+fn sandbox_document(env: &TestEnv, name: &str, args: &[&str]) -> Value {
+    let doc = env.sandbox(args).ok().json();
+    assert_valid(name, &doc, &format!("sandbox {}", args.join(" ")));
+    doc
+}
+
+#[test]
+fn schema_sandbox_ls_documents() {
+    let env = TestEnv::new();
+    let empty = sandbox_document(&env, "sandbox-ls", &["ls", "--json"]);
+    assert_eq!(empty["boxes"], Value::Array(Vec::new()));
+
+    env.sandbox(&["up", "tree", "-d"]).ok();
+    env.sandbox(&["up", "cloned", "--git", "clone", "-d"]).ok();
+    env.commit_file(&env.box_path("cloned"), "c.txt", "c\n", "box work");
+    env.sandbox(&["up", "x", "-d"]).ok();
+    std::fs::remove_dir_all(env.box_path("x")).unwrap();
+    // A worktree made by hand under the box root: no record.
+    let stray = env.box_path("stray");
+    env.git(
+        &env.repo,
+        &[
+            "worktree",
+            "add",
+            "-q",
+            "--detach",
+            &stray.to_string_lossy(),
+        ],
+    );
+    let doc = sandbox_document(&env, "sandbox-ls", &["ls", "--json"]);
+    let tree = list_row(&doc, "tree");
+    assert_eq!(tree["state"], "ready");
+    assert_eq!(tree["gitMode"], "worktree");
+    assert_eq!(tree["mode"], "worktree");
+    assert_eq!(tree["branch"], "tree");
+    assert_eq!(tree["dirty"], false);
+    assert_eq!(tree["runner"], "host");
+    assert_eq!(tree["status"], Value::Null);
+    assert_eq!(tree["repo"], env.repo.to_string_lossy().as_ref());
+    let cloned = list_row(&doc, "cloned");
+    assert_eq!(cloned["gitMode"], "clone");
+    assert_eq!(cloned["mode"], "clone, work only in the box");
+    assert_eq!(cloned["dirty"], false);
+    let gone = list_row(&doc, "x");
+    assert_eq!(gone["state"], "missing");
+    assert!(
+        gone["dirty"].is_null(),
+        "a gone directory cannot be dirty or clean"
+    );
+    let stray = list_row(&doc, "stray");
+    assert_eq!(stray["state"], "no-record");
+    assert_eq!(stray["gitMode"], Value::Null);
+    assert_eq!(stray["runner"], Value::Null);
+
+    // The repository moved away: only what the records say.
+    std::fs::rename(&env.repo, env.root().join("moved")).unwrap();
+    let out = env
+        .command(crate::env::SANDBOX, &env.root())
+        .args(["ls", "--json"])
+        .output()
+        .expect("run git-sandbox");
+    let r = Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    };
+    let doc = r.ok().json();
+    assert_valid("sandbox-ls", &doc, "sandbox ls --json (repository gone)");
+    let cloned = list_row(&doc, "cloned");
+    assert_eq!(cloned["state"], "repo-missing");
+    assert_eq!(cloned["mode"], "clone, work unknown");
+    assert_eq!(cloned["branch"], "cloned");
+    assert_eq!(cloned["dirty"], Value::Null);
+
+    // The strict copy closes the rows too (they sit behind a `$ref`).
+    let mut extra = doc;
+    extra["boxes"][0]["surprise"] = Value::Bool(true);
+    assert!(errors(&load_schema("sandbox-ls"), &extra).is_empty());
+    assert!(!errors(&strict(&load_schema("sandbox-ls")), &extra).is_empty());
+}
+
+#[test]
+fn schema_sandbox_bundle_and_fetch_documents() {
+    let env = TestEnv::new();
+    env.sandbox(&["up", "solo", "--git", "clone", "-d"]).ok();
+    let bx = env.box_path("solo");
+    env.commit_file(&bx, "s.txt", "solo\n", "solo work");
+    env.commit_file(&bx, "t.txt", "more\n", "more work");
+    let tip = env.git(&bx, &["rev-parse", "HEAD"]).trim().to_string();
+    let base = env
+        .git(&env.repo, &["rev-parse", "HEAD"])
+        .trim()
+        .to_string();
+
+    let bundle = sandbox_document(&env, "sandbox-bundle", &["bundle", "solo", "--json"]);
+    assert_eq!(bundle["name"], "solo");
+    assert_eq!(bundle["branch"], "solo");
+    assert_eq!(bundle["tip"], tip.as_str());
+    assert_eq!(bundle["commits"], 2);
+    assert_eq!(bundle["prerequisites"], serde_json::json!([base]));
+    assert!(
+        std::path::Path::new(bundle["path"].as_str().unwrap()).is_file(),
+        "{bundle:#}"
+    );
+
+    // `-o` relative to the current directory, reported as an absolute path.
+    let named = sandbox_document(
+        &env,
+        "sandbox-bundle",
+        &["bundle", "solo", "-o", "../solo.bundle", "--json"],
+    );
+    assert_eq!(
+        named["path"],
+        env.repo.join("../solo.bundle").to_str().unwrap()
+    );
+    assert!(env.root().join("solo.bundle").is_file());
+
+    let fetch = sandbox_document(&env, "sandbox-fetch", &["fetch", "solo", "--json"]);
+    assert_eq!(fetch["ref"], "refs/hort/solo/incoming");
+    assert_eq!(fetch["branch"], "solo");
+    assert_eq!(fetch["tip"], tip.as_str());
+    assert_eq!(fetch["commits"], 2);
+
+    // Nothing left to bring back: an error document, exit 3.
+    let r = env.sandbox(&["fetch", "solo", "--json"]);
+    r.code(3);
+    let doc = error_document(&r);
+    assert_valid("error", &doc, "sandbox fetch --json (nothing to fetch)");
+    assert_eq!(doc["error"]["kind"], "nothing-to-bundle");
+}
+
+#[test]
+fn schema_sandbox_prune_documents() {
+    let env = TestEnv::new();
+    let nothing = sandbox_document(&env, "sandbox-prune", &["prune", "--json"]);
+    assert_eq!(nothing["removed"], Value::Array(Vec::new()));
+
+    env.sandbox(&["up", "kept", "-d"]).ok();
+    env.sandbox(&["up", "x", "-d"]).ok();
+    std::fs::remove_dir_all(env.box_path("x")).unwrap();
+    env.git(&env.repo, &["update-ref", "refs/hort/ghost/base", "HEAD"]);
+    let pruned = sandbox_document(&env, "sandbox-prune", &["prune", "-f", "--json"]);
+    let kinds: Vec<&str> = pruned["removed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["record", "ref"], "{pruned:#}");
+    assert!(
+        pruned["removed"][1]["what"]
+            .as_str()
+            .unwrap()
+            .contains("refs/hort/ghost/base"),
+        "{pruned:#}"
+    );
+
+    let again = sandbox_document(&env, "sandbox-prune", &["prune", "-f", "--json"]);
+    assert_eq!(again["removed"], Value::Array(Vec::new()));
+    assert!(env.box_path("kept").is_dir());
+}
+
+#[test]
+fn schema_sandbox_park_documents() {
+    // Host boxes are never parked: a run over them has nothing to say.
+    let env = TestEnv::new();
+    let none = sandbox_document(&env, "sandbox-park", &["park", "--json"]);
+    assert_eq!(none["parked"], Value::Array(Vec::new()));
+    assert_eq!(none["firstSeen"], Value::Array(Vec::new()));
+    env.sandbox(&["up", "hosted", "-d"]).ok();
+    let hosted = sandbox_document(&env, "sandbox-park", &["park", "--idle", "0", "--json"]);
+    assert_eq!(hosted["parked"], Value::Array(Vec::new()));
+    assert_eq!(hosted["firstSeen"], Value::Array(Vec::new()));
+}
+
+#[test]
+fn schema_sandbox_down_documents() {
+    let env = TestEnv::new();
+    env.sandbox(&["up", "fix/down", "-d"]).ok();
+    let doc = sandbox_document(&env, "sandbox-down", &["down", "fix--down", "--json"]);
+    assert_eq!(doc["removed"][0]["name"], "fix--down");
+    assert_eq!(doc["removed"][0]["branch"], "fix/down");
+    assert_eq!(doc["removed"][0]["prunedOnly"], false);
+    assert!(!env.box_path("fix--down").exists());
+
+    env.sandbox(&["up", "gone", "-d"]).ok();
+    std::fs::remove_dir_all(env.box_path("gone")).unwrap();
+    let doc = sandbox_document(&env, "sandbox-down", &["down", "gone", "--json"]);
+    assert_eq!(doc["removed"][0]["prunedOnly"], true);
+}
+
+#[test]
+fn schema_sandbox_up_prints_the_create_document() {
+    let env = TestEnv::new();
+    let doc = env.sandbox(&["up", "fix/up", "-d", "--json"]).ok().json();
+    assert_valid("create", &doc, "sandbox up fix/up -d --json");
+    assert_eq!(doc["name"], "fix--up");
+    assert_eq!(doc["gitMode"], "worktree");
+
+    let doc = env
+        .sandbox(&["up", "cloned", "--git", "clone", "--json"])
+        .ok()
+        .json();
+    assert_valid("create", &doc, "sandbox up cloned --git clone --json");
+    assert_eq!(doc["gitMode"], "clone");
 }

@@ -86,6 +86,8 @@ fn write(
     entry: &crate::boxes::BoxEntry,
     output: Option<PathBuf>,
 ) -> Result<clone::Bundle, CliError> {
+    // Absolute, like every other path treebox reports.
+    let output = output.map(|o| std::path::absolute(&o).unwrap_or(o));
     let out = output.unwrap_or_else(|| {
         layout
             .box_state(&entry.leaf)

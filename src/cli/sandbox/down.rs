@@ -72,6 +72,8 @@ pub fn run(a: DownArgs, ui: &mut Ui) -> Result<i32, CliError> {
     if a.json {
         ui.out_json(&json!({
             "schemaVersion": 1,
+            "repo": repo.main_root,
+            "warnings": ui.warnings,
             "removed": [{
                 "name": r.leaf,
                 "path": r.path,

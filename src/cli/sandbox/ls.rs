@@ -74,7 +74,8 @@ fn row(e: &BoxEntry, repo: Option<&Repo>, repo_path: &str, layout: &Layout) -> R
         git_mode,
         mode_label,
         branch: e.shown_branch().map(str::to_string),
-        dirty: a.and_then(|a| a.dirty),
+        // A box whose directory is gone has no working tree to be dirty.
+        dirty: a.and_then(|a| a.dirty).filter(|_| e.dir_exists),
         runner: e.record.as_ref().map(|r| r.runner.clone()),
         status: crate::container::read_status(layout, &e.leaf).map(|(s, _)| s),
     }

@@ -146,9 +146,10 @@ pub fn run(a: PruneArgs, ui: &mut Ui) -> Result<i32, CliError> {
                 }
             }
             Orphan::Lock(path, leaf) => {
-                // A lock someone holds is not stray: leave it.
-                if let Ok(l) = crate::state::BoxLock::try_acquire(path, leaf.as_str()) {
-                    l.release_and_remove();
+                // A lock someone holds is not stray: leave it, and do not say it went.
+                match crate::state::BoxLock::try_acquire(path, leaf.as_str()) {
+                    Ok(l) => l.release_and_remove(),
+                    Err(_) => continue,
                 }
             }
         }
