@@ -12,17 +12,40 @@
 //!   of ~5,000 files. Target: ratio of medians ≤ 1.25.
 //! - `startup`: `git --version` (reference) vs `git-treebox --version` and
 //!   `git-sandbox --version`. Target: median ≤ 10 ms.
+//! - `list`: `git treebox list --json` in three repositories of 20 files holding
+//!   10 / 100 / 500 boxes, each next to `git worktree list --porcelain` in the same
+//!   repository. Target: 100 boxes ≤ 50 ms. Plus the growth in ms per box, the cost of
+//!   each `create` as boxes accumulate, and the peak RSS of `git-treebox list --json`
+//!   at 500 boxes (GNU `/usr/bin/time -f %M`, i.e. `ru_maxrss` from `wait4`).
+//!   Target ≤ 30 MB.
+//! - `enter`: `git treebox enter b1 --print` on a fresh box, in the 5,000-file
+//!   repository and in the 500-box one, each next to `git rev-parse HEAD` in the box.
+//!   Target ≤ 20 ms.
+//! - `clone`: raw `git clone --shared --no-checkout` + `git checkout -q -b` vs
+//!   `git treebox create c<i> --git clone --no-fetch --no-launch` on the 5,000-file
+//!   repository. Target ≤ 1.35×. Plus the size of the clone's own `.git` against the
+//!   user's `.git/objects` (file sizes, hard links counted once). Target < 1 %.
+//! - `docker run` / `docker create`, only when `docker info` answers and the local
+//!   image `treebox-test-base:1` exists: `git sandbox run <box> -- true` vs raw
+//!   `docker exec <container> true` (target ≤ 1.2×), and a `create` with a warm image
+//!   vs raw `docker run -d --init <image> sleep infinity` (and the same + `docker rm
+//!   -f`). Every container and the image the bench made are removed at the end, also on
+//!   failure ([`DockerGuard`]).
 //!
-//! Knobs: `BENCH_ROUNDS` (create rounds, default 15), `BENCH_STARTUP_RUNS` (default 30),
-//! `BENCH_CLEANUP=1` (remove the worktrees between rounds; see [`between_rounds`]).
+//! Knobs: `BENCH_ROUNDS` (create and clone rounds, default 15), `BENCH_STARTUP_RUNS`
+//! (default 30), `BENCH_LIST_RUNS` (list and enter rounds, default 20),
+//! `BENCH_LIST_MAX` (cap on the 10/100/500 box counts), `BENCH_DOCKER_ROUNDS`
+//! (default 12), `BENCH_DOCKER=0` (skip containers), `BENCH_CLEANUP=1` (remove the
+//! worktrees between create rounds; see [`between_rounds`]).
 //!
-//! To add a measurement (list with 10/100/500 boxes, clone mode, docker exec, …), build
-//! another [`Group`] — usually with [`Group::pair`] — and push it onto the list in
-//! `main`.
+//! To add a measurement, build another [`Group`] — usually with [`Group::pair`] — and
+//! hand it to [`measure`] in `main`.
 
+use std::collections::HashSet;
 use std::ffi::OsString;
 use std::fmt::Write as _;
 use std::fs;
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -34,6 +57,13 @@ const SANDBOX: &str = env!("CARGO_BIN_EXE_git-sandbox");
 
 const DIRS: usize = 50;
 const FILES_PER_DIR: usize = 100;
+
+/// The small repository the list and container measures use (boxes are cheap on it).
+const SMALL_DIRS: usize = 2;
+const SMALL_FILES_PER_DIR: usize = 10;
+
+/// The local image the container measures build on (as the integration tests do).
+const BASE_IMAGE: &str = "treebox-test-base:1";
 
 // ---------------------------------------------------------------------------------
 // Hermetic environment
@@ -128,14 +158,6 @@ fn run_ok(c: &mut Command) -> String {
 // The fixture repository
 // ---------------------------------------------------------------------------------
 
-/// Paths of the generated fixture: a bare `origin` and a clone with `origin/main`.
-struct Fixture {
-    clone: PathBuf,
-    /// Where raw worktrees go (a sibling of the clone, same filesystem).
-    raw_dir: PathBuf,
-    files: usize,
-}
-
 /// Deterministic text: a few hundred bytes per file from a xorshift stream.
 fn content(seed: u64) -> String {
     const WORDS: &[&str] = &[
@@ -161,15 +183,25 @@ fn content(seed: u64) -> String {
     s
 }
 
-fn make_fixture(w: &World) -> Fixture {
-    let seed = w.root.join("seed");
+/// Paths of the generated fixture: a bare `origin` and a clone with `origin/main`.
+struct Fixture {
+    clone: PathBuf,
+    /// Where raw worktrees and clones go (a sibling of the clone, same filesystem).
+    raw_dir: PathBuf,
+    files: usize,
+}
+
+/// A bare `<name>-origin.git` of one commit with `dirs` × `per_dir` generated files.
+/// Returns the origin's path and the number of files.
+fn make_origin(w: &World, name: &str, dirs: usize, per_dir: usize) -> (PathBuf, usize) {
+    let seed = w.root.join(format!("{name}-seed"));
     fs::create_dir_all(&seed).expect("mkdir seed");
     w.git(&seed, &["init", "--quiet"]);
     let mut n = 0;
-    for d in 0..DIRS {
+    for d in 0..dirs {
         let dir = seed.join(format!("pkg{d:02}"));
         fs::create_dir_all(&dir).expect("mkdir");
-        for f in 0..FILES_PER_DIR {
+        for f in 0..per_dir {
             fs::write(
                 dir.join(format!("mod{f:03}.rs")),
                 content((d * 1000 + f) as u64),
@@ -182,28 +214,45 @@ fn make_fixture(w: &World) -> Fixture {
     n += 1;
     w.git(&seed, &["add", "-A"]);
     w.git(&seed, &["commit", "--quiet", "-m", "fixture"]);
-    let root = w.root.to_str().expect("utf-8 tempdir");
-    w.git(
-        &w.root,
-        &[
-            "clone",
-            "--quiet",
-            "--bare",
-            "seed",
-            &format!("{root}/origin.git"),
-        ],
-    );
-    w.git(
-        &w.root,
-        &["clone", "--quiet", "origin.git", &format!("{root}/clone")],
-    );
+    let origin = w.root.join(format!("{name}-origin.git"));
+    let mut c = w.cmd("git", &w.root);
+    c.args(["clone", "--quiet", "--bare"])
+        .arg(&seed)
+        .arg(&origin);
+    run_ok(&mut c);
+    (origin, n)
+}
+
+/// A clone of `origin` at `<root>/<name>`, with `origin/main`.
+fn clone_of(w: &World, origin: &Path, name: &str) -> PathBuf {
+    let dir = w.root.join(name);
+    let mut c = w.cmd("git", &w.root);
+    c.args(["clone", "--quiet"]).arg(origin).arg(&dir);
+    run_ok(&mut c);
+    dir
+}
+
+fn make_fixture(w: &World) -> Fixture {
+    // The names the first version of this bench used: `origin.git` and `clone`.
+    let (origin, files) = make_origin(w, "big", DIRS, FILES_PER_DIR);
+    let bare = w.root.join("origin.git");
+    fs::rename(&origin, &bare).expect("rename origin");
+    let clone = clone_of(w, &bare, "clone");
     let raw_dir = w.root.join("raw");
     fs::create_dir_all(&raw_dir).expect("mkdir raw");
     Fixture {
-        clone: w.root.join("clone"),
+        clone,
         raw_dir,
-        files: n,
+        files,
     }
+}
+
+/// `git treebox create <name> --no-fetch --no-launch [extra…]` in `repo`, timed.
+fn create_box(w: &World, repo: &Path, name: &str, extra: &[&str]) -> Duration {
+    let mut c = w.cmd("git", repo);
+    c.args(["treebox", "create", name, "--no-fetch", "--no-launch"])
+        .args(extra);
+    time_once(vec![c])
 }
 
 /// Between create rounds (untimed): flush dirty pages so one round's writeback does not
@@ -232,7 +281,8 @@ fn between_rounds(w: &World, repo: &Path, cleanup: bool) {
 // Measurement
 // ---------------------------------------------------------------------------------
 
-type MakeCmd<'a> = Box<dyn FnMut(usize) -> Command + 'a>;
+/// The commands of one timed run, executed in sequence (usually just one).
+type MakeCmd<'a> = Box<dyn FnMut(usize) -> Vec<Command> + 'a>;
 
 #[derive(Clone, Copy, Debug)]
 enum Target {
@@ -240,16 +290,25 @@ enum Target {
     None,
     /// Median at most this many ms.
     MedianMs(f64),
-    /// Median at most this multiple of the group's baseline median.
+    /// Median at most this multiple of the baseline's median.
     Ratio(f64),
+    /// Value at most this much, in the row's unit.
+    AtMost(f64),
+    /// Value strictly below this, in the row's unit.
+    Below(f64),
+    /// A goal stated in words, with no pass/fail.
+    Note(&'static str),
 }
 
 impl Target {
-    fn describe(self) -> String {
+    fn describe(self, unit: &str) -> String {
         match self {
             Target::None => "—".into(),
             Target::MedianMs(ms) => format!("≤ {ms} ms"),
             Target::Ratio(r) => format!("≤ {r:.2}× raw"),
+            Target::AtMost(x) => format!("≤ {x} {unit}"),
+            Target::Below(x) => format!("< {x} {unit}"),
+            Target::Note(s) => s.into(),
         }
     }
     fn json(self) -> Value {
@@ -257,6 +316,9 @@ impl Target {
             Target::None => Value::Null,
             Target::MedianMs(ms) => json!({ "median_ms_max": ms }),
             Target::Ratio(r) => json!({ "ratio_max": r }),
+            Target::AtMost(x) => json!({ "max": x }),
+            Target::Below(x) => json!({ "below": x }),
+            Target::Note(s) => json!({ "note": s }),
         }
     }
 }
@@ -266,37 +328,53 @@ struct Variant<'a> {
     label: String,
     make: MakeCmd<'a>,
     target: Target,
+    /// The index (in its group) of the variant this one is compared with; itself for a
+    /// reference row. Defaults to the group's first variant.
+    baseline: usize,
 }
 
 impl<'a> Variant<'a> {
-    fn new(label: &str, target: Target, make: impl FnMut(usize) -> Command + 'a) -> Self {
+    fn new(label: &str, target: Target, mut make: impl FnMut(usize) -> Command + 'a) -> Self {
+        Variant::seq(label, target, move |i| vec![make(i)])
+    }
+    /// Several commands timed as one run (e.g. `git clone` then `git checkout`).
+    fn seq(label: &str, target: Target, make: impl FnMut(usize) -> Vec<Command> + 'a) -> Self {
         Variant {
             label: label.into(),
             make: Box::new(make),
             target,
+            baseline: 0,
         }
+    }
+    /// Compare with the group's variant `k` instead of the first one.
+    fn vs(mut self, k: usize) -> Self {
+        self.baseline = k;
+        self
     }
 }
 
-/// Variants timed together. The first is the baseline ("raw") the others are
-/// compared against.
+/// Variants timed together. Each is compared with its baseline (by default the first,
+/// the "raw" one).
 struct Group<'a> {
     name: String,
     rounds: usize,
     warmup: usize,
     variants: Vec<Variant<'a>>,
     /// Untimed, after every round (e.g. remove the worktrees just made).
-    between: Option<Box<dyn FnMut() + 'a>>,
+    between: Option<Box<dyn FnMut(usize) + 'a>>,
 }
 
 impl<'a> Group<'a> {
     /// The common shape: plain git vs treebox doing the same job.
     fn pair(name: &str, rounds: usize, raw: Variant<'a>, ours: Variant<'a>) -> Self {
+        Group::new(name, rounds, 1, vec![raw, ours])
+    }
+    fn new(name: &str, rounds: usize, warmup: usize, variants: Vec<Variant<'a>>) -> Self {
         Group {
             name: name.into(),
             rounds,
-            warmup: 1,
-            variants: vec![raw, ours],
+            warmup,
+            variants,
             between: None,
         }
     }
@@ -311,38 +389,36 @@ impl Stats {
     fn ms(&self) -> Vec<f64> {
         self.samples.iter().map(|d| d.as_secs_f64() * 1e3).collect()
     }
-    fn sorted_ms(&self) -> Vec<f64> {
-        let mut v = self.ms();
-        v.sort_by(f64::total_cmp);
-        v
-    }
     fn median_ms(&self) -> f64 {
         median(self.ms())
     }
     fn min_ms(&self) -> f64 {
-        self.sorted_ms().first().copied().unwrap_or(f64::NAN)
+        self.ms().into_iter().fold(f64::NAN, f64::min)
     }
 }
 
-/// Time one run of `c` (spawn to exit, output captured). Panics if it fails.
-fn time_once(mut c: Command) -> Duration {
-    c.stdout(Stdio::piped()).stderr(Stdio::piped());
+/// Time one run of `cmds` in sequence (spawn of the first to exit of the last, output
+/// captured). Panics if one fails.
+fn time_once(cmds: Vec<Command>) -> Duration {
     let start = Instant::now();
-    let out = c.output().unwrap_or_else(|e| panic!("spawn {c:?}: {e}"));
-    let took = start.elapsed();
-    if !out.status.success() {
-        panic!(
-            "{c:?} failed ({}):\n{}{}",
-            out.status,
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
+    for mut c in cmds {
+        c.stdout(Stdio::piped()).stderr(Stdio::piped());
+        let out = c.output().unwrap_or_else(|e| panic!("spawn {c:?}: {e}"));
+        if !out.status.success() {
+            panic!(
+                "{c:?} failed ({}):\n{}{}",
+                out.status,
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
     }
-    took
+    start.elapsed()
 }
 
 /// Run every variant once per round, rotating the order each round, after `warmup`
-/// untimed rounds. Indices passed to the command builders are unique per group.
+/// untimed rounds. Indices passed to the command builders (and to `between`) are the
+/// round numbers, unique per group.
 fn measure_interleaved(g: &mut Group) -> Vec<Stats> {
     let n = g.variants.len();
     let mut stats: Vec<Stats> = (0..n).map(|_| Stats { samples: vec![] }).collect();
@@ -357,10 +433,24 @@ fn measure_interleaved(g: &mut Group) -> Vec<Stats> {
             }
         }
         if let Some(b) = g.between.as_mut() {
-            b();
+            b(round);
         }
     }
     stats
+}
+
+/// Measure `g`, append its rows, and note the load average seen before it.
+fn measure(mut g: Group, rows: &mut Vec<Row>, loads: &mut Vec<Value>) {
+    let load = first_line("/proc/loadavg");
+    eprintln!(
+        "measuring {} ({} rounds, {} variants; load {load})…",
+        g.name,
+        g.rounds,
+        g.variants.len()
+    );
+    loads.push(json!({ "group": g.name, "loadavg_before": load }));
+    let stats = measure_interleaved(&mut g);
+    rows.extend(rows_for(&g, &stats));
 }
 
 // ---------------------------------------------------------------------------------
@@ -370,6 +460,8 @@ fn measure_interleaved(g: &mut Group) -> Vec<Stats> {
 struct Row {
     group: String,
     measure: String,
+    /// `ms` for timings; `MB`, `KB`, `%`, `ms/box` for derived figures.
+    unit: &'static str,
     median: f64,
     min: f64,
     vs_raw: Option<f64>,
@@ -380,12 +472,59 @@ struct Row {
 }
 
 impl Row {
+    /// A figure that is not a timing group: a size, a ratio, a growth rate.
+    fn value(group: &str, measure: &str, unit: &'static str, samples: Vec<f64>) -> Row {
+        let min = samples.iter().copied().fold(f64::NAN, f64::min);
+        Row {
+            group: group.into(),
+            measure: measure.into(),
+            unit,
+            median: median(samples.clone()),
+            min,
+            vs_raw: None,
+            paired_delta: None,
+            target: Target::None,
+            samples,
+        }
+    }
+    fn target(mut self, t: Target) -> Row {
+        self.target = t;
+        self
+    }
     fn meets(&self) -> Option<bool> {
         match self.target {
-            Target::None => None,
+            Target::None | Target::Note(_) => None,
             Target::MedianMs(ms) => Some(self.median <= ms),
             Target::Ratio(r) => self.vs_raw.map(|x| x <= r),
+            Target::AtMost(x) => Some(self.median <= x),
+            Target::Below(x) => Some(self.median < x),
         }
+    }
+    fn fmt(&self, x: f64) -> String {
+        match self.unit {
+            "KB" => format!("{x:.0} KB"),
+            "%" | "ms/box" => format!("{x:.2} {}", self.unit),
+            u => format!("{x:.1} {u}"),
+        }
+    }
+    fn json(&self) -> Value {
+        let mut o = json!({
+            "group": self.group,
+            "measure": self.measure,
+            "unit": self.unit,
+            "median": self.median,
+            "min": self.min,
+            "vs_raw": self.vs_raw,
+            "paired_delta_ms_median": self.paired_delta,
+            "target": self.target.json(),
+            "meets_target": self.meets(),
+            "samples_in_run_order": self.samples,
+        });
+        if self.unit == "ms" {
+            o["median_ms"] = json!(self.median);
+            o["min_ms"] = json!(self.min);
+        }
+        o
     }
 }
 
@@ -400,27 +539,31 @@ fn median(mut v: Vec<f64>) -> f64 {
 }
 
 fn rows_for(g: &Group, stats: &[Stats]) -> Vec<Row> {
-    let base = &stats[0];
     g.variants
         .iter()
         .zip(stats)
         .enumerate()
-        .map(|(i, (v, s))| Row {
-            group: g.name.clone(),
-            measure: v.label.clone(),
-            median: s.median_ms(),
-            min: s.min_ms(),
-            vs_raw: (i > 0).then(|| s.median_ms() / base.median_ms()),
-            paired_delta: (i > 0)
-                .then(|| median(s.ms().iter().zip(base.ms()).map(|(a, b)| a - b).collect())),
-            target: v.target,
-            samples: s.ms(),
+        .map(|(i, (v, s))| {
+            let base = &stats[v.baseline];
+            let compared = v.baseline != i;
+            Row {
+                group: g.name.clone(),
+                measure: v.label.clone(),
+                unit: "ms",
+                median: s.median_ms(),
+                min: s.min_ms(),
+                vs_raw: compared.then(|| s.median_ms() / base.median_ms()),
+                paired_delta: compared
+                    .then(|| median(s.ms().iter().zip(base.ms()).map(|(a, b)| a - b).collect())),
+                target: v.target,
+                samples: s.ms(),
+            }
         })
         .collect()
 }
 
 fn print_table(rows: &[Row]) {
-    let head = ["measure", "median ms", "min ms", "vs raw", "target"];
+    let head = ["measure", "median", "min", "vs raw", "target"];
     let body: Vec<[String; 5]> = rows
         .iter()
         .map(|r| {
@@ -430,11 +573,11 @@ fn print_table(rows: &[Row]) {
                 None => "",
             };
             [
-                r.measure.clone(),
-                format!("{:.1}", r.median),
-                format!("{:.1}", r.min),
+                format!("{}: {}", r.group, r.measure),
+                r.fmt(r.median),
+                r.fmt(r.min),
                 r.vs_raw.map_or("—".into(), |x| format!("{x:.2}×")),
-                format!("{}{verdict}", r.target.describe()),
+                format!("{}{verdict}", r.target.describe(r.unit)),
             ]
         })
         .collect();
@@ -470,11 +613,363 @@ fn print_table(rows: &[Row]) {
     for r in rows {
         if let Some(d) = r.paired_delta {
             println!(
-                "{}: {} costs {d:+.1} ms over the baseline (median of same-round differences)",
+                "{}: {} costs {d:+.1} ms over its baseline (median of same-round differences)",
                 r.group, r.measure
             );
         }
     }
+}
+
+// ---------------------------------------------------------------------------------
+// Boxes, sizes, records
+// ---------------------------------------------------------------------------------
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+/// `git treebox list --json` in `repo`, parsed.
+fn list_json(w: &World, repo: &Path) -> Value {
+    let mut c = w.cmd("git", repo);
+    c.args(["treebox", "list", "--json"]);
+    serde_json::from_str(&run_ok(&mut c)).expect("list --json is JSON")
+}
+
+/// A box's checkout, as `list --json` reports it.
+fn box_path(w: &World, repo: &Path, name: &str) -> PathBuf {
+    let doc = list_json(w, repo);
+    let b = doc["boxes"]
+        .as_array()
+        .and_then(|a| a.iter().find(|b| b["name"] == name))
+        .unwrap_or_else(|| panic!("no box {name} in {}", repo.display()));
+    PathBuf::from(b["path"].as_str().expect("box path"))
+}
+
+/// A box's record (`$XDG_STATE_HOME/treebox/repos/*/boxes/<leaf>/record.json`) in the
+/// repository `repo`.
+fn record(w: &World, repo: &Path, leaf: &str) -> Value {
+    let repos = w.root.join("state/treebox/repos");
+    for e in fs::read_dir(&repos).expect("state dir").flatten() {
+        let p = e.path().join("boxes").join(leaf).join("record.json");
+        if let Ok(text) = fs::read_to_string(&p) {
+            let v: Value = serde_json::from_str(&text).expect("record is JSON");
+            if v["repo"].as_str().map(Path::new) == Some(repo) {
+                return v;
+            }
+        }
+    }
+    panic!("no record for {leaf} of {}", repo.display());
+}
+
+/// Bytes in the files under `dir` (sizes, not blocks), each inode counted once.
+fn tree_bytes(dir: &Path, seen: &mut HashSet<(u64, u64)>) -> u64 {
+    let mut total = 0;
+    let Ok(entries) = fs::read_dir(dir) else {
+        return 0;
+    };
+    for e in entries.flatten() {
+        let Ok(m) = e.path().symlink_metadata() else {
+            continue;
+        };
+        if m.is_dir() {
+            total += tree_bytes(&e.path(), seen);
+        } else if seen.insert((m.dev(), m.ino())) {
+            total += m.len();
+        }
+    }
+    total
+}
+
+fn kb(bytes: u64) -> f64 {
+    bytes as f64 / 1024.0
+}
+
+// ---------------------------------------------------------------------------------
+// list: 10 / 100 / 500 boxes
+// ---------------------------------------------------------------------------------
+
+/// One repository of 20 files per box count, holding boxes `b1…b<n>`. Returns the
+/// repositories and the time of every `create` made in the largest one, in order.
+fn make_list_repos(w: &World, origin: &Path, counts: &[usize]) -> (Vec<PathBuf>, Vec<f64>) {
+    let total: usize = counts.iter().sum();
+    let largest = counts.iter().copied().max().unwrap_or(0);
+    let t = Instant::now();
+    let mut done = 0;
+    let mut repos = Vec::new();
+    let mut create_ms = Vec::new();
+    for &n in counts {
+        let repo = clone_of(w, origin, &format!("list-{n}"));
+        for i in 1..=n {
+            let d = create_box(w, &repo, &format!("b{i}"), &[]);
+            if n == largest {
+                create_ms.push(ms(d));
+            }
+            done += 1;
+            if done % 50 == 0 || done == total {
+                eprintln!(
+                    "list fixtures: {done}/{total} boxes ({:.0} s)",
+                    t.elapsed().as_secs_f64()
+                );
+            }
+        }
+        let listed = list_json(w, &repo)["boxes"].as_array().map_or(0, Vec::len);
+        assert_eq!(listed, n, "list --json in list-{n} shows {listed} boxes");
+        repos.push(repo);
+    }
+    (repos, create_ms)
+}
+
+/// Peak RSS in KB of `git-treebox list --json` in `repo` (GNU time's `%M`: the
+/// `ru_maxrss` that `wait4` returns), `runs` times. `None` without `/usr/bin/time`.
+fn list_rss_kb(w: &World, repo: &Path, runs: usize) -> Option<Vec<f64>> {
+    let time = Path::new("/usr/bin/time");
+    if !time.exists() {
+        return None;
+    }
+    let out = w.root.join("rss.txt");
+    let mut v = Vec::new();
+    for _ in 0..runs {
+        let mut c = w.cmd(time, repo);
+        c.args(["-f", "%M", "-o"])
+            .arg(&out)
+            .arg(TREEBOX)
+            .args(["list", "--json"]);
+        run_ok(&mut c);
+        let text = fs::read_to_string(&out).expect("time output");
+        let kb: f64 = text
+            .lines()
+            .last()
+            .and_then(|l| l.trim().parse().ok())
+            .unwrap_or_else(|| panic!("unexpected /usr/bin/time output {text:?}"));
+        v.push(kb);
+    }
+    Some(v)
+}
+
+// ---------------------------------------------------------------------------------
+// Containers
+// ---------------------------------------------------------------------------------
+
+/// Removes every container and image the bench made, however the container section
+/// ends: containers by label (the fixture repository's, which treebox sets, and the
+/// bench's own, which the template's image carries into every container made from it),
+/// images by the bench label and by the tag the box record names.
+struct DockerGuard {
+    repo: String,
+    bench_id: String,
+    images: Vec<String>,
+}
+
+impl Drop for DockerGuard {
+    fn drop(&mut self) {
+        let mut ids = HashSet::new();
+        for label in [
+            format!("label=org.treebox.repo={}", self.repo),
+            format!("label=org.treebox.bench={}", self.bench_id),
+        ] {
+            if let Ok(out) = Command::new("docker")
+                .args(["ps", "-aq", "--filter", &label])
+                .output()
+            {
+                ids.extend(
+                    String::from_utf8_lossy(&out.stdout)
+                        .split_whitespace()
+                        .map(str::to_string),
+                );
+            }
+        }
+        for id in &ids {
+            let _ = Command::new("docker").args(["rm", "-f", "-v", id]).output();
+        }
+        let mut images: Vec<String> = self.images.clone();
+        if let Ok(out) = Command::new("docker")
+            .args(["image", "ls", "-q", "--filter"])
+            .arg(format!("label=org.treebox.bench={}", self.bench_id))
+            .output()
+        {
+            images.extend(
+                String::from_utf8_lossy(&out.stdout)
+                    .split_whitespace()
+                    .map(str::to_string),
+            );
+        }
+        images.dedup();
+        for img in &images {
+            let _ = Command::new("docker")
+                .args(["image", "rm", "-f", img])
+                .output();
+        }
+        eprintln!(
+            "docker cleanup: removed {} containers and {} image references",
+            ids.len(),
+            images.len()
+        );
+    }
+}
+
+fn answers(program: &str, args: &[&str]) -> bool {
+    Command::new(program)
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// The container measures. `Err` says why they were skipped.
+fn docker_section(
+    w: &World,
+    origin: &Path,
+    rounds: usize,
+    rows: &mut Vec<Row>,
+    loads: &mut Vec<Value>,
+) -> Result<(), String> {
+    if std::env::var_os("BENCH_DOCKER").is_some_and(|v| v == "0") {
+        return Err("BENCH_DOCKER=0".into());
+    }
+    if !answers("docker", &["info"]) {
+        return Err("`docker info` does not answer".into());
+    }
+    if !answers("docker", &["image", "inspect", BASE_IMAGE]) {
+        return Err(format!("no local image {BASE_IMAGE}"));
+    }
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let bench_id = format!("{}-{now}", std::process::id());
+    let repo = clone_of(w, origin, "ctr");
+    let repo_s = repo.to_str().expect("utf-8").to_string();
+    let mut guard = DockerGuard {
+        repo: repo_s.clone(),
+        bench_id: bench_id.clone(),
+        images: vec![],
+    };
+
+    // A user template as tests/it/container.rs sets one up: the local base image, no
+    // agent install; plus a label of the bench's own (a tag of its own, and cleanup).
+    let mut c = w.cmd("git", &repo);
+    c.args(["treebox", "template", "init", "test"]);
+    run_ok(&mut c);
+    let dir = w.root.join("config/treebox/templates/test");
+    let path = dir.join("container.json");
+    let mut spec: Value = serde_json::from_str(&fs::read_to_string(&path).expect("container.json"))
+        .expect("container.json is JSON");
+    spec["baseImage"] = BASE_IMAGE.into();
+    spec["buildArgs"]["INSTALL_AGENTS"] = "0".into();
+    fs::write(&path, serde_json::to_string_pretty(&spec).expect("json")).expect("write");
+    let dockerfile = dir.join("Dockerfile");
+    let mut text = fs::read_to_string(&dockerfile).expect("Dockerfile");
+    let _ = write!(text, "\nLABEL org.treebox.bench=\"{bench_id}\"\n");
+    fs::write(&dockerfile, text).expect("write Dockerfile");
+    let config = w.root.join("config/treebox/config.json");
+    fs::write(&config, r#"{"template":"test","isolation":"docker"}"#).expect("config");
+
+    eprintln!("docker: first create (builds the image from cached layers)…");
+    let first = create_box(w, &repo, "run1", &[]);
+    let rec = record(w, &repo, "run1");
+    let container = rec["container"]["name"]
+        .as_str()
+        .expect("container.name")
+        .to_string();
+    let image = rec["container"]["image"]
+        .as_str()
+        .expect("container.image")
+        .to_string();
+    guard.images.push(image.clone());
+    if let Some(r) = rec["repo"].as_str() {
+        guard.repo = r.to_string();
+    }
+    rows.push(
+        Row::value(
+            "docker create",
+            "first create --isolation docker (image build, cached layers)",
+            "ms",
+            vec![ms(first)],
+        )
+        .target(Target::None),
+    );
+
+    // run: an exec in the running container.
+    measure(
+        Group::pair(
+            "docker run",
+            rounds,
+            Variant::new("docker exec <container> true (raw)", Target::None, |_| {
+                let mut c = w.cmd("docker", &repo);
+                c.args(["exec", &container, "true"]);
+                c
+            }),
+            Variant::new("git sandbox run <box> -- true", Target::Ratio(1.2), |_| {
+                let mut c = w.cmd("git", &repo);
+                c.args(["sandbox", "run", "run1", "--", "true"]);
+                c
+            }),
+        ),
+        rows,
+        loads,
+    );
+
+    // create with a warm image vs a bare container start.
+    let raw_run = |name: String| {
+        let mut c = w.cmd("docker", &repo);
+        c.args(["run", "-d", "--init", "--name", &name])
+            .args(["--label", &format!("org.treebox.repo={repo_s}")])
+            .args([image.as_str(), "sleep", "infinity"]);
+        c
+    };
+    let id = &bench_id;
+    let mut create = Group::new(
+        "docker create",
+        rounds,
+        1,
+        vec![
+            Variant::new(
+                "docker run -d --init <image> sleep infinity (raw)",
+                Target::None,
+                |i| raw_run(format!("tbraw-{id}-{i}")),
+            ),
+            Variant::seq(
+                "docker run -d --init … + docker rm -f (raw)",
+                Target::None,
+                |i| {
+                    let name = format!("tbrawrm-{id}-{i}");
+                    let mut rm = w.cmd("docker", &repo);
+                    rm.args(["rm", "-f", &name]);
+                    vec![raw_run(name), rm]
+                },
+            ),
+            Variant::new(
+                "git treebox create --isolation docker (warm image)",
+                Target::Note("close to raw"),
+                |i| {
+                    let mut c = w.cmd("git", &repo);
+                    c.args(["treebox", "create", &format!("d{i}")])
+                        .args(["--no-fetch", "--no-launch"]);
+                    c
+                },
+            ),
+        ],
+    );
+    // Untimed: remove this round's containers so every round starts alike.
+    create.between = Some(Box::new(|i| {
+        let mut names = vec![format!("tbraw-{id}-{i}")];
+        let mut ps = w.cmd("docker", &repo);
+        ps.args(["ps", "-aq", "--filter"])
+            .arg(format!("label=org.treebox.box=d{i}"))
+            .arg("--filter")
+            .arg(format!("label=org.treebox.repo={repo_s}"));
+        names.extend(run_ok(&mut ps).split_whitespace().map(str::to_string));
+        for n in names {
+            let mut rm = w.cmd("docker", &repo);
+            rm.args(["rm", "-f", "-v", &n]);
+            run_ok(&mut rm);
+        }
+    }));
+    measure(create, rows, loads);
+
+    drop(guard);
+    let _ = fs::remove_file(&config);
+    Ok(())
 }
 
 // ---------------------------------------------------------------------------------
@@ -531,28 +1026,38 @@ fn env_usize(name: &str, default: usize) -> usize {
 
 // ---------------------------------------------------------------------------------
 
+// ---------------------------------------------------------------------------------
+
 fn main() {
     let rounds = env_usize("BENCH_ROUNDS", 15);
     let startup_runs = env_usize("BENCH_STARTUP_RUNS", 30);
+    let list_runs = env_usize("BENCH_LIST_RUNS", 20);
+    let list_max = env_usize("BENCH_LIST_MAX", 500);
+    let docker_rounds = env_usize("BENCH_DOCKER_ROUNDS", 12);
     let cleanup = std::env::var_os("BENCH_CLEANUP").is_some_and(|v| v == "1");
+    let mut counts: Vec<usize> = [10, 100, 500].map(|n| n.min(list_max)).to_vec();
+    counts.dedup();
 
-    let w = World::new();
+    let world = World::new();
+    let w = &world;
     let git_version = w.git(&w.root, &["--version"]).trim().to_string();
     let nproc = std::thread::available_parallelism().map_or(0, |n| n.get());
     let kernel = first_line("/proc/version");
     let load_before = first_line("/proc/loadavg");
-    eprintln!("treebox bench: {nproc} CPUs, {git_version}");
+    eprintln!("treebox bench: {nproc} CPUs, {git_version}, load {load_before}");
     eprintln!("kernel: {kernel}");
+    let started = Instant::now();
 
     let t = Instant::now();
-    let fx = make_fixture(&w);
+    let fx = make_fixture(w);
     eprintln!(
         "fixture: {} files in {:.1}s; {rounds} create rounds, {startup_runs} startup runs",
         fx.files,
         t.elapsed().as_secs_f64()
     );
 
-    let mut groups: Vec<Group> = Vec::new();
+    let mut rows = Vec::new();
+    let mut loads = Vec::new();
 
     // create: raw `git worktree add` vs `git treebox create`.
     let mut create = Group::pair(
@@ -573,40 +1078,301 @@ fn main() {
             c
         }),
     );
-    create.between = Some(Box::new(|| between_rounds(&w, &fx.clone, cleanup)));
-    groups.push(create);
+    create.between = Some(Box::new(|_| between_rounds(w, &fx.clone, cleanup)));
+    measure(create, &mut rows, &mut loads);
 
     // startup: process start to exit, no work.
-    groups.push(Group {
-        name: "startup".into(),
-        rounds: startup_runs,
-        warmup: 2,
-        variants: vec![
-            Variant::new("git --version", Target::None, |_| {
-                let mut c = w.cmd("git", &w.root);
-                c.arg("--version");
-                c
-            }),
-            Variant::new("git-treebox --version", Target::MedianMs(10.0), |_| {
-                let mut c = w.cmd(TREEBOX, &w.root);
-                c.arg("--version");
-                c
-            }),
-            Variant::new("git-sandbox --version", Target::MedianMs(10.0), |_| {
-                let mut c = w.cmd(SANDBOX, &w.root);
-                c.arg("--version");
-                c
-            }),
-        ],
-        between: None,
-    });
+    measure(
+        Group::new(
+            "startup",
+            startup_runs,
+            2,
+            vec![
+                Variant::new("git --version", Target::None, |_| {
+                    let mut c = w.cmd("git", &w.root);
+                    c.arg("--version");
+                    c
+                }),
+                Variant::new("git-treebox --version", Target::MedianMs(10.0), |_| {
+                    let mut c = w.cmd(TREEBOX, &w.root);
+                    c.arg("--version");
+                    c
+                }),
+                Variant::new("git-sandbox --version", Target::MedianMs(10.0), |_| {
+                    let mut c = w.cmd(SANDBOX, &w.root);
+                    c.arg("--version");
+                    c
+                }),
+            ],
+        ),
+        &mut rows,
+        &mut loads,
+    );
 
-    let mut rows = Vec::new();
-    for g in &mut groups {
-        eprintln!("measuring {} ({} rounds)…", g.name, g.rounds);
-        let stats = measure_interleaved(g);
-        rows.extend(rows_for(g, &stats));
+    // list: one small repository per box count.
+    let t = Instant::now();
+    let (small_origin, small_files) = make_origin(w, "small", SMALL_DIRS, SMALL_FILES_PER_DIR);
+    eprintln!(
+        "list fixtures: {small_files} files, {} boxes in {} repositories (BENCH_LIST_MAX={list_max})…",
+        counts.iter().sum::<usize>(),
+        counts.len()
+    );
+    let (list_repos, create_ms) = make_list_repos(w, &small_origin, &counts);
+    let list_fixture_s = t.elapsed().as_secs_f64();
+    let largest = *counts.last().expect("a box count");
+    let largest_repo = list_repos.last().expect("a list repo").clone();
+    let mut variants = Vec::new();
+    for (k, (&n, repo)) in counts.iter().zip(&list_repos).enumerate() {
+        variants.push(
+            Variant::new(
+                &format!("git worktree list --porcelain, {n} boxes"),
+                Target::None,
+                move |_| {
+                    let mut c = w.cmd("git", repo);
+                    c.args(["worktree", "list", "--porcelain"]);
+                    c
+                },
+            )
+            .vs(2 * k),
+        );
+        let target = if n == 100 {
+            Target::MedianMs(50.0)
+        } else {
+            Target::None
+        };
+        variants.push(
+            Variant::new(
+                &format!("git treebox list --json, {n} boxes"),
+                target,
+                move |_| {
+                    let mut c = w.cmd("git", repo);
+                    c.args(["treebox", "list", "--json"]);
+                    c
+                },
+            )
+            .vs(2 * k),
+        );
     }
+    let first_list_row = rows.len();
+    measure(
+        Group::new("list", list_runs, 2, variants),
+        &mut rows,
+        &mut loads,
+    );
+    // Growth between consecutive counts, from the medians.
+    let medians: Vec<(f64, f64)> = rows[first_list_row..]
+        .chunks(2)
+        .map(|p| (p[0].median, p[1].median))
+        .collect();
+    for (i, pair) in counts.windows(2).enumerate() {
+        let (a, b) = (pair[0], pair[1]);
+        let per = |x: f64, y: f64| (y - x) / (b - a) as f64;
+        rows.push(Row::value(
+            "list",
+            &format!("list --json growth, {a}→{b} boxes"),
+            "ms/box",
+            vec![per(medians[i].1, medians[i + 1].1)],
+        ));
+        rows.push(Row::value(
+            "list",
+            &format!("git worktree list growth, {a}→{b} boxes"),
+            "ms/box",
+            vec![per(medians[i].0, medians[i + 1].0)],
+        ));
+    }
+    // Each create in the largest repository, early vs late.
+    let win = (largest / 10).max(1);
+    let early = create_ms[..win].to_vec();
+    let late = create_ms[largest - win..].to_vec();
+    let (em, lm) = (median(early.clone()), median(late.clone()));
+    rows.push(Row::value(
+        "list",
+        &format!("create (20 files), boxes 1–{win}"),
+        "ms",
+        early,
+    ));
+    rows.push(Row::value(
+        "list",
+        &format!("create (20 files), boxes {}–{largest}", largest - win + 1),
+        "ms",
+        late,
+    ));
+    if largest > win {
+        rows.push(Row::value(
+            "list",
+            "create growth per existing box",
+            "ms/box",
+            vec![(lm - em) / (largest - win) as f64],
+        ));
+    }
+    // Peak RSS.
+    let rss_method = "/usr/bin/time -f %M (ru_maxrss from wait4) of git-treebox list --json";
+    for (&n, repo) in counts.iter().zip(&list_repos) {
+        match list_rss_kb(w, repo, 5) {
+            Some(kb) => {
+                let target = if n == 500 {
+                    Target::AtMost(30.0)
+                } else {
+                    Target::None
+                };
+                rows.push(
+                    Row::value(
+                        "list",
+                        &format!("peak RSS, list --json, {n} boxes"),
+                        "MB",
+                        kb.iter().map(|k| k / 1024.0).collect(),
+                    )
+                    .target(target),
+                );
+            }
+            None => eprintln!("note: no /usr/bin/time; peak RSS not measured"),
+        }
+    }
+
+    // enter: a fresh box, in the 5,000-file repository and in the largest list one.
+    create_box(w, &fx.clone, "b1", &[]);
+    let big_b1 = box_path(w, &fx.clone, "b1");
+    let small_b1 = box_path(w, &largest_repo, "b1");
+    let enter_in = |label: &str, repo: &Path, target: Target| -> Variant {
+        let repo = repo.to_path_buf();
+        Variant::new(label, target, move |_| {
+            let mut c = w.cmd("git", &repo);
+            c.args(["treebox", "enter", "b1", "--print"]);
+            c
+        })
+    };
+    let rev_parse_in = |label: &str, dir: &Path| -> Variant {
+        let dir = dir.to_path_buf();
+        Variant::new(label, Target::None, move |_| {
+            let mut c = w.cmd("git", &dir);
+            c.args(["rev-parse", "HEAD"]);
+            c
+        })
+    };
+    measure(
+        Group::new(
+            "enter",
+            list_runs,
+            2,
+            vec![
+                rev_parse_in("git rev-parse HEAD in box, 5,000 files", &big_b1),
+                enter_in(
+                    "git treebox enter b1 --print, 5,000 files",
+                    &fx.clone,
+                    Target::MedianMs(20.0),
+                ),
+                rev_parse_in(
+                    &format!("git rev-parse HEAD in box, {largest} boxes"),
+                    &small_b1,
+                )
+                .vs(2),
+                enter_in(
+                    &format!("git treebox enter b1 --print, {largest} boxes"),
+                    &largest_repo,
+                    Target::MedianMs(20.0),
+                )
+                .vs(2),
+            ],
+        ),
+        &mut rows,
+        &mut loads,
+    );
+
+    // clone: raw `git clone --shared` + checkout vs `git treebox create --git clone`.
+    let mut clone = Group::pair(
+        "clone",
+        rounds,
+        Variant::seq(
+            "git clone --shared --no-checkout + checkout -b (raw)",
+            Target::None,
+            |i| {
+                let dir = fx.raw_dir.join(format!("clone-{i}"));
+                let mut a = w.cmd("git", &fx.raw_dir);
+                a.args(["clone", "--quiet", "--shared", "--no-checkout"])
+                    .arg(&fx.clone)
+                    .arg(&dir);
+                let mut b = w.cmd("git", &fx.raw_dir);
+                b.arg("-C").arg(&dir).args([
+                    "checkout",
+                    "-q",
+                    "-b",
+                    &format!("c{i}"),
+                    "origin/main",
+                ]);
+                vec![a, b]
+            },
+        ),
+        Variant::new(
+            "git treebox create --git clone --no-fetch",
+            Target::Ratio(1.35),
+            |i| {
+                let mut c = w.cmd("git", &fx.clone);
+                c.args(["treebox", "create", &format!("c{i}"), "--git", "clone"])
+                    .args(["--no-fetch", "--no-launch"]);
+                c
+            },
+        ),
+    );
+    clone.between = Some(Box::new(|_| between_rounds(w, &fx.clone, false)));
+    measure(clone, &mut rows, &mut loads);
+    // Sizes: the last clone of each kind, the user's object store, a worktree box.
+    let last = rounds; // warm-up round 0, then rounds 1..=rounds
+    let ours = box_path(w, &fx.clone, &format!("c{last}")).join(".git");
+    let raw = fx.raw_dir.join(format!("clone-{last}/.git"));
+    let objects = fx.clone.join(".git/objects");
+    let wt_admin = PathBuf::from(
+        w.git(
+            &box_path(w, &fx.clone, "b1"),
+            &["rev-parse", "--absolute-git-dir"],
+        )
+        .trim(),
+    );
+    let size = |p: &Path| tree_bytes(p, &mut HashSet::new());
+    let (ours_b, raw_b, objects_b, wt_b) =
+        (size(&ours), size(&raw), size(&objects), size(&wt_admin));
+    let index_b = fs::metadata(ours.join("index")).map_or(0, |m| m.len());
+    let ours_objects_b = size(&ours.join("objects"));
+    for (label, bytes) in [
+        ("user's .git/objects", objects_b),
+        ("treebox clone's .git", ours_b),
+        ("  of which index", index_b),
+        ("  of which objects/", ours_objects_b),
+        ("raw clone --shared .git", raw_b),
+        ("worktree box's admin dir (reference)", wt_b),
+    ] {
+        rows.push(Row::value("clone size", label, "KB", vec![kb(bytes)]));
+    }
+    let pct = |b: u64| 100.0 * b as f64 / objects_b.max(1) as f64;
+    rows.push(
+        Row::value(
+            "clone size",
+            "treebox clone's .git / user's objects",
+            "%",
+            vec![pct(ours_b)],
+        )
+        .target(Target::Below(1.0)),
+    );
+    rows.push(Row::value(
+        "clone size",
+        "same, without the index",
+        "%",
+        vec![pct(ours_b - index_b)],
+    ));
+
+    // containers, last: the section writes a user config that selects docker.
+    let docker = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        docker_section(w, &small_origin, docker_rounds, &mut rows, &mut loads)
+    })) {
+        Ok(Ok(())) => json!({ "status": "measured" }),
+        Ok(Err(why)) => {
+            eprintln!("note: container measures skipped: {why}");
+            json!({ "status": "skipped", "reason": why })
+        }
+        Err(_) => {
+            eprintln!("note: container measures failed (see the panic above); cleaned up");
+            json!({ "status": "failed" })
+        }
+    };
 
     println!();
     print_table(&rows);
@@ -623,26 +1389,25 @@ fn main() {
             "git": git_version,
             "loadavg_before": load_before,
             "loadavg_after": first_line("/proc/loadavg"),
+            "loadavg_by_group": loads,
         },
         "timestamp": iso8601(now),
         "unix_time": now,
+        "duration_s": started.elapsed().as_secs_f64(),
         "config": {
             "create_rounds": rounds,
             "startup_runs": startup_runs,
+            "list_runs": list_runs,
+            "list_box_counts": counts,
+            "list_fixture_files": small_files,
+            "list_fixture_build_s": list_fixture_s,
+            "docker_rounds": docker_rounds,
             "fixture_files": fx.files,
             "cleanup_between_rounds": cleanup,
+            "rss_method": rss_method,
         },
-        "results": rows.iter().map(|r| json!({
-            "group": r.group,
-            "measure": r.measure,
-            "median_ms": r.median,
-            "min_ms": r.min,
-            "vs_raw": r.vs_raw,
-            "paired_delta_ms_median": r.paired_delta,
-            "target": r.target.json(),
-            "meets_target": r.meets(),
-            "samples_ms_in_run_order": r.samples,
-        })).collect::<Vec<_>>(),
+        "docker": docker,
+        "results": rows.iter().map(Row::json).collect::<Vec<_>>(),
     });
     let out_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("bench");
     fs::create_dir_all(&out_dir).expect("mkdir bench/");
