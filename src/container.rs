@@ -844,10 +844,33 @@ pub fn refresh_credentials(
         }))
     {
         if let Ok(data) = std::fs::read(&f.0) {
-            atomic::write(&f.1, &data, 0o600).map_err(io_err("could not write", &f.1))?;
+            write_in_place(&f.1, &data)?;
         }
     }
     Ok(())
+}
+
+/// Rewrite a staged credential file in place. A file bind-mounted on its own pins its
+/// inode, so a rename would leave the container reading the old copy; the staging dir
+/// is host-owned, so there is no symlink to fear, but one is refused all the same.
+fn write_in_place(path: &Path, data: &[u8]) -> Result<(), ContainerError> {
+    use std::os::unix::fs::OpenOptionsExt;
+    if std::fs::symlink_metadata(path).is_ok_and(|m| !m.is_file()) {
+        return Err(ContainerError::Io {
+            what: "refusing to write through",
+            path: path.to_path_buf(),
+            source: std::io::Error::from(std::io::ErrorKind::InvalidInput),
+        });
+    }
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path)
+        .map_err(io_err("could not write", path))?;
+    f.write_all(data).map_err(io_err("could not write", path))
 }
 
 /// Remove a box's container and, when no other container uses it, its image.

@@ -278,6 +278,7 @@ fn secrets_stay_out_of_layers_and_credentials_are_private() {
         let claude = b.env.home.join(".claude");
         std::fs::create_dir_all(&claude).unwrap();
         std::fs::write(claude.join(".credentials.json"), r#"{"token":"login"}"#).unwrap();
+        std::fs::write(b.env.home.join(".claude.json"), r#"{"user":"first"}"#).unwrap();
         std::fs::write(claude.join("projects.db"), "not copied").unwrap();
         let env = &b.env;
         env.treebox(&["create", "s", "--no-launch"]).ok();
@@ -318,6 +319,21 @@ fn secrets_stay_out_of_layers_and_credentials_are_private() {
             &format!("{home}/.claude/.credentials.json"),
         ]);
         assert!(inside.ok().stdout.contains("login"));
+        // Refreshed on every enter: a new login on the host reaches the box.
+        std::fs::write(claude.join(".credentials.json"), r#"{"token":"renewed"}"#).unwrap();
+        env.treebox(&["enter", "s", "--print"]).ok();
+        let inside = b.exec(&[
+            "s",
+            "--",
+            "cat",
+            &format!("{home}/.claude/.credentials.json"),
+        ]);
+        assert!(inside.ok().stdout.contains("renewed"), "{inside:?}");
+        // Also the file mounted on its own (~/.claude.json), rewritten in place.
+        std::fs::write(env.home.join(".claude.json"), r#"{"user":"second"}"#).unwrap();
+        env.treebox(&["enter", "s", "--print"]).ok();
+        let inside = b.exec(&["s", "--", "cat", &format!("{home}/.claude.json")]);
+        assert!(inside.ok().stdout.contains("second"), "{inside:?}");
         // The live ~/.claude is not what is mounted: a write inside does not reach it.
         b.exec(&[
             "s",
