@@ -196,6 +196,19 @@ impl Cmd {
         c.status().map_err(spawn_err)
     }
 
+    /// The environment changes as strings (lossy), e.g. to pass them on to `exec -e`.
+    pub fn env_strings(&self) -> Vec<(String, String)> {
+        self.env
+            .iter()
+            .map(|(k, v)| {
+                (
+                    k.to_string_lossy().into_owned(),
+                    v.to_string_lossy().into_owned(),
+                )
+            })
+            .collect()
+    }
+
     /// The argv as strings (lossy), e.g. for JSON output.
     pub fn argv(&self) -> Vec<String> {
         std::iter::once(&self.program)

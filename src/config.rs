@@ -144,7 +144,8 @@ impl Kind {
     }
 }
 
-fn suggest<'a>(key: &str, candidates: impl Iterator<Item = &'a str>) -> Option<String> {
+/// The closest candidate to a mistyped key, for a did-you-mean (config and templates).
+pub(crate) fn suggest<'a>(key: &str, candidates: impl Iterator<Item = &'a str>) -> Option<String> {
     candidates
         .map(|c| (strsim::jaro_winkler(key, c), c))
         .filter(|(score, _)| *score > 0.8)

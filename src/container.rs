@@ -691,17 +691,7 @@ pub fn setup_inside(
 ) -> Result<(), ContainerError> {
     let mut steps: Vec<(String, Vec<String>, EnvVars)> = Vec::new();
     for (name, cmd) in setup::plan_steps(box_path, ecos, custom, &setup::CacheMode::Shared) {
-        let env = cmd
-            .env
-            .iter()
-            .map(|(k, v)| {
-                (
-                    k.to_string_lossy().into_owned(),
-                    v.to_string_lossy().into_owned(),
-                )
-            })
-            .collect();
-        steps.push((name, cmd.argv(), env));
+        steps.push((name, cmd.argv(), cmd.env_strings()));
     }
     for (i, c) in post_create.iter().enumerate() {
         steps.push((

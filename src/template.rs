@@ -250,13 +250,7 @@ const SPEC_KEYS: &[&str] = &[
 ];
 const FIREWALL_KEYS: &[&str] = &["script", "allowlist"];
 
-fn suggest<'a>(key: &str, candidates: impl Iterator<Item = &'a str>) -> Option<String> {
-    candidates
-        .map(|c| (strsim::jaro_winkler(key, c), c))
-        .filter(|(score, _)| *score > 0.8)
-        .max_by(|a, b| a.0.total_cmp(&b.0))
-        .map(|(_, c)| c.to_string())
-}
+use crate::config::suggest;
 
 fn did_you_mean(s: Option<String>) -> String {
     s.map(|k| format!(" (did you mean `{k}`?)"))

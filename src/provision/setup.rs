@@ -661,16 +661,7 @@ mod tests {
     type ColdCase<'a> = (Ecosystem, &'a [&'a str], &'a [(&'a str, &'a str)]);
 
     fn parts(c: &Cmd) -> Parts {
-        let env = c
-            .env
-            .iter()
-            .map(|(k, v)| {
-                (
-                    k.to_string_lossy().into_owned(),
-                    v.to_string_lossy().into_owned(),
-                )
-            })
-            .collect();
+        let env = c.env_strings();
         assert!(c.env_remove.is_empty());
         assert!(c.stdin.is_none());
         (c.argv(), env, c.cwd.clone())
