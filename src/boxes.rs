@@ -41,6 +41,8 @@ impl BoxEntry {
         self.branch
             .as_deref()
             .or(self.record.as_ref().map(|r| r.branch.as_str()))
+            // A folder box has no branch.
+            .filter(|b| !b.is_empty())
     }
 }
 

@@ -330,13 +330,18 @@ pub fn stage_credentials(
 
 /// The git identity and model keys, for the 0600 env file.
 fn env_lines(
-    repo: &Repo,
+    repo: Option<&Repo>,
     leaf: &Leaf,
     spec_env: &[(String, String)],
     extra: &[(String, String)],
 ) -> String {
     let mut vars: Vec<(String, String)> = vec![("TREEBOX_BOX".into(), leaf.to_string())];
-    if let Ok(cfg) = repo.git.config() {
+    // The repository's view of the identity, or (a folder box) the user's own config.
+    let cfg = match repo {
+        Some(r) => r.git.config(),
+        None => git2::Config::open_default(),
+    };
+    if let Ok(cfg) = cfg {
         for (key, names) in [
             ("user.name", ["GIT_AUTHOR_NAME", "GIT_COMMITTER_NAME"]),
             ("user.email", ["GIT_AUTHOR_EMAIL", "GIT_COMMITTER_EMAIL"]),
@@ -372,7 +377,8 @@ fn env_lines(
 
 /// Everything needed to make (or remake) a box's container.
 pub struct Spec<'a> {
-    pub repo: &'a Repo,
+    /// The user's repository; `None` for a folder box (a project without git).
+    pub repo: Option<&'a Repo>,
     pub layout: &'a Layout,
     pub leaf: &'a Leaf,
     pub record: &'a Record,
@@ -483,26 +489,31 @@ impl Spec<'_> {
     ) -> Result<(Vec<Mount>, EnvVars), ContainerError> {
         let r = self.record;
         let mut m = vec![Mount::same(&r.path, false)];
-        if r.git_mode == "clone" {
-            m.push(Mount::same(&self.repo.common_dir.join("objects"), true));
-            m.push(Mount::same(
-                &self.layout.box_state(self.leaf).join("hooks"),
-                true,
-            ));
-        } else {
-            let common = &self.repo.common_dir;
-            m.push(Mount::same(common, false));
-            m.push(Mount::same(&common.join("hooks"), true));
-            // Other boxes' registrations read-only, so an in-box `git worktree prune`
-            // cannot delete them; this box's own admin dir writable, its guard not.
-            let worktrees = common.join("worktrees");
-            m.push(Mount::same(&worktrees, true));
-            if let Some(admin) = self.repo.worktree_admin_dir(&r.path) {
-                m.push(Mount::same(&admin, false));
+        match (r.git_mode.as_str(), self.repo) {
+            // A folder box: the folder itself is all there is.
+            ("folder", _) | (_, None) => {}
+            ("clone", Some(repo)) => {
+                m.push(Mount::same(&repo.common_dir.join("objects"), true));
                 m.push(Mount::same(
-                    &admin.join(crate::provision::guard::HOOKS_DIR_NAME),
+                    &self.layout.box_state(self.leaf).join("hooks"),
                     true,
                 ));
+            }
+            (_, Some(repo)) => {
+                let common = &repo.common_dir;
+                m.push(Mount::same(common, false));
+                m.push(Mount::same(&common.join("hooks"), true));
+                // Other boxes' registrations read-only, so an in-box `git worktree prune`
+                // cannot delete them; this box's own admin dir writable, its guard not.
+                let worktrees = common.join("worktrees");
+                m.push(Mount::same(&worktrees, true));
+                if let Some(admin) = repo.worktree_admin_dir(&r.path) {
+                    m.push(Mount::same(&admin, false));
+                    m.push(Mount::same(
+                        &admin.join(crate::provision::guard::HOOKS_DIR_NAME),
+                        true,
+                    ));
+                }
             }
         }
         let host_home = std::env::var_os("HOME")
@@ -604,7 +615,7 @@ impl Spec<'_> {
                     labels: vec![
                         (
                             "org.treebox.repo".into(),
-                            self.repo.main_root.to_string_lossy().into_owned(),
+                            self.record.repo.to_string_lossy().into_owned(),
                         ),
                         ("org.treebox.box".into(), self.leaf.to_string()),
                     ],
@@ -722,7 +733,7 @@ pub fn setup_inside(
 /// Make sure a recorded container runs: start it when stopped (re-applying the
 /// firewall), recreate it when it was removed.
 pub fn ensure_running(
-    repo: &Repo,
+    repo: Option<&Repo>,
     layout: &Layout,
     record: &Record,
     cfg_allow: &[String],
@@ -955,7 +966,7 @@ mod tests {
         let repo = Repo::discover(d.path()).unwrap();
         let leaf = Leaf::parse("b").unwrap();
         let text = env_lines(
-            &repo,
+            Some(&repo),
             &leaf,
             &[("A".into(), "1".into()), ("B".into(), "x\ny".into())],
             &[],

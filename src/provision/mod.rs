@@ -901,7 +901,7 @@ fn container_stage(
     let ecos = setup::detect(&plan.path);
     record.ecosystems = ecos.iter().map(|e| e.as_str().to_string()).collect();
     let spec = crate::container::Spec {
-        repo: &ctx.repo,
+        repo: Some(&ctx.repo),
         layout: &ctx.layout,
         leaf,
         record: &record,
@@ -1041,7 +1041,10 @@ pub(crate) fn ensure_container(
 ) -> Result<crate::container::ContainerRecord, ProvisionError> {
     if record.container.is_some() {
         return Ok(crate::container::ensure_running(
-            repo, layout, record, allow,
+            Some(repo),
+            layout,
+            record,
+            allow,
         )?);
     }
     let engine = crate::container::resolve_engine(&record.runner)?;
@@ -1049,7 +1052,7 @@ pub(crate) fn ensure_container(
         .map_err(crate::container::ContainerError::from)?;
     let ecos: Vec<setup::Ecosystem> = setup::detect(&record.path);
     let spec = crate::container::Spec {
-        repo,
+        repo: Some(repo),
         layout,
         leaf,
         record,

@@ -368,3 +368,58 @@ fn planted_config_in_a_clone_never_runs_on_the_host() {
     env.treebox(&["teardown", "--force", "hostile"]).ok();
     check("teardown --force");
 }
+
+fn sandbox_in(env: &TestEnv, dir: &Path, args: &[&str]) -> crate::env::Run {
+    let out = env
+        .command(crate::env::SANDBOX, dir)
+        .args(args)
+        .output()
+        .unwrap();
+    crate::env::Run::from_output(out)
+}
+
+#[test]
+fn a_folder_without_git_is_sandboxed_as_itself_and_never_removed() {
+    let env = TestEnv::new();
+    let folder = env.root().join("project");
+    std::fs::create_dir_all(&folder).unwrap();
+    std::fs::write(folder.join("notes.txt"), "mine\n").unwrap();
+    // A git mode asked for by flag cannot be honoured here: refused, nothing made.
+    for flag in ["clone", "worktree"] {
+        let r = sandbox_in(&env, &folder, &["up", "p", "--git", flag, "-d"]);
+        r.code(2);
+        assert!(r.stderr.contains("requires a git repository"), "{r:?}");
+    }
+    assert!(!env.state_dir().join("treebox/repos").exists());
+    // From the config only: a warning, and the folder itself is the box.
+    env.write_config(r#"{"git": "clone"}"#);
+    let r = sandbox_in(&env, &folder, &["up", "p", "-d"]);
+    r.ok();
+    assert!(r.stderr.contains("mounts the folder itself"), "{r:?}");
+    assert_eq!(r.stdout.trim(), folder.to_string_lossy());
+    let out = sandbox_in(&env, &folder, &["run", "p", "--", "cat", "notes.txt"]);
+    assert_eq!(out.ok().stdout, "mine\n");
+    let ls = env.sandbox(&["ls", "--json"]).ok().json();
+    let row = ls["boxes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["name"] == "p")
+        .cloned()
+        .unwrap();
+    assert_eq!(row["mode"], "folder");
+    assert_eq!(row["state"], "ready");
+    // A second up of the same box is a conflict, as for any box.
+    sandbox_in(&env, &folder, &["up", "p", "-d"]).code(5);
+    // down removes the box, never the folder.
+    sandbox_in(&env, &folder, &["down", "p"]).ok();
+    assert_eq!(
+        std::fs::read_to_string(folder.join("notes.txt")).unwrap(),
+        "mine\n"
+    );
+    sandbox_in(&env, &folder, &["run", "p", "--", "true"]).code(3);
+    assert!(env.sandbox(&["ls", "--json"]).ok().json()["boxes"]
+        .as_array()
+        .unwrap()
+        .is_empty());
+}

@@ -616,3 +616,55 @@ fn auto_isolation_uses_an_engine_only_on_a_runner() {
     let doc = b.env.treebox(&["enter", "plain", "--json"]).ok().json();
     assert_eq!(doc["runner"], "host");
 }
+
+#[test]
+fn a_folder_box_in_a_container_mounts_the_folder_and_down_keeps_it() {
+    each_engine(|b| {
+        let env = &b.env;
+        let folder = env.root().join("plain-project");
+        std::fs::create_dir_all(&folder).unwrap();
+        std::fs::write(folder.join("notes.txt"), "mine\n").unwrap();
+        let run = |args: &[&str]| {
+            Run::from_output(
+                env.command(crate::env::SANDBOX, &folder)
+                    .args(args)
+                    .output()
+                    .unwrap(),
+            )
+        };
+        run(&["up", "fp", "-d"]).ok();
+        let out = run(&[
+            "run",
+            "fp",
+            "--",
+            "sh",
+            "-c",
+            "cat notes.txt && echo made > inside.txt",
+        ]);
+        assert_eq!(out.ok().stdout, "mine\n");
+        assert_eq!(
+            std::fs::read_to_string(folder.join("inside.txt")).unwrap(),
+            "made\n"
+        );
+        let c = {
+            let repos = env.state_dir().join("treebox/repos");
+            let dir = std::fs::read_dir(&repos)
+                .unwrap()
+                .flatten()
+                .next()
+                .unwrap()
+                .path();
+            let rec: serde_json::Value = serde_json::from_str(
+                &std::fs::read_to_string(dir.join("boxes/fp/record.json")).unwrap(),
+            )
+            .unwrap();
+            rec["container"]["name"].as_str().unwrap().to_string()
+        };
+        run(&["down", "fp"]).ok();
+        assert!(!b.engine(&["container", "inspect", &c]).status.success());
+        assert_eq!(
+            std::fs::read_to_string(folder.join("notes.txt")).unwrap(),
+            "mine\n"
+        );
+    });
+}

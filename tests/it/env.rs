@@ -28,7 +28,7 @@ pub struct Run {
 }
 
 impl Run {
-    fn from(o: Output) -> Run {
+    pub fn from_output(o: Output) -> Run {
         use std::os::unix::process::ExitStatusExt;
         Run {
             code: o
@@ -188,7 +188,7 @@ impl TestEnv {
     }
 
     pub fn treebox_in(&self, cwd: &Path, args: &[&str]) -> Run {
-        Run::from(
+        Run::from_output(
             self.command(TREEBOX, cwd)
                 .args(args)
                 .output()
@@ -197,7 +197,7 @@ impl TestEnv {
     }
 
     pub fn sandbox(&self, args: &[&str]) -> Run {
-        Run::from(
+        Run::from_output(
             self.command(SANDBOX, &self.repo)
                 .args(args)
                 .output()
@@ -214,7 +214,7 @@ impl TestEnv {
     }
 
     pub fn git_run(&self, dir: &Path, args: &[&str]) -> Run {
-        Run::from(
+        Run::from_output(
             self.command("git", dir)
                 .args(args)
                 .output()

@@ -731,3 +731,22 @@ fn schema_sandbox_up_prints_the_create_document() {
     assert_valid("create", &doc, "sandbox up cloned --git clone --json");
     assert_eq!(doc["gitMode"], "clone");
 }
+
+#[test]
+fn schema_folder_box_documents() {
+    let env = TestEnv::new();
+    let folder = env.root().join("nogit");
+    std::fs::create_dir_all(&folder).unwrap();
+    let out = env
+        .command(crate::env::SANDBOX, &folder)
+        .args(["up", "f", "--json"])
+        .output()
+        .unwrap();
+    let run = crate::env::Run::from_output(out);
+    let doc = run.ok().json();
+    assert_eq!(doc["gitMode"], "folder");
+    assert_valid("create", &doc, "folder up --json");
+    let ls = env.sandbox(&["ls", "--json"]).ok().json();
+    assert_valid("sandbox-ls", &ls, "ls with a folder box");
+    assert_eq!(ls["boxes"][0]["mode"], "folder");
+}

@@ -28,7 +28,10 @@ pub struct DownArgs {
 
 pub fn run(a: DownArgs, ui: &mut Ui) -> Result<i32, CliError> {
     let _cfg = crate::cli::load_config()?;
-    let (repo, layout, entry) = super::find(&a.name)?;
+    let (repo, layout, entry) = match super::find_any(&a.name)? {
+        super::Found::Repo(repo, layout, entry) => (repo, layout, entry),
+        super::Found::Folder(layout, record) => return down_folder(&a, &layout, &record, ui),
+    };
     let t = teardown::target(entry, &repo, &layout);
     let name = t.entry.leaf.to_string();
     let mut reasons = Vec::new();
@@ -84,6 +87,50 @@ pub fn run(a: DownArgs, ui: &mut Ui) -> Result<i32, CliError> {
         }));
     } else {
         ui.info(&format!("removed box `{}`", r.leaf));
+    }
+    Ok(error::OK)
+}
+
+/// A folder box: ask only for a live session; remove its container and bookkeeping,
+/// never the folder.
+fn down_folder(
+    a: &DownArgs,
+    layout: &crate::state::Layout,
+    record: &crate::state::Record,
+    ui: &mut Ui,
+) -> Result<i32, CliError> {
+    let leaf =
+        crate::names::Leaf::parse(&record.name).map_err(crate::provision::ProvisionError::from)?;
+    if !a.force && crate::state::session::is_live(&layout.session_path(&leaf)) {
+        return Err(CliError::new(
+            error::CONFLICT,
+            "needs-confirmation",
+            format!("box `{}`: an agent session is live in it", record.name),
+        )
+        .hint(format!(
+            "Remove it anyway with `git sandbox down -f {}`.",
+            crate::cmd::quote(&record.name)
+        )));
+    }
+    crate::folder::remove(layout, record)?;
+    if a.json {
+        ui.out_json(&json!({
+            "schemaVersion": 1,
+            "repo": record.repo,
+            "warnings": ui.warnings,
+            "removed": [{
+                "name": record.name,
+                "path": record.path,
+                "branch": null,
+                "branchDeleted": false,
+                "prunedOnly": true,
+            }],
+        }));
+    } else {
+        ui.info(&format!(
+            "removed box `{}` (the folder itself stays)",
+            record.name
+        ));
     }
     Ok(error::OK)
 }

@@ -133,7 +133,12 @@ fn all_rows() -> Result<Vec<Row>, CliError> {
                         branch: None,
                     };
                     let mut row = row(&e, None, &repo_path, &layout);
-                    row.state = "repo-missing";
+                    if r.git_mode == crate::folder::MODE {
+                        // A folder box has no repository to miss.
+                        row.mode_label = crate::folder::MODE.into();
+                    } else {
+                        row.state = "repo-missing";
+                    }
                     rows.push(row);
                 }
             }

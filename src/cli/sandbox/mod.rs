@@ -120,6 +120,120 @@ pub fn run(cli: SandboxCli, ui: &mut Ui) -> Result<i32, CliError> {
     }
 }
 
+/// `up` in a project that is not a git repository: the box is the folder itself.
+/// A git mode asked for by flag cannot be honoured and is refused (exit 2); one that
+/// comes from the config only covers every folder on the machine, so it warns.
+fn up_folder(
+    a: UpArgs,
+    cfg: &crate::config::UserConfig,
+    cwd: std::path::PathBuf,
+    ui: &mut Ui,
+) -> Result<i32, CliError> {
+    if let Some(mode) = &a.git_mode {
+        return Err(CliError::new(
+            error::USAGE,
+            "not-a-repo",
+            format!("--git {mode} requires a git repository, but this folder is not one"),
+        )
+        .hint("Run it in a git repository, or drop --git to sandbox this folder itself."));
+    }
+    if a.branch.is_some() {
+        return Err(CliError::new(
+            error::USAGE,
+            "not-a-repo",
+            "--branch requires a git repository, but this folder is not one",
+        )
+        .hint("Drop --branch to sandbox this folder itself."));
+    }
+    if cfg.git.as_deref() == Some("clone") {
+        ui.warning(
+            "the configured 'clone' git mode needs a git repository and this folder is not one, so the sandbox mounts the folder itself",
+        );
+    }
+    let runner =
+        crate::provision::resolve_runner(a.isolation.as_deref().or(cfg.isolation.as_deref()), cfg)?;
+    let req = crate::folder::FolderRequest {
+        folder: cwd,
+        name: a.name.clone(),
+        runner,
+        template: a
+            .template
+            .clone()
+            .or(cfg.template.clone())
+            .unwrap_or_else(|| "default".into()),
+        firewall: a.firewall || cfg.firewall.unwrap_or(false),
+        harness: cfg.harness.unwrap_or_default(),
+    };
+    let done = crate::folder::up(&req, cfg, ui)?;
+    let r = &done.record;
+    if a.json {
+        let runner = super::runner_for(r, false)?;
+        let launch = runner.shell(&r.path, &r.name);
+        ui.out_json(&serde_json::json!({
+            "schemaVersion": 1,
+            "name": r.name,
+            "branch": null,
+            "placeholder": false,
+            "path": r.path,
+            "repo": r.repo,
+            "base": null,
+            "baseRef": r.base_ref,
+            "baseCommit": r.base_commit,
+            "gitMode": r.git_mode,
+            "runner": r.runner,
+            "harness": r.harness,
+            "fetched": false,
+            "resumed": done.resumed,
+            "ecosystems": r.ecosystems,
+            "lockfileHash": r.lockfile_hash,
+            "setupCompleted": r.setup_completed,
+            "setup": [],
+            "submodules": 0,
+            "env": "absent",
+            "launch": {
+                "argv": launch.argv(),
+                "cwd": launch.cwd.clone().unwrap_or_default(),
+                "command": launch.to_string(),
+            },
+            "warnings": ui.warnings,
+        }));
+        return Ok(error::OK);
+    }
+    if a.detach {
+        ui.out(&r.path.to_string_lossy());
+        return Ok(error::OK);
+    }
+    let runner = super::runner_for(r, super::stdin_tty())?;
+    ui.finish();
+    super::create::launch_in_session(&runner.shell(&r.path, &r.name), &done.session_path, ui)
+}
+
+/// A box found by name: in this repository, or (outside any) a folder box.
+pub(crate) enum Found {
+    Repo(
+        crate::git::Repo,
+        crate::state::Layout,
+        crate::boxes::BoxEntry,
+    ),
+    Folder(crate::state::Layout, crate::state::Record),
+}
+
+/// Like [`find`], falling back to the current folder's boxes outside a repository.
+pub(crate) fn find_any(name: &str) -> Result<Found, CliError> {
+    let cwd = std::env::current_dir()
+        .map_err(|e| CliError::new(error::RUNTIME, "cwd", format!("no current directory: {e}")))?;
+    match crate::git::Repo::discover(&cwd) {
+        Err(crate::git::repo::RepoError::NotARepo { .. }) => {
+            let (layout, record) = crate::folder::find(&cwd, name)?;
+            Ok(Found::Folder(layout, record))
+        }
+        _ => {
+            let (repo, layout, entry) = find(name)?;
+            Ok(Found::Repo(repo, layout, entry))
+        }
+    }
+}
+
 /// The repository of the current directory and its layout.
 pub(crate) fn here() -> Result<(crate::git::Repo, crate::state::Layout), CliError> {
     let cwd = std::env::current_dir()
@@ -152,6 +266,12 @@ fn up(a: UpArgs, ui: &mut Ui) -> Result<i32, CliError> {
     let cfg = super::load_config()?;
     let cwd = std::env::current_dir()
         .map_err(|e| CliError::new(error::RUNTIME, "cwd", format!("no current directory: {e}")))?;
+    if matches!(
+        crate::git::Repo::discover(&cwd),
+        Err(crate::git::repo::RepoError::NotARepo { .. })
+    ) {
+        return up_folder(a, &cfg, cwd, ui);
+    }
     let (name, checkout) = match a.branch {
         Some(b) => (Some(a.name), Some(b)),
         None => (Some(a.name), None),

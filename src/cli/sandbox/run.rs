@@ -23,64 +23,68 @@ pub struct RunArgs {
     pub command: Vec<String>,
 }
 
-/// The box's runner, with its container started first (after a park or a reboot).
-fn runner_for(
-    repo: &crate::git::Repo,
-    layout: &crate::state::Layout,
-    entry: &crate::boxes::BoxEntry,
-    tty: bool,
-) -> Result<Box<dyn crate::runner::Runner>, CliError> {
-    let Some(record) = entry.record.as_ref() else {
-        return Err(crate::provision::ProvisionError::NoRecord {
-            leaf: entry.leaf.to_string(),
-            path: entry.path.clone(),
+/// The box's runner, with its container started first (after a park or a reboot),
+/// and where the box is (for the working directory and the session marker).
+struct Target {
+    runner: Box<dyn crate::runner::Runner>,
+    path: std::path::PathBuf,
+    leaf: String,
+    session: std::path::PathBuf,
+}
+
+fn target(name: &str, tty: bool) -> Result<Target, CliError> {
+    let (repo, layout, mut record) = match super::find_any(name)? {
+        super::Found::Repo(repo, layout, entry) => {
+            if !entry.dir_exists {
+                return Err(crate::provision::ProvisionError::BoxMissing {
+                    leaf: entry.leaf.to_string(),
+                    path: entry.path.clone(),
+                }
+                .into());
+            }
+            let Some(record) = entry.record.clone() else {
+                return Err(crate::provision::ProvisionError::NoRecord {
+                    leaf: entry.leaf.to_string(),
+                    path: entry.path.clone(),
+                }
+                .into());
+            };
+            (Some(repo), layout, record)
         }
-        .into());
+        super::Found::Folder(layout, record) => (None, layout, record),
     };
-    let mut record = record.clone();
+    let leaf =
+        crate::names::Leaf::parse(&record.name).map_err(crate::provision::ProvisionError::from)?;
     if let Some(before) = record.container.clone() {
         let cfg = crate::cli::load_config()?;
-        let now = crate::container::ensure_running(repo, layout, &record, &cfg.allowlist)
+        let now = crate::container::ensure_running(repo.as_ref(), &layout, &record, &cfg.allowlist)
             .map_err(crate::provision::ProvisionError::from)?;
         if now != before {
             // Started or remade: remember the new container for the fast path.
             record.container = Some(now);
-            let _ = record.save(&layout.record_path(&entry.leaf));
+            let _ = record.save(&layout.record_path(&leaf));
         }
     }
-    crate::cli::runner_for(&record, tty)
-}
-
-fn usable(entry: &crate::boxes::BoxEntry) -> Result<(), CliError> {
-    if !entry.dir_exists {
-        return Err(crate::provision::ProvisionError::BoxMissing {
-            leaf: entry.leaf.to_string(),
-            path: entry.path.clone(),
-        }
-        .into());
-    }
-    Ok(())
+    Ok(Target {
+        runner: crate::cli::runner_for(&record, tty)?,
+        path: record.path.clone(),
+        session: layout.session_path(&leaf),
+        leaf: leaf.to_string(),
+    })
 }
 
 pub fn attach(a: AttachArgs, ui: &mut Ui) -> Result<i32, CliError> {
     let _cfg = crate::cli::load_config()?;
-    let (repo, layout, entry) = super::find(&a.name)?;
-    usable(&entry)?;
-    let cmd = runner_for(&repo, &layout, &entry, crate::cli::stdin_tty())?
-        .shell(&entry.path, entry.leaf.as_str());
+    let t = target(&a.name, crate::cli::stdin_tty())?;
+    let cmd = t.runner.shell(&t.path, &t.leaf);
     ui.finish();
-    crate::cli::create::launch_in_session(&cmd, &layout.session_path(&entry.leaf), ui)
+    crate::cli::create::launch_in_session(&cmd, &t.session, ui)
 }
 
 pub fn run(a: RunArgs, ui: &mut Ui) -> Result<i32, CliError> {
     let _cfg = crate::cli::load_config()?;
-    let (repo, layout, entry) = super::find(&a.name)?;
-    usable(&entry)?;
-    let cmd = runner_for(&repo, &layout, &entry, crate::cli::stdin_tty())?.exec(
-        &entry.path,
-        entry.leaf.as_str(),
-        &a.command,
-    );
+    let t = target(&a.name, crate::cli::stdin_tty())?;
+    let cmd = t.runner.exec(&t.path, &t.leaf, &a.command);
     ui.finish();
-    crate::cli::create::launch_in_session(&cmd, &layout.session_path(&entry.leaf), ui)
+    crate::cli::create::launch_in_session(&cmd, &t.session, ui)
 }

@@ -1,0 +1,204 @@
+//! Folder boxes: `git sandbox up` in a project that is not a git repository.
+//!
+//! There is nothing to check out, so the box is the folder itself: on the host runner
+//! the agent works in it; in a container it is the one project mount. Everything else
+//! is as for any box — a host-owned record and lock under the state dir, setup, the
+//! container with its credentials, firewall and status channel.
+//!
+//! The one rule that matters: the folder is the user's, not a checkout treebox made.
+//! Removing a folder box removes its container and bookkeeping and never the folder.
+
+use std::path::{Path, PathBuf};
+
+use crate::config::UserConfig;
+use crate::git::repo::canonical;
+use crate::harness::Harness;
+use crate::names::Leaf;
+use crate::provision::{run_setup, timed, ProvisionError, Reporter};
+use crate::state::layout::{repo_key, state_root};
+use crate::state::record::now;
+use crate::state::{BoxLock, Layout, Record};
+
+/// The record's git mode for a folder box.
+pub const MODE: &str = "folder";
+
+/// The bookkeeping layout of a folder's boxes.
+pub fn layout(folder: &Path) -> Result<Layout, ProvisionError> {
+    // The key's readable part is the folder's name; the suffix keeps it apart from a
+    // repository that might one day live there.
+    let key = repo_key(&folder.join(".treebox-folder"));
+    Ok(Layout {
+        box_root: folder.parent().map(Path::to_path_buf).unwrap_or_default(),
+        repo_state: state_root()?.join("repos").join(key),
+    })
+}
+
+/// What `up` did.
+#[derive(Debug, Clone)]
+pub struct FolderUp {
+    pub record: Record,
+    pub resumed: bool,
+    pub session_path: PathBuf,
+    pub layout: Layout,
+}
+
+/// What the user asked of `up` in a folder.
+#[derive(Debug, Clone)]
+pub struct FolderRequest {
+    pub folder: PathBuf,
+    pub name: String,
+    pub runner: String,
+    pub template: String,
+    pub firewall: bool,
+    pub harness: Harness,
+}
+
+/// Provision a folder box: record, lock, setup (on the host or in the container).
+pub fn up(
+    req: &FolderRequest,
+    cfg: &UserConfig,
+    reporter: &mut dyn Reporter,
+) -> Result<FolderUp, ProvisionError> {
+    let leaf = Leaf::parse(&req.name)?;
+    let folder = canonical(&req.folder);
+    if req.runner != "host" {
+        crate::template::find(&req.template).map_err(crate::container::ContainerError::from)?;
+        if !crate::runner::oci::mountable(&folder) {
+            return Err(crate::container::ContainerError::Unmountable { path: folder }.into());
+        }
+    }
+    let layout = layout(&folder)?;
+    let lock = BoxLock::try_acquire(&layout.lock_path(&leaf), leaf.as_str())?;
+    let record_path = layout.record_path(&leaf);
+    let previous = Record::load(&record_path)?;
+    let resumed = previous.is_some();
+    let mut record = match previous {
+        Some(r) if r.setup_completed => {
+            return Err(ProvisionError::BoxExists {
+                leaf: leaf.to_string(),
+                path: folder,
+            })
+        }
+        Some(r) if r.git_mode != MODE => {
+            return Err(ProvisionError::ModeMismatch {
+                leaf: leaf.to_string(),
+                built: r.git_mode,
+                requested: MODE.into(),
+            })
+        }
+        Some(r) => r,
+        None => Record {
+            schema_version: 1,
+            name: leaf.to_string(),
+            repo: folder.clone(),
+            common_dir: folder.clone(),
+            path: folder.clone(),
+            branch: String::new(),
+            created_branch: false,
+            base: String::new(),
+            base_ref: None,
+            base_commit: None,
+            git_mode: MODE.into(),
+            runner: req.runner.clone(),
+            template: (req.runner != "host").then(|| req.template.clone()),
+            firewall: req.runner != "host" && req.firewall,
+            harness: req.harness.to_string(),
+            ecosystems: Vec::new(),
+            lockfile_hash: None,
+            setup_completed: false,
+            env_hash: None,
+            created_at: now(),
+            updated_at: now(),
+            container: None,
+        },
+    };
+    record.save(&record_path)?;
+    let ecos = crate::provision::setup::detect(&folder);
+    record.ecosystems = ecos.iter().map(|e| e.as_str().to_string()).collect();
+    if record.runner == "host" {
+        let mut warnings = Vec::new();
+        let (report, _) = run_setup(&folder, &leaf, &layout, cfg, false, reporter, &mut warnings)?;
+        for w in warnings {
+            reporter.warn(w);
+        }
+        record.setup_completed = report.completed;
+    } else {
+        let engine = crate::container::resolve_engine(&record.runner)?;
+        let template = crate::template::find(record.template.as_deref().unwrap_or("default"))
+            .map_err(crate::container::ContainerError::from)?;
+        let post_create = template.spec().post_create.clone();
+        let spec = crate::container::Spec {
+            repo: None,
+            layout: &layout,
+            leaf: &leaf,
+            record: &record,
+            engine,
+            template,
+            harness: req.harness,
+            firewall: record.firewall,
+            extra_allow: cfg.allowlist.clone(),
+        };
+        let crec = timed(reporter, "container", || spec.create(&ecos))?;
+        record.container = Some(crec.clone());
+        record.save(&record_path)?;
+        let result = crate::container::setup_inside(
+            engine,
+            &crec,
+            &folder,
+            &ecos,
+            cfg.setup.as_deref(),
+            &post_create,
+            &mut |name| reporter.stage(&format!("setup: {name}")),
+        );
+        record.setup_completed = result.is_ok();
+        record.lockfile_hash = crate::provision::setup::lockfile_hash(&folder, &ecos);
+        record.save(&record_path)?;
+        result?;
+    }
+    record.lockfile_hash = crate::provision::setup::lockfile_hash(&folder, &ecos);
+    record.save(&record_path)?;
+    drop(lock);
+    Ok(FolderUp {
+        session_path: layout.session_path(&leaf),
+        record,
+        resumed,
+        layout,
+    })
+}
+
+/// The folder box NAME of `folder` (exact name: a folder has few boxes).
+pub fn find(folder: &Path, name: &str) -> Result<(Layout, Record), ProvisionError> {
+    let folder = canonical(folder);
+    let layout = layout(&folder)?;
+    let not_found = || {
+        ProvisionError::Resolve(crate::boxes::ResolveError::NotFound {
+            reference: name.to_string(),
+            branch_exists: false,
+        })
+    };
+    let leaf = Leaf::parse(name).map_err(|_| not_found())?;
+    match Record::load(&layout.record_path(&leaf))? {
+        Some(r) if r.git_mode == MODE => Ok((layout, r)),
+        _ => Err(not_found()),
+    }
+}
+
+/// Remove a folder box: its container (and unused image) and its bookkeeping. The
+/// folder itself is never touched.
+pub fn remove(layout: &Layout, record: &Record) -> Result<(), ProvisionError> {
+    let leaf = Leaf::parse(&record.name)?;
+    let lock = BoxLock::try_acquire(&layout.lock_path(&leaf), leaf.as_str())?;
+    if let Some(c) = &record.container {
+        crate::container::remove(c)?;
+    }
+    let state = layout.box_state(&leaf);
+    if state.exists() {
+        std::fs::remove_dir_all(&state).map_err(|source| ProvisionError::Io {
+            what: "could not remove",
+            path: state.clone(),
+            source,
+        })?;
+    }
+    lock.release_and_remove();
+    Ok(())
+}
