@@ -24,7 +24,7 @@ pub struct GlobalOpts {
     /// Less output on stderr (warnings and errors only).
     #[arg(short, long, global = true)]
     pub quiet: bool,
-    /// More output on stderr.
+    /// More output on stderr (per-stage timings even off a terminal).
     #[arg(short, long, global = true)]
     pub verbose: bool,
     /// When to colour stderr.

@@ -231,6 +231,8 @@ impl Reporter for Ui {
 
     fn stage_done(&mut self, name: &str, took: Duration) {
         if !self.progress() {
+            // Off a terminal, `-v` still gives the per-stage timings, as plain lines.
+            self.verbose(&format!("{:<24} {:>7.2}s", name, took.as_secs_f64()));
             return;
         }
         if let Some(s) = &self.spinner {

@@ -795,3 +795,21 @@ fn usage_errors_in_json_mode_are_json() {
         format!("git-treebox {}", env!("CARGO_PKG_VERSION"))
     );
 }
+
+#[test]
+fn verbose_gives_stage_timings_off_a_terminal() {
+    let env = TestEnv::new();
+    let r = env.treebox(&["-v", "create", "timed", "--no-launch"]);
+    r.ok();
+    for stage in ["fetch", "checkout", "guard", "record"] {
+        assert!(
+            r.stderr
+                .lines()
+                .any(|l| l.starts_with(stage) && l.ends_with('s')),
+            "{r:?}"
+        );
+    }
+    // Quiet by default, and never in JSON mode.
+    let r = env.treebox(&["-v", "create", "json", "--json"]);
+    assert!(r.ok().stderr.is_empty(), "{r:?}");
+}
