@@ -1229,13 +1229,14 @@ fn main() {
         }
     }
 
-    // enter: a fresh box, in the 5,000-file repository and in the largest list one.
+    // enter: a fresh box (never entered), in the 5,000-file repository and in each list
+    // repository (same box, more neighbours).
     create_box(w, &fx.clone, "b1", &[]);
     let big_b1 = box_path(w, &fx.clone, "b1");
     let small_b1 = box_path(w, &largest_repo, "b1");
-    let enter_in = |label: &str, repo: &Path, target: Target| -> Variant {
+    let enter_in = |label: &str, repo: &Path| -> Variant {
         let repo = repo.to_path_buf();
-        Variant::new(label, target, move |_| {
+        Variant::new(label, Target::MedianMs(20.0), move |_| {
             let mut c = w.cmd("git", &repo);
             c.args(["treebox", "enter", "b1", "--print"]);
             c
@@ -1249,34 +1250,30 @@ fn main() {
             c
         })
     };
+    let mut variants = vec![
+        rev_parse_in("git rev-parse HEAD in box, 5,000 files", &big_b1),
+        enter_in("git treebox enter b1 --print, 5,000 files", &fx.clone),
+        rev_parse_in("git rev-parse HEAD in box, 20 files", &small_b1).vs(2),
+    ];
+    for (&n, repo) in counts.iter().zip(&list_repos) {
+        variants.push(enter_in(&format!("git treebox enter b1 --print, {n} boxes"), repo).vs(2));
+    }
+    let first_enter_row = rows.len() + 3;
     measure(
-        Group::new(
-            "enter",
-            list_runs,
-            2,
-            vec![
-                rev_parse_in("git rev-parse HEAD in box, 5,000 files", &big_b1),
-                enter_in(
-                    "git treebox enter b1 --print, 5,000 files",
-                    &fx.clone,
-                    Target::MedianMs(20.0),
-                ),
-                rev_parse_in(
-                    &format!("git rev-parse HEAD in box, {largest} boxes"),
-                    &small_b1,
-                )
-                .vs(2),
-                enter_in(
-                    &format!("git treebox enter b1 --print, {largest} boxes"),
-                    &largest_repo,
-                    Target::MedianMs(20.0),
-                )
-                .vs(2),
-            ],
-        ),
+        Group::new("enter", list_runs, 2, variants),
         &mut rows,
         &mut loads,
     );
+    let enter_medians: Vec<f64> = rows[first_enter_row..].iter().map(|r| r.median).collect();
+    for (i, pair) in counts.windows(2).enumerate() {
+        let (a, b) = (pair[0], pair[1]);
+        rows.push(Row::value(
+            "enter",
+            &format!("enter growth, {a}→{b} boxes"),
+            "ms/box",
+            vec![(enter_medians[i + 1] - enter_medians[i]) / (b - a) as f64],
+        ));
+    }
 
     // clone: raw `git clone --shared` + checkout vs `git treebox create --git clone`.
     let mut clone = Group::pair(
