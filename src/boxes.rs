@@ -126,6 +126,43 @@ pub fn inventory(repo: &Repo, layout: &Layout) -> Vec<BoxEntry> {
     by_leaf.into_values().collect()
 }
 
+/// The box whose leaf is exactly `leaf`, read alone (its record, its registration,
+/// its live branch) — what `enter NAME` and `run NAME` need, in time that does not
+/// grow with the number of boxes. `None` when no record names it.
+pub fn exact(repo: &Repo, layout: &Layout, leaf: &str) -> Option<BoxEntry> {
+    let leaf = Leaf::parse(leaf).ok()?;
+    let record_path = layout.record_path(&leaf);
+    if !record_path.exists() {
+        return None;
+    }
+    let (record, record_error) = match Record::load(&record_path) {
+        Ok(r) => (r, None),
+        Err(e) => (None, Some(e.to_string())),
+    };
+    let path = layout.box_path(&leaf);
+    let dir_exists = path.is_dir();
+    let is_clone = record.as_ref().is_some_and(|r| r.git_mode == "clone");
+    let admin_dir = if is_clone {
+        None
+    } else {
+        repo.worktree_admin_dir(&path)
+    };
+    let branch = if is_clone && dir_exists {
+        crate::provision::clone::clone_head(&path).and_then(|(b, _)| b)
+    } else {
+        admin_dir.as_deref().and_then(Repo::worktree_branch)
+    };
+    Some(BoxEntry {
+        leaf,
+        path,
+        record,
+        record_error,
+        admin_dir,
+        branch,
+        dir_exists,
+    })
+}
+
 /// Why a reference named no single box.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ResolveError {

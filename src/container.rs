@@ -133,23 +133,30 @@ fn io_err<'a>(
     }
 }
 
-/// Resolve `docker`/`podman`/`auto` to an engine that answers.
+/// An engine failure, said plainly when the engine is not answering at all.
+fn explain(engine: Engine, e: ContainerError) -> ContainerError {
+    match e {
+        ContainerError::Build(_) | ContainerError::Run(_) | ContainerError::Engine(_)
+            if engine.version().is_none() =>
+        {
+            ContainerError::EngineDown {
+                engine: engine.program().to_string(),
+            }
+        }
+        e => e,
+    }
+}
+
+/// Resolve `docker`/`podman`/`auto` to an engine (`auto`: the first that answers).
 pub fn resolve_engine(isolation: &str) -> Result<Engine, ContainerError> {
     match isolation {
         "auto" => [Engine::Podman, Engine::Docker]
             .into_iter()
             .find(|e| e.version().is_some())
             .ok_or(ContainerError::NoEngine),
-        name => {
-            let e = Engine::parse(name).ok_or(ContainerError::NoEngine)?;
-            if e.version().is_some() {
-                Ok(e)
-            } else {
-                Err(ContainerError::EngineDown {
-                    engine: name.to_string(),
-                })
-            }
-        }
+        // An explicit engine is not asked whether it runs (a `docker info` costs tens
+        // of milliseconds on every create): a failure later says so (`explain`).
+        name => Engine::parse(name).ok_or(ContainerError::NoEngine),
     }
 }
 
@@ -558,8 +565,13 @@ impl Spec<'_> {
     }
 
     /// Make the container (image, env file, run), apply the firewall. Idempotent: an
-    /// existing container is started if stopped.
+    /// existing container is started if stopped. An engine that does not answer is
+    /// reported as such, whatever step noticed it.
     pub fn create(&self, ecos: &[Ecosystem]) -> Result<ContainerRecord, ContainerError> {
+        self.create_inner(ecos).map_err(|e| explain(self.engine, e))
+    }
+
+    fn create_inner(&self, ecos: &[Ecosystem]) -> Result<ContainerRecord, ContainerError> {
         let name = container_name(self.layout, self.leaf);
         let (user, home) = self.agent_user();
         let image = self.ensure_image()?;
@@ -572,7 +584,13 @@ impl Spec<'_> {
             id: String::new(),
             pid: 0,
         };
-        match self.engine.state(&name).map_err(ContainerError::Engine)? {
+        // A box made before has a container to start; a new one has none to ask about.
+        let existing = if self.record.container.is_some() {
+            self.engine.state(&name).map_err(ContainerError::Engine)?
+        } else {
+            None
+        };
+        match existing {
             Some(s) if s.running => {}
             Some(_) => {
                 self.engine
@@ -628,10 +646,25 @@ impl Spec<'_> {
                     workdir: self.record.path.clone(),
                     user,
                 };
-                self.engine
-                    .run(&spec)
-                    .output()
-                    .map_err(ContainerError::Run)?;
+                match self.engine.run(&spec).output() {
+                    Ok(_) => {}
+                    // An interrupted create made it before it could record it.
+                    Err(e)
+                        if e.stderr().contains("already in use")
+                            || e.stderr().contains("already exists") =>
+                    {
+                        match self.engine.state(&name).map_err(ContainerError::Engine)? {
+                            Some(s) if s.running => {}
+                            _ => {
+                                self.engine
+                                    .start(&name)
+                                    .output()
+                                    .map_err(ContainerError::Run)?;
+                            }
+                        }
+                    }
+                    Err(e) => return Err(ContainerError::Run(e)),
+                }
             }
         }
         if self.firewall {

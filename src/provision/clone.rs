@@ -69,7 +69,14 @@ pub fn make_clone(
     // pin its upload-pack like every other fetch-like command.
     let git = GitCli::for_repo(&repo.common_dir, None);
     git.cmd(&repo.main_root)
-        .args(["clone", "--shared", "--no-checkout", "--quiet"])
+        // No template: the clone's .git gets no sample hooks, only what git needs.
+        .args([
+            "clone",
+            "--shared",
+            "--no-checkout",
+            "--quiet",
+            "--template=",
+        ])
         .arg(format!(
             "--upload-pack={}",
             git.upload_pack_arg("origin")

@@ -72,8 +72,14 @@ pub(crate) fn find_box(
     layout: &Layout,
     reference: &str,
 ) -> Result<(BoxEntry, Record), ProvisionError> {
-    let all = boxes::inventory(repo, layout);
-    let entry = boxes::resolve(&all, reference, repo)?.clone();
+    // The exact name first (the common case), without reading every other box.
+    let entry = match boxes::exact(repo, layout, reference) {
+        Some(e) => e,
+        None => {
+            let all = boxes::inventory(repo, layout);
+            boxes::resolve(&all, reference, repo)?.clone()
+        }
+    };
     if let Some(e) = &entry.record_error {
         return Err(ProvisionError::MalformedRecord { message: e.clone() });
     }

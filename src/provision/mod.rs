@@ -255,6 +255,11 @@ fn context(req: &CreateRequest, cfg: &UserConfig) -> Result<Context, ProvisionEr
         // A missing or invalid template, or a path a mount cannot express, is refused
         // before anything is written.
         crate::template::find(&template).map_err(crate::container::ContainerError::from)?;
+        if let Some(engine) = crate::runner::oci::Engine::parse(&runner) {
+            if !engine.installed() {
+                return Err(crate::container::ContainerError::EngineDown { engine: runner }.into());
+            }
+        }
         for p in [&repo.main_root, &repo.common_dir] {
             if !crate::runner::oci::mountable(p) {
                 return Err(
@@ -787,6 +792,13 @@ fn apply(
     } else {
         ctx.repo.common_dir.clone()
     };
+    // A clone has its own excludes: without them its `.env` would be one `git add .`
+    // away from a commit.
+    if clone_mode {
+        if let Err(e) = copy::ensure_excludes(&admin) {
+            warnings.push(format!("could not update the clone's info/exclude: {e}"));
+        }
+    }
 
     let guard_result = timed(reporter, "guard", || {
         let hooks = clone_mode.then(|| ctx.layout.box_state(&leaf).join("hooks"));

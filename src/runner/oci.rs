@@ -33,6 +33,18 @@ impl Engine {
         }
     }
 
+    /// Is the engine's program on PATH? (No process is started.)
+    pub fn installed(self) -> bool {
+        std::env::var_os("PATH").is_some_and(|path| {
+            std::env::split_paths(&path).any(|d| {
+                std::fs::metadata(d.join(self.program())).is_ok_and(|m| {
+                    m.is_file()
+                        && std::os::unix::fs::PermissionsExt::mode(&m.permissions()) & 0o111 != 0
+                })
+            })
+        })
+    }
+
     fn cmd(self) -> Cmd {
         Cmd::new(self.program())
     }

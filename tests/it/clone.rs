@@ -423,3 +423,19 @@ fn a_folder_without_git_is_sandboxed_as_itself_and_never_removed() {
         .unwrap()
         .is_empty());
 }
+
+#[test]
+fn a_clone_box_keeps_env_out_of_git() {
+    let env = TestEnv::new();
+    std::fs::write(env.repo.join(".env"), "SECRET=1\n").unwrap();
+    env.treebox(&["create", "sec", "--git", "clone", "--no-launch"])
+        .ok();
+    let bx = env.box_path("sec");
+    assert_eq!(
+        std::fs::read_to_string(bx.join(".env")).unwrap(),
+        "SECRET=1\n"
+    );
+    assert_eq!(env.git(&bx, &["status", "--porcelain"]), "");
+    env.git(&bx, &["add", "-A"]);
+    assert_eq!(env.git(&bx, &["diff", "--cached", "--name-only"]), "");
+}

@@ -668,3 +668,22 @@ fn a_folder_box_in_a_container_mounts_the_folder_and_down_keeps_it() {
         );
     });
 }
+
+#[test]
+fn a_missing_engine_is_refused_before_anything_is_written() {
+    let mut env = TestEnv::new();
+    // A PATH with git but no container engine at all.
+    let bin = env.root().join("onlygit");
+    std::fs::create_dir_all(&bin).unwrap();
+    std::os::unix::fs::symlink(crate::env::real_git(), bin.join("git")).unwrap();
+    env.extra_env.push((
+        "PATH".into(),
+        format!("{}:{}", env.bin.display(), bin.display()),
+    ));
+    let before = env.snapshot();
+    let r = env.treebox(&["create", "x", "--isolation", "podman", "--no-launch"]);
+    r.code(1);
+    assert!(r.stderr.contains("podman does not answer"), "{r:?}");
+    assert!(r.stderr.contains("doctor"), "{r:?}");
+    assert_eq!(env.snapshot(), before);
+}

@@ -279,6 +279,9 @@ impl TestEnv {
 
 pub fn write_exec(path: &Path, text: &str) {
     use std::os::unix::fs::PermissionsExt;
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).unwrap();
+    }
     std::fs::write(path, text).unwrap();
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
 }
@@ -317,4 +320,13 @@ fn collect_files(base: &Path, d: &Path, out: &mut BTreeMap<String, u64>) {
             out.insert(rel, m.len());
         }
     }
+}
+
+/// The git the fixture's PATH finds (outside any wrapper a test puts in `bin`).
+pub fn real_git() -> PathBuf {
+    ["/usr/local/bin/git", "/usr/bin/git", "/bin/git"]
+        .iter()
+        .map(PathBuf::from)
+        .find(|p| p.is_file())
+        .expect("a git binary in /usr/local/bin, /usr/bin or /bin")
 }

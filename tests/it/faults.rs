@@ -18,15 +18,6 @@ use crate::proof::{
     spawn_group, wait_for,
 };
 
-/// The git the fixture's PATH would find without the wrapper.
-fn real_git() -> PathBuf {
-    ["/usr/local/bin/git", "/usr/bin/git", "/bin/git"]
-        .iter()
-        .map(PathBuf::from)
-        .find(|p| p.is_file())
-        .expect("a git binary in /usr/local/bin, /usr/bin or /bin")
-}
-
 /// A test double for git: pauses at the stage written in `ctl`, else is the real git.
 ///
 /// Stages: `before-<sub>` pauses before the subcommand runs; `after-<sub>` runs it, then
@@ -72,7 +63,7 @@ impl Faults {
         write_exec(
             &env.bin.join("git"),
             &GIT_WRAPPER
-                .replace("@REAL@", &real_git().to_string_lossy())
+                .replace("@REAL@", &crate::env::real_git().to_string_lossy())
                 .replace("@CTL@", &ctl.to_string_lossy())
                 .replace("@REACHED@", &reached.to_string_lossy()),
         );

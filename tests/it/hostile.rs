@@ -292,6 +292,7 @@ fn clone_box_attack(route: Route) {
         .ok();
     let bx = env.box_path("hostile");
     env.commit_file(&bx, "work.txt", "agent work\n", "agent work");
+    std::fs::create_dir_all(bx.join(".git/info")).unwrap();
     std::fs::write(bx.join(".git/info/attributes"), "* filter=evil\n").unwrap();
     plant(&env, &t, &bx, "--local", route);
     let what = |cmd: &str| format!("{cmd} ({route:?})");

@@ -255,6 +255,9 @@ pub(crate) fn find(
     CliError,
 > {
     let (repo, layout) = here()?;
+    if let Some(e) = crate::boxes::exact(&repo, &layout, name) {
+        return Ok((repo, layout, e));
+    }
     let all = crate::boxes::inventory(&repo, &layout);
     let entry = crate::boxes::resolve(&all, name, &repo)
         .map_err(crate::provision::ProvisionError::from)?
