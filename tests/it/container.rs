@@ -303,6 +303,34 @@ fn clone_box_in_a_container_cannot_write_the_users_repo() {
             tree_digest(&env.repo.join(".git")),
             "the user's .git changed"
         );
+        // The guard binds pushes made inside the container in clone mode too (its
+        // hooks dir is host bookkeeping, mounted read-only at the same path).
+        let r = b.exec(&[
+            "cl",
+            "--",
+            "sh",
+            "-c",
+            "git init -q --bare /tmp/remote.git && git switch -q -c treebox/tmp && git push /tmp/remote.git HEAD",
+        ]);
+        assert_ne!(r.code, 0, "{r:?}");
+        assert!(r.stderr.contains("git branch -m"), "{r:?}");
+        let hooks = std::fs::read_dir(env.state_dir().join("treebox/repos"))
+            .unwrap()
+            .flatten()
+            .next()
+            .unwrap()
+            .path()
+            .join("boxes/cl/hooks");
+        assert!(hooks.join("pre-push").is_file());
+        let r = b.exec(&[
+            "cl",
+            "--",
+            "sh",
+            "-c",
+            &format!("rm -f {}/pre-push", hooks.display()),
+        ]);
+        assert_ne!(r.code, 0, "the guard must be read-only inside: {r:?}");
+        assert!(hooks.join("pre-push").is_file());
         // The host reads the clone (its alternates resolve at the same path).
         let doc = env.sandbox(&["ls", "--json"]).ok().json();
         assert_eq!(doc["boxes"][0]["mode"], "clone, work only in the box");
