@@ -40,11 +40,20 @@ pub enum CmdError {
     },
 }
 
+/// The child's own diagnosis: its first `error:` line (often the cause, e.g. "No
+/// space left on device") and its last line, or just the last line.
 fn stderr_suffix(stderr: &str) -> String {
-    let last = stderr.lines().rev().find(|l| !l.trim().is_empty());
-    match last {
-        Some(l) => format!(": {}", l.trim()),
-        None => String::new(),
+    let lines: Vec<&str> = stderr
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    let Some(last) = lines.last() else {
+        return String::new();
+    };
+    match lines.iter().find(|l| l.starts_with("error:")) {
+        Some(first) if first != last => format!(": {first} / {last}"),
+        _ => format!(": {last}"),
     }
 }
 
@@ -125,6 +134,23 @@ impl Cmd {
         c
     }
 
+    /// A compact form for error messages: the program and its arguments, without the
+    /// environment, the working directory or git's `-c` pins.
+    pub fn short(&self) -> String {
+        let program = self.program.to_string_lossy();
+        let git = program == "git";
+        let mut out = vec![quote(&program)];
+        let mut args = self.args.iter().map(|a| a.to_string_lossy());
+        while let Some(a) = args.next() {
+            if git && a == "-c" {
+                args.next();
+                continue;
+            }
+            out.push(quote(&a));
+        }
+        out.join(" ")
+    }
+
     /// Run to completion capturing stdout and stderr; a non-zero exit is an error.
     pub fn output(&self) -> Result<Output, CmdError> {
         let out = self.output_any()?;
@@ -132,7 +158,7 @@ impl Cmd {
             Ok(out)
         } else {
             Err(CmdError::Failed {
-                line: self.to_string(),
+                line: self.short(),
                 status: out.status,
                 stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
             })
@@ -149,7 +175,7 @@ impl Cmd {
             Stdio::null()
         });
         let spawn_err = |source| CmdError::Spawn {
-            line: self.to_string(),
+            line: self.short(),
             source,
         };
         let mut child = c.spawn().map_err(spawn_err)?;
@@ -302,6 +328,23 @@ mod tests {
         assert!(e.to_string().contains("boom"), "{e}");
         assert!(e.to_string().contains("sh -c"), "{e}");
         assert_eq!(e.stderr().trim(), "boom");
+    }
+
+    #[test]
+    fn errors_name_the_cause_and_a_short_command() {
+        let e = Cmd::new("sh")
+            .args(["-c", "echo 'error: disk: No space left on device' >&2; echo 'fatal: gave up' >&2; exit 1"])
+            .env("X", "1")
+            .output()
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("No space left on device") && e.contains("fatal: gave up"),
+            "{e}"
+        );
+        assert!(!e.contains("env X=1"), "{e}");
+        let c = Cmd::new("git").args(["-c", "core.hooksPath=/dev/null", "-C", "/r", "fetch"]);
+        assert_eq!(c.short(), "git -C /r fetch");
     }
 
     #[test]

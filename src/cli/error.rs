@@ -144,6 +144,10 @@ impl From<ProvisionError> for CliError {
             ) => CliError::new(RUNTIME, "engine", msg)
                 .hint("`git treebox doctor --isolation docker` (or podman) says what is wrong."),
             P::Container(_) => CliError::new(RUNTIME, "container", msg),
+            P::DiskFull { path } => CliError::new(RUNTIME, "disk-full", msg).hint(format!(
+                "Free some space (`df -h {}` shows how much is left), then run it again.",
+                q(&path.to_string_lossy())
+            )),
             P::Checkout(_) | P::Guard(_) | P::Clone(_) | P::Record(_) | P::State(_) | P::Io { .. } => {
                 CliError::new(RUNTIME, "runtime", msg)
             }

@@ -106,6 +106,8 @@ pub enum ProvisionError {
     Fetch(#[from] fetch::FetchError),
     #[error("git worktree add failed: {0}")]
     Checkout(#[source] crate::cmd::CmdError),
+    #[error("no space left on the disk holding {}", .path.display())]
+    DiskFull { path: PathBuf },
     #[error(transparent)]
     Guard(#[from] guard::GuardInstallError),
     #[error(transparent)]
@@ -759,6 +761,11 @@ fn apply(
         if let Err(e) = checkout_result {
             // `worktree add` cleans up after itself; make sure, and drop the record.
             rollback(reporter);
+            if disk_full(&plan.path) {
+                return Err(ProvisionError::DiskFull {
+                    path: plan.path.parent().unwrap_or(&plan.path).to_path_buf(),
+                });
+            }
             return Err(match &plan.checkout {
                 Checkout::ExistingLocal { branch } if e.stderr().contains("already") => {
                     ProvisionError::BranchCheckedOut {
@@ -1132,6 +1139,30 @@ pub(crate) fn env_tracked(repo: &Repo) -> bool {
         .ok()
         .and_then(|h| h.peel_to_tree().ok())
         .is_some_and(|t| t.get_name(".env").is_some())
+}
+
+/// Is the filesystem that would hold `path` (nearly) full? Asked after a failure, to
+/// name the cause git's own message leaves out.
+fn disk_full(path: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let mut p = path;
+    while !p.exists() {
+        match p.parent() {
+            Some(parent) => p = parent,
+            None => return false,
+        }
+    }
+    let Ok(c) = std::ffi::CString::new(p.as_os_str().as_bytes()) else {
+        return false;
+    };
+    // SAFETY: statvfs writes into the zeroed struct we own; the path is NUL-terminated.
+    unsafe {
+        let mut st: libc::statvfs = std::mem::zeroed();
+        if libc::statvfs(c.as_ptr(), &mut st) != 0 {
+            return false;
+        }
+        (st.f_bavail as u64).saturating_mul(st.f_frsize as u64) < 1024 * 1024
+    }
 }
 
 /// Go's module cache is read-only by design; make it writable so it can be removed.

@@ -264,7 +264,12 @@ impl TestEnv {
             .into_iter()
             // Files only: the fetch's repo-wide lock and stamp are not the box's.
             .filter(|p| self.state_dir().join(p).is_file())
-            .filter(|p| !p.ends_with("fetch.lock") && !p.ends_with("fetch.stamp"))
+            // Repository-wide locks and stamps, not a box's.
+            .filter(|p| {
+                !p.ends_with("fetch.lock")
+                    && !p.ends_with("fetch.stamp")
+                    && !p.ends_with("worktrees.lock")
+            })
             .collect();
         Snapshot {
             refs,

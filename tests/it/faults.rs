@@ -352,3 +352,69 @@ fn a_read_only_repository_gives_a_clear_error_and_nothing_half_made() {
         fsck(&env);
     }
 }
+
+/// Disk full: the box root on a tiny tmpfs (mounting one needs root; elsewhere the
+/// test says so and passes). The checkout fails part-way with ENOSPC; create exits 1
+/// with the cause, and rolls back: no branch, no registration, no record, no lock.
+#[test]
+fn a_full_disk_gives_a_clear_error_and_nothing_half_made() {
+    let env = TestEnv::new();
+    // A file the tmpfs cannot hold.
+    let big: String = "0123456789abcdef".repeat(64 * 1024);
+    env.push_to_origin("big.bin", &big);
+    let root = env.repo.join(".treebox");
+    std::fs::create_dir_all(&root).unwrap();
+    let mounted = std::process::Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=256k", "tmpfs"])
+        .arg(&root)
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !mounted {
+        eprintln!("skipped: cannot mount a tmpfs here (needs root)");
+        return;
+    }
+    struct Unmount(PathBuf);
+    impl Drop for Unmount {
+        fn drop(&mut self) {
+            let _ = std::process::Command::new("umount").arg(&self.0).output();
+        }
+    }
+    let _unmount = Unmount(root.clone());
+    env.git(&env.repo, &["fetch", "-q", "origin"]);
+    let refs = env.git(&env.repo, &["for-each-ref"]);
+    let r = env.treebox(&["create", "full", "--no-fetch", "--no-launch"]);
+    r.code(1);
+    assert!(r.stderr.contains("no space left"), "{r:?}");
+    assert!(r.stderr.contains("df -h"), "{r:?}");
+    // No branch, no checkout, no record, no lock: only the (complete) excludes and
+    // the empty box root remain, as after any create.
+    assert_eq!(env.git(&env.repo, &["for-each-ref"]), refs);
+    assert!(!env.box_path("full").exists());
+    let state = env.state_dir().join("treebox/repos");
+    let leftovers: Vec<_> = walk(&state)
+        .into_iter()
+        .filter(|p| p.contains("full"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+    assert_eq!(
+        env.git(&env.repo, &["worktree", "list", "--porcelain"])
+            .matches("worktree ")
+            .count(),
+        1
+    );
+    env.git(&env.repo, &["fsck", "--no-progress"]);
+}
+
+fn walk(dir: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Ok(rd) = std::fs::read_dir(dir) {
+        for e in rd.flatten() {
+            let p = e.path();
+            out.push(p.to_string_lossy().into_owned());
+            if p.is_dir() {
+                out.extend(walk(&p));
+            }
+        }
+    }
+    out
+}
