@@ -759,3 +759,33 @@ fn a_missing_engine_is_refused_before_anything_is_written() {
     assert!(r.stderr.contains("doctor"), "{r:?}");
     assert_eq!(env.snapshot(), before);
 }
+
+#[test]
+fn with_the_engine_gone_teardown_keeps_the_box_whole() {
+    let Some(b) = Boxed::new("docker") else {
+        return;
+    };
+    let env = &b.env;
+    env.treebox(&["create", "kept", "--no-launch"]).ok();
+    let c = b.container("kept");
+    // The engine's program is no longer on PATH.
+    let bin = env.root().join("onlygit");
+    std::fs::create_dir_all(&bin).unwrap();
+    std::os::unix::fs::symlink(crate::env::real_git(), bin.join("git")).unwrap();
+    let out = env
+        .command(crate::env::TREEBOX, &env.repo)
+        .env("PATH", format!("{}:{}", env.bin.display(), bin.display()))
+        .args(["teardown", "--force", "kept"])
+        .output()
+        .unwrap();
+    let r = Run::from_output(out);
+    r.code(1);
+    assert!(r.stderr.contains("docker does not answer"), "{r:?}");
+    // Nothing was removed: the checkout, its record and its container are whole.
+    assert!(env.box_path("kept").join("README.md").is_file());
+    assert_eq!(b.record("kept")["container"]["name"], c.as_str());
+    assert!(b.engine(&["container", "inspect", &c]).status.success());
+    // With the engine back, teardown finishes the job.
+    env.treebox(&["teardown", "--force", "kept"]).ok();
+    assert!(!b.engine(&["container", "inspect", &c]).status.success());
+}
