@@ -14,7 +14,7 @@ use crate::config::UserConfig;
 use crate::git::repo::canonical;
 use crate::harness::Harness;
 use crate::names::Leaf;
-use crate::provision::{run_setup, timed, ProvisionError, Reporter};
+use crate::provision::{run_setup, ProvisionError, Reporter};
 use crate::state::layout::{repo_key, state_root};
 use crate::state::record::now;
 use crate::state::{BoxLock, Layout, Record};
@@ -123,37 +123,16 @@ pub fn up(
         }
         record.setup_completed = report.completed;
     } else {
-        let engine = crate::container::resolve_engine(&record.runner)?;
-        let template = crate::template::find(record.template.as_deref().unwrap_or("default"))
-            .map_err(crate::container::ContainerError::from)?;
-        let post_create = template.spec().post_create.clone();
-        let spec = crate::container::Spec {
-            repo: None,
-            layout: &layout,
-            leaf: &leaf,
-            record: &record,
-            engine,
-            template,
-            harness: req.harness,
-            firewall: record.firewall,
-            extra_allow: cfg.allowlist.clone(),
-        };
-        let crec = timed(reporter, "container", || spec.create(&ecos))?;
-        record.container = Some(crec.clone());
-        record.save(&record_path)?;
-        let result = crate::container::setup_inside(
-            engine,
-            &crec,
-            &folder,
-            &ecos,
-            cfg.setup.as_deref(),
-            &post_create,
-            &mut |name| reporter.stage(&format!("setup: {name}")),
-        );
-        record.setup_completed = result.is_ok();
-        record.lockfile_hash = crate::provision::setup::lockfile_hash(&folder, &ecos);
-        record.save(&record_path)?;
-        result?;
+        crate::provision::container_up(
+            None,
+            &layout,
+            &leaf,
+            &mut record,
+            cfg,
+            req.harness,
+            true,
+            reporter,
+        )?;
     }
     record.lockfile_hash = crate::provision::setup::lockfile_hash(&folder, &ecos);
     record.save(&record_path)?;

@@ -198,30 +198,18 @@ pub fn enter(
     let deps = if record.runner != "host" {
         // The container: running (started or remade), credentials fresh, then any
         // setup inside it. A failure is loud, as on create.
-        let crec = timed(reporter, "container", || {
-            super::ensure_container(&repo, &layout, &leaf, &record, &cfg.allowlist)
-        })?;
-        record.container = Some(crec.clone());
+        super::container_up(
+            Some(&repo),
+            &layout,
+            &leaf,
+            &mut record,
+            cfg,
+            harness,
+            needs_sync,
+            reporter,
+        )?;
         crate::container::refresh_credentials(&layout, &record, harness)?;
         if needs_sync {
-            record.ecosystems = ecos.iter().map(|e| e.as_str().to_string()).collect();
-            let template = crate::template::find(record.template.as_deref().unwrap_or("default"))
-                .map_err(crate::container::ContainerError::from)?;
-            let engine = crate::runner::oci::Engine::parse(&crec.engine)
-                .ok_or(crate::container::ContainerError::NoEngine)?;
-            let result = crate::container::setup_inside(
-                engine,
-                &crec,
-                &entry.path,
-                &ecos,
-                cfg.setup.as_deref(),
-                &template.spec().post_create,
-                &mut |name| reporter.stage(&format!("setup: {name}")),
-            );
-            record.lockfile_hash = hash.clone();
-            record.setup_completed = result.is_ok();
-            record.save(&layout.record_path(&leaf))?;
-            result?;
             Deps::Synced { completed: true }
         } else {
             reporter.note("deps unchanged".into());

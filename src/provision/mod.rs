@@ -854,17 +854,7 @@ fn apply(
 
     if plan.runner != "host" {
         return container_stage(
-            plan,
-            cfg,
-            ctx,
-            &leaf,
-            record,
-            &record_path,
-            resumed,
-            env,
-            submodules,
-            warnings,
-            reporter,
+            plan, cfg, ctx, &leaf, record, resumed, env, submodules, warnings, reporter,
         );
     }
     let (report, ecos) = run_setup(
@@ -907,46 +897,23 @@ fn container_stage(
     ctx: &Context,
     leaf: &Leaf,
     mut record: Record,
-    record_path: &Path,
     resumed: bool,
     env: copy::EnvOutcome,
     submodules: usize,
     warnings: Vec<String>,
     reporter: &mut dyn Reporter,
 ) -> Result<Created, ProvisionError> {
-    let engine = crate::container::resolve_engine(&plan.runner)?;
-    let template =
-        crate::template::find(&ctx.template).map_err(crate::container::ContainerError::from)?;
-    let ecos = setup::detect(&plan.path);
-    record.ecosystems = ecos.iter().map(|e| e.as_str().to_string()).collect();
-    let spec = crate::container::Spec {
-        repo: Some(&ctx.repo),
-        layout: &ctx.layout,
+    let harness = record.harness.parse().unwrap_or_default();
+    container_up(
+        Some(&ctx.repo),
+        &ctx.layout,
         leaf,
-        record: &record,
-        engine,
-        template,
-        harness: record.harness.parse().unwrap_or_default(),
-        firewall: record.firewall,
-        extra_allow: cfg.allowlist.clone(),
-    };
-    let crec = timed(reporter, "container", || spec.create(&ecos))?;
-    let post_create = spec.template.spec().post_create.clone();
-    record.container = Some(crec.clone());
-    record.save(record_path)?;
-    let result = crate::container::setup_inside(
-        engine,
-        &crec,
-        &plan.path,
-        &ecos,
-        cfg.setup.as_deref(),
-        &post_create,
-        &mut |name| reporter.stage(&format!("setup: {name}")),
-    );
-    record.lockfile_hash = setup::lockfile_hash(&plan.path, &ecos);
-    record.setup_completed = result.is_ok();
-    timed(reporter, "record", || record.save(record_path))?;
-    result?;
+        &mut record,
+        cfg,
+        harness,
+        true,
+        reporter,
+    )?;
     for w in &warnings {
         reporter.warn(w.clone());
     }
@@ -1049,39 +1016,68 @@ pub(crate) fn repair_checkout(
     Ok(true)
 }
 
-/// The box's container, running: started when stopped, remade when removed, made
-/// when a crash came before it existed.
-pub(crate) fn ensure_container(
-    repo: &Repo,
+/// The box's container, running — started when stopped, remade when removed, made
+/// when it never existed — and, with `setup`, the box's setup run inside it. The
+/// record follows along (container, ecosystems, lockfile hash, `setupCompleted`) and is
+/// saved before setup starts, so an interruption is finished by the next `enter`.
+/// Setup failing is an error here (SPEC §7: in-container setup fails loudly).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn container_up(
+    repo: Option<&Repo>,
     layout: &Layout,
     leaf: &Leaf,
-    record: &Record,
-    allow: &[String],
+    record: &mut Record,
+    cfg: &UserConfig,
+    harness: Harness,
+    setup: bool,
+    reporter: &mut dyn Reporter,
 ) -> Result<crate::container::ContainerRecord, ProvisionError> {
-    if record.container.is_some() {
-        return Ok(crate::container::ensure_running(
-            Some(repo),
+    let record_path = layout.record_path(leaf);
+    let ecos = setup::detect(&record.path);
+    let crec = if record.container.is_some() {
+        timed(reporter, "container", || {
+            crate::container::ensure_running(repo, layout, record, &cfg.allowlist)
+        })?
+    } else {
+        let engine = crate::container::resolve_engine(&record.runner)?;
+        let template = crate::template::find(record.template.as_deref().unwrap_or("default"))
+            .map_err(crate::container::ContainerError::from)?;
+        let spec = crate::container::Spec {
+            repo,
             layout,
+            leaf,
             record,
-            allow,
-        )?);
-    }
-    let engine = crate::container::resolve_engine(&record.runner)?;
-    let template = crate::template::find(record.template.as_deref().unwrap_or("default"))
-        .map_err(crate::container::ContainerError::from)?;
-    let ecos: Vec<setup::Ecosystem> = setup::detect(&record.path);
-    let spec = crate::container::Spec {
-        repo: Some(repo),
-        layout,
-        leaf,
-        record,
-        engine,
-        template,
-        harness: record.harness.parse().unwrap_or_default(),
-        firewall: record.firewall,
-        extra_allow: allow.to_vec(),
+            engine,
+            template,
+            harness,
+            firewall: record.firewall,
+            extra_allow: cfg.allowlist.clone(),
+        };
+        timed(reporter, "container", || spec.create(&ecos))?
     };
-    Ok(spec.create(&ecos)?)
+    record.container = Some(crec.clone());
+    record.ecosystems = ecos.iter().map(|e| e.as_str().to_string()).collect();
+    record.save(&record_path)?;
+    if setup {
+        let engine = crate::runner::oci::Engine::parse(&crec.engine)
+            .ok_or(crate::container::ContainerError::NoEngine)?;
+        let template = crate::template::find(record.template.as_deref().unwrap_or("default"))
+            .map_err(crate::container::ContainerError::from)?;
+        let result = crate::container::setup_inside(
+            engine,
+            &crec,
+            &record.path,
+            &ecos,
+            cfg.setup.as_deref(),
+            &template.spec().post_create,
+            &mut |name| reporter.stage(&format!("setup: {name}")),
+        );
+        record.lockfile_hash = setup::lockfile_hash(&record.path, &ecos);
+        record.setup_completed = result.is_ok();
+        timed(reporter, "record", || record.save(&record_path))?;
+        result?;
+    }
+    Ok(crec)
 }
 
 /// Install the box's dependencies (SPEC §3): the user's `setup` commands, else one
