@@ -163,6 +163,16 @@ pub fn exact(repo: &Repo, layout: &Layout, leaf: &str) -> Option<BoxEntry> {
     })
 }
 
+/// The box `reference` names: the exact name read alone (the common case, in time that
+/// does not grow with the number of boxes), else [`resolve`] over the whole inventory.
+pub fn find(repo: &Repo, layout: &Layout, reference: &str) -> Result<BoxEntry, ResolveError> {
+    if let Some(e) = exact(repo, layout, reference) {
+        return Ok(e);
+    }
+    let all = inventory(repo, layout);
+    resolve(&all, reference, repo).cloned()
+}
+
 /// Why a reference named no single box.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ResolveError {

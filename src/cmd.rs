@@ -202,26 +202,6 @@ impl Cmd {
         })
     }
 
-    /// Run with stdin null and stdout/stderr sent to this process's stderr, so a
-    /// chatty tool never pollutes the data on stdout.
-    pub fn status_to_stderr(&self) -> Result<ExitStatus, CmdError> {
-        let mut c = self.to_command();
-        c.stdin(Stdio::null());
-        let spawn_err = |source| CmdError::Spawn {
-            line: self.to_string(),
-            source,
-        };
-        match std::io::stderr().as_fd_stdio() {
-            Some((o, e)) => {
-                c.stdout(o).stderr(e);
-            }
-            None => {
-                c.stdout(Stdio::null()).stderr(Stdio::null());
-            }
-        }
-        c.status().map_err(spawn_err)
-    }
-
     /// The environment changes as strings (lossy), e.g. to pass them on to `exec -e`.
     pub fn env_strings(&self) -> Vec<(String, String)> {
         self.env
@@ -241,19 +221,6 @@ impl Cmd {
             .chain(self.args.iter())
             .map(|a| a.to_string_lossy().into_owned())
             .collect()
-    }
-}
-
-trait AsFdStdio {
-    fn as_fd_stdio(&self) -> Option<(Stdio, Stdio)>;
-}
-
-impl AsFdStdio for std::io::Stderr {
-    fn as_fd_stdio(&self) -> Option<(Stdio, Stdio)> {
-        use std::os::fd::AsFd;
-        let a = self.as_fd().try_clone_to_owned().ok()?;
-        let b = self.as_fd().try_clone_to_owned().ok()?;
-        Some((Stdio::from(a), Stdio::from(b)))
     }
 }
 

@@ -469,7 +469,7 @@ impl Spec<'_> {
             .and_then(Path::parent)
             .unwrap_or(&self.layout.repo_state)
             .join(format!("build-{}.lock", self.engine.program()));
-        let _build_lock = crate::state::RegistrationLock::acquire(&lock_path)
+        let _build_lock = crate::state::WaitedLock::acquire(&lock_path)
             .map_err(io_err("could not lock", &lock_path))?;
         if self.engine.image_exists(&tag) {
             return Ok(tag);

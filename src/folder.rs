@@ -16,7 +16,6 @@ use crate::harness::Harness;
 use crate::names::Leaf;
 use crate::provision::{run_setup, ProvisionError, Reporter};
 use crate::state::layout::{repo_key, state_root};
-use crate::state::record::now;
 use crate::state::{BoxLock, Layout, Record};
 
 /// The record's git mode for a folder box.
@@ -87,30 +86,16 @@ pub fn up(
             })
         }
         Some(r) => r,
-        None => Record {
-            schema_version: 1,
-            name: leaf.to_string(),
-            repo: folder.clone(),
-            common_dir: folder.clone(),
-            path: folder.clone(),
-            branch: String::new(),
-            created_branch: false,
-            base: String::new(),
-            base_ref: None,
-            base_commit: None,
-            git_mode: MODE.into(),
-            runner: req.runner.clone(),
-            template: (req.runner != "host").then(|| req.template.clone()),
-            firewall: req.runner != "host" && req.firewall,
-            harness: req.harness.to_string(),
-            ecosystems: Vec::new(),
-            lockfile_hash: None,
-            setup_completed: false,
-            env_hash: None,
-            created_at: now(),
-            updated_at: now(),
-            container: None,
-        },
+        None => Record::begin(
+            leaf.as_str(),
+            &folder,
+            &folder,
+            &folder,
+            MODE,
+            &req.runner,
+            req.harness.as_str(),
+            (&req.template, req.firewall),
+        ),
     };
     record.save(&record_path)?;
     let ecos = crate::provision::setup::detect(&folder);
@@ -122,7 +107,10 @@ pub fn up(
             reporter.warn(w);
         }
         record.setup_completed = report.completed;
+        record.lockfile_hash = crate::provision::setup::lockfile_hash(&folder, &ecos);
+        record.save(&record_path)?;
     } else {
+        // Saves the record itself, hash and setup state included.
         crate::provision::container_up(
             None,
             &layout,
@@ -134,8 +122,6 @@ pub fn up(
             reporter,
         )?;
     }
-    record.lockfile_hash = crate::provision::setup::lockfile_hash(&folder, &ecos);
-    record.save(&record_path)?;
     drop(lock);
     Ok(FolderUp {
         session_path: layout.session_path(&leaf),

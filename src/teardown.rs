@@ -152,7 +152,7 @@ pub fn remove(
     // out in a linked worktree whenever *any* admin dir under `<common>/worktrees/` is
     // half-made or half-removed (`git_repository_foreach_worktree` returns 1 when a
     // lookup fails), and treebox changes admin dirs only under this lock.
-    let registration = crate::state::RegistrationLock::acquire(&layout.registration_lock_path());
+    let registration = crate::state::WaitedLock::acquire(&layout.registration_lock_path());
     if let Some(admin) = &entry.admin_dir {
         let worktrees = canonical(&repo.common_dir.join("worktrees"));
         if admin.parent().map(canonical).as_deref() == Some(worktrees.as_path()) {

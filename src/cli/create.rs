@@ -66,8 +66,7 @@ fn seed() -> Option<u64> {
 
 pub fn run(args: CreateArgs, ui: &mut Ui) -> Result<i32, CliError> {
     let cfg = super::load_config()?;
-    let cwd = std::env::current_dir()
-        .map_err(|e| CliError::new(error::RUNTIME, "cwd", format!("no current directory: {e}")))?;
+    let cwd = crate::cli::cwd()?;
     let req = CreateRequest {
         cwd,
         name: args.name.clone(),

@@ -26,8 +26,7 @@ pub struct DoctorArgs {
 
 pub fn run(args: DoctorArgs, ui: &mut Ui) -> Result<i32, CliError> {
     let cfg = super::load_config()?;
-    let cwd = std::env::current_dir()
-        .map_err(|e| CliError::new(error::RUNTIME, "cwd", format!("no current directory: {e}")))?;
+    let cwd = crate::cli::cwd()?;
     let checks = doctor::run_checks(&cwd, &cfg, args.isolation.as_deref());
     let ok = !checks.iter().any(|c| c.status == Status::Fail);
     if args.json {

@@ -39,8 +39,7 @@ pub struct EnterArgs {
 
 pub fn run(args: EnterArgs, ui: &mut Ui) -> Result<i32, CliError> {
     let cfg = super::load_config()?;
-    let cwd = std::env::current_dir()
-        .map_err(|e| CliError::new(error::RUNTIME, "cwd", format!("no current directory: {e}")))?;
+    let cwd = crate::cli::cwd()?;
     let req = EnterRequest {
         cwd,
         reference: args.reference.clone(),

@@ -12,9 +12,7 @@ use super::ui::Ui;
 use crate::boxes::{self, BoxEntry};
 use crate::git::Repo;
 use crate::names::is_placeholder_branch;
-use crate::provision::enter::layout_for;
 use crate::provision::setup;
-use crate::provision::ProvisionError;
 use crate::state::{session, Layout};
 
 #[derive(Debug, Clone, Args)]
@@ -108,10 +106,7 @@ fn age(now: i64, then: i64) -> String {
 
 pub fn run(args: ListArgs, ui: &mut Ui) -> Result<i32, CliError> {
     let _cfg = super::load_config()?;
-    let cwd = std::env::current_dir()
-        .map_err(|e| CliError::new(error::RUNTIME, "cwd", format!("no current directory: {e}")))?;
-    let repo = Repo::discover(&cwd).map_err(ProvisionError::from)?;
-    let layout = layout_for(&repo, None)?;
+    let (repo, layout) = super::here()?;
     let rows: Vec<Row> = boxes::inventory(&repo, &layout)
         .iter()
         .map(|e| row(e, &repo, &layout))

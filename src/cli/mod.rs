@@ -195,3 +195,17 @@ pub(crate) fn stdin_tty() -> bool {
     use std::io::IsTerminal;
     std::io::stdin().is_terminal()
 }
+
+/// The current directory, or an error saying it is gone.
+pub(crate) fn cwd() -> Result<std::path::PathBuf, CliError> {
+    std::env::current_dir()
+        .map_err(|e| CliError::new(error::RUNTIME, "cwd", format!("no current directory: {e}")))
+}
+
+/// The repository of the current directory and its bookkeeping layout.
+pub(crate) fn here() -> Result<(crate::git::Repo, crate::state::Layout), CliError> {
+    let repo =
+        crate::git::Repo::discover(&cwd()?).map_err(crate::provision::ProvisionError::from)?;
+    let layout = crate::provision::enter::layout_for(&repo, None)?;
+    Ok((repo, layout))
+}

@@ -14,7 +14,6 @@ use super::error::{self, CliError};
 use super::ui::Ui;
 use crate::boxes;
 use crate::git::Repo;
-use crate::provision::enter::layout_for;
 use crate::provision::ProvisionError;
 use crate::teardown::{self, Target, TeardownError};
 
@@ -63,10 +62,7 @@ pub(crate) fn from_teardown(e: TeardownError) -> CliError {
 
 pub fn run(args: TeardownArgs, ui: &mut Ui) -> Result<i32, CliError> {
     let _cfg = super::load_config()?;
-    let cwd = std::env::current_dir()
-        .map_err(|e| CliError::new(error::RUNTIME, "cwd", format!("no current directory: {e}")))?;
-    let repo = Repo::discover(&cwd).map_err(ProvisionError::from)?;
-    let layout = layout_for(&repo, None)?;
+    let (repo, layout) = super::here()?;
     let all = boxes::inventory(&repo, &layout);
 
     // Resolve every REF before touching anything.
@@ -163,12 +159,7 @@ pub fn run(args: TeardownArgs, ui: &mut Ui) -> Result<i32, CliError> {
         if !matches!(answer.as_deref(), Some("y" | "Y" | "yes")) {
             ui.info("nothing removed");
             if args.json {
-                ui.out_json(&json!({
-                    "schemaVersion": 1,
-                    "repo": repo.main_root,
-                    "removed": [],
-                    "warnings": ui.warnings,
-                }));
+                ui.out_json(&removed_document(&repo.main_root, &ui.warnings, &[]));
             }
             return Ok(error::OK);
         }
@@ -189,20 +180,30 @@ pub fn run(args: TeardownArgs, ui: &mut Ui) -> Result<i32, CliError> {
         removed.push(r);
     }
     if args.json {
-        ui.out_json(&json!({
-            "schemaVersion": 1,
-            "repo": repo.main_root,
-            "warnings": ui.warnings,
-            "removed": removed.iter().map(|r| json!({
-                "name": r.leaf,
-                "path": r.path,
-                "branch": r.branch,
-                "branchDeleted": r.branch_deleted,
-                "prunedOnly": r.pruned_only,
-            })).collect::<Vec<_>>(),
-        }));
+        ui.out_json(&removed_document(&repo.main_root, &ui.warnings, &removed));
     }
     Ok(error::OK)
+}
+
+/// The document `teardown --json` and `git sandbox down --json` print
+/// (`docs/schema/teardown.schema.json`, `sandbox-down.schema.json`).
+pub(crate) fn removed_document(
+    repo: &std::path::Path,
+    warnings: &[String],
+    removed: &[teardown::Removed],
+) -> serde_json::Value {
+    json!({
+        "schemaVersion": 1,
+        "repo": repo,
+        "warnings": warnings,
+        "removed": removed.iter().map(|r| json!({
+            "name": r.leaf,
+            "path": r.path,
+            "branch": r.branch,
+            "branchDeleted": r.branch_deleted,
+            "prunedOnly": r.pruned_only,
+        })).collect::<Vec<_>>(),
+    })
 }
 
 /// The picker: every box with what removing it would lose; the user types numbers.

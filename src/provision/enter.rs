@@ -72,14 +72,7 @@ pub(crate) fn find_box(
     layout: &Layout,
     reference: &str,
 ) -> Result<(BoxEntry, Record), ProvisionError> {
-    // The exact name first (the common case), without reading every other box.
-    let entry = match boxes::exact(repo, layout, reference) {
-        Some(e) => e,
-        None => {
-            let all = boxes::inventory(repo, layout);
-            boxes::resolve(&all, reference, repo)?.clone()
-        }
-    };
+    let entry = boxes::find(repo, layout, reference)?;
     if let Some(e) = &entry.record_error {
         return Err(ProvisionError::MalformedRecord { message: e.clone() });
     }

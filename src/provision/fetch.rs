@@ -7,8 +7,6 @@
 use std::path::Path;
 use std::time::SystemTime;
 
-use fs4::fs_std::FileExt;
-
 use crate::cmd::CmdError;
 use crate::git::GitCli;
 
@@ -63,14 +61,7 @@ pub fn fetch_origin(
         path: lock_path.clone(),
         source,
     };
-    std::fs::create_dir_all(state_dir).map_err(lock_err)?;
-    let file = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&lock_path)
-        .map_err(lock_err)?;
-    FileExt::lock_exclusive(&file).map_err(lock_err)?;
+    let _lock = crate::state::WaitedLock::acquire(&lock_path).map_err(lock_err)?;
     let stamp = state_dir.join("fetch.stamp");
     let fresh = std::fs::metadata(&stamp)
         .and_then(|m| m.modified())

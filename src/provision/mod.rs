@@ -31,7 +31,7 @@ use crate::git::{GitCli, Repo};
 use crate::harness::Harness;
 use crate::names::{self, BoxName, Leaf, NameError};
 use crate::plan::{Caches, Checkout, Fetch, Plan};
-use crate::state::record::{now, RecordError};
+use crate::state::record::RecordError;
 use crate::state::{BoxLock, Layout, LockError, Record};
 
 /// Receives progress from the engine; the CLI renders it (or not).
@@ -668,11 +668,6 @@ fn apply(
     let mut record = match previous {
         Some(r) if resumed => r,
         _ => Record {
-            schema_version: 1,
-            name: plan.name.clone(),
-            repo: ctx.repo.main_root.clone(),
-            common_dir: ctx.repo.common_dir.clone(),
-            path: plan.path.clone(),
             branch: plan.branch.clone(),
             created_branch: matches!(
                 plan.checkout,
@@ -681,18 +676,16 @@ fn apply(
             base: plan.base.clone(),
             base_ref: plan.base_ref.clone(),
             base_commit: plan.base_commit.clone(),
-            git_mode: plan.git_mode.clone(),
-            runner: plan.runner.clone(),
-            template: (plan.runner != "host").then(|| ctx.template.clone()),
-            firewall: plan.runner != "host" && ctx.firewall,
-            harness: plan.harness.clone(),
-            ecosystems: Vec::new(),
-            lockfile_hash: None,
-            setup_completed: false,
-            env_hash: None,
-            created_at: now(),
-            updated_at: now(),
-            container: None,
+            ..Record::begin(
+                &plan.name,
+                &ctx.repo.main_root,
+                &ctx.repo.common_dir,
+                &plan.path,
+                &plan.git_mode,
+                &plan.runner,
+                &plan.harness,
+                (&ctx.template, ctx.firewall),
+            )
         },
     };
     // The record exists before the checkout does: a crash from here on is resumable.
@@ -705,7 +698,7 @@ fn apply(
             let _ = clone::remove_refs(&ctx.repo.common_dir, &plan.name);
         } else if made_checkout {
             let _registration =
-                crate::state::RegistrationLock::acquire(&ctx.layout.registration_lock_path());
+                crate::state::WaitedLock::acquire(&ctx.layout.registration_lock_path());
             let created_branch = record_created_branch(&plan.checkout);
             checkout::remove_worktree(&ctx.git, &ctx.repo.main_root, &plan.path, created_branch);
         }
@@ -749,7 +742,7 @@ fn apply(
     } else {
         let checkout_result = timed(reporter, "checkout", || {
             let _registration =
-                crate::state::RegistrationLock::acquire(&ctx.layout.registration_lock_path());
+                crate::state::WaitedLock::acquire(&ctx.layout.registration_lock_path());
             checkout::add_worktree(
                 &ctx.git,
                 &ctx.repo.main_root,
@@ -988,8 +981,7 @@ pub(crate) fn repair_checkout(
         return Ok(false);
     }
     {
-        let _registration =
-            crate::state::RegistrationLock::acquire(&layout.registration_lock_path());
+        let _registration = crate::state::WaitedLock::acquire(&layout.registration_lock_path());
         if let Some(a) = &admin {
             let _ = std::fs::remove_dir_all(a);
         }

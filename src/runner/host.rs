@@ -8,10 +8,6 @@ use crate::cmd::Cmd;
 pub struct Host;
 
 impl Runner for Host {
-    fn name(&self) -> &'static str {
-        "host"
-    }
-
     fn exec(&self, box_path: &Path, leaf: &str, argv: &[String]) -> Cmd {
         let (program, args) = argv
             .split_first()

@@ -12,8 +12,6 @@ use std::path::Path;
 use crate::cmd::Cmd;
 
 pub trait Runner {
-    /// The recorded runner name (`host`, `docker`, `podman`).
-    fn name(&self) -> &'static str;
     /// The command that runs `argv` in the box whose checkout is `box_path`.
     fn exec(&self, box_path: &Path, leaf: &str, argv: &[String]) -> Cmd;
     /// An interactive login shell in the box.

@@ -166,6 +166,22 @@ impl Engine {
         Ok(parse_inspect(&out.stdout))
     }
 
+    /// Every container's name and whether it runs, in one `ps -a`; `None` when the
+    /// engine does not answer.
+    pub fn container_states(self) -> Option<std::collections::HashMap<String, bool>> {
+        let out = self
+            .cmd()
+            .args(["ps", "-a", "--format", "{{.Names}} {{.State}}"])
+            .stdout_string()
+            .ok()?;
+        Some(
+            out.lines()
+                .filter_map(|l| l.split_once(' '))
+                .map(|(name, state)| (name.to_string(), state.trim() == "running"))
+                .collect(),
+        )
+    }
+
     /// Containers (running or not) made from `image`. Compared by name as `ps`
     /// prints it, with podman's implicit `localhost/` prefix set aside.
     pub fn users_of_image(self, image: &str) -> Vec<String> {
@@ -293,10 +309,6 @@ pub struct Oci {
 }
 
 impl Runner for Oci {
-    fn name(&self) -> &'static str {
-        self.engine.program()
-    }
-
     fn exec(&self, box_path: &Path, leaf: &str, argv: &[String]) -> Cmd {
         let mut full: Vec<String> = Vec::new();
         if self.drop_net_caps {

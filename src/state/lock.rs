@@ -90,35 +90,38 @@ impl BoxLock {
         // The (empty) directory stays: removing it would race with a concurrent
         // acquirer between its mkdir and its open.
     }
-
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
 }
 
-/// A short, waited-for lock over one repository's worktree registrations.
+/// Open (making it and its directory if need be) the file behind a lock.
+pub(crate) fn open_lock_file(path: &Path) -> std::io::Result<File> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(path)
+}
+
+/// A short, waited-for exclusive lock, for the repository- and machine-wide steps
+/// that must not overlap:
 ///
-/// git itself races when worktrees are added or removed concurrently: `worktree add`
-/// reads every admin dir under `<common>/worktrees/`, and fails on one that another
-/// process has half made or half removed. Every registration change treebox makes
-/// (add, remove) holds this lock for the few milliseconds it takes.
+/// - worktree registrations: git itself races when worktrees are added or removed
+///   concurrently (`worktree add` reads every admin dir under `<common>/worktrees/`
+///   and fails on one another process has half made or half removed);
+/// - fetches of one repository (they race on `refs/remotes/origin/*` locks);
+/// - image builds on one engine.
 #[derive(Debug)]
-pub struct RegistrationLock {
+pub struct WaitedLock {
     _file: File,
 }
 
-impl RegistrationLock {
-    pub fn acquire(path: &Path) -> std::io::Result<RegistrationLock> {
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir)?;
-        }
-        let file = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(path)?;
+impl WaitedLock {
+    pub fn acquire(path: &Path) -> std::io::Result<WaitedLock> {
+        let file = open_lock_file(path)?;
         FileExt::lock_exclusive(&file)?;
-        Ok(RegistrationLock { _file: file })
+        Ok(WaitedLock { _file: file })
     }
 }
 

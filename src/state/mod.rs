@@ -13,5 +13,5 @@ pub mod record;
 pub mod session;
 
 pub use layout::Layout;
-pub use lock::{BoxLock, LockError, RegistrationLock};
+pub use lock::{BoxLock, LockError, WaitedLock};
 pub use record::Record;

@@ -75,6 +75,47 @@ pub fn now() -> u64 {
 }
 
 impl Record {
+    /// The record of a box about to be made: its identity and creation-time choices,
+    /// with nothing provisioned yet (`setupCompleted: false`). The container choices
+    /// (template, firewall) are kept only for a container runner.
+    #[allow(clippy::too_many_arguments)]
+    pub fn begin(
+        name: &str,
+        repo: &Path,
+        common_dir: &Path,
+        path: &Path,
+        git_mode: &str,
+        runner: &str,
+        harness: &str,
+        container_choices: (&str, bool),
+    ) -> Record {
+        let container = runner != "host";
+        Record {
+            schema_version: 1,
+            name: name.to_string(),
+            repo: repo.to_path_buf(),
+            common_dir: common_dir.to_path_buf(),
+            path: path.to_path_buf(),
+            branch: String::new(),
+            created_branch: false,
+            base: String::new(),
+            base_ref: None,
+            base_commit: None,
+            git_mode: git_mode.to_string(),
+            runner: runner.to_string(),
+            template: container.then(|| container_choices.0.to_string()),
+            firewall: container && container_choices.1,
+            harness: harness.to_string(),
+            ecosystems: Vec::new(),
+            lockfile_hash: None,
+            setup_completed: false,
+            env_hash: None,
+            created_at: now(),
+            updated_at: now(),
+            container: None,
+        }
+    }
+
     /// Read a record; `Ok(None)` when there is none.
     pub fn load(path: &Path) -> Result<Option<Record>, RecordError> {
         let read = |source| RecordError::Read {

@@ -19,14 +19,7 @@ pub struct Session {
 impl Session {
     /// Mark a session as live. Errors only when the marker cannot be made at all.
     pub fn hold(path: &Path) -> std::io::Result<Session> {
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir)?;
-        }
-        let file = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(path)?;
+        let file = super::lock::open_lock_file(path)?;
         FileExt::lock_shared(&file)?;
         // The marker's mtime is the box's last activity (idle parking reads it).
         let _ = file.set_modified(std::time::SystemTime::now());

@@ -8,7 +8,6 @@
 use std::io::IsTerminal;
 
 use clap::Args;
-use serde_json::json;
 
 use crate::cli::error::{self, CliError};
 use crate::cli::ui::Ui;
@@ -73,18 +72,11 @@ pub fn run(a: DownArgs, ui: &mut Ui) -> Result<i32, CliError> {
     let r =
         teardown::remove(&repo, &layout, &t, false).map_err(crate::cli::teardown::from_teardown)?;
     if a.json {
-        ui.out_json(&json!({
-            "schemaVersion": 1,
-            "repo": repo.main_root,
-            "warnings": ui.warnings,
-            "removed": [{
-                "name": r.leaf,
-                "path": r.path,
-                "branch": r.branch,
-                "branchDeleted": r.branch_deleted,
-                "prunedOnly": r.pruned_only,
-            }],
-        }));
+        ui.out_json(&crate::cli::teardown::removed_document(
+            &repo.main_root,
+            &ui.warnings,
+            std::slice::from_ref(&r),
+        ));
     } else {
         ui.info(&format!("removed box `{}`", r.leaf));
     }
@@ -114,18 +106,19 @@ fn down_folder(
     }
     crate::folder::remove(layout, record)?;
     if a.json {
-        ui.out_json(&json!({
-            "schemaVersion": 1,
-            "repo": record.repo,
-            "warnings": ui.warnings,
-            "removed": [{
-                "name": record.name,
-                "path": record.path,
-                "branch": null,
-                "branchDeleted": false,
-                "prunedOnly": true,
-            }],
-        }));
+        // Only bookkeeping went: the folder itself stays.
+        let removed = teardown::Removed {
+            leaf: record.name.clone(),
+            path: record.path.clone(),
+            branch: None,
+            branch_deleted: false,
+            pruned_only: true,
+        };
+        ui.out_json(&crate::cli::teardown::removed_document(
+            &record.repo,
+            &ui.warnings,
+            &[removed],
+        ));
     } else {
         ui.info(&format!(
             "removed box `{}` (the folder itself stays)",

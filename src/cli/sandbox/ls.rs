@@ -3,6 +3,8 @@
 //! Reads the host-owned records under the state dir and each repository through
 //! libgit2; a clone's dirtiness is computed without ever running the clone's config.
 
+use std::collections::HashMap;
+
 use clap::Args;
 use serde_json::{json, Value};
 
@@ -33,18 +35,35 @@ struct Row {
     status: Option<String>,
 }
 
-fn row(e: &BoxEntry, repo: Option<&Repo>, repo_path: &str, layout: &Layout) -> Row {
+/// Each engine's containers, asked once per engine per `ls` (not once per box).
+#[derive(Default)]
+struct Engines(HashMap<String, Option<HashMap<String, bool>>>);
+
+impl Engines {
+    fn state(&mut self, engine: &str, name: &str) -> &'static str {
+        let states = self.0.entry(engine.to_string()).or_insert_with(|| {
+            crate::runner::oci::Engine::parse(engine).and_then(|e| e.container_states())
+        });
+        match states.as_ref().map(|s| s.get(name)) {
+            Some(Some(true)) => "running",
+            Some(Some(false)) => "parked",
+            Some(None) => "no-container",
+            None => "engine-down",
+        }
+    }
+}
+
+fn row(
+    e: &BoxEntry,
+    repo: Option<&Repo>,
+    repo_path: &str,
+    layout: &Layout,
+    engines: &mut Engines,
+) -> Row {
     let live = session::is_live(&layout.session_path(&e.leaf));
     let a = repo.map(|r| boxes::assess(e, r));
     let container = e.record.as_ref().and_then(|r| r.container.as_ref());
-    let container_state = container.map(|c| {
-        match crate::runner::oci::Engine::parse(&c.engine).map(|en| en.state(&c.name)) {
-            Some(Ok(Some(s))) if s.running => "running",
-            Some(Ok(Some(_))) => "parked",
-            Some(Ok(None)) => "no-container",
-            _ => "engine-down",
-        }
-    });
+    let container_state = container.map(|c| engines.state(&c.engine, &c.name));
     let state = if !e.dir_exists {
         "missing"
     } else if live {
@@ -86,6 +105,7 @@ fn all_rows() -> Result<Vec<Row>, CliError> {
         .map_err(|e| CliError::new(error::RUNTIME, "state", e.to_string()))?
         .join("repos");
     let mut rows = Vec::new();
+    let mut engines = Engines::default();
     let Ok(rd) = std::fs::read_dir(&root) else {
         return Ok(rows);
     };
@@ -110,7 +130,7 @@ fn all_rows() -> Result<Vec<Row>, CliError> {
                     repo_state: repo_state.clone(),
                 };
                 for e in boxes::inventory(&repo, &layout) {
-                    rows.push(row(&e, Some(&repo), &repo_path, &layout));
+                    rows.push(row(&e, Some(&repo), &repo_path, &layout, &mut engines));
                 }
             }
             _ => {
@@ -132,7 +152,7 @@ fn all_rows() -> Result<Vec<Row>, CliError> {
                         admin_dir: None,
                         branch: None,
                     };
-                    let mut row = row(&e, None, &repo_path, &layout);
+                    let mut row = row(&e, None, &repo_path, &layout, &mut engines);
                     if r.git_mode == crate::folder::MODE {
                         // A folder box has no repository to miss.
                         row.mode_label = crate::folder::MODE.into();

@@ -220,8 +220,7 @@ pub(crate) enum Found {
 
 /// Like [`find`], falling back to the current folder's boxes outside a repository.
 pub(crate) fn find_any(name: &str) -> Result<Found, CliError> {
-    let cwd = std::env::current_dir()
-        .map_err(|e| CliError::new(error::RUNTIME, "cwd", format!("no current directory: {e}")))?;
+    let cwd = crate::cli::cwd()?;
     match crate::git::Repo::discover(&cwd) {
         Err(crate::git::repo::RepoError::NotARepo { .. }) => {
             let (layout, record) = crate::folder::find(&cwd, name)?;
@@ -234,14 +233,7 @@ pub(crate) fn find_any(name: &str) -> Result<Found, CliError> {
     }
 }
 
-/// The repository of the current directory and its layout.
-pub(crate) fn here() -> Result<(crate::git::Repo, crate::state::Layout), CliError> {
-    let cwd = std::env::current_dir()
-        .map_err(|e| CliError::new(error::RUNTIME, "cwd", format!("no current directory: {e}")))?;
-    let repo = crate::git::Repo::discover(&cwd).map_err(crate::provision::ProvisionError::from)?;
-    let layout = crate::provision::enter::layout_for(&repo, None)?;
-    Ok((repo, layout))
-}
+pub(crate) use crate::cli::here;
 
 /// The box NAME names in this repository (same rules as `git treebox enter`).
 pub(crate) fn find(
@@ -255,20 +247,14 @@ pub(crate) fn find(
     CliError,
 > {
     let (repo, layout) = here()?;
-    if let Some(e) = crate::boxes::exact(&repo, &layout, name) {
-        return Ok((repo, layout, e));
-    }
-    let all = crate::boxes::inventory(&repo, &layout);
-    let entry = crate::boxes::resolve(&all, name, &repo)
-        .map_err(crate::provision::ProvisionError::from)?
-        .clone();
+    let entry =
+        crate::boxes::find(&repo, &layout, name).map_err(crate::provision::ProvisionError::from)?;
     Ok((repo, layout, entry))
 }
 
 fn up(a: UpArgs, ui: &mut Ui) -> Result<i32, CliError> {
     let cfg = super::load_config()?;
-    let cwd = std::env::current_dir()
-        .map_err(|e| CliError::new(error::RUNTIME, "cwd", format!("no current directory: {e}")))?;
+    let cwd = crate::cli::cwd()?;
     if matches!(
         crate::git::Repo::discover(&cwd),
         Err(crate::git::repo::RepoError::NotARepo { .. })
