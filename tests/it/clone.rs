@@ -439,3 +439,51 @@ fn a_clone_box_keeps_env_out_of_git() {
     env.git(&bx, &["add", "-A"]);
     assert_eq!(env.git(&bx, &["diff", "--cached", "--name-only"]), "");
 }
+
+#[test]
+fn attach_opens_the_login_shell_in_the_box_and_passes_its_code() {
+    let mut env = TestEnv::new();
+    env.sandbox(&["up", "sh", "-d"]).ok();
+    let shell = env.bin.join("fake-shell");
+    crate::env::write_exec(
+        &shell,
+        &format!(
+            "#!/bin/sh\necho \"pwd=$PWD args=$* box=$TREEBOX_BOX\" > {}/shell.log\nexit 4\n",
+            env.home.display()
+        ),
+    );
+    env.extra_env
+        .push(("SHELL".into(), shell.to_string_lossy().into_owned()));
+    env.sandbox(&["attach", "sh"]).code(4);
+    let log = std::fs::read_to_string(env.home.join("shell.log")).unwrap();
+    assert_eq!(
+        log.trim(),
+        format!("pwd={} args=-l box=sh", env.box_path("sh").display())
+    );
+    env.sandbox(&["attach", "nope"]).code(3);
+}
+
+#[test]
+fn prune_leaves_a_lock_someone_holds() {
+    let env = TestEnv::new();
+    env.treebox(&["create", "real", "--no-launch"]).ok();
+    let common = env.repo.join(".git").canonicalize().unwrap();
+    let locks = env
+        .state_dir()
+        .join("treebox/repos")
+        .join(treebox::state::layout::repo_key(&common))
+        .join("locks");
+    let held_path = locks.join("busy.lock");
+    let held = treebox::state::BoxLock::try_acquire(&held_path, "busy").unwrap();
+    std::fs::write(locks.join("stray.lock"), "").unwrap();
+    let doc = env.sandbox(&["prune", "-f", "--json"]).ok().json();
+    let removed = doc["removed"].to_string();
+    assert!(removed.contains("stray.lock"), "{doc}");
+    assert!(
+        !removed.contains("busy.lock"),
+        "a held lock is not stray: {doc}"
+    );
+    assert!(held_path.exists());
+    assert!(!locks.join("stray.lock").exists());
+    drop(held);
+}

@@ -813,3 +813,57 @@ fn verbose_gives_stage_timings_off_a_terminal() {
     let r = env.treebox(&["-v", "create", "json", "--json"]);
     assert!(r.ok().stderr.is_empty(), "{r:?}");
 }
+
+#[test]
+fn cold_setup_uses_throwaway_caches_and_removes_them() {
+    let env = TestEnv::new();
+    env.push_to_origin("uv.lock", "version = 1\n");
+    let log = env.home.join("uv.log");
+    write_exec(
+        &env.bin.join("uv"),
+        &format!(
+            "#!/bin/sh\necho \"cache=${{UV_CACHE_DIR:-shared}} args=$*\" >> {}\n",
+            log.display()
+        ),
+    );
+    env.treebox(&["create", "warm", "--no-launch"]).ok();
+    env.treebox(&["create", "cold", "--cold", "--no-launch"])
+        .ok();
+    let text = std::fs::read_to_string(&log).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 2, "{text}");
+    assert_eq!(lines[0], "cache=shared args=sync --frozen", "{text}");
+    let cold = lines[1]
+        .strip_prefix("cache=")
+        .and_then(|l| l.split(' ').next())
+        .unwrap();
+    assert!(cold.contains("/boxes/cold/cold-cache/"), "{text}");
+    assert!(cold.starts_with(&env.state_dir().to_string_lossy().into_owned()));
+    assert!(
+        !std::path::Path::new(cold).exists(),
+        "throwaway cache left behind"
+    );
+}
+
+#[test]
+fn a_env_the_repository_tracks_is_left_as_checked_out() {
+    let env = TestEnv::new();
+    env.push_to_origin(".env", "FROM_REPO=1\n");
+    env.git(&env.repo, &["pull", "-q", "--ff-only"]);
+    // The user's checkout has edited its tracked .env; the box keeps the repo's.
+    std::fs::write(env.repo.join(".env"), "LOCAL_EDIT=1\n").unwrap();
+    let doc = env.treebox(&["create", "tracked", "--json"]).ok().json();
+    assert_eq!(doc["env"], "refused");
+    assert!(
+        doc["warnings"]
+            .to_string()
+            .contains("tracked by the repository"),
+        "{doc}"
+    );
+    let boxed = env.box_path("tracked").join(".env");
+    assert_eq!(std::fs::read_to_string(boxed).unwrap(), "FROM_REPO=1\n");
+    assert_eq!(
+        env.git(&env.box_path("tracked"), &["status", "--porcelain"]),
+        ""
+    );
+}

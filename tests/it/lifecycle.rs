@@ -51,9 +51,11 @@ fn enter_resolves_leaf_live_branch_and_unique_substring() {
     assert_eq!(leaf(r.ok()), "bugfix");
     assert_eq!(r.json()["branch"], "fix/crash");
     assert_eq!(row(&env, "bugfix")["branch"], "fix/crash");
-    // Ambiguous: exit 2 listing the candidates.
+    // Ambiguous: exit 2 listing the candidates; refusals change nothing.
+    let before = env.snapshot();
     let r = env.treebox(&["enter", "feat/log"]);
     r.code(2);
+    assert_eq!(env.snapshot(), before);
     assert!(
         r.stderr.contains("feat--login") && r.stderr.contains("feat--logout"),
         "{r:?}"
@@ -87,8 +89,10 @@ fn enter_launches_with_recorded_harness_and_session_override() {
         "{line}"
     );
     // An explicit --isolation that disagrees with the record: conflict, nothing changes.
+    let before = env.snapshot();
     let r = env.treebox(&["enter", "e", "--isolation", "docker", "--print"]);
     r.code(5);
+    assert_eq!(env.snapshot(), before);
     assert!(r.stderr.contains("--isolation host"), "{r:?}");
     env.treebox(&["enter", "e", "--isolation", "host", "--print"])
         .ok();
