@@ -736,6 +736,11 @@ fn apply(
             Ok(None) => {}
             Err(e) => {
                 rollback(reporter);
+                if disk_full(&plan.path) {
+                    return Err(ProvisionError::DiskFull {
+                        path: plan.path.parent().unwrap_or(&plan.path).to_path_buf(),
+                    });
+                }
                 return Err(e.into());
             }
         }

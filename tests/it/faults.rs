@@ -382,6 +382,23 @@ fn a_full_disk_gives_a_clear_error_and_nothing_half_made() {
     let _unmount = Unmount(root.clone());
     env.git(&env.repo, &["fetch", "-q", "origin"]);
     let refs = env.git(&env.repo, &["for-each-ref"]);
+    // Clone mode names the full disk and rolls back the same way.
+    let r = env.treebox(&[
+        "create",
+        "fullclone",
+        "--git",
+        "clone",
+        "--no-fetch",
+        "--no-launch",
+    ]);
+    r.code(1);
+    assert!(r.stderr.contains("no space left"), "{r:?}");
+    assert!(!env.box_path("fullclone").exists());
+    assert_eq!(
+        env.git(&env.repo, &["for-each-ref"]),
+        refs,
+        "no pin left behind"
+    );
     let r = env.treebox(&["create", "full", "--no-fetch", "--no-launch"]);
     r.code(1);
     assert!(r.stderr.contains("no space left"), "{r:?}");
