@@ -22,9 +22,10 @@
 //!   repository and in the 500-box one, each next to `git rev-parse HEAD` in the box.
 //!   Target ≤ 20 ms.
 //! - `clone`: raw `git clone --shared --no-checkout` + `git checkout -q -b` vs
-//!   `git treebox create c<i> --git clone --no-fetch --no-launch` on the 5,000-file
-//!   repository. Target ≤ 1.35×. Plus the size of the clone's own `.git` against the
-//!   user's `.git/objects` (file sizes, hard links counted once). Target < 1 %.
+//!   `git treebox create c<i> --git clone --no-fetch --no-launch` on a repository
+//!   with history (the same 5,001 paths, 3,001 commits; [`make_history_origin`]).
+//!   Target ≤ 1.35×. Plus the size of the clone's own `.git` against the user's
+//!   `.git/objects` (file sizes, hard links counted once). Target < 1 %.
 //! - `docker run` / `docker create`, only when `docker info` answers and the local
 //!   image `treebox-test-base:1` exists: `git sandbox run <box> -- true` vs raw
 //!   `docker exec <container> true` (target ≤ 1.2×), and a `create` with a warm image
@@ -160,18 +161,29 @@ fn run_ok(c: &mut Command) -> String {
 
 /// Deterministic text: a few hundred bytes per file from a xorshift stream.
 fn content(seed: u64) -> String {
-    const WORDS: &[&str] = &[
-        "alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india",
-        "juliet", "kilo", "lima", "mike", "november", "oscar", "papa", "quebec", "romeo",
-    ];
+    let len = 200 + (xorshift(seed)() % 300) as usize;
+    text(seed, len)
+}
+
+/// A xorshift64 stream from `seed`.
+fn xorshift(seed: u64) -> impl FnMut() -> u64 {
     let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    let mut next = || {
+    move || {
         x ^= x << 13;
         x ^= x >> 7;
         x ^= x << 17;
         x
-    };
-    let len = 200 + (next() % 300) as usize;
+    }
+}
+
+/// Deterministic text of about `len` bytes: words from a small vocabulary, which zlib
+/// compresses about as well as source code (3–4×).
+fn text(seed: u64, len: usize) -> String {
+    const WORDS: &[&str] = &[
+        "alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india",
+        "juliet", "kilo", "lima", "mike", "november", "oscar", "papa", "quebec", "romeo",
+    ];
+    let mut next = xorshift(seed ^ 0x5DEE_CE66);
     let mut s = String::with_capacity(len + 80);
     let _ = writeln!(s, "// file {seed}");
     while s.len() < len {
@@ -221,6 +233,76 @@ fn make_origin(w: &World, name: &str, dirs: usize, per_dir: usize) -> (PathBuf, 
         .arg(&origin);
     run_ok(&mut c);
     (origin, n)
+}
+
+/// History fixture: commits after the first, and files each one rewrites.
+const HISTORY_COMMITS: usize = 3_000;
+const HISTORY_FILES_PER_COMMIT: usize = 10;
+
+/// A bare `<name>-origin.git` shaped like a project with a past: the same 5,001 paths
+/// as the big fixture but with source-sized files (1–12 KB), then
+/// [`HISTORY_COMMITS`] commits that each rewrite [`HISTORY_FILES_PER_COMMIT`] files with
+/// fresh text. Written with `git fast-import` (seconds, not minutes); every new version
+/// is fresh text, so the pack fast-import writes is close to what `git repack -adf`
+/// would make (deltas would find little to share). Returns the origin and the file count.
+fn make_history_origin(w: &World, name: &str) -> (PathBuf, usize) {
+    use std::io::Write as _;
+    let origin = w.root.join(format!("{name}-origin.git"));
+    let mut c = w.cmd("git", &w.root);
+    c.args(["init", "--quiet", "--bare", "-b", "main"])
+        .arg(&origin);
+    run_ok(&mut c);
+    let mut imp = w.cmd("git", &origin);
+    imp.args(["fast-import", "--quiet"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null());
+    let mut child = imp.spawn().expect("spawn git fast-import");
+    let mut stdin = std::io::BufWriter::new(child.stdin.take().expect("stdin"));
+    let mut paths: Vec<String> = Vec::new();
+    for d in 0..DIRS {
+        for f in 0..FILES_PER_DIR {
+            paths.push(format!("pkg{d:02}/mod{f:03}.rs"));
+        }
+    }
+    paths.push("README.md".to_string());
+    let size = |seed: u64| 1_024 + (xorshift(seed ^ 0xA5A5)() % 11_264) as usize;
+    let mut emit = |n: usize, files: &mut dyn Iterator<Item = (usize, u64)>| {
+        let when = 1_700_000_000 + n as u64 * 3_600;
+        let msg = format!("change {n}\n");
+        write!(
+            stdin,
+            "commit refs/heads/main\nauthor Bench <bench@example.invalid> {when} +0000\n\
+             committer Bench <bench@example.invalid> {when} +0000\ndata {}\n{msg}",
+            msg.len()
+        )
+        .expect("write fast-import");
+        for (i, seed) in files {
+            let body = text(seed, size(seed));
+            write!(
+                stdin,
+                "M 100644 inline {}\ndata {}\n{body}\n",
+                paths[i],
+                body.len()
+            )
+            .expect("write fast-import");
+        }
+        stdin.write_all(b"\n").expect("write fast-import");
+    };
+    emit(0, &mut (0..paths.len()).map(|i| (i, i as u64)));
+    let mut pick = xorshift(0x00C0_FFEE);
+    for n in 1..=HISTORY_COMMITS {
+        let files: Vec<(usize, u64)> = (0..HISTORY_FILES_PER_COMMIT)
+            .map(|k| {
+                let i = (pick() % paths.len() as u64) as usize;
+                (i, (n * 1_000 + k) as u64 * 7_919 + 1_000_000)
+            })
+            .collect();
+        emit(n, &mut files.into_iter());
+    }
+    drop(stdin);
+    let status = child.wait().expect("wait git fast-import");
+    assert!(status.success(), "git fast-import failed: {status}");
+    (origin, paths.len())
 }
 
 /// A clone of `origin` at `<root>/<name>`, with `origin/main`.
@@ -1275,7 +1357,19 @@ fn main() {
         ));
     }
 
-    // clone: raw `git clone --shared` + checkout vs `git treebox create --git clone`.
+    // clone: raw `git clone --shared` + checkout vs `git treebox create --git clone`, on
+    // a repository with a history (the size target is about a clone borrowing a real
+    // object store; a one-commit store is barely larger than one index).
+    let t = Instant::now();
+    let (hist_origin, hist_files) = make_history_origin(w, "hist");
+    let hist = clone_of(w, &hist_origin, "hist");
+    let hist_raw = w.root.join("raw-hist");
+    fs::create_dir_all(&hist_raw).expect("mkdir raw-hist");
+    let hist_build_s = t.elapsed().as_secs_f64();
+    eprintln!(
+        "history fixture: {hist_files} files, {} commits, in {hist_build_s:.1}s",
+        HISTORY_COMMITS + 1
+    );
     let mut clone = Group::pair(
         "clone",
         rounds,
@@ -1283,12 +1377,12 @@ fn main() {
             "git clone --shared --no-checkout + checkout -b (raw)",
             Target::None,
             |i| {
-                let dir = fx.raw_dir.join(format!("clone-{i}"));
-                let mut a = w.cmd("git", &fx.raw_dir);
+                let dir = hist_raw.join(format!("clone-{i}"));
+                let mut a = w.cmd("git", &hist_raw);
                 a.args(["clone", "--quiet", "--shared", "--no-checkout"])
-                    .arg(&fx.clone)
+                    .arg(&hist)
                     .arg(&dir);
-                let mut b = w.cmd("git", &fx.raw_dir);
+                let mut b = w.cmd("git", &hist_raw);
                 b.arg("-C").arg(&dir).args([
                     "checkout",
                     "-q",
@@ -1303,32 +1397,32 @@ fn main() {
             "git treebox create --git clone --no-fetch",
             Target::Ratio(1.35),
             |i| {
-                let mut c = w.cmd("git", &fx.clone);
+                let mut c = w.cmd("git", &hist);
                 c.args(["treebox", "create", &format!("c{i}"), "--git", "clone"])
                     .args(["--no-fetch", "--no-launch"]);
                 c
             },
         ),
     );
-    clone.between = Some(Box::new(|_| between_rounds(w, &fx.clone, false)));
+    clone.between = Some(Box::new(|_| between_rounds(w, &hist, false)));
     measure(clone, &mut rows, &mut loads);
     // Sizes: the last clone of each kind, the user's object store, a worktree box.
     let last = rounds; // warm-up round 0, then rounds 1..=rounds
-    let ours = box_path(w, &fx.clone, &format!("c{last}")).join(".git");
-    let raw = fx.raw_dir.join(format!("clone-{last}/.git"));
-    let objects = fx.clone.join(".git/objects");
-    let wt_admin = PathBuf::from(
-        w.git(
-            &box_path(w, &fx.clone, "b1"),
-            &["rev-parse", "--absolute-git-dir"],
-        )
-        .trim(),
-    );
+    let ours = box_path(w, &hist, &format!("c{last}")).join(".git");
+    let raw = hist_raw.join(format!("clone-{last}/.git"));
+    let objects = hist.join(".git/objects");
     let size = |p: &Path| tree_bytes(p, &mut HashSet::new());
+    let git_dir = |p: &Path| PathBuf::from(w.git(p, &["rev-parse", "--absolute-git-dir"]).trim());
+    create_box(w, &hist, "wt", &[]);
+    let wt_admin = git_dir(&box_path(w, &hist, "wt"));
     let (ours_b, raw_b, objects_b, wt_b) =
         (size(&ours), size(&raw), size(&objects), size(&wt_admin));
     let index_b = fs::metadata(ours.join("index")).map_or(0, |m| m.len());
     let ours_objects_b = size(&ours.join("objects"));
+    // The same clone on the one-commit fixture, for comparison with earlier runs.
+    create_box(w, &fx.clone, "c-one", &["--git", "clone"]);
+    let one_b = size(&box_path(w, &fx.clone, "c-one").join(".git"));
+    let one_objects_b = size(&fx.clone.join(".git/objects"));
     for (label, bytes) in [
         ("user's .git/objects", objects_b),
         ("treebox clone's .git", ours_b),
@@ -1339,13 +1433,13 @@ fn main() {
     ] {
         rows.push(Row::value("clone size", label, "KB", vec![kb(bytes)]));
     }
-    let pct = |b: u64| 100.0 * b as f64 / objects_b.max(1) as f64;
+    let pct = |b: u64, of: u64| 100.0 * b as f64 / of.max(1) as f64;
     rows.push(
         Row::value(
             "clone size",
             "treebox clone's .git / user's objects",
             "%",
-            vec![pct(ours_b)],
+            vec![pct(ours_b, objects_b)],
         )
         .target(Target::Below(1.0)),
     );
@@ -1353,7 +1447,13 @@ fn main() {
         "clone size",
         "same, without the index",
         "%",
-        vec![pct(ours_b - index_b)],
+        vec![pct(ours_b - index_b, objects_b)],
+    ));
+    rows.push(Row::value(
+        "clone size",
+        "one-commit fixture: clone's .git / objects (reference)",
+        "%",
+        vec![pct(one_b, one_objects_b)],
     ));
 
     // containers, last: the section writes a user config that selects docker.
@@ -1400,6 +1500,9 @@ fn main() {
             "list_fixture_build_s": list_fixture_s,
             "docker_rounds": docker_rounds,
             "fixture_files": fx.files,
+            "history_fixture_files": hist_files,
+            "history_fixture_commits": HISTORY_COMMITS + 1,
+            "history_fixture_build_s": hist_build_s,
             "cleanup_between_rounds": cleanup,
             "rss_method": rss_method,
         },
