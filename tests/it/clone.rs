@@ -487,3 +487,130 @@ fn prune_leaves_a_lock_someone_holds() {
     assert!(!locks.join("stray.lock").exists());
     drop(held);
 }
+
+#[test]
+fn up_with_branch_checks_out_an_existing_branch_in_either_mode() {
+    let env = TestEnv::new();
+    // A branch only origin has, and one only the user's repo has.
+    let root = env.root();
+    env.git(&root, &["clone", "-q", "origin.git", "mate"]);
+    let mate = root.join("mate");
+    env.git(&mate, &["switch", "-q", "-c", "feature"]);
+    env.commit_file(&mate, "f.txt", "feature\n", "feature work");
+    env.git(&mate, &["push", "-q", "origin", "feature"]);
+    let feature = env.git(&mate, &["rev-parse", "HEAD"]).trim().to_string();
+    env.git(&env.repo, &["branch", "local-only"]);
+    let local = env
+        .git(&env.repo, &["rev-parse", "local-only"])
+        .trim()
+        .to_string();
+
+    // Clone mode: the clone is on the existing branch; the user's repo gains no branch.
+    env.sandbox(&["up", "cf", "--branch", "feature", "--git", "clone", "-d"])
+        .ok();
+    let cf = env.box_path("cf");
+    assert_eq!(
+        env.git(&cf, &["symbolic-ref", "--short", "HEAD"]).trim(),
+        "feature"
+    );
+    assert_eq!(env.git(&cf, &["rev-parse", "HEAD"]).trim(), feature);
+    assert!(cf.join("f.txt").is_file());
+    assert!(
+        !refs(&env).contains("refs/heads/feature "),
+        "{}",
+        refs(&env)
+    );
+    env.sandbox(&["up", "cl", "--branch", "local-only", "--git", "clone", "-d"])
+        .ok();
+    let cl = env.box_path("cl");
+    assert_eq!(
+        env.git(&cl, &["symbolic-ref", "--short", "HEAD"]).trim(),
+        "local-only"
+    );
+    assert_eq!(env.git(&cl, &["rev-parse", "HEAD"]).trim(), local);
+
+    // Worktree mode: the worktree is on the branch (a local one made from origin's).
+    env.sandbox(&["up", "wf", "--branch", "feature", "-d"]).ok();
+    let wf = env.box_path("wf");
+    assert_eq!(
+        env.git(&wf, &["symbolic-ref", "--short", "HEAD"]).trim(),
+        "feature"
+    );
+    assert_eq!(env.git(&wf, &["rev-parse", "HEAD"]).trim(), feature);
+    // Both front ends list the branch each box is on.
+    let ls = env.sandbox(&["ls", "--json"]).ok().json();
+    let branch_of = |leaf: &str| {
+        ls["boxes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|b| b["name"] == leaf)
+            .map(|b| b["branch"].clone())
+    };
+    assert_eq!(branch_of("cf").unwrap(), "feature");
+    assert_eq!(branch_of("cl").unwrap(), "local-only");
+    assert_eq!(branch_of("wf").unwrap(), "feature");
+    // A branch that exists nowhere: not found, nothing made.
+    let before = env.snapshot();
+    env.sandbox(&["up", "nb", "--branch", "no-such", "--git", "clone", "-d"])
+        .code(3);
+    assert_eq!(env.snapshot(), before);
+}
+
+#[test]
+fn up_opens_a_login_shell_in_the_new_box_and_passes_its_code() {
+    let mut env = TestEnv::new();
+    let shell = env.bin.join("fake-shell");
+    write_exec(
+        &shell,
+        &format!(
+            "#!/bin/sh\necho \"pwd=$PWD args=$* box=$TREEBOX_BOX\" > {}/shell.log\nexit 6\n",
+            env.home.display()
+        ),
+    );
+    env.extra_env
+        .push(("SHELL".into(), shell.to_string_lossy().into_owned()));
+    env.sandbox(&["up", "shelled", "--git", "clone"]).code(6);
+    let log = std::fs::read_to_string(env.home.join("shell.log")).unwrap();
+    assert_eq!(
+        log.trim(),
+        format!(
+            "pwd={} args=-l box=shelled",
+            env.box_path("shelled").display()
+        )
+    );
+    // The box stays after the shell exits, complete.
+    let doc = env.treebox(&["list", "--json"]).ok().json();
+    assert_eq!(doc["boxes"][0]["name"], "shelled");
+    assert_eq!(doc["boxes"][0]["state"], "ok");
+    assert_eq!(doc["boxes"][0]["deps"], "fresh", "setup completed");
+}
+
+#[test]
+fn on_a_terminal_down_asks_before_losing_unreturned_work() {
+    let env = TestEnv::new();
+    env.sandbox(&["up", "held", "--git", "clone", "-d"]).ok();
+    let bx = env.box_path("held");
+    env.commit_file(&bx, "h.txt", "held\n", "work only in the box");
+    // No: nothing removed, the pin stays.
+    let (ok, text) = env.on_tty(crate::env::SANDBOX, "down held", "n\n");
+    assert!(ok, "{text}");
+    assert!(
+        text.contains("holds commits the repository does not have"),
+        "{text}"
+    );
+    assert!(text.contains("[y/N]"), "{text}");
+    assert!(bx.join("h.txt").is_file());
+    assert!(refs(&env).contains("refs/hort/held/base"));
+    // Yes: the box and its pin go.
+    let (ok, text) = env.on_tty(crate::env::SANDBOX, "down held", "y\n");
+    assert!(ok, "{text}");
+    assert!(!bx.exists(), "{text}");
+    assert!(!refs(&env).contains("refs/hort/held/"));
+    // A clean box is not asked about: naming it is the decision.
+    env.sandbox(&["up", "plain", "--git", "clone", "-d"]).ok();
+    let (ok, text) = env.on_tty(crate::env::SANDBOX, "down plain", "");
+    assert!(ok, "{text}");
+    assert!(!text.contains("[y/N]"), "{text}");
+    assert!(!env.box_path("plain").exists());
+}

@@ -245,6 +245,32 @@ impl TestEnv {
         self.git(&mate, &["rev-parse", "HEAD"]).trim().to_string()
     }
 
+    /// Run `BINARY ARGS` in the repository on a pseudo-terminal (util-linux `script`),
+    /// typing `input`. Returns whether it succeeded and what the terminal showed.
+    pub fn on_tty(&self, binary: &str, args: &str, input: &str) -> (bool, String) {
+        use std::io::Write;
+        let line = format!("{binary} {args}");
+        let mut child = self
+            .command("script", &self.repo)
+            .args(["-qec", &line, "/dev/null"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("util-linux script");
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        )
+    }
+
     pub fn harness_log(&self) -> String {
         std::fs::read_to_string(self.home.join("harness.log")).unwrap_or_default()
     }

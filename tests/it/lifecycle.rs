@@ -489,31 +489,6 @@ fn planted_config_never_runs_on_the_host() {
     check("teardown --force");
 }
 
-/// Run `git-treebox ARGS` on a pseudo-terminal (util-linux `script`), typing `input`.
-fn on_tty(env: &TestEnv, args: &str, input: &str) -> (bool, String) {
-    use std::io::Write;
-    let line = format!("{TREEBOX} {args}");
-    let mut child = env
-        .command("script", &env.repo)
-        .args(["-qec", &line, "/dev/null"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("util-linux script");
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-    )
-}
-
 #[test]
 fn on_a_terminal_teardown_asks_and_the_picker_shows_what_would_be_lost() {
     let env = TestEnv::new();
@@ -521,12 +496,12 @@ fn on_a_terminal_teardown_asks_and_the_picker_shows_what_would_be_lost() {
     env.treebox(&["create", "drop", "--no-launch"]).ok();
     env.commit_file(&env.box_path("drop"), "d.txt", "d", "unpushed work");
     // Answering no keeps the box.
-    let (ok, text) = on_tty(&env, "teardown keep", "n\n");
+    let (ok, text) = env.on_tty(TREEBOX, "teardown keep", "n\n");
     assert!(ok, "{text}");
     assert!(text.contains("[y/N]"), "{text}");
     assert!(env.box_path("keep").exists());
     // The picker lists every box with what removing it would lose.
-    let (ok, text) = on_tty(&env, "teardown", "2\ny\n");
+    let (ok, text) = env.on_tty(TREEBOX, "teardown", "2\ny\n");
     assert!(ok, "{text}");
     assert!(
         text.contains("drop") && text.contains("1 unpushed commit"),
@@ -537,7 +512,7 @@ fn on_a_terminal_teardown_asks_and_the_picker_shows_what_would_be_lost() {
     assert!(!env.box_path("keep").exists(), "{text}");
     assert!(env.box_path("drop").exists());
     // Answering yes removes it.
-    let (ok, text) = on_tty(&env, "teardown drop", "y\n");
+    let (ok, text) = env.on_tty(TREEBOX, "teardown drop", "y\n");
     assert!(ok, "{text}");
     assert!(!env.box_path("drop").exists(), "{text}");
 }
