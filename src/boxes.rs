@@ -306,10 +306,14 @@ pub fn assess(entry: &BoxEntry, repo: &Repo) -> Assessment {
         None => entry.branch.as_deref().and_then(|b| repo.local_branch(b)),
     };
     if entry.is_clone() {
-        // Unknown (repository gone, clone unreadable) counts as unreturned.
+        // Unknown (repository gone, clone unreadable) counts as unreturned; a clone
+        // with no commits yet has nothing to return.
+        let unborn = clone.as_ref().is_some_and(
+            |c| matches!(c.head(), Err(e) if e.code() == git2::ErrorCode::UnbornBranch),
+        );
         a.unreturned = Some(match tip {
             Some(t) => crate::provision::clone::repo_has(&repo.common_dir, t) != Some(true),
-            None => entry.dir_exists,
+            None => entry.dir_exists && !unborn,
         });
     }
     if let Some(tip) = tip {

@@ -22,6 +22,10 @@ pub enum Checkout {
     /// A new local branch tracking `origin/<branch>`.
     #[serde(rename_all = "camelCase")]
     FromRemote { branch: String, remote_ref: String },
+    /// A new branch with no commits (clone mode): the repository has none yet, so
+    /// there is no base to start from and nothing to pin.
+    #[serde(rename_all = "camelCase")]
+    Unborn { branch: String },
     /// The checkout already exists: an interrupted create is being finished.
     #[serde(rename_all = "camelCase")]
     Resume { branch: String },
@@ -33,6 +37,7 @@ impl Checkout {
             Checkout::NewBranch { branch, .. }
             | Checkout::ExistingLocal { branch }
             | Checkout::FromRemote { branch, .. }
+            | Checkout::Unborn { branch }
             | Checkout::Resume { branch } => branch,
         }
     }
@@ -99,25 +104,45 @@ impl Plan {
             Fetch::Skipped => "skip fetch (--no-fetch): the base may be stale".to_string(),
             Fetch::NoOrigin => "no origin remote: use local refs".to_string(),
         });
+        let make = if self.git_mode == "clone" {
+            "git clone --shared into"
+        } else {
+            "git worktree add"
+        };
         match &self.checkout {
             Checkout::NewBranch { branch, start } => out.push(format!(
-                "git worktree add {} on new branch {branch} from {} ({})",
+                "{make} {} on new branch {branch} from {} ({})",
                 self.path.display(),
                 start,
                 self.base_commit.as_deref().map(short).unwrap_or("?")
             )),
             Checkout::ExistingLocal { branch } => out.push(format!(
-                "git worktree add {} on existing branch {branch}",
+                "{make} {} on existing branch {branch}",
                 self.path.display()
             )),
             Checkout::FromRemote { branch, remote_ref } => out.push(format!(
-                "git worktree add {} on new branch {branch} tracking {remote_ref}",
+                "{make} {} on new branch {branch} {} {remote_ref}",
+                self.path.display(),
+                if self.git_mode == "clone" {
+                    "from"
+                } else {
+                    "tracking"
+                }
+            )),
+            Checkout::Unborn { branch } => out.push(format!(
+                "{make} {} on new branch {branch}, with no commits (the repository has none yet)",
                 self.path.display()
             )),
             Checkout::Resume { branch } => out.push(format!(
                 "finish the interrupted box at {} (branch {branch})",
                 self.path.display()
             )),
+        }
+        if self.git_mode == "clone" && !matches!(self.checkout, Checkout::Unborn { .. }) {
+            out.push(format!(
+                "pin its start commit as refs/hort/{}/base in the repository",
+                self.name
+            ));
         }
         out.push("install the pre-push guard".into());
         out.push("check out submodules, if any".into());

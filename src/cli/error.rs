@@ -99,6 +99,8 @@ impl From<ProvisionError> for CliError {
                     "Boxes keep the runner they were made with: drop the flag or pass `--isolation {recorded}`."
                 ))
             }
+            P::BaseNotFound { empty: true, .. } => CliError::new(NOT_FOUND, "base-not-found", msg)
+                .hint("Commit once (`git commit --allow-empty -m init`), or make a clone box, which can start empty: `--git clone` without `--base`."),
             P::BaseNotFound { .. } => CliError::new(NOT_FOUND, "base-not-found", msg)
                 .hint("Name an existing base with `--base <branch>`; `git branch -a` lists them."),
             P::BranchNotFound { .. } => CliError::new(NOT_FOUND, "branch-not-found", msg)

@@ -118,6 +118,18 @@ impl Repo {
         })
     }
 
+    /// A repository nothing has been committed to yet: HEAD is unborn and no ref
+    /// names a commit.
+    pub fn has_no_commits(&self) -> bool {
+        if self.git.head().is_ok() {
+            return false;
+        }
+        let Ok(mut refs) = self.git.references() else {
+            return false;
+        };
+        refs.all(|r| r.ok().and_then(|r| r.peel_to_commit().ok()).is_none())
+    }
+
     pub fn local_branch(&self, name: &str) -> Option<Oid> {
         self.git
             .find_branch(name, BranchType::Local)

@@ -30,6 +30,8 @@ pub fn add_worktree(
             .arg(path.as_os_str())
             .arg(remote_ref),
         Checkout::Resume { .. } => return Ok(()),
+        // Planned for clones only: a worktree needs a commit to check out.
+        Checkout::Unborn { branch } => c.args(["--orphan", "-b", branch]).arg(path.as_os_str()),
     };
     c.output().map(|_| ())
 }

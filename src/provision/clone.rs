@@ -58,13 +58,14 @@ pub fn incoming_ref(leaf: &str) -> String {
 }
 
 /// Make the clone at `path` and check out the plan's branch in it.
-/// Returns the commit the clone's branch starts at.
+/// Returns the commit the clone's branch starts at (none for an [`Checkout::Unborn`]
+/// branch: the repository has no commits yet).
 pub fn make_clone(
     repo: &Repo,
     path: &Path,
     checkout: &Checkout,
     base_commit: Option<&str>,
-) -> Result<git2::Oid, CloneError> {
+) -> Result<Option<git2::Oid>, CloneError> {
     // The user's repository may carry config a box wrote (worktree boxes share it):
     // pin its upload-pack like every other fetch-like command.
     let git = GitCli::for_repo(&repo.common_dir, None);
@@ -99,6 +100,10 @@ pub fn make_clone(
         Checkout::ExistingLocal { branch } => (branch.clone(), repo.local_branch(branch)),
         Checkout::FromRemote { branch, .. } => (branch.clone(), repo.remote_branch(branch)),
         Checkout::Resume { branch } => (branch.clone(), None),
+        Checkout::Unborn { branch } => {
+            check_out(path, branch, None, false)?;
+            return Ok(None);
+        }
     };
     let Some(start) = start else {
         return Err(CloneError::Checkout {
@@ -110,18 +115,35 @@ pub fn make_clone(
             },
         });
     };
-    // The clone is brand new: its own config is what `git clone` wrote.
+    check_out(path, &branch, Some(start), false)?;
+    Ok(Some(start))
+}
+
+/// `git checkout -b BRANCH [START]` in a clone this run made or is repairing (`-B`
+/// when `reset`): its own config is what `git clone` and treebox wrote. Without a
+/// start the branch is unborn.
+fn check_out(
+    path: &Path,
+    branch: &str,
+    start: Option<git2::Oid>,
+    reset: bool,
+) -> Result<(), CloneError> {
     let clone_git = GitCli::for_repo(&path.join(".git"), None);
-    clone_git
-        .cmd(path)
-        .args(["checkout", "--quiet", "--no-track", "-b", &branch])
-        .arg(start.to_string())
-        .output()
-        .map_err(|source| CloneError::Checkout {
-            branch: branch.clone(),
-            source,
-        })?;
-    Ok(start)
+    let mut c = clone_git.cmd(path).args([
+        "checkout",
+        "--quiet",
+        "--no-track",
+        if reset { "-B" } else { "-b" },
+        branch,
+    ]);
+    if let Some(start) = start {
+        c = c.arg(start.to_string());
+    }
+    c.output().map_err(|source| CloneError::Checkout {
+        branch: branch.to_string(),
+        source,
+    })?;
+    Ok(())
 }
 
 /// Make an interrupted clone whole (see `repair_checkout`): re-clone when its `.git`
@@ -137,8 +159,9 @@ pub fn repair(
     let git_dir = path.join(".git");
     if !std::fs::symlink_metadata(&git_dir).is_ok_and(|m| m.is_dir()) {
         let _ = std::fs::remove_dir_all(path);
-        let start = make_clone(repo, path, checkout, base_commit)?;
-        write_pin(repo, leaf, start)?;
+        if let Some(start) = make_clone(repo, path, checkout, base_commit)? {
+            write_pin(repo, leaf, start)?;
+        }
         return Ok(true);
     }
     let mut changed = false;
@@ -156,19 +179,11 @@ pub fn repair(
     };
     let on_branch = clone_head(path).and_then(|(b, _)| b).as_deref() == Some(branch);
     if !on_branch {
-        let Some(start) = start else {
-            return Ok(changed);
-        };
-        let clone_git = GitCli::for_repo(&git_dir, None);
-        clone_git
-            .cmd(path)
-            .args(["checkout", "--quiet", "--no-track", "-B", branch])
-            .arg(start.to_string())
-            .output()
-            .map_err(|source| CloneError::Checkout {
-                branch: branch.to_string(),
-                source,
-            })?;
+        match (start, checkout) {
+            (Some(start), _) => check_out(path, branch, Some(start), true)?,
+            (None, Checkout::Unborn { .. }) => check_out(path, branch, None, false)?,
+            (None, _) => return Ok(changed),
+        }
         changed = true;
     }
     if let Some(start) = start {
@@ -233,15 +248,23 @@ pub fn remove_refs(common_dir: &Path, leaf: &str) -> Result<(), git2::Error> {
 }
 
 /// The branch and tip the clone at `path` has checked out now (libgit2; runs nothing).
+/// An unborn branch (no commits yet) is named with no tip.
 pub fn clone_head(path: &Path) -> Option<(Option<String>, Option<git2::Oid>)> {
     let r = git2::Repository::open(path).ok()?;
-    let head = r.head().ok();
+    let Ok(head) = r.head() else {
+        let unborn = r
+            .find_reference("HEAD")
+            .ok()
+            .and_then(|h| h.symbolic_target().ok().flatten().map(str::to_string))
+            .and_then(|t| t.strip_prefix("refs/heads/").map(str::to_string));
+        return Some((unborn, None));
+    };
     let branch = head
-        .as_ref()
-        .and_then(|h| h.shorthand().ok().map(str::to_string))
-        .filter(|_| head.as_ref().is_some_and(|h| h.is_branch()));
-    let tip = head.and_then(|h| h.target());
-    Some((branch, tip))
+        .shorthand()
+        .ok()
+        .map(str::to_string)
+        .filter(|_| head.is_branch());
+    Some((branch, head.target()))
 }
 
 /// Does the user's repository hold `tip`? `None` when that cannot be told (repository

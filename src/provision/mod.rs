@@ -88,8 +88,12 @@ pub enum ProvisionError {
         built: String,
         requested: String,
     },
-    #[error("base branch `{base}` not found (neither origin/{base} nor a local {base})")]
-    BaseNotFound { base: String },
+    #[error("{}", if *.empty {
+        format!("the repository has no commits yet: there is no base branch `{base}` to start from")
+    } else {
+        format!("base branch `{base}` not found (neither origin/{base} nor a local {base})")
+    })]
+    BaseNotFound { base: String, empty: bool },
     #[error("branch `{branch}` not found (neither a local branch nor origin/{branch})")]
     BranchNotFound { branch: String },
     #[error("branch `{branch}` already exists")]
@@ -174,6 +178,8 @@ struct Context {
     layout: Layout,
     git: GitCli,
     base: String,
+    /// The base was named with `--base` (not from a file or the default).
+    base_named: bool,
     harness: Harness,
     runner: String,
     git_mode: String,
@@ -296,6 +302,7 @@ fn context(req: &CreateRequest, cfg: &UserConfig) -> Result<Context, ProvisionEr
         layout,
         git,
         base,
+        base_named: req.base.is_some(),
         harness,
         runner,
         git_mode,
@@ -494,11 +501,20 @@ fn new_branch(
     base_ref: &mut Option<String>,
     base_commit: &mut Option<String>,
 ) -> Result<Checkout, ProvisionError> {
-    let resolved = ctx
-        .resolve_base()
-        .ok_or_else(|| ProvisionError::BaseNotFound {
+    // What the fetch would bring (`--dry-run`) counts as commits too.
+    let empty = ctx.repo.has_no_commits() && ctx.remote_heads.as_ref().is_none_or(|h| h.is_empty());
+    let Some(resolved) = ctx.resolve_base() else {
+        // A clone can start with no commits; a worktree needs one.
+        if empty && ctx.git_mode == "clone" && !ctx.base_named {
+            return Ok(Checkout::Unborn {
+                branch: branch.to_string(),
+            });
+        }
+        return Err(ProvisionError::BaseNotFound {
             base: ctx.base.clone(),
-        })?;
+            empty,
+        });
+    };
     *base_ref = Some(resolved.refname.clone());
     *base_commit = Some(resolved.oid.to_string());
     Ok(Checkout::NewBranch {
@@ -671,7 +687,7 @@ fn apply(
             branch: plan.branch.clone(),
             created_branch: matches!(
                 plan.checkout,
-                Checkout::NewBranch { .. } | Checkout::FromRemote { .. }
+                Checkout::NewBranch { .. } | Checkout::FromRemote { .. } | Checkout::Unborn { .. }
             ),
             base: plan.base.clone(),
             base_ref: plan.base_ref.clone(),
@@ -724,7 +740,6 @@ fn apply(
                 &plan.checkout,
                 plan.base_commit.as_deref(),
             )
-            .map(Some)
         });
         match made {
             Ok(Some(start)) => {
@@ -950,14 +965,19 @@ pub(crate) fn repair_checkout(
     }
     let path = &record.path;
     if record.git_mode == "clone" {
+        let branch = record.branch.clone();
         let checkout = match (&record.base_commit, record.created_branch) {
-            (Some(_), _) | (None, true) => Checkout::NewBranch {
-                branch: record.branch.clone(),
+            (Some(_), _) => Checkout::NewBranch {
+                branch,
                 start: record.base_ref.clone().unwrap_or_default(),
             },
-            (None, false) => Checkout::ExistingLocal {
-                branch: record.branch.clone(),
+            // Made with no base: from origin's branch, or with no commits at all.
+            (None, true) if repo.remote_branch(&branch).is_some() => Checkout::FromRemote {
+                remote_ref: format!("refs/remotes/origin/{branch}"),
+                branch,
             },
+            (None, true) => Checkout::Unborn { branch },
+            (None, false) => Checkout::ExistingLocal { branch },
         };
         return Ok(clone::repair(
             repo,
@@ -1119,7 +1139,9 @@ pub(crate) fn run_setup(
 
 fn record_created_branch(c: &Checkout) -> Option<&str> {
     match c {
-        Checkout::NewBranch { branch, .. } | Checkout::FromRemote { branch, .. } => Some(branch),
+        Checkout::NewBranch { branch, .. }
+        | Checkout::FromRemote { branch, .. }
+        | Checkout::Unborn { branch } => Some(branch),
         _ => None,
     }
 }

@@ -614,3 +614,77 @@ fn on_a_terminal_down_asks_before_losing_unreturned_work() {
     assert!(!text.contains("[y/N]"), "{text}");
     assert!(!env.box_path("plain").exists());
 }
+
+#[test]
+fn a_clone_box_can_start_in_a_repository_with_no_commits() {
+    let mut env = TestEnv::new();
+    let empty = env.root().join("empty");
+    env.git(&env.root(), &["init", "-q", "empty"]);
+    env.repo = empty.clone();
+    // A worktree needs a commit: exit 3, a hint naming the way out, nothing written.
+    let before = env.snapshot();
+    let r = env.treebox(&["create", "wt", "--no-launch"]);
+    r.code(3);
+    assert!(r.stderr.contains("no commits yet"), "{r:?}");
+    assert!(r.stderr.contains("--git clone"), "{r:?}");
+    // A base named on the command line cannot be honoured either.
+    env.treebox(&[
+        "create",
+        "nb",
+        "--git",
+        "clone",
+        "--base",
+        "main",
+        "--no-launch",
+    ])
+    .code(3);
+    assert_eq!(env.snapshot(), before);
+
+    // The plan says what will happen, and matches its schema.
+    let plan = env
+        .treebox(&["create", "fresh", "--git", "clone", "--dry-run", "--json"])
+        .ok()
+        .json();
+    crate::schema::assert_valid("plan", &plan, "dry-run in a repository with no commits");
+    assert_eq!(plan["checkout"]["kind"], "unborn");
+    assert_eq!(plan["baseCommit"], serde_json::Value::Null);
+    assert_eq!(env.snapshot(), before, "--dry-run wrote something");
+
+    // A clone on an unborn branch: no pin (there is nothing to pin), no error.
+    let doc = env
+        .treebox(&["create", "fresh", "--git", "clone", "--no-launch", "--json"])
+        .ok()
+        .json();
+    crate::schema::assert_valid("create", &doc, "create in a repository with no commits");
+    let bx = env.box_path("fresh");
+    assert_eq!(
+        env.git(&bx, &["symbolic-ref", "HEAD"]).trim(),
+        "refs/heads/fresh"
+    );
+    assert!(
+        env.git_run(&bx, &["rev-parse", "--verify", "-q", "HEAD"])
+            .code
+            != 0
+    );
+    assert_eq!(refs(&env), "", "the user's repository has no refs at all");
+    // Nothing committed yet: nothing unreturned.
+    let ls = env.sandbox(&["ls", "--json"]).ok().json();
+    assert_eq!(ls["boxes"][0]["mode"], "clone");
+    assert_eq!(ls["boxes"][0]["branch"], "fresh");
+
+    // The agent's first commit is work only the box holds, until it is fetched back.
+    env.commit_file(&bx, "first.txt", "first\n", "first commit");
+    let tip = env.git(&bx, &["rev-parse", "HEAD"]).trim().to_string();
+    let ls = env.sandbox(&["ls", "--json"]).ok().json();
+    assert_eq!(ls["boxes"][0]["mode"], "clone, work only in the box");
+    env.sandbox(&["down", "fresh"]).code(5);
+    assert!(bx.join("first.txt").is_file());
+    env.sandbox(&["fetch", "fresh"]).ok();
+    assert_eq!(
+        env.git(&empty, &["rev-parse", "refs/hort/fresh/incoming"])
+            .trim(),
+        tip
+    );
+    env.sandbox(&["down", "fresh"]).ok();
+    assert!(!bx.exists());
+}

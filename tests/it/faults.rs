@@ -435,3 +435,50 @@ fn walk(dir: &Path) -> Vec<String> {
     }
     out
 }
+
+/// A clone box in a repository with no commits, killed before its branch was made or
+/// during setup: `create` and `enter` finish it on its unborn branch, with no pin.
+#[test]
+fn an_empty_repository_clone_recovers_from_a_kill() {
+    let mut f = Faults::new();
+    let empty = f.env.root().join("empty");
+    f.env.git(&f.env.root(), &["init", "-q", "empty"]);
+    f.env.repo = empty;
+    let env = &f.env;
+    for (stage, finisher) in [
+        ("before-checkout", "create"),
+        ("before-checkout", "enter"),
+        ("setup", "enter"),
+    ] {
+        let name = format!("{stage}-{finisher}");
+        f.kill_at(stage, &name, "clone");
+        match finisher {
+            "create" => {
+                env.treebox(&["create", &name, "--git", "clone", "--no-launch"])
+                    .ok();
+            }
+            _ => {
+                let doc = env.treebox(&["enter", &name, "--json"]).ok().json();
+                assert_eq!(doc["finishedSetup"], true, "{doc}");
+            }
+        }
+        let path = env.box_path(&name);
+        assert_eq!(
+            env.git(&path, &["symbolic-ref", "HEAD"]).trim(),
+            format!("refs/heads/{name}")
+        );
+        let row = crate::proof::row(env, &name).expect("listed");
+        assert_eq!(row["state"], "ok", "{row}");
+        assert_eq!(row["deps"], "fresh", "{row}");
+        assert_eq!(row["branch"], name.as_str(), "{row}");
+        let hooks = env.git(&path, &["config", "--worktree", "core.hooksPath"]);
+        assert!(!hooks.trim().is_empty(), "the guard of {name} is missing");
+        assert_eq!(
+            env.git(&env.repo, &["for-each-ref"]),
+            "",
+            "no pin in a repository with nothing to pin"
+        );
+        env.treebox(&["teardown", "--force", &name]).ok();
+        crate::proof::assert_gone(env, &name);
+    }
+}

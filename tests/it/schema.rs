@@ -71,7 +71,7 @@ fn errors(schema: &Value, doc: &Value) -> Vec<String> {
 
 /// Validate `doc` against `docs/schema/<name>.schema.json`, listing every error.
 #[track_caller]
-fn assert_valid(name: &str, doc: &Value, what: &str) {
+pub(crate) fn assert_valid(name: &str, doc: &Value, what: &str) {
     let schema = load_schema(name);
     let pretty = serde_json::to_string_pretty(doc).unwrap();
     let errs = errors(&schema, doc);
