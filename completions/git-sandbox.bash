@@ -375,12 +375,16 @@ _git__sandbox() {
             return 0
             ;;
         git__subcmd__sandbox__subcmd__prune)
-            opts="-f -q -v -h -V --force --json --quiet --verbose --color --help --version"
+            opts="-f -q -v -h -V --idle --force --json --quiet --verbose --color --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --idle)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0

@@ -37,7 +37,7 @@ complete -c git-sandbox -n "__fish_git_sandbox_needs_command" -f -a "run" -d 'Ru
 complete -c git-sandbox -n "__fish_git_sandbox_needs_command" -f -a "ls" -d 'List every box on this machine, across repositories'
 complete -c git-sandbox -n "__fish_git_sandbox_needs_command" -f -a "down" -d 'Remove a box; asks only when unreturned work or a live session would be lost'
 complete -c git-sandbox -n "__fish_git_sandbox_needs_command" -f -a "park" -d 'Stop containers idle for a while (they start again on next use)'
-complete -c git-sandbox -n "__fish_git_sandbox_needs_command" -f -a "prune" -d 'Remove leftovers: records without a box, boxes without a record, stale pins, locks'
+complete -c git-sandbox -n "__fish_git_sandbox_needs_command" -f -a "prune" -d 'Remove leftovers (records without a box, boxes without a record, stale pins, locks) and, with `--idle`, unused boxes that hold nothing to lose'
 complete -c git-sandbox -n "__fish_git_sandbox_needs_command" -f -a "bundle" -d 'Write a git bundle of a clone box\'s branch'
 complete -c git-sandbox -n "__fish_git_sandbox_needs_command" -f -a "fetch" -d 'Import a clone box\'s branch into refs/hort/<name>/incoming of this repository'
 complete -c git-sandbox -n "__fish_git_sandbox_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
@@ -101,6 +101,7 @@ complete -c git-sandbox -n "__fish_git_sandbox_using_subcommand park" -s q -l qu
 complete -c git-sandbox -n "__fish_git_sandbox_using_subcommand park" -s v -l verbose -d 'More output on stderr (per-stage timings even off a terminal)'
 complete -c git-sandbox -n "__fish_git_sandbox_using_subcommand park" -s h -l help -d 'Print help'
 complete -c git-sandbox -n "__fish_git_sandbox_using_subcommand park" -s V -l version -d 'Print version'
+complete -c git-sandbox -n "__fish_git_sandbox_using_subcommand prune" -l idle -d 'Also remove boxes idle this long that hold nothing to lose: e.g. 90m, 2h, 7d' -r
 complete -c git-sandbox -n "__fish_git_sandbox_using_subcommand prune" -l color -d 'When to colour stderr' -r -f -a "auto\t''
 always\t''
 never\t''"
@@ -133,7 +134,7 @@ complete -c git-sandbox -n "__fish_git_sandbox_using_subcommand help; and not __
 complete -c git-sandbox -n "__fish_git_sandbox_using_subcommand help; and not __fish_seen_subcommand_from up attach run ls down park prune bundle fetch help" -f -a "ls" -d 'List every box on this machine, across repositories'
 complete -c git-sandbox -n "__fish_git_sandbox_using_subcommand help; and not __fish_seen_subcommand_from up attach run ls down park prune bundle fetch help" -f -a "down" -d 'Remove a box; asks only when unreturned work or a live session would be lost'
 complete -c git-sandbox -n "__fish_git_sandbox_using_subcommand help; and not __fish_seen_subcommand_from up attach run ls down park prune bundle fetch help" -f -a "park" -d 'Stop containers idle for a while (they start again on next use)'
-complete -c git-sandbox -n "__fish_git_sandbox_using_subcommand help; and not __fish_seen_subcommand_from up attach run ls down park prune bundle fetch help" -f -a "prune" -d 'Remove leftovers: records without a box, boxes without a record, stale pins, locks'
+complete -c git-sandbox -n "__fish_git_sandbox_using_subcommand help; and not __fish_seen_subcommand_from up attach run ls down park prune bundle fetch help" -f -a "prune" -d 'Remove leftovers (records without a box, boxes without a record, stale pins, locks) and, with `--idle`, unused boxes that hold nothing to lose'
 complete -c git-sandbox -n "__fish_git_sandbox_using_subcommand help; and not __fish_seen_subcommand_from up attach run ls down park prune bundle fetch help" -f -a "bundle" -d 'Write a git bundle of a clone box\'s branch'
 complete -c git-sandbox -n "__fish_git_sandbox_using_subcommand help; and not __fish_seen_subcommand_from up attach run ls down park prune bundle fetch help" -f -a "fetch" -d 'Import a clone box\'s branch into refs/hort/<name>/incoming of this repository'
 complete -c git-sandbox -n "__fish_git_sandbox_using_subcommand help; and not __fish_seen_subcommand_from up attach run ls down park prune bundle fetch help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

@@ -126,9 +126,24 @@ pub fn remove(
     target: &Target,
     delete_branch: bool,
 ) -> Result<Removed, TeardownError> {
+    check_box_path(&target.entry.path, layout, repo)?;
+    let lock = BoxLock::try_acquire(
+        &layout.lock_path(&target.entry.leaf),
+        target.entry.leaf.as_str(),
+    )?;
+    remove_locked(repo, layout, target, delete_branch, lock)
+}
+
+/// [`remove`], for a caller that already holds the box's `lock` (to decide under it).
+pub fn remove_locked(
+    repo: &Repo,
+    layout: &Layout,
+    target: &Target,
+    delete_branch: bool,
+    lock: BoxLock,
+) -> Result<Removed, TeardownError> {
     let entry = &target.entry;
     check_box_path(&entry.path, layout, repo)?;
-    let lock = BoxLock::try_acquire(&layout.lock_path(&entry.leaf), entry.leaf.as_str())?;
     // The container first: with the engine down, nothing is removed and the box stays
     // whole, so a later teardown (or `git sandbox prune`) finishes the job.
     if let Some(c) = entry.record.as_ref().and_then(|r| r.container.as_ref()) {

@@ -688,3 +688,115 @@ fn a_clone_box_can_start_in_a_repository_with_no_commits() {
     env.sandbox(&["down", "fresh"]).ok();
     assert!(!bx.exists());
 }
+
+/// Set the modification time of every file under each of `dirs` to `ago` seconds back.
+fn backdate(dirs: &[std::path::PathBuf], ago: u64) {
+    for d in dirs {
+        let st = std::process::Command::new("find")
+            .arg(d)
+            .args(["-type", "f", "-exec", "touch", "-m", "-d"])
+            .arg(format!("@{}", now_secs() - ago))
+            .args(["{}", "+"])
+            .status()
+            .unwrap();
+        assert!(st.success(), "touch under {}", d.display());
+    }
+}
+
+fn now_secs() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+}
+
+#[test]
+fn prune_idle_removes_unused_boxes_that_hold_nothing_to_lose() {
+    let env = TestEnv::new();
+    for (name, mode) in [
+        ("clean", "worktree"),
+        ("dirty", "worktree"),
+        ("clone-clean", "clone"),
+        ("clone-work", "clone"),
+    ] {
+        env.treebox(&["create", name, "--git", mode, "--no-launch"])
+            .ok();
+    }
+    std::fs::write(env.box_path("dirty").join("notes.txt"), "draft\n").unwrap();
+    env.commit_file(
+        &env.box_path("clone-work"),
+        "w.txt",
+        "w\n",
+        "only in the box",
+    );
+
+    // Every box was used a moment ago: nothing is idle for an hour.
+    let before = env.snapshot();
+    let r = env.sandbox(&["prune", "--idle", "1h"]);
+    r.ok();
+    assert!(r.stderr.contains("nothing to prune"), "{r:?}");
+    // Idle for 0s: the two with something at stake are kept and say why; without a
+    // terminal and without -f, nothing is removed.
+    let r = env.sandbox(&["prune", "--idle", "0s"]);
+    r.code(5);
+    assert!(r.stderr.contains("kept box `dirty`"), "{r:?}");
+    assert!(r.stderr.contains("uncommitted changes"), "{r:?}");
+    assert!(r.stderr.contains("kept box `clone-work`"), "{r:?}");
+    assert!(
+        r.stderr
+            .contains("holds commits the repository does not have"),
+        "{r:?}"
+    );
+    assert_eq!(env.snapshot(), before);
+    let doc = env
+        .sandbox(&["prune", "--idle", "0s", "-f", "--json"])
+        .ok()
+        .json();
+    crate::schema::assert_valid("sandbox-prune", &doc, "prune --idle --json");
+    let removed: Vec<String> = doc["removed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            format!(
+                "{} {}",
+                e["kind"].as_str().unwrap(),
+                e["what"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert_eq!(removed.len(), 2, "{removed:?}");
+    assert!(
+        removed.iter().all(|r| r.starts_with("idle ")),
+        "{removed:?}"
+    );
+    for gone in ["clean", "clone-clean"] {
+        crate::proof::assert_gone(&env, gone);
+    }
+    for kept in ["dirty", "clone-work"] {
+        assert!(env.box_path(kept).exists(), "{kept} was removed");
+    }
+    assert!(refs(&env).contains("refs/hort/clone-work/base"));
+
+    // Idleness is measured: a box whose record and git files are 3 hours old goes with
+    // --idle 2h; one just used stays.
+    env.treebox(&["create", "old", "--no-launch"]).ok();
+    env.treebox(&["create", "new", "--no-launch"]).ok();
+    let state = env.state_dir();
+    let old_record = std::fs::read_dir(state.join("treebox/repos"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path().join("boxes/old"))
+        .find(|p| p.is_dir())
+        .expect("old's bookkeeping");
+    backdate(&[old_record, env.repo.join(".git/worktrees/old")], 3 * 3600);
+    let r = env.sandbox(&["prune", "--idle", "2h", "-f"]);
+    r.ok();
+    assert!(r.stderr.contains("box `old` (idle 3h"), "{r:?}");
+    crate::proof::assert_gone(&env, "old");
+    assert!(env.box_path("new").exists());
+    // A bad duration is a usage error, and nothing is removed.
+    let before = env.snapshot();
+    env.sandbox(&["prune", "--idle", "soon"]).code(2);
+    assert_eq!(env.snapshot(), before);
+}

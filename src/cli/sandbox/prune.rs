@@ -1,9 +1,14 @@
-//! `git sandbox prune [-f]`: remove what crashes and hand edits left behind in this
-//! repository — records without a box directory, box directories without a record,
-//! pins (`refs/hort/<name>/…`) of boxes that no longer exist, and stray lock files.
-//! It lists first; it asks on a terminal and refuses without one unless `-f`.
+//! `git sandbox prune [--idle DUR] [-f]`: remove what crashes and hand edits left
+//! behind in this repository — records without a box directory, box directories
+//! without a record, pins (`refs/hort/<name>/…`) of boxes that no longer exist, and
+//! stray lock files. With `--idle DUR`, also whole boxes nobody has used for DUR that
+//! hold nothing to lose: no live session, a clean checkout, no commits that are not
+//! pushed (worktree) or returned (clone). Idle boxes holding something are listed as
+//! kept, with the reason. It lists first; it asks on a terminal and refuses without
+//! one unless `-f`.
 
 use std::io::IsTerminal;
+use std::time::{Duration, SystemTime};
 
 use clap::Args;
 use serde_json::json;
@@ -16,6 +21,9 @@ use crate::teardown;
 
 #[derive(Debug, Args)]
 pub struct PruneArgs {
+    /// Also remove boxes idle this long that hold nothing to lose: e.g. 90m, 2h, 7d.
+    #[arg(long, value_name = "DUR", value_parser = super::park::parse_duration)]
+    pub idle: Option<Duration>,
     /// Remove without asking.
     #[arg(short, long)]
     pub force: bool,
@@ -33,6 +41,8 @@ enum Orphan {
     Pin(String),
     /// A lock file of a box with no record.
     Lock(std::path::PathBuf, Leaf),
+    /// A whole box idle for at least `--idle`, with nothing to lose.
+    Idle(Box<teardown::Target>, Duration),
 }
 
 impl Orphan {
@@ -42,6 +52,12 @@ impl Orphan {
             Orphan::NoRecord(e) => format!("directory {} (no record)", e.path.display()),
             Orphan::Pin(r) => format!("ref {r} (no such box)"),
             Orphan::Lock(p, _) => format!("lock file {}", p.display()),
+            Orphan::Idle(t, idle) => format!(
+                "box `{}` (idle {}; {})",
+                t.entry.leaf,
+                human(*idle),
+                teardown::describe(t)
+            ),
         }
     }
 
@@ -51,8 +67,51 @@ impl Orphan {
             Orphan::NoRecord(_) => "directory",
             Orphan::Pin(_) => "ref",
             Orphan::Lock(..) => "lock",
+            Orphan::Idle(..) => "idle",
         }
     }
+}
+
+/// `3d`, `5h`, `42m`, `7s`: the largest whole unit.
+fn human(d: Duration) -> String {
+    let s = d.as_secs();
+    match s {
+        86_400.. => format!("{}d", s / 86_400),
+        3_600.. => format!("{}h", s / 3_600),
+        60.. => format!("{}m", s / 60),
+        _ => format!("{s}s"),
+    }
+}
+
+/// When the box was last used: its session marker, the agent's last status report,
+/// its record, and git's own files in the checkout (index, HEAD and its reflog).
+fn last_activity(layout: &crate::state::Layout, e: &boxes::BoxEntry) -> SystemTime {
+    let git_dir = match &e.admin_dir {
+        Some(admin) => admin.clone(),
+        None => e.path.join(".git"),
+    };
+    let mtime = |p: &std::path::Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+    [
+        crate::state::session::last_activity(&layout.session_path(&e.leaf)),
+        crate::container::read_status(layout, &e.leaf).map(|(_, t)| t),
+        mtime(&layout.record_path(&e.leaf)),
+        mtime(&git_dir.join("index")),
+        mtime(&git_dir.join("HEAD")),
+        mtime(&git_dir.join("logs/HEAD")),
+    ]
+    .into_iter()
+    .flatten()
+    .max()
+    .unwrap_or(SystemTime::UNIX_EPOCH)
+}
+
+/// Why removing an idle box would lose something, if it would.
+fn at_stake(t: &teardown::Target) -> Option<String> {
+    let a = &t.assessment;
+    // Commits no remote has are at stake, unless the base already holds them.
+    let unpushed = a.unpushed.is_some_and(|n| n > 0) && !a.empty && a.merged != Some(true);
+    let at_stake = t.live || a.dirty != Some(false) || a.unreturned == Some(true) || unpushed;
+    at_stake.then(|| teardown::describe(t))
 }
 
 pub fn run(a: PruneArgs, ui: &mut Ui) -> Result<i32, CliError> {
@@ -66,6 +125,26 @@ pub fn run(a: PruneArgs, ui: &mut Ui) -> Result<i32, CliError> {
         } else if e.record.is_none() && e.record_error.is_none() {
             orphans.push(Orphan::NoRecord(e.clone()));
         }
+    }
+    let mut kept = Vec::new();
+    if let Some(limit) = a.idle {
+        let now = SystemTime::now();
+        for e in all.iter().filter(|e| e.dir_exists && e.record.is_some()) {
+            let idle = now
+                .duration_since(last_activity(&layout, e))
+                .unwrap_or_default();
+            if idle < limit {
+                continue;
+            }
+            let t = teardown::target(e.clone(), &repo, &layout);
+            match at_stake(&t) {
+                Some(why) => kept.push(format!("box `{}` (idle {}): {why}", e.leaf, human(idle))),
+                None => orphans.push(Orphan::Idle(Box::new(t), idle)),
+            }
+        }
+    }
+    for k in &kept {
+        ui.info(&format!("  kept {k}"));
     }
     let known: std::collections::HashSet<String> = all
         .iter()
@@ -132,6 +211,30 @@ pub fn run(a: PruneArgs, ui: &mut Ui) -> Result<i32, CliError> {
             Orphan::NoDirectory(e) | Orphan::NoRecord(e) => {
                 let t = teardown::target(e.clone(), &repo, &layout);
                 teardown::remove(&repo, &layout, &t, false)
+                    .map_err(crate::cli::teardown::from_teardown)?;
+            }
+            Orphan::Idle(t, _) => {
+                // Assessed before the question: look again under the box's lock, so
+                // work done since (or an agent started since) is never lost.
+                let lock = match crate::state::BoxLock::try_acquire(
+                    &layout.lock_path(&t.entry.leaf),
+                    t.entry.leaf.as_str(),
+                ) {
+                    Ok(l) => l,
+                    Err(_) => {
+                        ui.warning(&format!("kept box `{}`: it is in use", t.entry.leaf));
+                        continue;
+                    }
+                };
+                let Some(entry) = boxes::exact(&repo, &layout, t.entry.leaf.as_str()) else {
+                    continue;
+                };
+                let now = teardown::target(entry, &repo, &layout);
+                if let Some(why) = at_stake(&now) {
+                    ui.warning(&format!("kept box `{}`: since asked, {why}", t.entry.leaf));
+                    continue;
+                }
+                teardown::remove_locked(&repo, &layout, &now, false, lock)
                     .map_err(crate::cli::teardown::from_teardown)?;
             }
             Orphan::Pin(name) => {
