@@ -103,28 +103,36 @@ fn enter_resyncs_only_when_the_lockfile_changed() {
     let env = TestEnv::new();
     env.push_to_origin("uv.lock", "version = 1\n");
     let counter = env.home.join("setup-count");
+    // Setup runs in the box: it logs where it ran.
     env.write_config(&format!(
-        r#"{{"setup": ["echo x >> {}"]}}"#,
+        r#"{{"setup": ["pwd >> {}"]}}"#,
         counter.display()
     ));
-    env.treebox(&["create", "d", "--no-launch"]).ok();
-    let count = || std::fs::read_to_string(&counter).unwrap().lines().count();
-    assert_eq!(count(), 1);
-    let r = env.treebox(&["enter", "d", "--print"]);
-    r.ok();
-    assert!(r.stderr.contains("deps unchanged"), "{r:?}");
-    assert_eq!(count(), 1);
-    assert_eq!(row(&env, "d")["deps"], "fresh");
-    // The lockfile changes in the box: list says stale, enter re-syncs.
-    std::fs::write(env.box_path("d").join("uv.lock"), "version = 2\n").unwrap();
-    assert_eq!(row(&env, "d")["deps"], "stale");
-    let doc = env.treebox(&["enter", "d", "--json"]).ok().json();
-    assert_eq!(doc["deps"], "synced");
-    assert_eq!(count(), 2);
-    assert_eq!(row(&env, "d")["deps"], "fresh");
-    // --cold forces a re-sync.
-    env.treebox(&["enter", "d", "--cold", "--print"]).ok();
-    assert_eq!(count(), 3);
+    let runs = || std::fs::read_to_string(&counter).unwrap_or_default();
+    // Clone boxes keep freshness exactly as worktrees do.
+    for (d, mode) in [("d", "worktree"), ("dc", "clone")] {
+        let _ = std::fs::remove_file(&counter);
+        let count = || runs().lines().count();
+        env.treebox(&["create", d, "--git", mode, "--no-launch"])
+            .ok();
+        assert_eq!(count(), 1, "{mode}");
+        assert_eq!(runs().trim(), env.box_path(d).to_string_lossy(), "{mode}");
+        let r = env.treebox(&["enter", d, "--print"]);
+        r.ok();
+        assert!(r.stderr.contains("deps unchanged"), "{mode}: {r:?}");
+        assert_eq!(count(), 1, "{mode}");
+        assert_eq!(row(&env, d)["deps"], "fresh", "{mode}");
+        // The lockfile changes in the box: list says stale, enter re-syncs.
+        std::fs::write(env.box_path(d).join("uv.lock"), "version = 2\n").unwrap();
+        assert_eq!(row(&env, d)["deps"], "stale", "{mode}");
+        let doc = env.treebox(&["enter", d, "--json"]).ok().json();
+        assert_eq!(doc["deps"], "synced", "{mode}");
+        assert_eq!(count(), 2, "{mode}");
+        assert_eq!(row(&env, d)["deps"], "fresh", "{mode}");
+        // --cold forces a re-sync.
+        env.treebox(&["enter", d, "--cold", "--print"]).ok();
+        assert_eq!(count(), 3, "{mode}");
+    }
 }
 
 #[test]
