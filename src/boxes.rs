@@ -173,6 +173,34 @@ pub fn find(repo: &Repo, layout: &Layout, reference: &str) -> Result<BoxEntry, R
     resolve(&all, reference, repo).cloned()
 }
 
+/// The repositories of this machine, other than the one at `common_dir`, that hold a
+/// box named `name` (by its record; one direct lookup per repository).
+pub fn elsewhere(name: &str, common_dir: Option<&Path>) -> Vec<PathBuf> {
+    let Ok(leaf) = Leaf::parse(name) else {
+        return Vec::new();
+    };
+    let Ok(root) = crate::state::layout::state_root() else {
+        return Vec::new();
+    };
+    let mut out: Vec<PathBuf> = std::fs::read_dir(root.join("repos"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|d| {
+            let path = d
+                .path()
+                .join("boxes")
+                .join(leaf.as_str())
+                .join("record.json");
+            crate::state::Record::load(&path).ok().flatten()
+        })
+        .filter(|r| common_dir.is_none_or(|c| canonical(&r.common_dir) != canonical(c)))
+        .map(|r| r.repo)
+        .collect();
+    out.sort();
+    out
+}
+
 /// Why a reference named no single box.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ResolveError {

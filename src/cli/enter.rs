@@ -53,7 +53,14 @@ pub fn run(args: EnterArgs, ui: &mut Ui) -> Result<i32, CliError> {
         extra_args: args.args.clone(),
         state_root: None,
     };
-    let entered = enter::enter(&req, &cfg, ui)?;
+    let entered = enter::enter(&req, &cfg, ui).map_err(|e| {
+        let here = crate::git::Repo::discover(&req.cwd).ok();
+        super::box_elsewhere(
+            e.into(),
+            &args.reference,
+            here.as_ref().map(|r| r.common_dir.as_path()),
+        )
+    })?;
     let launching = !args.print && !args.json;
     let runner = super::runner_for(&entered.record, launching && super::stdin_tty())?;
     let r = &entered.record;

@@ -209,3 +209,25 @@ pub(crate) fn here() -> Result<(crate::git::Repo, crate::state::Layout), CliErro
     let layout = crate::provision::enter::layout_for(&repo, None)?;
     Ok((repo, layout))
 }
+
+/// A box not found in this repository may live in another one on this machine: when
+/// it does, say where instead of the generic hint.
+pub(crate) fn box_elsewhere(
+    mut e: error::CliError,
+    name: &str,
+    common_dir: Option<&std::path::Path>,
+) -> error::CliError {
+    if e.kind != "box-not-found" {
+        return e;
+    }
+    if let Some(repo) = crate::boxes::elsewhere(name, common_dir).first() {
+        let shown = repo.to_string_lossy();
+        e.hints = vec![format!(
+            "Box `{}` belongs to {}: run the command there (`cd {}`).",
+            crate::sanitize::line(name),
+            crate::sanitize::line(&shown),
+            crate::cmd::quote(&shown)
+        )];
+    }
+    e
+}

@@ -81,7 +81,9 @@ pub fn run(args: TeardownArgs, ui: &mut Ui) -> Result<i32, CliError> {
         }
     } else {
         for r in &args.refs {
-            let e = boxes::resolve(&all, r, &repo).map_err(ProvisionError::from)?;
+            let e = boxes::resolve(&all, r, &repo).map_err(|e| {
+                super::box_elsewhere(ProvisionError::from(e).into(), r, Some(&repo.common_dir))
+            })?;
             if !chosen.iter().any(|c| c.leaf == e.leaf) {
                 chosen.push(e.clone());
             }

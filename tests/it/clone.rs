@@ -800,3 +800,82 @@ fn prune_idle_removes_unused_boxes_that_hold_nothing_to_lose() {
     env.sandbox(&["prune", "--idle", "soon"]).code(2);
     assert_eq!(env.snapshot(), before);
 }
+
+#[test]
+fn sandbox_ls_shows_every_box_on_the_machine_and_each_command_stays_in_its_repo() {
+    let env = TestEnv::new();
+    let root = env.root();
+    env.git(&root, &["clone", "-q", "origin.git", "second"]);
+    let second = root.join("second");
+    env.sandbox(&["up", "here", "--git", "clone", "-d"]).ok();
+    env.treebox_in(&second, &["create", "there", "--no-launch"])
+        .ok();
+    // The clone box gets an untracked file: dirty, read without running its config.
+    std::fs::write(env.box_path("here").join("scratch.txt"), "x\n").unwrap();
+    let rows = |dir: &Path| {
+        let out = env
+            .command(crate::env::SANDBOX, dir)
+            .args(["ls", "--json"])
+            .output()
+            .unwrap();
+        let doc = crate::env::Run::from_output(out).ok().json();
+        let mut v: Vec<(String, String, String, bool)> = doc["boxes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|b| {
+                (
+                    b["name"].as_str().unwrap().to_string(),
+                    b["repo"].as_str().unwrap().to_string(),
+                    b["mode"].as_str().unwrap().to_string(),
+                    b["dirty"].as_bool().unwrap(),
+                )
+            })
+            .collect();
+        v.sort();
+        v
+    };
+    let want = vec![
+        (
+            "here".to_string(),
+            env.repo.to_string_lossy().into_owned(),
+            "clone".to_string(),
+            true,
+        ),
+        (
+            "there".to_string(),
+            second.to_string_lossy().into_owned(),
+            "worktree".to_string(),
+            false,
+        ),
+    ];
+    // The same machine-wide list from either repository and from outside both.
+    assert_eq!(rows(&env.repo), want);
+    assert_eq!(rows(&second), want);
+    assert_eq!(rows(&env.home), want);
+    // Commands that take a name act in the repository they run in.
+    // A name from another repository: not found here, and the hint says where it is.
+    let before = env.snapshot();
+    let there = format!("belongs to {}", second.display());
+    for r in [
+        env.sandbox(&["down", "-f", "there"]),
+        env.sandbox(&["run", "there", "--", "true"]),
+        env.treebox(&["enter", "there", "--print"]),
+        env.treebox(&["teardown", "--force", "there"]),
+    ] {
+        r.code(3);
+        assert!(r.stderr.contains(&there), "{r:?}");
+    }
+    let outside = env
+        .command(crate::env::SANDBOX, &env.home)
+        .args(["down", "-f", "there"])
+        .output()
+        .unwrap();
+    let r = crate::env::Run::from_output(outside);
+    r.code(3);
+    assert!(r.stderr.contains(&there), "{r:?}");
+    assert_eq!(env.snapshot(), before);
+    env.treebox_in(&second, &["teardown", "--force", "there"])
+        .ok();
+    assert_eq!(rows(&env.home).len(), 1);
+}

@@ -104,10 +104,7 @@ fn enter_resyncs_only_when_the_lockfile_changed() {
     env.push_to_origin("uv.lock", "version = 1\n");
     let counter = env.home.join("setup-count");
     // Setup runs in the box: it logs where it ran.
-    env.write_config(&format!(
-        r#"{{"setup": ["pwd >> {}"]}}"#,
-        counter.display()
-    ));
+    env.write_config(&format!(r#"{{"setup": ["pwd >> {}"]}}"#, counter.display()));
     let runs = || std::fs::read_to_string(&counter).unwrap_or_default();
     // Clone boxes keep freshness exactly as worktrees do.
     for (d, mode) in [("d", "worktree"), ("dc", "clone")] {

@@ -224,7 +224,8 @@ pub(crate) fn find_any(name: &str) -> Result<Found, CliError> {
     let cwd = crate::cli::cwd()?;
     match crate::git::Repo::discover(&cwd) {
         Err(crate::git::repo::RepoError::NotARepo { .. }) => {
-            let (layout, record) = crate::folder::find(&cwd, name)?;
+            let (layout, record) = crate::folder::find(&cwd, name)
+                .map_err(|e| crate::cli::box_elsewhere(e.into(), name, None))?;
             Ok(Found::Folder(layout, record))
         }
         _ => {
@@ -248,8 +249,13 @@ pub(crate) fn find(
     CliError,
 > {
     let (repo, layout) = here()?;
-    let entry =
-        crate::boxes::find(&repo, &layout, name).map_err(crate::provision::ProvisionError::from)?;
+    let entry = crate::boxes::find(&repo, &layout, name).map_err(|e| {
+        crate::cli::box_elsewhere(
+            crate::provision::ProvisionError::from(e).into(),
+            name,
+            Some(&repo.common_dir),
+        )
+    })?;
     Ok((repo, layout, entry))
 }
 
