@@ -93,6 +93,8 @@ pub enum ContainerError {
     Firewall(#[source] CmdError),
     #[error("setup step `{step}` failed in the container: {detail}")]
     Setup { step: String, detail: String },
+    #[error("the pre-push guard cannot run in this box's image, so git would refuse every commit and push there: {detail}")]
+    GuardCannotRun { detail: String },
     #[error("{what} {}: {source}", .path.display())]
     Io {
         what: &'static str,
@@ -724,6 +726,35 @@ pub fn apply_firewall(
 /// Run setup inside the container: the ecosystems' installs (against the mounted
 /// caches) or the user's `setup` commands, then the template's `postCreate`. Fails
 /// loudly: the first failing step is an error.
+/// Can the box's image run the guard (a glibc ≥ 2.34 program, copied from the host)?
+/// Every hook of the box is the guard, and git aborts a commit whose
+/// `reference-transaction` hook cannot start, so an image without it is refused at
+/// create time, with the reason, instead of failing on the agent's first commit.
+pub fn check_guard(
+    engine: Engine,
+    rec: &ContainerRecord,
+    box_path: &Path,
+    guard: &Path,
+) -> Result<(), ContainerError> {
+    let argv = [guard.to_string_lossy().into_owned(), "--version".into()];
+    let out = engine
+        .exec(&rec.name, &rec.user, box_path, &[], false, &argv)
+        .output_any()
+        .map_err(ContainerError::Engine)?;
+    if out.status.success() {
+        return Ok(());
+    }
+    let text = String::from_utf8_lossy(&out.stderr);
+    let last = text
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("");
+    Err(ContainerError::GuardCannotRun {
+        detail: crate::sanitize::line(&format!("{last} ({})", out.status)),
+    })
+}
+
 pub fn setup_inside(
     engine: Engine,
     rec: &ContainerRecord,

@@ -145,6 +145,11 @@ impl From<ProvisionError> for CliError {
                 | crate::container::ContainerError::NoEngine,
             ) => CliError::new(RUNTIME, "engine", msg)
                 .hint("`git treebox doctor --isolation docker` (or podman) says what is wrong."),
+            P::Container(crate::container::ContainerError::GuardCannotRun { .. }) => {
+                CliError::new(RUNTIME, "guard-cannot-run", msg).hint(
+                    "Base the template on a glibc 2.34+ image (Debian 12, Ubuntu 22.04 or newer; not Alpine): set `baseImage` in its container.json (`git treebox template path <name>`), then remove this box and create it again.",
+                )
+            }
             P::Container(_) => CliError::new(RUNTIME, "container", msg),
             P::DiskFull { path } => CliError::new(RUNTIME, "disk-full", msg).hint(format!(
                 "Free some space (`df -h {}` shows how much is left), then run it again.",

@@ -1078,6 +1078,16 @@ pub(crate) fn container_up(
     if setup {
         let engine = crate::runner::oci::Engine::parse(&crec.engine)
             .ok_or(crate::container::ContainerError::NoEngine)?;
+        if let Some(guard) = guard_path(repo, layout, leaf, record) {
+            let checked = timed(reporter, "guard", || {
+                crate::container::check_guard(engine, &crec, &record.path, &guard)
+            });
+            if let Err(e) = checked {
+                record.setup_completed = false;
+                record.save(&record_path)?;
+                return Err(e.into());
+            }
+        }
         let template = crate::template::find(record.template.as_deref().unwrap_or("default"))
             .map_err(crate::container::ContainerError::from)?;
         let result = crate::container::setup_inside(
@@ -1095,6 +1105,24 @@ pub(crate) fn container_up(
         result?;
     }
     Ok(crec)
+}
+
+/// Where the box's guard copy is (the host path, which is also its path inside the
+/// container); `None` for a folder box, which has no guard.
+fn guard_path(
+    repo: Option<&Repo>,
+    layout: &Layout,
+    leaf: &Leaf,
+    record: &Record,
+) -> Option<PathBuf> {
+    let hooks = match (record.git_mode.as_str(), repo) {
+        ("clone", Some(_)) => layout.box_state(leaf).join("hooks"),
+        ("worktree", Some(repo)) => repo
+            .worktree_admin_dir(&record.path)?
+            .join(guard::HOOKS_DIR_NAME),
+        _ => return None,
+    };
+    Some(hooks.join(guard::GUARD_EXE_NAME)).filter(|p| p.is_file())
 }
 
 /// Install the box's dependencies (SPEC §3): the user's `setup` commands, else one

@@ -789,3 +789,33 @@ fn with_the_engine_gone_teardown_keeps_the_box_whole() {
     env.treebox(&["teardown", "--force", "kept"]).ok();
     assert!(!b.engine(&["container", "inspect", &c]).status.success());
 }
+
+/// An image that cannot run the guard (here: without `libgcc_s`, which the guard links
+/// and `sh`/`git` do not; musl images and glibc older than 2.34 fail the same way)
+/// would make git refuse every commit inside, since each hook is the guard. `create`
+/// says so at once, with the way out, and the box can be removed.
+#[test]
+fn an_image_that_cannot_run_the_guard_is_refused_at_create() {
+    let Some(b) = Boxed::new("docker") else {
+        return;
+    };
+    let env = &b.env;
+    let dockerfile = env.config_dir().join("treebox/templates/test/Dockerfile");
+    let mut text = std::fs::read_to_string(&dockerfile).unwrap();
+    text.push_str(
+        "RUN rm -f /usr/lib/x86_64-linux-gnu/libgcc_s.so.1 /lib/x86_64-linux-gnu/libgcc_s.so.1\n",
+    );
+    std::fs::write(&dockerfile, text).unwrap();
+    let r = env.treebox(&["create", "noguard", "--no-launch"]);
+    r.code(1);
+    assert!(r.stderr.contains("guard cannot run"), "{r:?}");
+    assert!(
+        r.stderr.contains("libgcc_s"),
+        "the loader's reason is shown: {r:?}"
+    );
+    assert!(r.stderr.contains("baseImage"), "{r:?}");
+    // Not reported complete; removable like any half-made box.
+    assert_eq!(b.record("noguard")["setupCompleted"], false);
+    env.treebox(&["teardown", "--force", "noguard"]).ok();
+    assert!(!env.box_path("noguard").exists());
+}
