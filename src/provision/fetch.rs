@@ -23,11 +23,27 @@ pub enum FetchError {
 }
 
 fn summary(e: &CmdError) -> String {
+    if let Some(lock) = stale_lock(e) {
+        return format!(
+            "git found the lock file {} in the way (another git command is running, or one was killed)",
+            crate::sanitize::line(&lock.to_string_lossy())
+        );
+    }
     let s = e.stderr().lines().rev().find(|l| !l.trim().is_empty());
     match s {
         Some(l) => crate::sanitize::line(l.trim()),
         None => e.to_string(),
     }
+}
+
+/// The lock file git could not create, when that is why it failed: git's
+/// "Unable to create '<path>.lock': File exists." (what a git killed mid-update leaves).
+pub fn stale_lock(e: &CmdError) -> Option<std::path::PathBuf> {
+    e.stderr().lines().find_map(|l| {
+        let rest = l.split("Unable to create '").nth(1)?;
+        let path = rest.split("': File exists").next()?;
+        (path.ends_with(".lock") && rest.contains("': File exists")).then(|| path.into())
+    })
 }
 
 /// origin's branches as `ls-remote` reports them (name → commit), asked silently.

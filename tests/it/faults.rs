@@ -167,6 +167,38 @@ fn a_kill_during_fetch_leaves_nothing() {
     assert_whole(env, "during-fetch", "during-fetch", "worktree");
 }
 
+/// A git killed in the middle of a fetch leaves a ref lock file behind, and every
+/// later fetch fails on it. The refusal names the file and how to clear it; nothing
+/// is written; once it is gone, create works.
+#[test]
+fn a_lock_file_left_by_a_killed_git_is_named_with_the_way_out() {
+    let env = TestEnv::new();
+    env.push_to_origin("new.txt", "new\n");
+    let lock = env.repo.join(".git/refs/remotes/origin/main.lock");
+    std::fs::write(&lock, "").unwrap();
+    let before = env.snapshot();
+    let r = env.treebox(&["create", "blocked", "--no-launch"]);
+    r.code(4);
+    assert!(r.stderr.contains(&*lock.to_string_lossy()), "{r:?}");
+    assert!(
+        r.stderr
+            .contains(&format!("rm -f {}", lock.to_string_lossy())),
+        "{r:?}"
+    );
+    let json = env.treebox(&["create", "blocked", "--no-launch", "--json"]);
+    json.code(4);
+    let err: serde_json::Value = serde_json::from_str(json.stderr.trim()).unwrap();
+    assert_eq!(err["error"]["kind"], "fetch-failed");
+    assert!(
+        err["error"]["hint"].as_str().unwrap().contains("rm -f"),
+        "{err}"
+    );
+    assert_eq!(env.snapshot(), before);
+    std::fs::remove_file(&lock).unwrap();
+    env.treebox(&["create", "blocked", "--no-launch"]).ok();
+    assert!(env.box_path("blocked").join("new.txt").is_file());
+}
+
 #[test]
 fn worktree_mode_recovers_from_a_kill_at_every_stage() {
     let f = Faults::new();
