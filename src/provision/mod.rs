@@ -789,6 +789,15 @@ fn apply(
             });
         }
     }
+    // From here on the box can run code (setup, the agent); an interrupted create is
+    // finished without running git in it again.
+    if !record.checkout_completed {
+        record.checkout_completed = true;
+        if let Err(e) = record.save(&record_path) {
+            rollback(reporter);
+            return Err(e.into());
+        }
+    }
     // The git dir that holds the box's own hooks and per-worktree config: the
     // worktree's admin dir, or the clone's `.git`.
     let admin = if clone_mode {
@@ -960,7 +969,8 @@ pub(crate) fn repair_checkout(
     layout: &Layout,
     record: &Record,
 ) -> Result<bool, ProvisionError> {
-    if record.setup_completed {
+    // A whole checkout may have run code: never run git in it again.
+    if record.setup_completed || record.checkout_completed {
         return Ok(false);
     }
     let path = &record.path;

@@ -40,6 +40,11 @@ pub struct Record {
     pub ecosystems: Vec<String>,
     pub lockfile_hash: Option<String>,
     pub setup_completed: bool,
+    /// The checkout (and, for a clone, its pin) was made whole. From then on the box
+    /// may have run code, so nothing on the host runs git in it to "repair" it again
+    /// (SPEC §8.1). Records written before this field existed count as complete.
+    #[serde(default = "complete")]
+    pub checkout_completed: bool,
     /// SHA-256 of the `.env` as it was copied in, to tell later edits in the box.
     pub env_hash: Option<String>,
     pub created_at: u64,
@@ -65,6 +70,10 @@ pub enum RecordError {
         #[source]
         source: std::io::Error,
     },
+}
+
+fn complete() -> bool {
+    true
 }
 
 pub fn now() -> u64 {
@@ -109,6 +118,7 @@ impl Record {
             ecosystems: Vec::new(),
             lockfile_hash: None,
             setup_completed: false,
+            checkout_completed: false,
             env_hash: None,
             created_at: now(),
             updated_at: now(),
@@ -182,6 +192,7 @@ pub(crate) mod tests {
             ecosystems: vec![],
             lockfile_hash: None,
             setup_completed: false,
+            checkout_completed: true,
             env_hash: None,
             created_at: 1,
             updated_at: 1,

@@ -559,3 +559,56 @@ fn bidi_controls_in_branch_names_are_escaped_on_a_terminal() {
     let table = env.treebox(&["list"]).ok().stdout.clone();
     assert!(!table.contains('\u{202e}'), "{table:?}");
 }
+
+/// A box whose setup failed is finished by the next `enter`, but its checkout is
+/// whole and the box may have run since: nothing runs git in it to "repair" it, so a
+/// filter it planted never runs and the agent's branch and files stay as they are.
+#[test]
+fn finishing_a_failed_setup_never_runs_git_in_the_box() {
+    let env = TestEnv::new();
+    let t = Tripwire::new(&env);
+    // Setup fails every time: the box stays "not set up", and each enter retries.
+    env.write_config(r#"{"setup": ["false"]}"#);
+    env.treebox(&["create", "c", "--git", "clone", "--no-launch"])
+        .ok();
+    env.treebox(&["create", "w", "--no-launch"]).ok();
+    assert_eq!(row(&env, "c").unwrap()["deps"], "unknown");
+
+    // The clone's agent moved to its own branch and planted a filter in the
+    // per-worktree config, which treebox itself enabled.
+    let c = env.box_path("c");
+    env.git(&c, &["switch", "-q", "-c", "feature"]);
+    env.commit_file(&c, "f.txt", "feature work\n", "feature work");
+    let tip = env.git(&c, &["rev-parse", "HEAD"]);
+    std::fs::write(
+        c.join(".git/config.worktree"),
+        format!(
+            "[filter \"evil\"]\n\tsmudge = \"touch {}; cat\"\n",
+            t.m("repair.smudge")
+        ),
+    )
+    .unwrap();
+    std::fs::create_dir_all(c.join(".git/info")).unwrap();
+    std::fs::write(c.join(".git/info/attributes"), "* filter=evil\n").unwrap();
+    // The worktree's agent left work and removed its index (its admin dir is its own).
+    let w = env.box_path("w");
+    std::fs::write(w.join("draft.txt"), "unsaved\n").unwrap();
+    let admin = env.repo.join(".git/worktrees/w");
+    std::fs::remove_file(admin.join("index")).unwrap();
+
+    for name in ["c", "w"] {
+        let r = env.treebox(&["enter", name, "--print"]);
+        r.ok();
+        t.check(&format!("enter {name} after a failed setup"));
+    }
+    assert_eq!(
+        env.git(&c, &["symbolic-ref", "--short", "HEAD"]).trim(),
+        "feature"
+    );
+    assert_eq!(env.git(&c, &["rev-parse", "HEAD"]), tip);
+    assert_eq!(
+        std::fs::read_to_string(w.join("draft.txt")).unwrap(),
+        "unsaved\n",
+        "the worktree was made again over the agent's work"
+    );
+}
