@@ -14,9 +14,15 @@
 //!   user's credential helpers and ssh command keep working; a helper planted by a
 //!   box never runs.
 
+use std::ffi::{OsStr, OsString};
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
 
 use crate::cmd::Cmd;
+
+/// A config entry as git stores it: bytes, not necessarily UTF-8 (git runs a
+/// non-UTF-8 value as readily as any other).
+type Entry = (OsString, OsString);
 
 /// Environment variables git exports to hooks; a child git must not inherit them.
 pub const SCRUBBED_ENV: &[&str] = &[
@@ -44,7 +50,11 @@ const FIXED_PINS: &[(&str, &str)] = &[
 /// A git command builder carrying the config pins for one repository.
 #[derive(Debug, Clone, Default)]
 pub struct GitCli {
-    pins: Vec<(String, String)>,
+    pins: Vec<Entry>,
+    /// `core.gitProxy` was planted: git keeps the first value it reads (the
+    /// repository's, before any `-c`), so the pin is `GIT_PROXY_COMMAND`, which git
+    /// reads before all config.
+    proxy_command: Option<OsString>,
 }
 
 /// What an exec-shaped key is reset to when the user's own config does not set it.
@@ -77,6 +87,24 @@ pub fn inert_value(name: &str) -> Option<&'static str> {
         ("interactive", false, "difffilter") => Some(""),
         ("submodule", true, "update") => Some("checkout"),
         ("uploadpack", false, "packobjectshook") => Some(""),
+        // Network settings a box could use to send the user's credentials elsewhere
+        // (a proxy it runs, TLS it can intercept, a DNS override) or to write host
+        // files (a cookie jar): reset to the user's value, else to git's default or to
+        // a value that fails closed and names itself in the error.
+        ("http", _, "proxy" | "proxyauthmethod") => Some(""),
+        ("http", _, "proxysslcert" | "proxysslkey" | "proxysslcainfo") => {
+            Some("/nonexistent/treebox-ignores-this-repository-level-setting")
+        }
+        ("http", _, "sslverify") => Some("true"),
+        ("http", _, "sslcert" | "sslkey" | "sslcainfo" | "sslcapath") => {
+            Some("/nonexistent/treebox-ignores-this-repository-level-setting")
+        }
+        ("http", _, "pinnedpubkey") => Some(""),
+        ("http", _, "cookiefile") => Some("/dev/null"),
+        ("http", _, "savecookies") => Some("false"),
+        ("http", _, "curloptresolve") => Some(""),
+        ("http", _, "followredirects") => Some("initial"),
+        ("remote", true, "proxy" | "proxyauthmethod") => Some(""),
         _ => None,
     }
 }
@@ -85,7 +113,7 @@ pub fn inert_value(name: &str) -> Option<&'static str> {
 /// through libgit2 (which runs nothing). `include.path` and `includeIf.<cond>.path` are
 /// followed whatever their condition: a box can plant keys behind a condition that holds
 /// only for the git that will run, so every included file counts as repo-level.
-fn file_entries(path: &Path) -> Vec<(String, String)> {
+fn file_entries(path: &Path) -> Vec<Entry> {
     let mut out = Vec::new();
     let mut seen = std::collections::HashSet::new();
     collect_entries(path, 0, &mut seen, &mut out);
@@ -96,7 +124,7 @@ fn collect_entries(
     path: &Path,
     depth: usize,
     seen: &mut std::collections::HashSet<PathBuf>,
-    out: &mut Vec<(String, String)>,
+    out: &mut Vec<Entry>,
 ) {
     // git itself stops at 10 levels of includes.
     if depth > 10 || !path.is_file() || !seen.insert(path.to_path_buf()) {
@@ -108,22 +136,23 @@ fn collect_entries(
     let mut includes = Vec::new();
     if let Ok(mut entries) = cfg.entries(None) {
         while let Some(Ok(e)) = entries.next() {
-            if let (Ok(n), Ok(v)) = (e.name(), e.value()) {
-                let lower = n.to_ascii_lowercase();
-                if lower == "include.path"
-                    || (lower.starts_with("includeif.") && lower.ends_with(".path"))
-                {
-                    includes.push(v.to_string());
-                }
-                out.push((n.to_string(), v.to_string()));
+            let n = OsStr::from_bytes(e.name_bytes()).to_os_string();
+            let v = OsStr::from_bytes(e.value_bytes()).to_os_string();
+            let lower = n.to_string_lossy().to_ascii_lowercase();
+            if lower == "include.path"
+                || (lower.starts_with("includeif.") && lower.ends_with(".path"))
+            {
+                includes.push(v.clone());
             }
+            out.push((n, v));
         }
     }
     let dir = path.parent().unwrap_or(Path::new("/"));
     for inc in includes {
+        let inc = PathBuf::from(inc);
         let target = match (inc.strip_prefix("~/"), std::env::var_os("HOME")) {
-            (Some(rest), Some(home)) => PathBuf::from(home).join(rest),
-            _ if Path::new(&inc).is_absolute() => PathBuf::from(&inc),
+            (Ok(rest), Some(home)) => PathBuf::from(home).join(rest),
+            _ if inc.is_absolute() => inc,
             _ => dir.join(&inc),
         };
         collect_entries(&target, depth + 1, seen, out);
@@ -131,7 +160,7 @@ fn collect_entries(
 }
 
 /// The user's own entries (global, XDG, system), in git's order.
-fn user_entries() -> Vec<(String, String)> {
+fn user_entries() -> Vec<Entry> {
     let mut out = Vec::new();
     let Ok(cfg) = git2::Config::open_default() else {
         return out;
@@ -145,9 +174,10 @@ fn user_entries() -> Vec<(String, String)> {
             if local {
                 continue;
             }
-            if let (Ok(n), Ok(v)) = (e.name(), e.value()) {
-                out.push((n.to_string(), v.to_string()));
-            }
+            out.push((
+                OsStr::from_bytes(e.name_bytes()).to_os_string(),
+                OsStr::from_bytes(e.value_bytes()).to_os_string(),
+            ));
         }
     }
     out
@@ -165,47 +195,57 @@ impl GitCli {
     pub fn for_repo(common_dir: &Path, worktree_config: Option<&Path>) -> GitCli {
         let mut files: Vec<PathBuf> = vec![common_dir.join("config")];
         files.extend(worktree_config.map(Path::to_path_buf));
-        let repo_level: Vec<(String, String)> =
-            files.iter().flat_map(|f| file_entries(f)).collect();
-        let planted: Vec<&str> = repo_level
+        let repo_level: Vec<Entry> = files.iter().flat_map(|f| file_entries(f)).collect();
+        let lower = |n: &OsStr| n.to_string_lossy().to_ascii_lowercase();
+        let planted: Vec<&OsString> = repo_level
             .iter()
-            .map(|(n, _)| n.as_str())
-            .filter(|n| inert_value(n).is_some())
+            .map(|(n, _)| n)
+            .filter(|n| inert_value(&n.to_string_lossy()).is_some())
             .collect();
         if planted.is_empty() {
             return GitCli::plain();
         }
         let user = user_entries();
-        let mut pins: Vec<(String, String)> = Vec::new();
+        let mut pins: Vec<Entry> = Vec::new();
         let mut reset_credentials = false;
+        let mut proxy_command = None;
         for name in planted {
-            let lower = name.to_ascii_lowercase();
-            if lower.starts_with("credential.") && lower.ends_with(".helper") {
+            let l = lower(name);
+            if l.starts_with("credential.") && l.ends_with(".helper") {
                 reset_credentials = true;
                 continue;
             }
-            if pins.iter().any(|(n, _)| n.eq_ignore_ascii_case(name)) {
+            if l == "core.gitproxy" {
+                // The user's own proxy command when it is the environment's; else none.
+                proxy_command = Some(std::env::var_os("GIT_PROXY_COMMAND").unwrap_or_default());
+            }
+            if pins.iter().any(|(n, _)| lower(n) == l) {
                 continue;
             }
             let user_value = user
                 .iter()
                 .rev()
-                .find(|(n, _)| n.eq_ignore_ascii_case(name))
+                .find(|(n, _)| lower(n) == l)
                 .map(|(_, v)| v.clone());
-            let value = user_value.unwrap_or_else(|| inert_value(name).unwrap_or("").to_string());
-            pins.push((name.to_string(), value));
+            let value = user_value.unwrap_or_else(|| {
+                OsString::from(inert_value(&name.to_string_lossy()).unwrap_or(""))
+            });
+            pins.push((name.clone(), value));
         }
         if reset_credentials {
             // An empty helper resets the list; then the user's own helpers, in order.
-            pins.push(("credential.helper".into(), String::new()));
+            pins.push(("credential.helper".into(), OsString::new()));
             for (n, v) in &user {
-                let l = n.to_ascii_lowercase();
+                let l = lower(n);
                 if l.starts_with("credential.") && l.ends_with(".helper") {
                     pins.push((n.clone(), v.clone()));
                 }
             }
         }
-        GitCli { pins }
+        GitCli {
+            pins,
+            proxy_command,
+        }
     }
 
     /// `git -c … -C dir` with the environment scrubbed and stdin null.
@@ -215,11 +255,17 @@ impl GitCli {
             c = c.arg("-c").arg(format!("{k}={v}"));
         }
         for (k, v) in &self.pins {
-            c = c.arg("-c").arg(format!("{k}={v}"));
+            let mut pin = k.clone().into_vec();
+            pin.push(b'=');
+            pin.extend_from_slice(v.as_bytes());
+            c = c.arg("-c").arg(OsString::from_vec(pin));
         }
         c = c.arg("-C").arg(dir.as_os_str());
         for k in SCRUBBED_ENV {
             c = c.env_remove(*k);
+        }
+        if let Some(p) = &self.proxy_command {
+            c = c.env("GIT_PROXY_COMMAND", p);
         }
         c.env("LC_ALL", "C")
     }
@@ -249,11 +295,11 @@ impl GitCli {
         self.pins
             .iter()
             .find(|(k, _)| k.eq_ignore_ascii_case(&key))
-            .map(|(_, v)| format!("--upload-pack={v}"))
+            .map(|(_, v)| format!("--upload-pack={}", v.to_string_lossy()))
     }
 
     /// The extra pins (beyond the fixed ones) this builder applies.
-    pub fn pins(&self) -> &[(String, String)] {
+    pub fn pins(&self) -> &[Entry] {
         &self.pins
     }
 }
@@ -320,6 +366,56 @@ mod tests {
         );
         let line = g.cmd(Path::new("/r")).to_string();
         assert!(line.contains("core.hooksPath=/dev/null"), "{line}");
+    }
+
+    #[test]
+    fn a_non_utf8_value_does_not_hide_a_planted_key() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(
+            d.path().join("config"),
+            b"[filter \"evil\"]\n\tsmudge = \"touch /tmp/x #\xff\"\n[remote \"origin\"]\n\tuploadpack = \"touch /tmp/y #\xfe\"\n",
+        )
+        .unwrap();
+        let g = GitCli::for_repo(d.path(), None);
+        let pins = g.pins();
+        assert!(
+            pins.iter()
+                .any(|(k, v)| k == "filter.evil.smudge" && v.is_empty()),
+            "{pins:?}"
+        );
+        assert_eq!(
+            g.upload_pack_arg("origin").as_deref(),
+            Some("--upload-pack=git-upload-pack")
+        );
+    }
+
+    #[test]
+    fn planted_network_settings_are_reset() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(
+            d.path().join("config"),
+            "[http]\n\tproxy = http://127.0.0.1:9\n\tsslVerify = false\n\tcookieFile = /home/u/.bashrc\n\tsaveCookies = true\n\
+             [http \"https://example.com/\"]\n\tsslCAInfo = /tmp/ca.pem\n\
+             [remote \"origin\"]\n\tproxy = http://127.0.0.1:9\n[core]\n\tgitProxy = /tmp/p.sh\n",
+        )
+        .unwrap();
+        let g = GitCli::for_repo(d.path(), None);
+        let pin = |key: &str| {
+            g.pins()
+                .iter()
+                .find(|(k, _)| k == key)
+                .map(|(_, v)| v.to_string_lossy().into_owned())
+        };
+        assert_eq!(pin("http.proxy").as_deref(), Some(""));
+        assert_eq!(pin("http.sslverify").as_deref(), Some("true"));
+        assert_eq!(pin("http.savecookies").as_deref(), Some("false"));
+        assert_eq!(pin("http.cookiefile").as_deref(), Some("/dev/null"));
+        assert!(pin("http.https://example.com/.sslcainfo")
+            .is_some_and(|v| v.starts_with("/nonexistent/")));
+        assert_eq!(pin("remote.origin.proxy").as_deref(), Some(""));
+        // git keeps the first core.gitProxy it reads: the environment wins over config.
+        let line = format!("{:?}", g.cmd(Path::new("/r")));
+        assert!(line.contains("GIT_PROXY_COMMAND"), "{line}");
     }
 
     #[test]

@@ -612,3 +612,65 @@ fn finishing_a_failed_setup_never_runs_git_in_the_box() {
         "the worktree was made again over the agent's work"
     );
 }
+
+/// git runs a config value whatever its bytes; treebox once skipped values that were
+/// not UTF-8 when it looked for planted keys. A filter with such a value, planted in
+/// the shared config a worktree box can write, must not run when the host makes the
+/// next box (whose checkout reads every file through the filters).
+#[test]
+fn a_planted_key_with_a_non_utf8_value_is_still_neutralised() {
+    let env = TestEnv::new();
+    let t = Tripwire::new(&env);
+    env.treebox(&["create", "first", "--no-launch"]).ok();
+    // Raw bytes, as git stores config: 0xff and 0xfe are not UTF-8.
+    let mut config = std::fs::read(env.repo.join(".git/config")).unwrap();
+    config.extend_from_slice(
+        format!(
+            "[filter \"evil\"]\n\tsmudge = \"touch {}; cat #",
+            t.m("smudge")
+        )
+        .as_bytes(),
+    );
+    config.push(0xff);
+    config.extend_from_slice(
+        format!(
+            "\"\n[remote \"origin\"]\n\tuploadpack = \"touch {}; git-upload-pack #",
+            t.m("uploadpack")
+        )
+        .as_bytes(),
+    );
+    config.push(0xfe);
+    config.extend_from_slice(b"\"\n");
+    std::fs::write(env.repo.join(".git/config"), &config).unwrap();
+    std::fs::write(env.repo.join(".git/info/attributes"), "* filter=evil\n").unwrap();
+    env.treebox(&["create", "second", "--no-launch"]).ok();
+    t.check("create after a non-UTF-8 planted filter and upload-pack");
+    env.treebox(&["doctor"]);
+    t.check("doctor after a non-UTF-8 planted upload-pack");
+}
+
+/// `core.gitProxy` runs a command for `git://` remotes. git keeps the first value it
+/// reads — the repository's, before any `-c` — so only the environment can pin it.
+#[test]
+fn a_planted_git_proxy_never_runs() {
+    let env = TestEnv::new();
+    let t = Tripwire::new(&env);
+    let proxy = env.root().join("proxy.sh");
+    write_exec(
+        &proxy,
+        &format!("#!/bin/sh\ntouch {}\nexit 1\n", t.m("gitProxy")),
+    );
+    env.git(
+        &env.repo,
+        &["config", "remote.origin.url", "git://127.0.0.1:9/repo.git"],
+    );
+    env.git(
+        &env.repo,
+        &["config", "core.gitProxy", &proxy.to_string_lossy()],
+    );
+    // The fetch fails (nothing listens), but the planted proxy never runs.
+    env.treebox(&["create", "x", "--no-launch"]).code(4);
+    t.check("create (fetch over git://)");
+    let _ = env.treebox(&["doctor"]);
+    t.check("doctor (ls-remote over git://)");
+}
