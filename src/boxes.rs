@@ -54,7 +54,7 @@ fn registrations(common_dir: &Path) -> Vec<(PathBuf, PathBuf)> {
     rd.flatten()
         .filter_map(|e| {
             let admin = e.path();
-            let text = std::fs::read_to_string(admin.join("gitdir")).ok()?;
+            let text = crate::git::repo::read_plain(&admin.join("gitdir"))?;
             let dotgit = PathBuf::from(text.trim_end_matches(['\n', '\r']));
             let checkout = dotgit.parent()?.to_path_buf();
             Some((checkout, admin))
@@ -122,6 +122,35 @@ pub fn inventory(repo: &Repo, layout: &Layout) -> Vec<BoxEntry> {
         }
         entry.record = record;
         entry.record_error = record_error;
+    }
+    // A clone whose record was lost is still a box: a directory under the root with a
+    // `.git` of its own (git does not register clones, so only the directory says so).
+    if let Ok(rd) = std::fs::read_dir(&layout.box_root) {
+        for e in rd.flatten() {
+            let Ok(leaf) = Leaf::parse(&e.file_name().to_string_lossy()) else {
+                continue;
+            };
+            if by_leaf.contains_key(&leaf) {
+                continue;
+            }
+            let path = layout.box_path(&leaf);
+            let own_git = std::fs::symlink_metadata(path.join(".git")).is_ok_and(|m| m.is_dir());
+            if !own_git || !std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_dir()) {
+                continue;
+            }
+            by_leaf.insert(
+                leaf.clone(),
+                BoxEntry {
+                    branch: crate::provision::clone::clone_head(&path).and_then(|(b, _)| b),
+                    dir_exists: true,
+                    path,
+                    leaf,
+                    record: None,
+                    record_error: None,
+                    admin_dir: None,
+                },
+            );
+        }
     }
     by_leaf.into_values().collect()
 }
@@ -278,8 +307,17 @@ pub struct Assessment {
 }
 
 impl BoxEntry {
+    /// A clone box: so its record says; without a readable record, a directory with a
+    /// `.git` of its own and no worktree registration.
     pub fn is_clone(&self) -> bool {
-        self.record.as_ref().is_some_and(|r| r.git_mode == "clone")
+        match &self.record {
+            Some(r) => r.git_mode == "clone",
+            None => {
+                self.admin_dir.is_none()
+                    && self.dir_exists
+                    && std::fs::symlink_metadata(self.path.join(".git")).is_ok_and(|m| m.is_dir())
+            }
+        }
     }
 }
 
@@ -300,6 +338,15 @@ fn open_box(entry: &BoxEntry) -> Option<git2::Repository> {
     // A worktree's `.git` is a pointer file; a clone's is a directory. Either opens
     // with libgit2 (a symlink planted there is not followed into somewhere else).
     let kind = std::fs::symlink_metadata(&pointer).ok();
+    // Never open what could block a read (see `plain_git_dir`): unreadable instead.
+    if kind.as_ref().is_some_and(|m| m.is_dir()) && !crate::git::repo::plain_git_dir(&pointer) {
+        return None;
+    }
+    if let Some(admin) = &entry.admin_dir {
+        if !crate::git::repo::plain_git_dir(admin) {
+            return None;
+        }
+    }
     if kind.is_some_and(|m| m.is_file() || m.is_dir()) {
         if let Ok(r) = git2::Repository::open(&entry.path) {
             return Some(r);
@@ -334,14 +381,10 @@ pub fn assess(entry: &BoxEntry, repo: &Repo) -> Assessment {
         None => entry.branch.as_deref().and_then(|b| repo.local_branch(b)),
     };
     if entry.is_clone() {
-        // Unknown (repository gone, clone unreadable) counts as unreturned; a clone
-        // with no commits yet has nothing to return.
-        let unborn = clone.as_ref().is_some_and(
-            |c| matches!(c.head(), Err(e) if e.code() == git2::ErrorCode::UnbornBranch),
-        );
-        a.unreturned = Some(match tip {
-            Some(t) => crate::provision::clone::repo_has(&repo.common_dir, t) != Some(true),
-            None => entry.dir_exists && !unborn,
+        // Unknown (clone unreadable) counts as unreturned.
+        a.unreturned = Some(match &clone {
+            Some(c) => clone_unreturned(c, &repo.git),
+            None => entry.dir_exists,
         });
     }
     if let Some(tip) = tip {
@@ -361,11 +404,39 @@ pub fn assess(entry: &BoxEntry, repo: &Repo) -> Assessment {
             .as_ref()
             .and_then(|r| r.base_commit.as_deref())
             .and_then(|c| git2::Oid::from_str(c).ok());
-        a.empty = started == Some(tip) && a.dirty == Some(false);
+        a.empty = started == Some(tip) && a.dirty == Some(false) && a.unreturned != Some(true);
     } else {
         a.empty = a.dirty == Some(false);
     }
     a
+}
+
+/// Does the clone hold a commit the user's repository lacks — at HEAD, on any of its
+/// branches, in its stash, tags or notes (anything but remote-tracking refs, which
+/// are copies of somewhere else)? Anything unreadable counts as yes.
+fn clone_unreturned(clone: &git2::Repository, user: &git2::Repository) -> bool {
+    let Ok(odb) = user.odb() else {
+        return true;
+    };
+    let mut tips = Vec::new();
+    match clone.head() {
+        Ok(h) => tips.extend(h.target()),
+        Err(e) if e.code() == git2::ErrorCode::UnbornBranch => {}
+        Err(_) => return true,
+    }
+    let Ok(refs) = clone.references() else {
+        return true;
+    };
+    for r in refs {
+        let Ok(r) = r else {
+            return true;
+        };
+        if r.name_bytes().starts_with(b"refs/remotes/") {
+            continue;
+        }
+        tips.extend(r.target());
+    }
+    tips.iter().any(|t| !odb.exists(*t))
 }
 
 fn count_unpushed(repo: &git2::Repository, tip: git2::Oid) -> Result<usize, git2::Error> {

@@ -58,6 +58,17 @@ pub struct Removed {
     pub pruned_only: bool,
 }
 
+/// A box to remove with `--force`: nothing is read from the box (whatever it holds
+/// goes anyway), so a box that made its files unreadable cannot stall its removal.
+pub fn target_forced(entry: BoxEntry, layout: &Layout) -> Target {
+    let live = session::is_live(&layout.session_path(&entry.leaf));
+    Target {
+        entry,
+        assessment: Assessment::default(),
+        live,
+    }
+}
+
 /// Assess a box for removal.
 pub fn target(entry: BoxEntry, repo: &Repo, layout: &Layout) -> Target {
     let assessment = boxes::assess(&entry, repo);
@@ -150,18 +161,24 @@ pub fn remove_locked(
         crate::container::remove(c).map_err(TeardownError::Container)?;
     }
     let pruned_only = !entry.path.exists();
+    // Asked before the directory goes: without a record, only its `.git` says so.
+    let is_clone = entry.is_clone();
     remove_tree(&entry.path).map_err(|source| TeardownError::Remove {
         path: entry.path.clone(),
         source,
     })?;
-    if let Some(r) = entry.record.as_ref().filter(|r| r.git_mode == "clone") {
+    if is_clone {
         // The pin lives in the recorded repository, wherever this command runs from.
-        crate::provision::clone::remove_refs(&r.common_dir, entry.leaf.as_str()).map_err(
-            |source| TeardownError::Branch {
+        let common = entry
+            .record
+            .as_ref()
+            .map_or(&repo.common_dir, |r| &r.common_dir);
+        crate::provision::clone::remove_pin(common, entry.leaf.as_str()).map_err(|source| {
+            TeardownError::Branch {
                 branch: crate::provision::clone::pin_ref(entry.leaf.as_str()),
                 source,
-            },
-        )?;
+            }
+        })?;
     }
     // Held through the branch deletion too: libgit2 (1.9) reports a branch as checked
     // out in a linked worktree whenever *any* admin dir under `<common>/worktrees/` is
@@ -180,7 +197,7 @@ pub fn remove_locked(
     let branch = entry.shown_branch().map(str::to_string);
     let mut branch_deleted = false;
     // A clone's branch lived in the clone, and went with it.
-    if delete_branch && !entry.is_clone() {
+    if delete_branch && !is_clone {
         if let Some(b) = &branch {
             if !repo.branch_checked_out(b) {
                 match repo.git.find_branch(b, git2::BranchType::Local) {

@@ -64,7 +64,7 @@ impl From<ProvisionError> for CliError {
                 .hint("Use the host runner in worktree mode: `--isolation host --git worktree`."),
             P::ModeMismatch { leaf, built, .. } => CliError::new(CONFLICT, "mode-mismatch", msg)
                 .hint(format!(
-                    "Finish it in the mode it was built with (`--git {built}`), or remove it first (`git worktree remove --force .treebox/worktrees/{leaf}`) and create it again."
+                    "Finish it in the mode it was built with (`--git {built}`), or remove it first (`git treebox teardown --force {leaf}`) and create it again."
                 )),
             P::Resolve(crate::boxes::ResolveError::NotFound {
                 reference,
@@ -94,6 +94,20 @@ impl From<ProvisionError> for CliError {
                 "To clean up what is left, run `git treebox teardown {}`.",
                 q(leaf)
             )),
+            P::CheckoutBroken { leaf, path, clone: false } => {
+                CliError::new(RUNTIME, "checkout-broken", msg).hint(format!(
+                    "`git worktree repair {}` restores it; or remove the box: `git treebox teardown --force {}`.",
+                    q(&path.to_string_lossy()),
+                    q(leaf)
+                ))
+            }
+            P::CheckoutBroken { leaf, path, .. } => {
+                CliError::new(RUNTIME, "checkout-broken", msg).hint(format!(
+                    "Copy out what you need from {}, then remove the box: `git treebox teardown --force {}`.",
+                    q(&path.to_string_lossy()),
+                    q(leaf)
+                ))
+            }
             P::IsolationMismatch { recorded, .. } => {
                 CliError::new(CONFLICT, "isolation-mismatch", msg).hint(format!(
                     "Boxes keep the runner they were made with: drop the flag or pass `--isolation {recorded}`."

@@ -73,6 +73,12 @@ fn row(e: &BoxEntry, repo: &Repo, layout: &Layout) -> Row {
         "no-record"
     } else if e.admin_dir.is_none() && !e.is_clone() {
         "unregistered"
+    } else if e
+        .record
+        .as_ref()
+        .is_some_and(|r| r.checkout_completed && crate::provision::check_checkout(r).is_err())
+    {
+        "broken"
     } else {
         "ok"
     };

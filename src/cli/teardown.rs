@@ -91,7 +91,10 @@ pub fn run(args: TeardownArgs, ui: &mut Ui) -> Result<i32, CliError> {
     }
     let targets: Vec<Target> = chosen
         .into_iter()
-        .map(|e| teardown::target(e, &repo, &layout))
+        .map(|e| match args.force {
+            true => teardown::target_forced(e, &layout),
+            false => teardown::target(e, &repo, &layout),
+        })
         .collect();
 
     if !args.force {

@@ -151,7 +151,7 @@ impl Repo {
         let want = path.join(".git");
         let want_canon = canonical(&want);
         let names_it = |admin: &Path| {
-            std::fs::read_to_string(admin.join("gitdir")).is_ok_and(|text| {
+            read_plain(&admin.join("gitdir")).is_some_and(|text| {
                 let p = PathBuf::from(text.trim_end_matches(['\n', '\r']));
                 p == want || canonical(&p) == want_canon
             })
@@ -166,7 +166,7 @@ impl Repo {
         }
         let dir = std::fs::read_dir(self.common_dir.join("worktrees")).ok()?;
         for entry in dir.flatten() {
-            let Ok(text) = std::fs::read_to_string(entry.path().join("gitdir")) else {
+            let Some(text) = read_plain(&entry.path().join("gitdir")) else {
                 continue;
             };
             let p = PathBuf::from(text.trim_end_matches(['\n', '\r']));
@@ -180,7 +180,7 @@ impl Repo {
     /// The branch currently checked out in the linked worktree whose admin dir is
     /// `admin_dir`, read from its HEAD file (no subprocess).
     pub fn worktree_branch(admin_dir: &Path) -> Option<String> {
-        let head = std::fs::read_to_string(admin_dir.join("HEAD")).ok()?;
+        let head = read_plain(&admin_dir.join("HEAD"))?;
         head.trim()
             .strip_prefix("ref: ")
             .map(|r| r.strip_prefix("refs/heads/").unwrap_or(r).to_string())
@@ -189,7 +189,7 @@ impl Repo {
     /// Is `branch` checked out in any worktree of this repository?
     pub fn branch_checked_out(&self, branch: &str) -> bool {
         let full = format!("refs/heads/{branch}");
-        let main_head = std::fs::read_to_string(self.common_dir.join("HEAD")).unwrap_or_default();
+        let main_head = read_plain(&self.common_dir.join("HEAD")).unwrap_or_default();
         if main_head.trim() == format!("ref: {full}") {
             return true;
         }
@@ -197,9 +197,7 @@ impl Repo {
             return false;
         };
         dir.flatten().any(|e| {
-            std::fs::read_to_string(e.path().join("HEAD"))
-                .map(|h| h.trim() == format!("ref: {full}"))
-                .unwrap_or(false)
+            read_plain(&e.path().join("HEAD")).is_some_and(|h| h.trim() == format!("ref: {full}"))
         })
     }
 }
@@ -217,4 +215,69 @@ fn box_owner(dir: &Path) -> Option<PathBuf> {
 /// Canonicalise when possible; otherwise keep the path as given.
 pub fn canonical(p: &Path) -> PathBuf {
     std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf())
+}
+
+/// Can the git dir at `git_dir` (a clone's `.git`, a worktree's admin dir) be read
+/// without blocking? A box can put a FIFO (or a link to a device) where git keeps a
+/// small file, and any read of it — by libgit2 or by us — would wait forever: list,
+/// ls and teardown of every box would hang. Checks the files a read of the repository
+/// opens (config, HEAD, index, packed-refs, alternates, info files, logs/HEAD) and
+/// every entry under `refs/` and `objects/pack/` (at most 100,000 entries).
+pub fn plain_git_dir(git_dir: &Path) -> bool {
+    const FILES: &[&str] = &[
+        "HEAD",
+        "config",
+        "config.worktree",
+        "commondir",
+        "gitdir",
+        "index",
+        "packed-refs",
+        "ORIG_HEAD",
+        "FETCH_HEAD",
+        "objects/info/alternates",
+        "info/attributes",
+        "info/exclude",
+        "info/sparse-checkout",
+        "logs/HEAD",
+        "shallow",
+    ];
+    if !std::fs::metadata(git_dir).is_ok_and(|m| m.is_dir()) {
+        return false;
+    }
+    let plain = |p: &Path| match std::fs::metadata(p) {
+        Ok(m) => m.is_file() || m.is_dir(),
+        Err(e) => e.kind() == std::io::ErrorKind::NotFound,
+    };
+    if !FILES.iter().all(|f| plain(&git_dir.join(f))) {
+        return false;
+    }
+    let mut budget = 100_000usize;
+    let mut stack: Vec<PathBuf> = vec![git_dir.join("refs"), git_dir.join("objects/pack")];
+    while let Some(dir) = stack.pop() {
+        let Ok(rd) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            budget = match budget.checked_sub(1) {
+                Some(b) => b,
+                None => return false,
+            };
+            let p = e.path();
+            match std::fs::metadata(&p) {
+                Ok(m) if m.is_dir() => stack.push(p),
+                Ok(m) if m.is_file() => {}
+                _ => return false,
+            }
+        }
+    }
+    true
+}
+
+/// A small file's text, without blocking on a FIFO planted in its place: only a
+/// regular file is read.
+pub fn read_plain(path: &Path) -> Option<String> {
+    if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
+        return None;
+    }
+    std::fs::read_to_string(path).ok()
 }

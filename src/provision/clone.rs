@@ -234,22 +234,25 @@ pub fn write_pin(repo: &Repo, leaf: &str, start: git2::Oid) -> Result<(), CloneE
         .map_err(|source| CloneError::Pin { name, source })
 }
 
-/// Remove a box's pin and incoming ref from the repository at `common_dir`.
-pub fn remove_refs(common_dir: &Path, leaf: &str) -> Result<(), git2::Error> {
+/// Remove a box's pin from the repository at `common_dir`. Its incoming ref stays:
+/// that is work the user fetched back, and theirs now (`refs/hort` keeps no reflog,
+/// so deleting it would leave the commits to the next `git gc`).
+pub fn remove_pin(common_dir: &Path, leaf: &str) -> Result<(), git2::Error> {
     let repo = git2::Repository::open(common_dir)?;
-    for name in [pin_ref(leaf), incoming_ref(leaf)] {
-        match repo.find_reference(&name) {
-            Ok(mut r) => r.delete()?,
-            Err(e) if e.code() == git2::ErrorCode::NotFound => {}
-            Err(e) => return Err(e),
-        }
+    let found = repo.find_reference(&pin_ref(leaf));
+    match found {
+        Ok(mut r) => r.delete(),
+        Err(e) if e.code() == git2::ErrorCode::NotFound => Ok(()),
+        Err(e) => Err(e),
     }
-    Ok(())
 }
 
 /// The branch and tip the clone at `path` has checked out now (libgit2; runs nothing).
 /// An unborn branch (no commits yet) is named with no tip.
 pub fn clone_head(path: &Path) -> Option<(Option<String>, Option<git2::Oid>)> {
+    if !crate::git::repo::plain_git_dir(&path.join(".git")) {
+        return None;
+    }
     let r = git2::Repository::open(path).ok()?;
     let Ok(head) = r.head() else {
         let unborn = r
@@ -317,6 +320,14 @@ pub fn write_bundle(
     user_common_dir: &Path,
     out: &Path,
 ) -> Result<Bundle, BundleError> {
+    if !crate::git::repo::plain_git_dir(&clone_path.join(".git")) {
+        return Err(BundleError::Open {
+            path: clone_path.to_path_buf(),
+            source: git2::Error::from_str(
+                "its .git holds something other than files and directories",
+            ),
+        });
+    }
     let clone = git2::Repository::open(clone_path).map_err(|source| BundleError::Open {
         path: clone_path.to_path_buf(),
         source,

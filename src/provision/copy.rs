@@ -25,6 +25,16 @@ pub fn ensure_excludes(common_dir: &Path) -> std::io::Result<()> {
     let info = common_dir.join("info");
     std::fs::create_dir_all(&info)?;
     let path = info.join("exclude");
+    // A box can write this directory: never open a FIFO (or follow a link) here.
+    match std::fs::symlink_metadata(&path) {
+        Ok(m) if !m.is_file() => {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                format!("{} is not a regular file", path.display()),
+            ))
+        }
+        _ => {}
+    }
     let mut f = std::fs::OpenOptions::new()
         .read(true)
         .append(true)

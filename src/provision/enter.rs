@@ -147,6 +147,8 @@ pub fn enter(
         timed(reporter, "checkout", || {
             super::repair_checkout(&repo, &layout, &record)
         })?;
+        // Before the guard is written into it: a lost `.git` is not remade by that.
+        super::check_checkout(&record)?;
         if record.git_mode == "clone" {
             // A clone's guard lives in host-owned bookkeeping (see `create`).
             let git_dir = entry.path.join(".git");
@@ -163,6 +165,7 @@ pub fn enter(
             })?;
         }
     }
+    super::check_checkout(&record)?;
     let env_source = copy::env_source(&repo.main_root, cfg.env_file.as_deref());
     let env = timed(reporter, "env", || {
         copy::refresh_env(

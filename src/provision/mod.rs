@@ -76,6 +76,12 @@ pub enum ProvisionError {
     NoRecord { leaf: String, path: PathBuf },
     #[error("the directory of box `{leaf}` is gone ({})", .path.display())]
     BoxMissing { leaf: String, path: PathBuf },
+    #[error("box `{leaf}` has lost its `.git` ({}): git there would find the repository around it", .path.display())]
+    CheckoutBroken {
+        leaf: String,
+        path: PathBuf,
+        clone: bool,
+    },
     #[error("box `{leaf}` runs on {recorded}, not {requested}")]
     IsolationMismatch {
         leaf: String,
@@ -711,7 +717,7 @@ fn apply(
     let rollback = |reporter: &mut dyn Reporter| {
         if made_checkout && plan.git_mode == "clone" {
             let _ = std::fs::remove_dir_all(&plan.path);
-            let _ = clone::remove_refs(&ctx.repo.common_dir, &plan.name);
+            let _ = clone::remove_pin(&ctx.repo.common_dir, &plan.name);
         } else if made_checkout {
             let _registration =
                 crate::state::WaitedLock::acquire(&ctx.layout.registration_lock_path());
@@ -1115,6 +1121,32 @@ pub(crate) fn container_up(
         result?;
     }
     Ok(crec)
+}
+
+/// Refuse to run anything in a box whose `.git` is gone or is the wrong kind (a clone
+/// has a directory, a worktree a pointer file): git run there would walk up to the
+/// user's own repository, which the box sits inside. Folder boxes have no `.git`.
+pub fn check_checkout(record: &Record) -> Result<(), ProvisionError> {
+    let want_dir = match record.git_mode.as_str() {
+        "clone" => true,
+        "worktree" => false,
+        _ => return Ok(()),
+    };
+    let ok = std::fs::symlink_metadata(record.path.join(".git")).is_ok_and(|m| {
+        if want_dir {
+            m.is_dir()
+        } else {
+            m.is_file()
+        }
+    });
+    match ok {
+        true => Ok(()),
+        false => Err(ProvisionError::CheckoutBroken {
+            leaf: record.name.clone(),
+            path: record.path.clone(),
+            clone: want_dir,
+        }),
+    }
 }
 
 /// Where the box's guard copy is (the host path, which is also its path inside the

@@ -16,6 +16,7 @@ impl Runner for Host {
             .args(args)
             .cwd(box_path)
             .env("TREEBOX_BOX", leaf)
+            .env("GIT_CEILING_DIRECTORIES", super::ceiling(box_path))
     }
 
     fn shell(&self, box_path: &Path, leaf: &str) -> Cmd {
@@ -41,7 +42,7 @@ mod tests {
         );
         assert_eq!(
             c.to_string(),
-            "cd /r/.treebox/worktrees/fix && env TREEBOX_BOX=fix claude --dangerously-skip-permissions 'a b'"
+            "cd /r/.treebox/worktrees/fix && env TREEBOX_BOX=fix GIT_CEILING_DIRECTORIES=/r/.treebox/worktrees claude --dangerously-skip-permissions 'a b'"
         );
     }
 }

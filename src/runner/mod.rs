@@ -39,3 +39,14 @@ pub fn for_record(record: &crate::state::Record, tty: bool) -> Option<Box<dyn Ru
         _ => None,
     }
 }
+
+/// `GIT_CEILING_DIRECTORIES` for a command run in `box_path`: the box's parent. A box
+/// lives inside the user's checkout (`<repo>/.treebox/worktrees/<leaf>`); should its
+/// `.git` go missing, git would otherwise walk up and find the *user's* repository,
+/// and an agent's commit would land there.
+pub fn ceiling(box_path: &std::path::Path) -> String {
+    box_path
+        .parent()
+        .map(|p| p.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}

@@ -321,7 +321,10 @@ impl Runner for Oci {
             &self.container,
             &self.user,
             box_path,
-            &[("TREEBOX_BOX".into(), leaf.into())],
+            &[
+                ("TREEBOX_BOX".into(), leaf.into()),
+                ("GIT_CEILING_DIRECTORIES".into(), super::ceiling(box_path)),
+            ],
             self.tty,
             &full,
         )

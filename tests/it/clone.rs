@@ -160,10 +160,12 @@ fn bundle_fetch_and_down_guard_unreturned_work() {
     assert_eq!(ls["boxes"][0]["mode"], "clone");
     env.sandbox(&["down", "solo"]).ok();
     assert!(!bx.exists());
-    assert!(
-        !refs(&env).contains("refs/hort/solo/"),
-        "down removes the box's refs"
-    );
+    // The pin goes; the work fetched back stays (the user's now), and survives gc.
+    let r = refs(&env);
+    assert!(!r.contains("refs/hort/solo/base"), "{r}");
+    assert!(r.contains(&format!("refs/hort/solo/incoming {tip}")), "{r}");
+    env.git(&env.repo, &["gc", "-q", "--prune=now"]);
+    env.git(&env.repo, &["cat-file", "-e", &tip]);
     // With -f, unreturned work goes without asking.
     env.sandbox(&["up", "lossy", "--git", "clone", "-d"]).ok();
     env.commit_file(&env.box_path("lossy"), "l.txt", "l", "lost");

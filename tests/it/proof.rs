@@ -83,8 +83,8 @@ pub fn assert_gone(env: &TestEnv, leaf: &str) {
     );
     let refs = env.git(&env.repo, &["for-each-ref", "--format=%(refname)"]);
     assert!(
-        !refs.contains(&format!("refs/hort/{leaf}/")),
-        "a hort ref of {leaf} is left:\n{refs}"
+        !refs.contains(&format!("refs/hort/{leaf}/base")),
+        "the pin of {leaf} is left:\n{refs}"
     );
     assert!(row(env, leaf).is_none(), "list still shows {leaf}");
     fsck(env);

@@ -31,7 +31,10 @@ pub fn run(a: DownArgs, ui: &mut Ui) -> Result<i32, CliError> {
         super::Found::Repo(repo, layout, entry) => (repo, layout, entry),
         super::Found::Folder(layout, record) => return down_folder(&a, &layout, &record, ui),
     };
-    let t = teardown::target(entry, &repo, &layout);
+    let t = match a.force {
+        true => teardown::target_forced(entry, &layout),
+        false => teardown::target(entry, &repo, &layout),
+    };
     let name = t.entry.leaf.to_string();
     let mut reasons = Vec::new();
     if t.assessment.unreturned == Some(true) {

@@ -66,6 +66,12 @@ fn row(
     let container_state = container.map(|c| engines.state(&c.engine, &c.name));
     let state = if !e.dir_exists {
         "missing"
+    } else if e
+        .record
+        .as_ref()
+        .is_some_and(|r| r.checkout_completed && crate::provision::check_checkout(r).is_err())
+    {
+        "broken"
     } else if live {
         "live"
     } else if let Some(cs) = container_state.filter(|s| *s != "running") {
@@ -78,7 +84,9 @@ fn row(
         "no-record"
     };
     let git_mode = e.record.as_ref().map(|r| r.git_mode.clone());
-    let mode_label = match (git_mode.as_deref(), a.as_ref().and_then(|a| a.unreturned)) {
+    // Without a record, a directory with a `.git` of its own is a clone all the same.
+    let shown_mode = git_mode.as_deref().or(e.is_clone().then_some("clone"));
+    let mode_label = match (shown_mode, a.as_ref().and_then(|a| a.unreturned)) {
         (Some("clone"), Some(true)) if repo.is_some() => "clone, work only in the box".into(),
         (Some("clone"), Some(false)) => "clone".into(),
         (Some("clone"), _) => "clone, work unknown".into(),

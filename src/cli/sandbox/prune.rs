@@ -108,8 +108,12 @@ fn last_activity(layout: &crate::state::Layout, e: &boxes::BoxEntry) -> SystemTi
 /// Why removing an idle box would lose something, if it would.
 fn at_stake(t: &teardown::Target) -> Option<String> {
     let a = &t.assessment;
-    // Commits no remote has are at stake, unless the base already holds them.
-    let unpushed = a.unpushed.is_some_and(|n| n > 0) && !a.empty && a.merged != Some(true);
+    // Commits no remote has are at stake, unless the base already holds them; a
+    // clone's are at stake only while the repository lacks them.
+    let unpushed = !t.entry.is_clone()
+        && a.unpushed.is_some_and(|n| n > 0)
+        && !a.empty
+        && a.merged != Some(true);
     let at_stake = t.live || a.dirty != Some(false) || a.unreturned == Some(true) || unpushed;
     at_stake.then(|| teardown::describe(t))
 }
@@ -119,14 +123,21 @@ pub fn run(a: PruneArgs, ui: &mut Ui) -> Result<i32, CliError> {
     let (repo, layout) = super::here()?;
     let all = boxes::inventory(&repo, &layout);
     let mut orphans = Vec::new();
+    let mut kept = Vec::new();
     for e in &all {
         if !e.dir_exists {
             orphans.push(Orphan::NoDirectory(e.clone()));
         } else if e.record.is_none() && e.record_error.is_none() {
-            orphans.push(Orphan::NoRecord(e.clone()));
+            // A directory nobody recorded may still hold someone's work.
+            let t = teardown::target(e.clone(), &repo, &layout);
+            match at_stake(&t) {
+                Some(why) => {
+                    kept.push(format!("directory {} (no record): {why}", e.path.display()))
+                }
+                None => orphans.push(Orphan::NoRecord(e.clone())),
+            }
         }
     }
-    let mut kept = Vec::new();
     if let Some(limit) = a.idle {
         let now = SystemTime::now();
         for e in all.iter().filter(|e| e.dir_exists && e.record.is_some()) {
@@ -146,17 +157,14 @@ pub fn run(a: PruneArgs, ui: &mut Ui) -> Result<i32, CliError> {
     for k in &kept {
         ui.info(&format!("  kept {k}"));
     }
-    let known: std::collections::HashSet<String> = all
-        .iter()
-        .filter(|e| e.record.is_some())
-        .map(|e| e.leaf.to_string())
-        .collect();
-    if let Ok(refs) = repo.git.references_glob("refs/hort/*") {
+    let known: std::collections::HashSet<String> = all.iter().map(|e| e.leaf.to_string()).collect();
+    // Only pins: an incoming ref is work the user fetched back, never a leftover.
+    if let Ok(refs) = repo.git.references_glob("refs/hort/*/base") {
         for r in refs.flatten() {
             let Ok(name) = r.name() else { continue };
             let leaf = name
                 .strip_prefix("refs/hort/")
-                .and_then(|rest| rest.split('/').next())
+                .and_then(|rest| rest.strip_suffix("/base"))
                 .unwrap_or("");
             if !known.contains(leaf) {
                 orphans.push(Orphan::Pin(name.to_string()));

@@ -55,6 +55,7 @@ fn target(name: &str, tty: bool) -> Result<Target, CliError> {
     };
     let leaf =
         crate::names::Leaf::parse(&record.name).map_err(crate::provision::ProvisionError::from)?;
+    crate::provision::check_checkout(&record)?;
     if let Some(before) = record.container.clone() {
         let cfg = crate::cli::load_config()?;
         let now = crate::container::ensure_running(repo.as_ref(), &layout, &record, &cfg.allowlist)
