@@ -185,7 +185,15 @@ pub fn remove_locked(
     // half-made or half-removed (`git_repository_foreach_worktree` returns 1 when a
     // lookup fails), and treebox changes admin dirs only under this lock.
     let registration = crate::state::WaitedLock::acquire(&layout.registration_lock_path());
-    if let Some(admin) = &entry.admin_dir {
+    // A registration whose `gitdir` cannot be read (a FIFO the box planted in its own
+    // admin dir) does not name its checkout; git names it after the leaf.
+    let unreadable_admin = (entry.admin_dir.is_none() && !is_clone)
+        .then(|| repo.common_dir.join("worktrees").join(entry.leaf.as_str()))
+        .filter(|a| {
+            std::fs::symlink_metadata(a).is_ok_and(|m| m.is_dir())
+                && !std::fs::metadata(a.join("gitdir")).is_ok_and(|m| m.is_file())
+        });
+    if let Some(admin) = entry.admin_dir.as_ref().or(unreadable_admin.as_ref()) {
         let worktrees = canonical(&repo.common_dir.join("worktrees"));
         if admin.parent().map(canonical).as_deref() == Some(worktrees.as_path()) {
             remove_tree(admin).map_err(|source| TeardownError::Remove {

@@ -94,10 +94,21 @@ impl From<ProvisionError> for CliError {
                 "To clean up what is left, run `git treebox teardown {}`.",
                 q(leaf)
             )),
-            P::CheckoutBroken { leaf, path, clone: false } => {
+            P::BlockingRegistration { admin } => {
+                let leaf = admin
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                CliError::new(CONFLICT, "blocking-registration", msg).hint(format!(
+                    "Remove that box (`git treebox teardown --force {}`), or the registration itself (`rm -r {}`).",
+                    q(&leaf),
+                    q(&admin.to_string_lossy())
+                ))
+            }
+            P::CheckoutBroken { leaf, repo, clone: false, .. } => {
                 CliError::new(RUNTIME, "checkout-broken", msg).hint(format!(
-                    "`git worktree repair {}` restores it; or remove the box: `git treebox teardown --force {}`.",
-                    q(&path.to_string_lossy()),
+                    "`git -C {} worktree repair` restores it; or remove the box: `git treebox teardown --force {}`.",
+                    q(&repo.to_string_lossy()),
                     q(leaf)
                 ))
             }

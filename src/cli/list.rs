@@ -42,7 +42,7 @@ fn row(e: &BoxEntry, repo: &Repo, layout: &Layout) -> Row {
     let branch = e.shown_branch().map(str::to_string);
     let last_commit = if e.is_clone() {
         // A clone's commits may exist only in the clone: read them there.
-        git2::Repository::open(&e.path).ok().and_then(|c| {
+        crate::provision::clone::open_clone(&e.path).and_then(|c| {
             let tip = c.head().ok()?.target()?;
             let t = c.find_commit(tip).ok()?.time().seconds();
             Some(t)

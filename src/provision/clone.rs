@@ -247,13 +247,19 @@ pub fn remove_pin(common_dir: &Path, leaf: &str) -> Result<(), git2::Error> {
     }
 }
 
-/// The branch and tip the clone at `path` has checked out now (libgit2; runs nothing).
-/// An unborn branch (no commits yet) is named with no tip.
-pub fn clone_head(path: &Path) -> Option<(Option<String>, Option<git2::Oid>)> {
+/// Open the clone at `path` with libgit2, unless its `.git` holds something a read
+/// could block on (see [`crate::git::repo::plain_git_dir`]).
+pub fn open_clone(path: &Path) -> Option<git2::Repository> {
     if !crate::git::repo::plain_git_dir(&path.join(".git")) {
         return None;
     }
-    let r = git2::Repository::open(path).ok()?;
+    git2::Repository::open(path).ok()
+}
+
+/// The branch and tip the clone at `path` has checked out now (libgit2; runs nothing).
+/// An unborn branch (no commits yet) is named with no tip.
+pub fn clone_head(path: &Path) -> Option<(Option<String>, Option<git2::Oid>)> {
+    let r = open_clone(path)?;
     let Ok(head) = r.head() else {
         let unborn = r
             .find_reference("HEAD")

@@ -76,10 +76,13 @@ pub enum ProvisionError {
     NoRecord { leaf: String, path: PathBuf },
     #[error("the directory of box `{leaf}` is gone ({})", .path.display())]
     BoxMissing { leaf: String, path: PathBuf },
+    #[error("{} holds something other than files where git keeps its files (a FIFO?): git would hang on it", .admin.display())]
+    BlockingRegistration { admin: PathBuf },
     #[error("box `{leaf}` has lost its `.git` ({}): git there would find the repository around it", .path.display())]
     CheckoutBroken {
         leaf: String,
         path: PathBuf,
+        repo: PathBuf,
         clone: bool,
     },
     #[error("box `{leaf}` runs on {recorded}, not {requested}")]
@@ -610,6 +613,10 @@ pub fn create(
     }
     let (leaf, branch, placeholder) = choose_name(req, &ctx)?;
     let fetch = fetch_mode(req, &ctx);
+    // git reads every worktree's admin files; one a box made unreadable would hang it.
+    if let Some(admin) = blocking_registration(&ctx.repo.common_dir) {
+        return Err(ProvisionError::BlockingRegistration { admin });
+    }
     // Refuse early, before the (slow) fetch, whatever can be refused now; the checks
     // are repeated under the lock below.
     match make_plan(req, cfg, &ctx, &leaf, &branch, placeholder, Fetch::Skipped) {
@@ -1123,6 +1130,32 @@ pub(crate) fn container_up(
     Ok(crec)
 }
 
+/// A worktree registration whose files a read would block on (a FIFO a box planted in
+/// its own admin dir): git itself would hang on it in `worktree add`, `fetch`, `gc`.
+fn blocking_registration(common_dir: &Path) -> Option<PathBuf> {
+    let rd = std::fs::read_dir(common_dir.join("worktrees")).ok()?;
+    for e in rd.flatten() {
+        let admin = e.path();
+        let blocking = [
+            "gitdir",
+            "HEAD",
+            "commondir",
+            "locked",
+            "index",
+            "config.worktree",
+        ]
+        .iter()
+        .any(|f| match std::fs::metadata(admin.join(f)) {
+            Ok(m) => !m.is_file(),
+            Err(err) => err.kind() != std::io::ErrorKind::NotFound,
+        });
+        if blocking {
+            return Some(admin);
+        }
+    }
+    None
+}
+
 /// Refuse to run anything in a box whose `.git` is gone or is the wrong kind (a clone
 /// has a directory, a worktree a pointer file): git run there would walk up to the
 /// user's own repository, which the box sits inside. Folder boxes have no `.git`.
@@ -1144,6 +1177,7 @@ pub fn check_checkout(record: &Record) -> Result<(), ProvisionError> {
         false => Err(ProvisionError::CheckoutBroken {
             leaf: record.name.clone(),
             path: record.path.clone(),
+            repo: record.repo.clone(),
             clone: want_dir,
         }),
     }

@@ -881,3 +881,174 @@ fn sandbox_ls_shows_every_box_on_the_machine_and_each_command_stays_in_its_repo(
         .ok();
     assert_eq!(rows(&env.home).len(), 1);
 }
+
+/// Work on a branch the clone is not on, or in its stash, is work all the same: `down`
+/// asks for it and `prune --idle` keeps the box.
+#[test]
+fn work_on_other_branches_or_in_the_stash_is_unreturned_work() {
+    let env = TestEnv::new();
+    env.sandbox(&["up", "side", "--git", "clone", "-d"]).ok();
+    let bx = env.box_path("side");
+    env.git(&bx, &["switch", "-q", "-c", "elsewhere"]);
+    env.commit_file(&bx, "e.txt", "e\n", "on another branch");
+    env.git(&bx, &["switch", "-q", "side"]);
+    env.sandbox(&["up", "stashed", "--git", "clone", "-d"]).ok();
+    let st = env.box_path("stashed");
+    std::fs::write(st.join("README.md"), "changed\n").unwrap();
+    env.git(&st, &["stash", "-q"]);
+    for name in ["side", "stashed"] {
+        let ls = env.sandbox(&["ls", "--json"]).ok().json();
+        let row = ls["boxes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|b| b["name"] == name)
+            .unwrap()
+            .clone();
+        assert_eq!(row["mode"], "clone, work only in the box", "{name}");
+        env.sandbox(&["down", name]).code(5);
+    }
+    let r = env.sandbox(&["prune", "--idle", "0s", "-f"]);
+    r.ok();
+    assert!(env.box_path("side").exists() && st.exists(), "{r:?}");
+}
+
+/// A box can plant a FIFO where git keeps a small file; reading it would block
+/// forever. Listing still answers, the box's work counts as unknown, and `-f`
+/// removes it without reading it.
+#[test]
+fn a_fifo_in_a_box_never_hangs_the_host() {
+    let env = TestEnv::new();
+    env.sandbox(&["up", "fifo", "--git", "clone", "-d"]).ok();
+    env.treebox(&["create", "wfifo", "--no-launch"]).ok();
+    let mkfifo = |p: &Path| {
+        let _ = std::fs::remove_file(p);
+        let st = std::process::Command::new("mkfifo")
+            .arg(p)
+            .status()
+            .unwrap();
+        assert!(st.success());
+    };
+    let bx = env.box_path("fifo");
+    mkfifo(&bx.join(".git/config"));
+    mkfifo(&bx.join(".git/objects/info/alternates"));
+    mkfifo(&env.repo.join(".git/worktrees/wfifo/HEAD"));
+    mkfifo(&env.repo.join(".git/worktrees/wfifo/gitdir"));
+    // Every command is bounded by `timeout`: a hang fails the test instead of
+    // stalling it.
+    let timed = |bin: &str, args: &[&str]| {
+        let out = env
+            .command("timeout", &env.repo)
+            .arg("20")
+            .arg(bin)
+            .args(args)
+            .output()
+            .unwrap();
+        let r = crate::env::Run::from_output(out);
+        assert_ne!(r.code, 124, "{bin} {args:?} hung");
+        r
+    };
+    timed(crate::env::SANDBOX, &["ls", "--json"]).ok();
+    timed(crate::env::TREEBOX, &["list", "--json"]).ok();
+    let r = timed(crate::env::SANDBOX, &["down", "fifo"]);
+    r.code(5);
+    timed(crate::env::SANDBOX, &["down", "-f", "fifo"]).ok();
+    assert!(!bx.exists());
+    // git itself would hang on the planted registration: create refuses, naming it.
+    let r = timed(crate::env::TREEBOX, &["create", "blocked", "--no-launch"]);
+    r.code(5);
+    assert!(r.stderr.contains("teardown --force wfifo"), "{r:?}");
+    timed(crate::env::TREEBOX, &["teardown", "--force", "wfifo"]).ok();
+    assert!(!env.repo.join(".git/worktrees/wfifo").exists());
+    timed(crate::env::TREEBOX, &["create", "after", "--no-launch"]).ok();
+}
+
+/// A clone whose record was lost is still a box: listed, kept by prune while it holds
+/// work, its pin kept, and removable by name.
+#[test]
+fn a_clone_without_its_record_is_still_a_box() {
+    let env = TestEnv::new();
+    env.treebox(&["create", "kept", "--no-launch"]).ok();
+    env.sandbox(&["up", "lost", "--git", "clone", "-d"]).ok();
+    env.commit_file(&env.box_path("lost"), "l.txt", "l\n", "work");
+    let record = crate::proof::record_path(&env, "lost");
+    std::fs::remove_file(&record).unwrap();
+    let list = env.treebox(&["list", "--json"]).ok().json();
+    let row = list["boxes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["name"] == "lost")
+        .expect("listed")
+        .clone();
+    assert_eq!(row["state"], "no-record");
+    let ls = env.sandbox(&["ls", "--json"]).ok().json();
+    let row = ls["boxes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["name"] == "lost")
+        .expect("listed by ls")
+        .clone();
+    assert_eq!(row["mode"], "clone, work only in the box");
+    // prune keeps it (it holds work) and its pin.
+    let r = env.sandbox(&["prune", "-f"]);
+    r.ok();
+    assert!(r.stderr.contains("kept directory"), "{r:?}");
+    assert!(env.box_path("lost").exists());
+    assert!(refs(&env).contains("refs/hort/lost/base"));
+    // down asks (no terminal: refused); -f removes it and its pin.
+    env.sandbox(&["down", "lost"]).code(5);
+    env.sandbox(&["down", "-f", "lost"]).ok();
+    assert!(!env.box_path("lost").exists());
+    assert!(!refs(&env).contains("refs/hort/lost/base"));
+}
+
+/// A box whose `.git` is gone sits inside the user's checkout: git run there would
+/// find the user's repository. Nothing is run in it; list says it is broken.
+#[test]
+fn a_box_without_its_git_is_never_run_in() {
+    let env = TestEnv::new();
+    env.sandbox(&["up", "c", "--git", "clone", "-d"]).ok();
+    env.treebox(&["create", "w", "--no-launch"]).ok();
+    std::fs::remove_dir_all(env.box_path("c").join(".git")).unwrap();
+    std::fs::remove_file(env.box_path("w").join(".git")).unwrap();
+    let main_before = env.git(&env.repo, &["rev-parse", "HEAD"]);
+    for name in ["c", "w"] {
+        let r = env.sandbox(&[
+            "run",
+            name,
+            "--",
+            "git",
+            "commit",
+            "-q",
+            "--allow-empty",
+            "-m",
+            "x",
+        ]);
+        r.code(1);
+        assert!(r.stderr.contains("lost its `.git`"), "{r:?}");
+        env.treebox(&["enter", name, "--print"]).code(1);
+        assert_eq!(crate::proof::row(&env, name).unwrap()["state"], "broken");
+    }
+    assert_eq!(env.git(&env.repo, &["rev-parse", "HEAD"]), main_before);
+    // The worktree's hint works: git repairs its pointer, and the box runs again.
+    let r = env.sandbox(&["run", "w", "--", "true"]);
+    assert!(r.stderr.contains("worktree repair"), "{r:?}");
+    env.git(&env.repo, &["worktree", "repair"]);
+    env.sandbox(&["run", "w", "--", "true"]).ok();
+    // Even if git is started in a box some other way, it stops at the box root.
+    let r = env.sandbox(&[
+        "run",
+        "w",
+        "--",
+        "sh",
+        "-c",
+        "echo $GIT_CEILING_DIRECTORIES",
+    ]);
+    assert_eq!(
+        r.ok().stdout.trim(),
+        env.box_path("w").parent().unwrap().to_string_lossy()
+    );
+    env.treebox(&["teardown", "--force", "c"]).ok();
+}
