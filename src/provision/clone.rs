@@ -115,7 +115,9 @@ pub fn make_clone(
             },
         });
     };
-    check_out(path, &branch, Some(start), false)?;
+    // `-B`: `git clone` already made the repository's current branch in the clone,
+    // and a brand-new clone has nothing on it to lose.
+    check_out(path, &branch, Some(start), true)?;
     Ok(Some(start))
 }
 
@@ -338,7 +340,12 @@ pub fn write_bundle(
         path: clone_path.to_path_buf(),
         source,
     })?;
-    let head = clone.head().map_err(|_| BundleError::NoBranch)?;
+    let head = match clone.head() {
+        Ok(h) => h,
+        // No commits yet: nothing to bring back.
+        Err(e) if e.code() == git2::ErrorCode::UnbornBranch => return Err(BundleError::Empty),
+        Err(_) => return Err(BundleError::NoBranch),
+    };
     if !head.is_branch() {
         return Err(BundleError::NoBranch);
     }

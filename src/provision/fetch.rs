@@ -29,7 +29,18 @@ fn summary(e: &CmdError) -> String {
             crate::sanitize::line(&lock.to_string_lossy())
         );
     }
-    let s = e.stderr().lines().rev().find(|l| !l.trim().is_empty());
+    // git's first fatal/error line says what failed; the last is often advice
+    // ("...and the repository exists.").
+    let lines: Vec<&str> = e
+        .stderr()
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .collect();
+    let s = lines
+        .iter()
+        .find(|l| l.starts_with("fatal:") || l.starts_with("error:"))
+        .or(lines.last())
+        .copied();
     match s {
         Some(l) => crate::sanitize::line(l.trim()),
         None => e.to_string(),

@@ -1052,3 +1052,100 @@ fn a_box_without_its_git_is_never_run_in() {
     );
     env.treebox(&["teardown", "--force", "c"]).ok();
 }
+
+#[test]
+fn bundle_and_fetch_edges() {
+    let env = TestEnv::new();
+    env.sandbox(&["up", "b", "--git", "clone", "-d"]).ok();
+    let bx = env.box_path("b");
+    env.commit_file(&bx, "b.txt", "b\n", "work");
+    // The bundle made by `bundle` is the user's: fetch does not delete it.
+    let made = env.sandbox(&["bundle", "b"]).ok().stdout.trim().to_string();
+    env.sandbox(&["fetch", "b"]).ok();
+    assert!(Path::new(&made).is_file(), "fetch deleted {made}");
+    // A second fetch with nothing new is a no-op, not an error.
+    let doc = env.sandbox(&["fetch", "b", "--json"]).ok().json();
+    crate::schema::assert_valid("sandbox-fetch", &doc, "fetch with nothing new");
+    assert_eq!(doc["commits"], 0);
+    // -o DIR writes <leaf>.bundle inside it; -o - writes to stdout.
+    let dir = env.root().join("out");
+    std::fs::create_dir(&dir).unwrap();
+    env.commit_file(&bx, "c.txt", "c\n", "more");
+    env.sandbox(&["bundle", "b", "-o", &dir.to_string_lossy()])
+        .ok();
+    env.git(
+        &env.repo,
+        &[
+            "bundle",
+            "verify",
+            "-q",
+            &dir.join("b.bundle").to_string_lossy(),
+        ],
+    );
+    let out = env
+        .command(crate::env::SANDBOX, &env.repo)
+        .args(["bundle", "b", "-o", "-"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert!(
+        out.stdout.starts_with(b"# v2 git bundle\n"),
+        "not a bundle on stdout"
+    );
+    assert!(!env.repo.join("-").exists());
+    // Detached HEAD: refused with the way out.
+    env.git(&bx, &["switch", "-q", "--detach"]);
+    let r = env.sandbox(&["fetch", "b"]);
+    r.code(2);
+    assert!(r.stderr.contains("git switch -c"), "{r:?}");
+}
+
+#[test]
+fn a_clone_can_check_out_the_repositorys_current_branch() {
+    let env = TestEnv::new();
+    env.sandbox(&["up", "onmain", "--branch", "main", "--git", "clone", "-d"])
+        .ok();
+    let bx = env.box_path("onmain");
+    assert_eq!(
+        env.git(&bx, &["symbolic-ref", "--short", "HEAD"]).trim(),
+        "main"
+    );
+    assert_eq!(
+        env.git(&bx, &["rev-parse", "HEAD"]),
+        env.git(&env.repo, &["rev-parse", "main"])
+    );
+}
+
+#[test]
+fn small_refusals_say_what_is_wrong() {
+    let env = TestEnv::new();
+    env.sandbox(&["up", "r", "-d"]).ok();
+    // A command that does not exist in the box: 127, as a shell says it.
+    let r = env.sandbox(&["run", "r", "--", "/nonexistent/cmd"]);
+    r.code(127);
+    assert!(r.stderr.contains("command not found"), "{r:?}");
+    assert!(!r.stderr.contains("agent CLI"), "{r:?}");
+    // Durations that would overflow are usage errors, not a wrap-around.
+    let before = env.snapshot();
+    for d in ["999999999999999d", "213503982334602d"] {
+        env.sandbox(&["prune", "--idle", d, "-f"]).code(2);
+        env.sandbox(&["park", "--idle", d]).code(2);
+    }
+    assert_eq!(env.snapshot(), before);
+    // A fetch that fails says why, not git's closing advice.
+    env.git(
+        &env.repo,
+        &[
+            "remote",
+            "set-url",
+            "origin",
+            &env.root().join("missing.git").to_string_lossy(),
+        ],
+    );
+    let r = env.treebox(&["create", "nofetch", "--no-launch"]);
+    r.code(4);
+    assert!(
+        r.stderr.contains("does not appear to be a git repository"),
+        "{r:?}"
+    );
+}

@@ -648,11 +648,15 @@ fn schema_sandbox_bundle_and_fetch_documents() {
     assert_eq!(fetch["tip"], tip.as_str());
     assert_eq!(fetch["commits"], 2);
 
-    // Nothing left to bring back: an error document, exit 3.
-    let r = env.sandbox(&["fetch", "solo", "--json"]);
+    // Fetched again with nothing new: a no-op document.
+    let again = sandbox_document(&env, "sandbox-fetch", &["fetch", "solo", "--json"]);
+    assert_eq!(again["commits"], 0);
+    assert_eq!(again["tip"], tip.as_str());
+    // Nothing left to bundle: an error document, exit 3.
+    let r = env.sandbox(&["bundle", "solo", "--json"]);
     r.code(3);
     let doc = error_document(&r);
-    assert_valid("error", &doc, "sandbox fetch --json (nothing to fetch)");
+    assert_valid("error", &doc, "sandbox bundle --json (nothing to bundle)");
     assert_eq!(doc["error"]["kind"], "nothing-to-bundle");
 }
 

@@ -40,7 +40,9 @@ fn from_bundle(e: BundleError) -> CliError {
     match e {
         BundleError::Empty => CliError::new(error::NOT_FOUND, "nothing-to-bundle", msg)
             .hint("Commit in the box first; the repository already has everything else."),
-        BundleError::NoBranch => CliError::new(error::USAGE, "no-branch", msg),
+        BundleError::NoBranch => CliError::new(error::USAGE, "no-branch", msg).hint(
+            "Put the work on a branch in the box first (`git switch -c <name>` there), then run this again.",
+        ),
         _ => CliError::new(error::RUNTIME, "bundle", msg),
     }
 }
@@ -86,13 +88,15 @@ fn write(
     entry: &crate::boxes::BoxEntry,
     output: Option<PathBuf>,
 ) -> Result<clone::Bundle, CliError> {
-    // Absolute, like every other path treebox reports.
+    // Absolute, like every other path treebox reports; a directory gets the default
+    // file name inside it.
+    let file_name = format!("{}.bundle", entry.leaf);
     let output = output.map(|o| std::path::absolute(&o).unwrap_or(o));
-    let out = output.unwrap_or_else(|| {
-        layout
-            .box_state(&entry.leaf)
-            .join(format!("{}.bundle", entry.leaf))
-    });
+    let out = match output {
+        Some(o) if o.is_dir() => o.join(&file_name),
+        Some(o) => o,
+        None => layout.box_state(&entry.leaf).join(&file_name),
+    };
     if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(|e| {
             CliError::new(
@@ -112,6 +116,26 @@ fn write(
 
 pub fn bundle(a: BundleArgs, ui: &mut Ui) -> Result<i32, CliError> {
     let (repo, layout, entry) = clone_box(&a.name)?;
+    if a.output.as_deref() == Some(std::path::Path::new("-")) {
+        // To stdout, like `git bundle create -`: written aside first, then copied.
+        let tmp = layout.box_state(&entry.leaf).join("stdout.bundle");
+        let b = write(&repo, &layout, &entry, Some(tmp.clone()))?;
+        let copied = std::fs::File::open(&tmp)
+            .and_then(|mut f| std::io::copy(&mut f, &mut std::io::stdout().lock()));
+        let _ = std::fs::remove_file(&tmp);
+        copied.map_err(|e| {
+            CliError::new(
+                error::RUNTIME,
+                "io",
+                format!("could not write the bundle to stdout: {e}"),
+            )
+        })?;
+        ui.info(&format!(
+            "bundled {} commit(s) of `{}`",
+            b.commits, b.branch
+        ));
+        return Ok(error::OK);
+    }
     let b = write(&repo, &layout, &entry, a.output)?;
     if a.json {
         ui.out_json(&json!({
@@ -135,7 +159,39 @@ pub fn bundle(a: BundleArgs, ui: &mut Ui) -> Result<i32, CliError> {
 
 pub fn fetch(a: FetchArgs, ui: &mut Ui) -> Result<i32, CliError> {
     let (repo, layout, entry) = clone_box(&a.name)?;
-    let b = write(&repo, &layout, &entry, None)?;
+    let incoming = clone::incoming_ref(entry.leaf.as_str());
+    // Its own file: a bundle the user made with `bundle` (the default path) stays.
+    let tmp = layout
+        .box_state(&entry.leaf)
+        .join(format!("{}.fetch.bundle", entry.leaf));
+    let b = match write(&repo, &layout, &entry, Some(tmp)) {
+        Ok(b) => b,
+        Err(e) if e.kind == "nothing-to-bundle" => {
+            // Already fetched: the repository has the tip, and incoming names it.
+            if let Some((Some(branch), Some(tip))) = clone::clone_head(&entry.path) {
+                if repo.git.refname_to_id(&incoming).ok() == Some(tip) {
+                    if a.json {
+                        ui.out_json(&json!({
+                            "schemaVersion": 1,
+                            "name": entry.leaf.as_str(),
+                            "ref": incoming,
+                            "branch": branch,
+                            "tip": tip.to_string(),
+                            "commits": 0,
+                        }));
+                    } else {
+                        ui.info(&format!(
+                            "nothing new: {incoming} is already at `{branch}`'s tip"
+                        ));
+                        ui.out(&incoming);
+                    }
+                    return Ok(error::OK);
+                }
+            }
+            return Err(e);
+        }
+        Err(e) => return Err(e),
+    };
     clone::import_bundle(&repo, entry.leaf.as_str(), &b).map_err(|e| {
         CliError::new(
             error::RUNTIME,
@@ -144,7 +200,6 @@ pub fn fetch(a: FetchArgs, ui: &mut Ui) -> Result<i32, CliError> {
         )
     })?;
     let _ = std::fs::remove_file(&b.path);
-    let incoming = clone::incoming_ref(entry.leaf.as_str());
     if a.json {
         ui.out_json(&json!({
             "schemaVersion": 1,

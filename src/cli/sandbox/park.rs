@@ -35,14 +35,18 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
     let n: u64 = num
         .parse()
         .map_err(|_| format!("not a duration: {s:?} (use e.g. 90m, 2h, 1d)"))?;
-    let secs = match unit {
-        "" | "s" => n,
-        "m" => n * 60,
-        "h" => n * 3600,
-        "d" => n * 86_400,
+    let per = match unit {
+        "" | "s" => 1,
+        "m" => 60,
+        "h" => 3600,
+        "d" => 86_400,
         _ => return Err(format!("unknown unit in {s:?} (use s, m, h or d)")),
     };
-    Ok(Duration::from_secs(secs))
+    // Beyond ~31,000 years a duration means nothing here; refuse it rather than wrap.
+    n.checked_mul(per)
+        .filter(|s| *s <= 1_000_000_000_000)
+        .map(Duration::from_secs)
+        .ok_or_else(|| format!("duration too long: {s:?}"))
 }
 
 pub fn run(a: ParkArgs, ui: &mut Ui) -> Result<i32, CliError> {
@@ -144,5 +148,9 @@ mod tests {
         assert_eq!(parse_duration("1d").unwrap(), Duration::from_secs(86_400));
         assert!(parse_duration("2x").is_err());
         assert!(parse_duration("h").is_err());
+        // No overflow, no wrap-around to a short duration.
+        assert!(parse_duration("999999999999999d").is_err());
+        assert!(parse_duration("213503982334602d").is_err());
+        assert!(parse_duration("99999999999999999999").is_err());
     }
 }

@@ -87,5 +87,16 @@ pub fn run(a: RunArgs, ui: &mut Ui) -> Result<i32, CliError> {
     let t = target(&a.name, crate::cli::stdin_tty())?;
     let cmd = t.runner.exec(&t.path, &t.leaf, &a.command);
     ui.finish();
-    crate::cli::create::launch_in_session(&cmd, &t.session, ui)
+    match crate::cli::create::launch_in_session(&cmd, &t.session, ui) {
+        // As a shell reports it: the command, not an agent CLI, is missing; exit 127.
+        Err(e) if e.kind == "harness-missing" => {
+            eprintln!(
+                "git-sandbox: {}: command not found in box `{}`",
+                crate::sanitize::line(&a.command.first().cloned().unwrap_or_default()),
+                t.leaf
+            );
+            Ok(127)
+        }
+        other => other,
+    }
 }
