@@ -222,6 +222,14 @@ pub(crate) fn box_elsewhere(
     }
     if let Some(repo) = crate::boxes::elsewhere(name, common_dir).first() {
         let shown = repo.to_string_lossy();
+        if !repo.exists() {
+            e.hints = vec![format!(
+                "Box `{}` belonged to {}, which no longer exists: `git sandbox prune` removes what is left of it.",
+                crate::sanitize::line(name),
+                crate::sanitize::line(&shown)
+            )];
+            return e;
+        }
         e.hints = vec![format!(
             "Box `{}` belongs to {}: run the command there (`cd {}`).",
             crate::sanitize::line(name),

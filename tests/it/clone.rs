@@ -1149,3 +1149,54 @@ fn small_refusals_say_what_is_wrong() {
         "{r:?}"
     );
 }
+
+/// The repository went away (moved or deleted): its boxes' records are listed as
+/// such, naming one says so, and prune — from anywhere — removes them.
+#[test]
+fn the_records_of_a_repository_that_is_gone_can_be_pruned() {
+    let env = TestEnv::new();
+    env.sandbox(&["up", "orphan", "--git", "clone", "-d"]).ok();
+    let moved = env.root().join("moved");
+    std::fs::rename(&env.repo, &moved).unwrap();
+    let outside = |args: &[&str]| {
+        let out = env
+            .command(crate::env::SANDBOX, &env.home)
+            .args(args)
+            .output()
+            .unwrap();
+        crate::env::Run::from_output(out)
+    };
+    let ls = outside(&["ls", "--json"]).ok().json();
+    assert_eq!(ls["boxes"][0]["state"], "repo-missing");
+    let r = outside(&["down", "orphan"]);
+    r.code(3);
+    assert!(
+        r.stderr.contains("no longer exists") && r.stderr.contains("prune"),
+        "{r:?}"
+    );
+    // Listed first; without a terminal and without -f, nothing is removed.
+    let r = outside(&["prune"]);
+    r.code(5);
+    assert!(r.stderr.contains("it no longer exists"), "{r:?}");
+    assert_eq!(
+        outside(&["ls", "--json"]).ok().json()["boxes"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
+    let doc = outside(&["prune", "-f", "--json"]).ok().json();
+    crate::schema::assert_valid("sandbox-prune", &doc, "prune of a gone repository");
+    assert_eq!(doc["removed"][0]["kind"], "repo-gone");
+    assert!(outside(&["ls", "--json"]).ok().json()["boxes"]
+        .as_array()
+        .unwrap()
+        .is_empty());
+    // In its new place the clone is a box without a record, kept while it could hold
+    // work, and removable by name.
+    let r = sandbox_in(&env, &moved, &["prune", "-f"]);
+    r.ok();
+    let r = sandbox_in(&env, &moved, &["down", "-f", "orphan"]);
+    r.ok();
+    assert!(!moved.join(".treebox/worktrees/orphan").exists());
+}

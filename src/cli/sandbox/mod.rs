@@ -49,8 +49,9 @@ pub enum SandboxCommand {
     Down(down::DownArgs),
     /// Stop containers idle for a while (they start again on next use).
     Park(park::ParkArgs),
-    /// Remove leftovers (records without a box, boxes without a record, stale pins, locks)
-    /// and, with `--idle`, unused boxes that hold nothing to lose.
+    /// Remove leftovers (records without a box, boxes without a record, stale pins, locks,
+    /// records of repositories that are gone) and, with `--idle`, unused boxes that hold
+    /// nothing to lose.
     Prune(prune::PruneArgs),
     /// Write a git bundle of a clone box's branch.
     Bundle(bundle::BundleArgs),

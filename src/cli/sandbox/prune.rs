@@ -1,7 +1,8 @@
 //! `git sandbox prune [--idle DUR] [-f]`: remove what crashes and hand edits left
 //! behind in this repository — records without a box directory, box directories
-//! without a record, pins (`refs/hort/<name>/…`) of boxes that no longer exist, and
-//! stray lock files. With `--idle DUR`, also whole boxes nobody has used for DUR that
+//! without a record, pins (`refs/hort/<name>/base`) of boxes that no longer exist, and
+//! stray lock files — and, from anywhere, the records (and containers) of
+//! repositories that no longer exist on this machine. With `--idle DUR`, also whole boxes nobody has used for DUR that
 //! hold nothing to lose: no live session, a clean checkout, no commits that are not
 //! pushed (worktree) or returned (clone). Idle boxes holding something are listed as
 //! kept, with the reason. It lists first; it asks on a terminal and refuses without
@@ -43,6 +44,13 @@ enum Orphan {
     Lock(std::path::PathBuf, Leaf),
     /// A whole box idle for at least `--idle`, with nothing to lose.
     Idle(Box<teardown::Target>, Duration),
+    /// The bookkeeping of a repository (or folder) that no longer exists, anywhere on
+    /// this machine: its records, and the containers they name.
+    GoneRepo {
+        state_dir: std::path::PathBuf,
+        repo: std::path::PathBuf,
+        records: Vec<crate::state::Record>,
+    },
 }
 
 impl Orphan {
@@ -58,6 +66,11 @@ impl Orphan {
                 human(*idle),
                 teardown::describe(t)
             ),
+            Orphan::GoneRepo { repo, records, .. } => format!(
+                "records of {} box(es) of {} (it no longer exists)",
+                records.len(),
+                repo.display()
+            ),
         }
     }
 
@@ -68,6 +81,7 @@ impl Orphan {
             Orphan::Pin(_) => "ref",
             Orphan::Lock(..) => "lock",
             Orphan::Idle(..) => "idle",
+            Orphan::GoneRepo { .. } => "repo-gone",
         }
     }
 }
@@ -118,18 +132,85 @@ fn at_stake(t: &teardown::Target) -> Option<String> {
     at_stake.then(|| teardown::describe(t))
 }
 
+/// Bookkeeping whose repository (or folder) is gone, machine-wide: every record of a
+/// state dir names a repository path that no longer exists.
+fn gone_repos() -> Vec<Orphan> {
+    let Ok(root) = crate::state::layout::state_root() else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    let mut dirs: Vec<_> = std::fs::read_dir(root.join("repos"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    dirs.sort();
+    for state_dir in dirs {
+        let records: Vec<crate::state::Record> = std::fs::read_dir(state_dir.join("boxes"))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|b| {
+                crate::state::Record::load(&b.path().join("record.json"))
+                    .ok()
+                    .flatten()
+            })
+            .collect();
+        let Some(first) = records.first() else {
+            continue;
+        };
+        let gone = records
+            .iter()
+            .all(|r| !r.repo.exists() && !r.common_dir.exists() && !r.path.exists());
+        if gone {
+            out.push(Orphan::GoneRepo {
+                repo: first.repo.clone(),
+                state_dir,
+                records,
+            });
+        }
+    }
+    out
+}
+
 pub fn run(a: PruneArgs, ui: &mut Ui) -> Result<i32, CliError> {
     let _cfg = crate::cli::load_config()?;
-    let (repo, layout) = super::here()?;
-    let all = boxes::inventory(&repo, &layout);
     let mut orphans = Vec::new();
     let mut kept = Vec::new();
+    let outside = matches!(
+        crate::git::Repo::discover(&crate::cli::cwd()?),
+        Err(crate::git::repo::RepoError::NotARepo { .. })
+    );
+    let ctx = match outside {
+        true => None,
+        false => Some(super::here()?),
+    };
+    if let Some((repo, layout)) = &ctx {
+        here_orphans(&a, repo, layout, &mut orphans, &mut kept);
+    }
+    orphans.extend(gone_repos());
+    for k in &kept {
+        ui.info(&format!("  kept {k}"));
+    }
+    remove_orphans(&a, ctx.as_ref(), orphans, ui)
+}
+
+/// This repository's leftovers (and, with `--idle`, its idle boxes).
+fn here_orphans(
+    a: &PruneArgs,
+    repo: &crate::git::Repo,
+    layout: &crate::state::Layout,
+    orphans: &mut Vec<Orphan>,
+    kept: &mut Vec<String>,
+) {
+    let all = boxes::inventory(repo, layout);
     for e in &all {
         if !e.dir_exists {
             orphans.push(Orphan::NoDirectory(e.clone()));
         } else if e.record.is_none() && e.record_error.is_none() {
             // A directory nobody recorded may still hold someone's work.
-            let t = teardown::target(e.clone(), &repo, &layout);
+            let t = teardown::target(e.clone(), repo, layout);
             match at_stake(&t) {
                 Some(why) => {
                     kept.push(format!("directory {} (no record): {why}", e.path.display()))
@@ -142,20 +223,17 @@ pub fn run(a: PruneArgs, ui: &mut Ui) -> Result<i32, CliError> {
         let now = SystemTime::now();
         for e in all.iter().filter(|e| e.dir_exists && e.record.is_some()) {
             let idle = now
-                .duration_since(last_activity(&layout, e))
+                .duration_since(last_activity(layout, e))
                 .unwrap_or_default();
             if idle < limit {
                 continue;
             }
-            let t = teardown::target(e.clone(), &repo, &layout);
+            let t = teardown::target(e.clone(), repo, layout);
             match at_stake(&t) {
                 Some(why) => kept.push(format!("box `{}` (idle {}): {why}", e.leaf, human(idle))),
                 None => orphans.push(Orphan::Idle(Box::new(t), idle)),
             }
         }
-    }
-    for k in &kept {
-        ui.info(&format!("  kept {k}"));
     }
     let known: std::collections::HashSet<String> = all.iter().map(|e| e.leaf.to_string()).collect();
     // Only pins: an incoming ref is work the user fetched back, never a leftover.
@@ -182,6 +260,14 @@ pub fn run(a: PruneArgs, ui: &mut Ui) -> Result<i32, CliError> {
             }
         }
     }
+}
+
+fn remove_orphans(
+    a: &PruneArgs,
+    ctx: Option<&(crate::git::Repo, crate::state::Layout)>,
+    orphans: Vec<Orphan>,
+    ui: &mut Ui,
+) -> Result<i32, CliError> {
     if orphans.is_empty() {
         ui.info("nothing to prune");
         if a.json {
@@ -215,10 +301,39 @@ pub fn run(a: PruneArgs, ui: &mut Ui) -> Result<i32, CliError> {
     }
     let mut removed = Vec::new();
     for o in &orphans {
+        if let Orphan::GoneRepo {
+            state_dir, records, ..
+        } = o
+        {
+            // The containers first: with the engine down, keep the records to retry.
+            let mut all_gone = true;
+            for c in records.iter().filter_map(|r| r.container.as_ref()) {
+                if let Err(e) = crate::container::remove(c) {
+                    ui.warning(&format!("kept {}: {e}", state_dir.display()));
+                    all_gone = false;
+                }
+            }
+            if !all_gone {
+                continue;
+            }
+            std::fs::remove_dir_all(state_dir).map_err(|e| {
+                CliError::new(
+                    error::RUNTIME,
+                    "prune",
+                    format!("could not remove {}: {e}", state_dir.display()),
+                )
+            })?;
+            removed.push(json!({"kind": o.kind(), "what": o.describe()}));
+            continue;
+        }
+        let Some((repo, layout)) = ctx else {
+            continue;
+        };
         match o {
+            Orphan::GoneRepo { .. } => {}
             Orphan::NoDirectory(e) | Orphan::NoRecord(e) => {
-                let t = teardown::target(e.clone(), &repo, &layout);
-                teardown::remove(&repo, &layout, &t, false)
+                let t = teardown::target(e.clone(), repo, layout);
+                teardown::remove(repo, layout, &t, false)
                     .map_err(crate::cli::teardown::from_teardown)?;
             }
             Orphan::Idle(t, _) => {
@@ -234,15 +349,15 @@ pub fn run(a: PruneArgs, ui: &mut Ui) -> Result<i32, CliError> {
                         continue;
                     }
                 };
-                let Some(entry) = boxes::exact(&repo, &layout, t.entry.leaf.as_str()) else {
+                let Some(entry) = boxes::exact(repo, layout, t.entry.leaf.as_str()) else {
                     continue;
                 };
-                let now = teardown::target(entry, &repo, &layout);
+                let now = teardown::target(entry, repo, layout);
                 if let Some(why) = at_stake(&now) {
                     ui.warning(&format!("kept box `{}`: since asked, {why}", t.entry.leaf));
                     continue;
                 }
-                teardown::remove_locked(&repo, &layout, &now, false, lock)
+                teardown::remove_locked(repo, layout, &now, false, lock)
                     .map_err(crate::cli::teardown::from_teardown)?;
             }
             Orphan::Pin(name) => {
