@@ -730,18 +730,44 @@ pub fn apply_firewall(
 /// Every hook of the box is the guard, and git aborts a commit whose
 /// `reference-transaction` hook cannot start, so an image without it is refused at
 /// create time, with the reason, instead of failing on the agent's first commit.
+///
+/// Every container of one image loads the guard alike, so the answer is kept per image
+/// and guard build (a marker in the state dir): only the first box of an image pays
+/// the extra `exec`.
 pub fn check_guard(
     engine: Engine,
     rec: &ContainerRecord,
     box_path: &Path,
     guard: &Path,
 ) -> Result<(), ContainerError> {
+    let marker = std::fs::read(guard).ok().and_then(|bytes| {
+        use sha2::{Digest, Sha256};
+        let mut h = Sha256::new();
+        h.update(rec.engine.as_bytes());
+        h.update([0]);
+        h.update(rec.image.as_bytes());
+        h.update([0]);
+        h.update(&bytes);
+        let key: String = h.finalize().iter().map(|b| format!("{b:02x}")).collect();
+        crate::state::layout::state_root()
+            .ok()
+            .map(|root| root.join("guard-runs").join(key))
+    });
+    if marker.as_ref().is_some_and(|m| m.is_file()) {
+        return Ok(());
+    }
     let argv = [guard.to_string_lossy().into_owned(), "--version".into()];
     let out = engine
         .exec(&rec.name, &rec.user, box_path, &[], false, &argv)
         .output_any()
         .map_err(ContainerError::Engine)?;
     if out.status.success() {
+        if let Some(m) = marker {
+            if let Some(dir) = m.parent() {
+                let _ = std::fs::create_dir_all(dir);
+            }
+            let _ = std::fs::write(&m, b"");
+        }
         return Ok(());
     }
     let text = String::from_utf8_lossy(&out.stderr);
