@@ -39,6 +39,8 @@ pub enum TeardownError {
         #[source]
         source: std::io::Error,
     },
+    #[error("box `{leaf}` changed since it was assessed ({now}); nothing of it was removed")]
+    Changed { leaf: String, now: String },
     #[error("could not delete branch `{branch}`: {source}")]
     Branch {
         branch: String,
@@ -143,6 +145,44 @@ pub fn remove(
         target.entry.leaf.as_str(),
     )?;
     remove_locked(repo, layout, target, delete_branch, lock)
+}
+
+/// [`remove`], unless the box now holds more to lose than when `target` was assessed
+/// (and the user, or the rule that needed no question, decided on that): the lock is
+/// taken first, then the box is assessed again under it, so work done in the meantime
+/// — a commit, a new file, an agent started — is never removed unseen.
+pub fn remove_if_unchanged(
+    repo: &Repo,
+    layout: &Layout,
+    target: &Target,
+    delete_branch: bool,
+) -> Result<Removed, TeardownError> {
+    check_box_path(&target.entry.path, layout, repo)?;
+    let lock = BoxLock::try_acquire(
+        &layout.lock_path(&target.entry.leaf),
+        target.entry.leaf.as_str(),
+    )?;
+    let entry = boxes::exact(repo, layout, target.entry.leaf.as_str())
+        .unwrap_or_else(|| target.entry.clone());
+    let now = self::target(entry, repo, layout);
+    let stakes = |t: &Target| {
+        let a = &t.assessment;
+        (
+            t.entry.dir_exists && a.dirty != Some(false),
+            a.unreturned == Some(true),
+            a.unpushed.unwrap_or(0),
+            t.live,
+        )
+    };
+    let (d0, u0, p0, l0) = stakes(target);
+    let (d1, u1, p1, l1) = stakes(&now);
+    if (d1 && !d0) || (u1 && !u0) || p1 > p0 || (l1 && !l0) {
+        return Err(TeardownError::Changed {
+            leaf: target.entry.leaf.to_string(),
+            now: describe(&now),
+        });
+    }
+    remove_locked(repo, layout, &now, delete_branch, lock)
 }
 
 /// [`remove`], for a caller that already holds the box's `lock` (to decide under it).

@@ -54,6 +54,11 @@ pub(crate) fn from_teardown(e: TeardownError) -> CliError {
         TeardownError::Lock(l) => CliError::from(ProvisionError::Lock(l)),
         TeardownError::NotABoxPath { .. } => CliError::new(error::USAGE, "not-a-box", msg),
         TeardownError::Container(c) => CliError::from(ProvisionError::Container(c)),
+        TeardownError::Changed { leaf, .. } => CliError::new(error::CONFLICT, "changed", msg)
+            .hint(format!(
+                "Look at it again (`git treebox list`), then run the removal again: `git treebox teardown {}`.",
+                crate::cmd::quote(&leaf)
+            )),
         TeardownError::Remove { .. } | TeardownError::Branch { .. } => {
             CliError::new(error::RUNTIME, "teardown", msg)
         }
@@ -172,7 +177,12 @@ pub fn run(args: TeardownArgs, ui: &mut Ui) -> Result<i32, CliError> {
 
     let mut removed = Vec::new();
     for t in &targets {
-        let r = teardown::remove(&repo, &layout, t, args.delete_branch).map_err(from_teardown)?;
+        // With --force nothing was assessed: whatever the box holds goes.
+        let r = match args.force {
+            true => teardown::remove(&repo, &layout, t, args.delete_branch),
+            false => teardown::remove_if_unchanged(&repo, &layout, t, args.delete_branch),
+        }
+        .map_err(from_teardown)?;
         ui.info(&format!(
             "removed box `{}`{}",
             r.leaf,

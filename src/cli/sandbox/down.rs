@@ -72,8 +72,11 @@ pub fn run(a: DownArgs, ui: &mut Ui) -> Result<i32, CliError> {
             return Err(e);
         }
     }
-    let r =
-        teardown::remove(&repo, &layout, &t, false).map_err(crate::cli::teardown::from_teardown)?;
+    let r = match a.force {
+        true => teardown::remove(&repo, &layout, &t, false),
+        false => teardown::remove_if_unchanged(&repo, &layout, &t, false),
+    }
+    .map_err(crate::cli::teardown::from_teardown)?;
     if a.json {
         ui.out_json(&crate::cli::teardown::removed_document(
             &repo.main_root,
