@@ -278,14 +278,6 @@ pub fn clone_head(path: &Path) -> Option<(Option<String>, Option<git2::Oid>)> {
     Some((branch, head.target()))
 }
 
-/// Does the user's repository hold `tip`? `None` when that cannot be told (repository
-/// gone or unreadable): callers treat that as "work not returned".
-pub fn repo_has(common_dir: &Path, tip: git2::Oid) -> Option<bool> {
-    let repo = git2::Repository::open(common_dir).ok()?;
-    let odb = repo.odb().ok()?;
-    Some(odb.exists(tip))
-}
-
 #[derive(Debug, thiserror::Error)]
 pub enum BundleError {
     #[error("could not read the clone at {}: {source}", .path.display())]

@@ -1,7 +1,7 @@
 //! `git sandbox park [--idle DUR]`: stop containers nobody has used for a while.
 //!
-//! A box is idle when no agent session is live and neither a session nor the agent's
-//! status report has changed for DUR (default 2h). A box seen for the first time is
+//! A box is idle when no agent session is live and nothing of it — session, status
+//! report, record, git's index, HEAD or reflog — has changed for DUR (default 2h). A box seen for the first time is
 //! never parked on that pass (it may have been made a moment ago by an older treebox,
 //! or just now). A parked box starts again on the next `enter`, `attach` or `run`.
 //!
@@ -26,6 +26,44 @@ pub struct ParkArgs {
     /// Print what was parked as JSON.
     #[arg(long)]
     pub json: bool,
+}
+
+/// When the box was last used: its session marker, the agent's last status report, its
+/// record, and git's own files for the checkout (index, HEAD and its reflog) — in
+/// `admin` (a worktree's admin dir), else in the git dir the box's `.git` names.
+pub fn last_used(
+    layout: &Layout,
+    leaf: &Leaf,
+    admin: Option<&std::path::Path>,
+    box_path: &std::path::Path,
+) -> SystemTime {
+    let dot_git = box_path.join(".git");
+    let git_dir = match admin {
+        Some(a) => Some(a.to_path_buf()),
+        None if dot_git.is_dir() => Some(dot_git),
+        // A worktree's pointer file (read only if it is a regular file).
+        None => crate::git::repo::read_plain(&dot_git).and_then(|t| {
+            t.trim()
+                .strip_prefix("gitdir: ")
+                .map(std::path::PathBuf::from)
+        }),
+    };
+    let mtime = |p: &std::path::Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+    let mut times = vec![
+        session::last_activity(&layout.session_path(leaf)),
+        crate::container::read_status(layout, leaf).map(|(_, t)| t),
+        mtime(&layout.record_path(leaf)),
+    ];
+    if let Some(g) = git_dir {
+        for f in ["index", "HEAD", "logs/HEAD"] {
+            times.push(mtime(&g.join(f)));
+        }
+    }
+    times
+        .into_iter()
+        .flatten()
+        .max()
+        .unwrap_or(SystemTime::UNIX_EPOCH)
 }
 
 /// `90s`, `30m`, `2h`, `1d` (a bare number is seconds).
@@ -88,17 +126,7 @@ pub fn run(a: ParkArgs, ui: &mut Ui) -> Result<i32, CliError> {
             if session::is_live(&session_path) {
                 continue;
             }
-            let last = [
-                session::last_activity(&session_path),
-                crate::container::read_status(&layout, &leaf).map(|(_, t)| t),
-                std::fs::metadata(layout.record_path(&leaf))
-                    .and_then(|m| m.modified())
-                    .ok(),
-            ]
-            .into_iter()
-            .flatten()
-            .max()
-            .unwrap_or(SystemTime::UNIX_EPOCH);
+            let last = last_used(&layout, &leaf, None, &record.path);
             let idle = now.duration_since(last).unwrap_or_default();
             if idle < a.idle {
                 continue;

@@ -97,26 +97,9 @@ fn human(d: Duration) -> String {
     }
 }
 
-/// When the box was last used: its session marker, the agent's last status report,
-/// its record, and git's own files in the checkout (index, HEAD and its reflog).
+/// When the box was last used (see [`super::park::last_used`]).
 fn last_activity(layout: &crate::state::Layout, e: &boxes::BoxEntry) -> SystemTime {
-    let git_dir = match &e.admin_dir {
-        Some(admin) => admin.clone(),
-        None => e.path.join(".git"),
-    };
-    let mtime = |p: &std::path::Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
-    [
-        crate::state::session::last_activity(&layout.session_path(&e.leaf)),
-        crate::container::read_status(layout, &e.leaf).map(|(_, t)| t),
-        mtime(&layout.record_path(&e.leaf)),
-        mtime(&git_dir.join("index")),
-        mtime(&git_dir.join("HEAD")),
-        mtime(&git_dir.join("logs/HEAD")),
-    ]
-    .into_iter()
-    .flatten()
-    .max()
-    .unwrap_or(SystemTime::UNIX_EPOCH)
+    super::park::last_used(layout, &e.leaf, e.admin_dir.as_deref(), &e.path)
 }
 
 /// Why removing an idle box would lose something, if it would.
