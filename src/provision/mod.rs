@@ -719,6 +719,7 @@ fn apply(
     };
     // The record exists before the checkout does: a crash from here on is resumable.
     record.save(&record_path)?;
+    ctx.layout.remember_repo(&ctx.repo.main_root);
 
     let made_checkout = !resumed;
     let rollback = |reporter: &mut dyn Reporter| {

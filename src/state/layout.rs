@@ -75,6 +75,23 @@ impl Layout {
     }
 
     /// Per-box bookkeeping directory (record, and later rendered config, credentials).
+    /// Note which repository this state dir belongs to (`<repo_state>/repo`, the main
+    /// checkout's path), once: `git sandbox ls` finds the repository through it even
+    /// when none of its records can be read.
+    pub fn remember_repo(&self, main_root: &Path) {
+        let marker = self.repo_state.join("repo");
+        if marker.is_file() {
+            return;
+        }
+        let _ = std::fs::create_dir_all(&self.repo_state);
+        let _ = super::atomic::write(&marker, main_root.as_os_str().as_encoded_bytes(), 0o600);
+    }
+
+    /// The repository a state dir belongs to, as [`Layout::remember_repo`] noted it.
+    pub fn remembered_repo(repo_state: &Path) -> Option<PathBuf> {
+        crate::git::repo::read_plain(&repo_state.join("repo")).map(PathBuf::from)
+    }
+
     pub fn box_state(&self, leaf: &Leaf) -> PathBuf {
         self.repo_state.join("boxes").join(leaf.as_str())
     }

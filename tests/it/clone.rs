@@ -1200,3 +1200,50 @@ fn the_records_of_a_repository_that_is_gone_can_be_pruned() {
     r.ok();
     assert!(!moved.join(".treebox/worktrees/orphan").exists());
 }
+
+/// Records that cannot be read hide nothing: `ls` still finds the repository (through
+/// the note its state dir keeps), shows the boxes as `bad-record`, and a clone among
+/// them keeps its pin and its question before removal.
+#[test]
+fn boxes_whose_records_are_all_unreadable_are_still_listed() {
+    let env = TestEnv::new();
+    env.sandbox(&["up", "one", "--git", "clone", "-d"]).ok();
+    env.treebox(&["create", "two", "--no-launch"]).ok();
+    env.commit_file(&env.box_path("one"), "o.txt", "o\n", "work");
+    for leaf in ["one", "two"] {
+        std::fs::write(
+            crate::proof::record_path(&env, leaf),
+            "{\"schemaVersion\":1,",
+        )
+        .unwrap();
+    }
+    let out = env
+        .command(crate::env::SANDBOX, &env.home)
+        .args(["ls", "--json"])
+        .output()
+        .unwrap();
+    let doc = crate::env::Run::from_output(out).ok().json();
+    crate::schema::assert_valid("sandbox-ls", &doc, "ls with unreadable records");
+    let states: Vec<(String, String)> = doc["boxes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| {
+            (
+                b["name"].as_str().unwrap().into(),
+                b["state"].as_str().unwrap().into(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        states,
+        [
+            ("one".into(), "bad-record".into()),
+            ("two".into(), "bad-record".into())
+        ]
+    );
+    env.sandbox(&["prune", "-f"]).ok();
+    assert!(refs(&env).contains("refs/hort/one/base"));
+    env.sandbox(&["down", "one"]).code(5);
+    assert!(env.box_path("one").join("o.txt").is_file());
+}

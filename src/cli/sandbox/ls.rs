@@ -66,6 +66,8 @@ fn row(
     let container_state = container.map(|c| engines.state(&c.engine, &c.name));
     let state = if !e.dir_exists {
         "missing"
+    } else if e.record_error.is_some() {
+        "bad-record"
     } else if e
         .record
         .as_ref()
@@ -128,6 +130,24 @@ fn all_rows() -> Result<Vec<Row>, CliError> {
             .filter_map(|b| Record::load(&b.path().join("record.json")).ok().flatten())
             .collect();
         let Some(first) = records.first() else {
+            // No record can be read: the noted repository still lists its boxes.
+            let Some(main) = Layout::remembered_repo(&repo_state) else {
+                continue;
+            };
+            let Ok(repo) = Repo::discover(&main) else {
+                continue;
+            };
+            if repo_state.file_name() != Some(layout::repo_key(&repo.common_dir).as_ref()) {
+                continue;
+            }
+            let layout = Layout {
+                box_root: repo.main_root.join(layout::BOX_ROOT),
+                repo_state: repo_state.clone(),
+            };
+            let repo_path = repo.main_root.to_string_lossy().into_owned();
+            for e in boxes::inventory(&repo, &layout) {
+                rows.push(row(&e, Some(&repo), &repo_path, &layout, &mut engines));
+            }
             continue;
         };
         let repo_path = first.repo.to_string_lossy().into_owned();
