@@ -2,11 +2,11 @@
 //! behind in this repository — records without a box directory, box directories
 //! without a record, pins (`refs/hort/<name>/base`) of boxes that no longer exist, and
 //! stray lock files — and, from anywhere, the records (and containers) of
-//! repositories that no longer exist on this machine. With `--idle DUR`, also whole boxes nobody has used for DUR that
-//! hold nothing to lose: no live session, a clean checkout, no commits that are not
-//! pushed (worktree) or returned (clone). Idle boxes holding something are listed as
-//! kept, with the reason. It lists first; it asks on a terminal and refuses without
-//! one unless `-f`.
+//! repositories that no longer exist on this machine. With `--idle DUR`, also whole
+//! boxes nobody has used for DUR that hold nothing to lose: no live session, a clean
+//! checkout, no commits that are not pushed (worktree) or returned (clone). Idle boxes
+//! (and unrecorded directories) holding something are listed as kept, with the
+//! reason. It lists first; it asks on a terminal and refuses without one unless `-f`.
 
 use std::io::IsTerminal;
 use std::time::{Duration, SystemTime};
@@ -38,7 +38,7 @@ enum Orphan {
     NoDirectory(boxes::BoxEntry),
     /// A directory under the box root that no record describes.
     NoRecord(boxes::BoxEntry),
-    /// A `refs/hort/<name>/…` ref of a box with no record.
+    /// A pin `refs/hort/<name>/base` of a box that does not exist.
     Pin(String),
     /// A lock file of a box with no record.
     Lock(std::path::PathBuf, Leaf),
