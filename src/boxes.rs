@@ -304,6 +304,10 @@ pub struct Assessment {
     /// Clone mode: the clone's tip is a commit the user's repository does not have
     /// (`None`: not a clone).
     pub unreturned: Option<bool>,
+    /// A digest of where the box's work stands: its HEAD, its changed paths and, for a
+    /// clone, every ref but the remote-tracking ones. Two assessments with different digests saw
+    /// different work (`teardown::remove_if_unchanged` refuses on a change).
+    pub work: u64,
 }
 
 impl BoxEntry {
@@ -347,6 +351,27 @@ fn open_box(entry: &BoxEntry) -> Option<git2::Repository> {
             return None;
         }
     }
+    // The git dir a pointer file names is read by libgit2 too (its `gitdir`, `HEAD`…),
+    // even when the registration could not be matched to this box.
+    if kind.as_ref().is_some_and(|m| m.is_file()) {
+        let named = crate::git::repo::read_plain(&pointer)
+            .and_then(|t| {
+                t.trim()
+                    .strip_prefix("gitdir: ")
+                    .map(std::path::PathBuf::from)
+            })
+            .map(|d| {
+                if d.is_relative() {
+                    entry.path.join(d)
+                } else {
+                    d
+                }
+            });
+        match named {
+            Some(dir) if crate::git::repo::plain_git_dir(&dir) => {}
+            _ => return None,
+        }
+    }
     if kind.is_some_and(|m| m.is_file() || m.is_dir()) {
         if let Ok(r) = git2::Repository::open(&entry.path) {
             return Some(r);
@@ -361,25 +386,38 @@ fn open_box(entry: &BoxEntry) -> Option<git2::Repository> {
 /// Assess a box against the repository's refs.
 pub fn assess(entry: &BoxEntry, repo: &Repo) -> Assessment {
     let mut a = Assessment::default();
-    if let Some(r) = open_box(entry) {
+    let opened = open_box(entry);
+    let mut changes: Vec<(Vec<u8>, u32)> = Vec::new();
+    if let Some(r) = &opened {
         let mut opts = git2::StatusOptions::new();
         opts.include_untracked(true)
             .include_ignored(false)
             .recurse_untracked_dirs(false)
             .exclude_submodules(false);
-        a.dirty = r.statuses(Some(&mut opts)).ok().map(|s| !s.is_empty());
+        let statuses = r.statuses(Some(&mut opts)).ok();
+        a.dirty = statuses.as_ref().map(|s| !s.is_empty());
+        if let Some(s) = statuses {
+            changes = s
+                .iter()
+                .map(|e| (e.path_bytes().to_vec(), e.status().bits()))
+                .collect();
+        }
     } else if !entry.dir_exists {
         a.dirty = Some(false);
     }
-    let clone = if entry.is_clone() {
-        open_box(entry)
-    } else {
-        None
-    };
-    let tip = match &clone {
-        Some(c) => c.head().ok().and_then(|h| h.target()),
-        None => entry.branch.as_deref().and_then(|b| repo.local_branch(b)),
-    };
+    // The box's live HEAD (a detached one too), else its branch as recorded.
+    let live_head = opened
+        .as_ref()
+        .and_then(|r| r.head().ok().and_then(|h| h.target()));
+    let clone = if entry.is_clone() { opened } else { None };
+    let tip = live_head.or_else(|| {
+        entry
+            .branch
+            .as_deref()
+            .filter(|_| clone.is_none())
+            .and_then(|b| repo.local_branch(b))
+    });
+    a.work = work_digest(tip, clone.as_ref(), &changes);
     if entry.is_clone() {
         // Unknown (clone unreadable) counts as unreturned.
         a.unreturned = Some(match &clone {
@@ -409,6 +447,30 @@ pub fn assess(entry: &BoxEntry, repo: &Repo) -> Assessment {
         a.empty = a.dirty == Some(false);
     }
     a
+}
+
+fn work_digest(
+    head: Option<git2::Oid>,
+    clone: Option<&git2::Repository>,
+    changes: &[(Vec<u8>, u32)],
+) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    head.map(|o| o.as_bytes().to_vec()).hash(&mut h);
+    changes.hash(&mut h);
+    if let Some(refs) = clone.and_then(|c| c.references().ok()) {
+        let mut all: Vec<(Vec<u8>, Option<git2::Oid>)> = refs
+            .flatten()
+            .filter(|r| !r.name_bytes().starts_with(b"refs/remotes/"))
+            .map(|r| (r.name_bytes().to_vec(), r.target()))
+            .collect();
+        all.sort();
+        for (n, t) in all {
+            n.hash(&mut h);
+            t.map(|o| o.as_bytes().to_vec()).hash(&mut h);
+        }
+    }
+    h.finish()
 }
 
 /// Does the clone hold a commit the user's repository lacks — at HEAD, on any of its

@@ -176,7 +176,8 @@ pub fn remove_if_unchanged(
     };
     let (d0, u0, p0, l0) = stakes(target);
     let (d1, u1, p1, l1) = stakes(&now);
-    if (d1 && !d0) || (u1 && !u0) || p1 > p0 || (l1 && !l0) {
+    let moved = now.assessment.work != target.assessment.work;
+    if moved || (d1 && !d0) || (u1 && !u0) || p1 > p0 || (l1 && !l0) {
         return Err(TeardownError::Changed {
             leaf: target.entry.leaf.to_string(),
             now: describe(&now),

@@ -54,11 +54,8 @@ pub(crate) fn from_teardown(e: TeardownError) -> CliError {
         TeardownError::Lock(l) => CliError::from(ProvisionError::Lock(l)),
         TeardownError::NotABoxPath { .. } => CliError::new(error::USAGE, "not-a-box", msg),
         TeardownError::Container(c) => CliError::from(ProvisionError::Container(c)),
-        TeardownError::Changed { leaf, .. } => CliError::new(error::CONFLICT, "changed", msg)
-            .hint(format!(
-                "Look at it again (`git treebox list`), then run the removal again: `git treebox teardown {}`.",
-                crate::cmd::quote(&leaf)
-            )),
+        TeardownError::Changed { .. } => CliError::new(error::CONFLICT, "changed", msg)
+            .hint("Look at it again (`git sandbox ls` says what it holds now), then run the same command again."),
         TeardownError::Remove { .. } | TeardownError::Branch { .. } => {
             CliError::new(error::RUNTIME, "teardown", msg)
         }
@@ -160,7 +157,14 @@ pub fn run(args: TeardownArgs, ui: &mut Ui) -> Result<i32, CliError> {
                 "needs-confirmation",
                 "removing boxes needs confirmation, and there is no terminal to ask",
             )
-            .hint("Pass --force to remove without asking."));
+            .hint(format!(
+                "Remove without asking: `git treebox teardown --force {}`.",
+                targets
+                    .iter()
+                    .map(|t| crate::cmd::quote(t.entry.leaf.as_str()))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            )));
         }
         for t in &targets {
             ui.info(&format!("  {}  ({})", t.entry.leaf, teardown::describe(t)));

@@ -166,13 +166,14 @@ pub fn repair(
         }
         return Ok(true);
     }
-    let mut changed = false;
-    let clone = git2::Repository::open(path).map_err(CloneError::Remotes)?;
-    if clone.find_remote(BASE_REMOTE).is_err() {
-        drop(clone);
-        set_remotes(repo, path).map_err(CloneError::Remotes)?;
-        changed = true;
-    }
+    // Always: a kill between renaming `origin` to `hort-base` and setting its push
+    // URL leaves a `hort-base` that could push into the user's repository.
+    let unsafe_base = git2::Repository::open(path)
+        .map_err(CloneError::Remotes)?
+        .find_remote(BASE_REMOTE)
+        .map_or(true, |r| r.pushurl_bytes() != Some(NO_PUSH_URL.as_bytes()));
+    set_remotes(repo, path).map_err(CloneError::Remotes)?;
+    let mut changed = unsafe_base;
     let branch = checkout.branch();
     let start = match checkout {
         Checkout::ExistingLocal { branch } => repo.local_branch(branch),

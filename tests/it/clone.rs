@@ -1247,3 +1247,95 @@ fn boxes_whose_records_are_all_unreadable_are_still_listed() {
     env.sandbox(&["down", "one"]).code(5);
     assert!(env.box_path("one").join("o.txt").is_file());
 }
+
+/// Commits on a detached HEAD in a worktree box are work: not "empty", kept by
+/// `prune --idle`, and not removed by `down` without a question.
+#[test]
+fn detached_head_work_in_a_worktree_box_is_not_empty() {
+    let env = TestEnv::new();
+    env.treebox(&["create", "det", "--no-launch"]).ok();
+    let bx = env.box_path("det");
+    env.git(&bx, &["switch", "-q", "--detach"]);
+    env.commit_file(&bx, "d.txt", "d\n", "detached work");
+    let r = env.sandbox(&["prune", "--idle", "0s", "-f"]);
+    r.ok();
+    assert!(bx.join("d.txt").is_file(), "{r:?}");
+    assert!(r.stderr.contains("kept box `det`"), "{r:?}");
+}
+
+/// A FIFO where a worktree's admin dir keeps `gitdir` (its registration then cannot
+/// be matched) hangs nothing either.
+#[test]
+fn a_fifo_gitdir_in_an_admin_dir_hangs_nothing() {
+    let env = TestEnv::new();
+    env.treebox(&["create", "w1", "--no-launch"]).ok();
+    let gitdir = env.repo.join(".git/worktrees/w1/gitdir");
+    std::fs::remove_file(&gitdir).unwrap();
+    assert!(std::process::Command::new("mkfifo")
+        .arg(&gitdir)
+        .status()
+        .unwrap()
+        .success());
+    for (bin, args) in [
+        (crate::env::SANDBOX, vec!["ls", "--json"]),
+        (crate::env::SANDBOX, vec!["down", "w1"]),
+        (crate::env::TREEBOX, vec!["teardown", "w1"]),
+        (crate::env::SANDBOX, vec!["prune", "--idle", "0s"]),
+    ] {
+        let out = env
+            .command("timeout", &env.repo)
+            .arg("20")
+            .arg(bin)
+            .args(&args)
+            .output()
+            .unwrap();
+        assert_ne!(out.status.code(), Some(124), "{bin} {args:?} hung");
+    }
+}
+
+/// A kill between renaming `origin` to `hort-base` and setting its push URL leaves a
+/// `hort-base` that could push into the user's repository; finishing the box makes
+/// sure it cannot.
+#[test]
+fn finishing_a_clone_always_makes_hort_base_fetch_only() {
+    let env = TestEnv::new();
+    env.treebox(&["create", "x", "--git", "clone", "--no-launch"])
+        .ok();
+    let bx = env.box_path("x");
+    env.git(&bx, &["config", "--unset", "remote.hort-base.pushurl"]);
+    let record = crate::proof::record_path(&env, "x");
+    let text = std::fs::read_to_string(&record).unwrap();
+    std::fs::write(
+        &record,
+        text.replace(
+            "\"checkoutCompleted\": true",
+            "\"checkoutCompleted\": false",
+        )
+        .replace("\"setupCompleted\": true", "\"setupCompleted\": false"),
+    )
+    .unwrap();
+    env.treebox(&["create", "x", "--git", "clone", "--no-launch"])
+        .ok();
+    env.commit_file(&bx, "p.txt", "p\n", "planted");
+    let push = env.git_run(&bx, &["push", "hort-base", "HEAD:refs/heads/planted"]);
+    assert_ne!(push.code, 0, "{push:?}");
+    assert!(!refs(&env).contains("refs/heads/planted"));
+}
+
+/// A clone already holding unreturned work: new work on another branch or in the
+/// stash while `down` asks still stops the removal.
+#[test]
+fn work_added_elsewhere_while_down_asks_stops_it() {
+    let env = TestEnv::new();
+    env.sandbox(&["up", "cb", "--git", "clone", "-d"]).ok();
+    let bx = env.box_path("cb");
+    env.commit_file(&bx, "c.txt", "c\n", "first work");
+    let (ok, text) = env.on_tty_answering(crate::env::SANDBOX, "down cb", "y\n", || {
+        env.git(&bx, &["switch", "-q", "-c", "other"]);
+        env.commit_file(&bx, "o.txt", "o\n", "on another branch");
+        env.git(&bx, &["switch", "-q", "cb"]);
+    });
+    assert!(!ok, "{text}");
+    assert!(text.contains("changed since"), "{text}");
+    assert!(bx.exists());
+}

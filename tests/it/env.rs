@@ -271,6 +271,63 @@ impl TestEnv {
         )
     }
 
+    /// Like [`TestEnv::on_tty`], but waits for the `[y/N]` question, runs `meanwhile`
+    /// (what changes while the user reads it), and only then types `answer`.
+    pub fn on_tty_answering(
+        &self,
+        binary: &str,
+        args: &str,
+        answer: &str,
+        meanwhile: impl FnOnce(),
+    ) -> (bool, String) {
+        use std::io::{Read, Write};
+        use std::time::{Duration, Instant};
+        let line = format!("{binary} {args}");
+        let mut child = self
+            .command("script", &self.repo)
+            .args(["-qec", &line, "/dev/null"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("util-linux script");
+        let mut out = child.stdout.take().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel::<Vec<u8>>();
+        let reader = std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = out.read(&mut buf) {
+                if n == 0 || tx.send(buf[..n].to_vec()).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut seen = Vec::new();
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while !String::from_utf8_lossy(&seen).contains("[y/N]") {
+            assert!(
+                Instant::now() < deadline,
+                "no question: {}",
+                String::from_utf8_lossy(&seen)
+            );
+            if let Ok(chunk) = rx.recv_timeout(Duration::from_millis(200)) {
+                seen.extend(chunk);
+            }
+        }
+        meanwhile();
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(answer.as_bytes()).unwrap();
+        drop(stdin);
+        let status = child.wait().unwrap();
+        reader.join().unwrap();
+        while let Ok(chunk) = rx.try_recv() {
+            seen.extend(chunk);
+        }
+        (
+            status.success(),
+            String::from_utf8_lossy(&seen).into_owned(),
+        )
+    }
+
     pub fn harness_log(&self) -> String {
         std::fs::read_to_string(self.home.join("harness.log")).unwrap_or_default()
     }

@@ -541,55 +541,45 @@ fn teardown_never_touches_the_main_worktree() {
 /// box's lock and nothing is removed.
 #[test]
 fn work_done_while_the_question_waits_is_never_removed() {
-    use std::io::{Read, Write};
     let env = TestEnv::new();
     env.treebox(&["create", "busy", "--no-launch"]).ok();
-    let mut child = env
-        .command("script", &env.repo)
-        .args(["-qec", &format!("{TREEBOX} teardown busy"), "/dev/null"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("util-linux script");
-    let mut out = child.stdout.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel::<Vec<u8>>();
-    let reader = std::thread::spawn(move || {
-        let mut buf = [0u8; 4096];
-        while let Ok(n) = out.read(&mut buf) {
-            if n == 0 || tx.send(buf[..n].to_vec()).is_err() {
-                break;
-            }
-        }
-    });
-    let mut seen = Vec::new();
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while !String::from_utf8_lossy(&seen).contains("[y/N]") {
-        assert!(
-            Instant::now() < deadline,
-            "no question: {}",
-            String::from_utf8_lossy(&seen)
-        );
-        if let Ok(chunk) = rx.recv_timeout(Duration::from_millis(200)) {
-            seen.extend(chunk);
-        }
-    }
     // The agent writes while the user reads the question; then the user says yes.
-    std::fs::write(
-        env.box_path("busy").join("late.txt"),
-        "written after the question\n",
-    )
-    .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    stdin.write_all(b"y\n").unwrap();
-    drop(stdin);
-    let status = child.wait().unwrap();
-    reader.join().unwrap();
-    while let Ok(chunk) = rx.try_recv() {
-        seen.extend(chunk);
-    }
-    let text = String::from_utf8_lossy(&seen);
-    assert!(!status.success(), "{text}");
+    let (ok, text) = env.on_tty_answering(TREEBOX, "teardown busy", "y\n", || {
+        std::fs::write(
+            env.box_path("busy").join("late.txt"),
+            "written after the question\n",
+        )
+        .unwrap();
+    });
+    assert!(!ok, "{text}");
     assert!(text.contains("changed since"), "{text}");
     assert!(env.box_path("busy").join("late.txt").is_file());
+}
+
+/// `prune` decides about an unrecorded directory again under its lock, and a lock
+/// someone holds keeps that directory (with a warning) without stopping the rest.
+#[test]
+fn prune_rechecks_unrecorded_directories_under_their_lock() {
+    let env = TestEnv::new();
+    for n in ["a1", "b1"] {
+        env.treebox(&["create", n, "--no-launch"]).ok();
+        std::fs::remove_file(crate::proof::record_path(&env, n)).unwrap();
+    }
+    let state = crate::proof::repo_state(&env);
+    let held = state.join("locks/b1.lock");
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(&held)
+        .unwrap();
+    fs4::fs_std::FileExt::lock_exclusive(&file).unwrap();
+    let doc = env.sandbox(&["prune", "-f", "--json"]).ok().json();
+    let removed = doc["removed"].to_string();
+    assert!(removed.contains("a1"), "{removed}");
+    assert!(!removed.contains("b1"), "{removed}");
+    assert!(!env.box_path("a1").exists());
+    assert!(env.box_path("b1").exists());
+    drop(file);
 }

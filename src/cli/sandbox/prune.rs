@@ -35,9 +35,10 @@ pub struct PruneArgs {
 
 enum Orphan {
     /// A record (and maybe a registration) whose directory is gone.
-    NoDirectory(boxes::BoxEntry),
-    /// A directory under the box root that no record describes.
-    NoRecord(boxes::BoxEntry),
+    NoDirectory(Box<boxes::BoxEntry>),
+    /// A directory under the box root that no record describes (assessed: it holds
+    /// nothing to lose).
+    NoRecord(Box<teardown::Target>),
     /// A pin `refs/hort/<name>/base` of a box that does not exist.
     Pin(String),
     /// A lock file of a box with no record.
@@ -57,7 +58,7 @@ impl Orphan {
     fn describe(&self) -> String {
         match self {
             Orphan::NoDirectory(e) => format!("record of `{}` (its directory is gone)", e.leaf),
-            Orphan::NoRecord(e) => format!("directory {} (no record)", e.path.display()),
+            Orphan::NoRecord(t) => format!("directory {} (no record)", t.entry.path.display()),
             Orphan::Pin(r) => format!("ref {r} (no such box)"),
             Orphan::Lock(p, _) => format!("lock file {}", p.display()),
             Orphan::Idle(t, idle) => format!(
@@ -190,7 +191,7 @@ fn here_orphans(
     let all = boxes::inventory(repo, layout);
     for e in &all {
         if !e.dir_exists {
-            orphans.push(Orphan::NoDirectory(e.clone()));
+            orphans.push(Orphan::NoDirectory(Box::new(e.clone())));
         } else if e.record.is_none() && e.record_error.is_none() {
             // A directory nobody recorded may still hold someone's work.
             let t = teardown::target(e.clone(), repo, layout);
@@ -198,7 +199,7 @@ fn here_orphans(
                 Some(why) => {
                     kept.push(format!("directory {} (no record): {why}", e.path.display()))
                 }
-                None => orphans.push(Orphan::NoRecord(e.clone())),
+                None => orphans.push(Orphan::NoRecord(Box::new(t))),
             }
         }
     }
@@ -314,10 +315,34 @@ fn remove_orphans(
         };
         match o {
             Orphan::GoneRepo { .. } => {}
-            Orphan::NoDirectory(e) | Orphan::NoRecord(e) => {
-                let t = teardown::target(e.clone(), repo, layout);
-                teardown::remove(repo, layout, &t, false)
-                    .map_err(crate::cli::teardown::from_teardown)?;
+            Orphan::NoDirectory(e) => {
+                let t = teardown::target((**e).clone(), repo, layout);
+                match teardown::remove(repo, layout, &t, false) {
+                    Ok(_) => {}
+                    Err(teardown::TeardownError::Lock(_)) => {
+                        ui.warning(&format!("kept the record of `{}`: it is in use", e.leaf));
+                        continue;
+                    }
+                    Err(e) => return Err(crate::cli::teardown::from_teardown(e)),
+                }
+            }
+            Orphan::NoRecord(t) => {
+                // Decided again under the box's lock: work that appeared since stays.
+                match teardown::remove_if_unchanged(repo, layout, t, false) {
+                    Ok(_) => {}
+                    Err(teardown::TeardownError::Lock(_)) => {
+                        ui.warning(&format!("kept {}: it is in use", t.entry.path.display()));
+                        continue;
+                    }
+                    Err(teardown::TeardownError::Changed { now, .. }) => {
+                        ui.warning(&format!(
+                            "kept {}: since asked, {now}",
+                            t.entry.path.display()
+                        ));
+                        continue;
+                    }
+                    Err(e) => return Err(crate::cli::teardown::from_teardown(e)),
+                }
             }
             Orphan::Idle(t, _) => {
                 // Assessed before the question: look again under the box's lock, so
