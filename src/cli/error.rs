@@ -40,6 +40,13 @@ impl CliError {
     }
 }
 
+/// The lock file git and libgit2 take to write `path`.
+fn lock_of(path: &std::path::Path) -> std::path::PathBuf {
+    let mut p = path.as_os_str().to_os_string();
+    p.push(".lock");
+    p.into()
+}
+
 fn q(s: &str) -> String {
     crate::cmd::quote(s)
 }
@@ -189,6 +196,15 @@ impl From<ProvisionError> for CliError {
                 "Free some space (`df -h {}` shows how much is left), then run it again.",
                 q(&path.to_string_lossy())
             )),
+            P::Guard(crate::provision::guard::GuardInstallError::WriteConfig { path, .. })
+                if lock_of(path).exists() =>
+            {
+                CliError::new(RUNTIME, "runtime", msg).hint(format!(
+                    "{} is in the way (left by a git or treebox that was killed?): if no git command is running, `rm -f {}`, then run this again.",
+                    crate::sanitize::line(&lock_of(path).to_string_lossy()),
+                    q(&lock_of(path).to_string_lossy())
+                ))
+            }
             P::Checkout(_) | P::Guard(_) | P::Clone(_) | P::Record(_) | P::State(_) | P::Io { .. } => {
                 CliError::new(RUNTIME, "runtime", msg)
             }

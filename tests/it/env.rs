@@ -62,8 +62,8 @@ impl Run {
 /// root and the state dir. Equal snapshots mean nothing was written.
 #[derive(Debug, PartialEq, Eq)]
 pub struct Snapshot {
-    refs: String,
-    worktrees: Vec<String>,
+    pub refs: String,
+    pub worktrees: Vec<String>,
     config: String,
     exclude: String,
     files: BTreeMap<String, u64>,

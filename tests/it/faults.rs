@@ -199,6 +199,34 @@ fn a_lock_file_left_by_a_killed_git_is_named_with_the_way_out() {
     assert!(env.box_path("blocked").join("new.txt").is_file());
 }
 
+/// A killed git (or treebox) can leave `.git/config.lock`; the box's guard needs one
+/// config write. The error names the lock file and the `rm` to run; the create is
+/// rolled back.
+#[test]
+fn a_config_lock_left_behind_is_named_with_the_way_out() {
+    let env = TestEnv::new();
+    let lock = env.repo.join(".git/config.lock");
+    std::fs::write(&lock, "").unwrap();
+    let before = env.snapshot();
+    let r = env.treebox(&["create", "locked", "--no-fetch", "--no-launch"]);
+    r.code(1);
+    assert!(
+        r.stderr
+            .contains(&format!("rm -f {}", lock.to_string_lossy())),
+        "{r:?}"
+    );
+    // Rolled back: no box, registration, record or ref (the repository-wide excludes
+    // and box root stay, as after any create).
+    let after = env.snapshot();
+    assert_eq!(after.refs, before.refs);
+    assert_eq!(after.worktrees, before.worktrees);
+    assert!(!env.box_path("locked").exists());
+    assert!(row(&env, "locked").is_none());
+    std::fs::remove_file(&lock).unwrap();
+    env.treebox(&["create", "locked", "--no-fetch", "--no-launch"])
+        .ok();
+}
+
 #[test]
 fn worktree_mode_recovers_from_a_kill_at_every_stage() {
     let f = Faults::new();
