@@ -125,6 +125,8 @@ pub fn inventory(repo: &Repo, layout: &Layout) -> Vec<BoxEntry> {
     }
     // A clone whose record was lost is still a box: a directory under the root with a
     // `.git` of its own (git does not register clones, so only the directory says so).
+    // So is a worktree git no longer lists (the repository was moved: its pointer and
+    // registration name the old paths until `git worktree repair`).
     if let Ok(rd) = std::fs::read_dir(&layout.box_root) {
         for e in rd.flatten() {
             let Ok(leaf) = Leaf::parse(&e.file_name().to_string_lossy()) else {
@@ -134,7 +136,8 @@ pub fn inventory(repo: &Repo, layout: &Layout) -> Vec<BoxEntry> {
                 continue;
             }
             let path = layout.box_path(&leaf);
-            let own_git = std::fs::symlink_metadata(path.join(".git")).is_ok_and(|m| m.is_dir());
+            let own_git = std::fs::symlink_metadata(path.join(".git"))
+                .is_ok_and(|m| m.is_dir() || m.is_file());
             if !own_git || !std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_dir()) {
                 continue;
             }

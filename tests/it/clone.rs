@@ -1339,3 +1339,28 @@ fn work_added_elsewhere_while_down_asks_stops_it() {
     assert!(text.contains("changed since"), "{text}");
     assert!(bx.exists());
 }
+
+/// After the repository moves, its worktree boxes still show up in the new place (git
+/// lists them again only after `git worktree repair`), and prune keeps one whose
+/// changes it cannot read.
+#[test]
+fn worktree_boxes_of_a_moved_repository_are_still_seen() {
+    let env = TestEnv::new();
+    env.treebox(&["create", "w1", "--no-launch"]).ok();
+    std::fs::write(env.box_path("w1").join("notes.txt"), "unsaved\n").unwrap();
+    let moved = env.root().join("moved");
+    std::fs::rename(&env.repo, &moved).unwrap();
+    let out = env
+        .command(crate::env::TREEBOX, &moved)
+        .args(["list", "--json"])
+        .output()
+        .unwrap();
+    let doc = crate::env::Run::from_output(out).ok().json();
+    assert_eq!(doc["boxes"][0]["name"], "w1", "{doc}");
+    let r = sandbox_in(&env, &moved, &["prune", "-f"]);
+    r.ok();
+    assert!(
+        moved.join(".treebox/worktrees/w1/notes.txt").is_file(),
+        "{r:?}"
+    );
+}
