@@ -304,8 +304,9 @@ pub struct Assessment {
     pub merged: Option<bool>,
     /// No commits beyond the base and no changes.
     pub empty: bool,
-    /// Clone mode: the clone's tip is a commit the user's repository does not have
-    /// (`None`: not a clone).
+    /// Clone mode: some ref of the clone (HEAD, a branch, the stash, a tag; not the
+    /// remote-tracking ones) names a commit the user's repository does not have, or the
+    /// clone cannot be read (`None`: not a clone).
     pub unreturned: Option<bool>,
     /// A digest of where the box's work stands: its HEAD, its changed paths and, for a
     /// clone, every ref but the remote-tracking ones. Two assessments with different digests saw
@@ -314,6 +315,14 @@ pub struct Assessment {
 }
 
 impl BoxEntry {
+    /// Its checkout was made whole, and its `.git` is now gone or of the wrong kind
+    /// (see [`crate::provision::check_checkout`]).
+    pub fn is_broken(&self) -> bool {
+        self.record
+            .as_ref()
+            .is_some_and(|r| r.checkout_completed && crate::provision::check_checkout(r).is_err())
+    }
+
     /// A clone box: so its record says; without a readable record, a directory with a
     /// `.git` of its own and no worktree registration.
     pub fn is_clone(&self) -> bool {

@@ -60,14 +60,33 @@ pub struct Removed {
     pub pruned_only: bool,
 }
 
-/// A box to remove with `--force`: nothing is read from the box (whatever it holds
-/// goes anyway), so a box that made its files unreadable cannot stall its removal.
-pub fn target_forced(entry: BoxEntry, layout: &Layout) -> Target {
+/// The box to remove, assessed unless `forced`: with `--force` nothing is read from
+/// the box (whatever it holds goes anyway), so a box that made its files unreadable
+/// cannot stall its removal.
+pub fn target_for(entry: BoxEntry, repo: &Repo, layout: &Layout, forced: bool) -> Target {
+    if !forced {
+        return target(entry, repo, layout);
+    }
     let live = session::is_live(&layout.session_path(&entry.leaf));
     Target {
         entry,
         assessment: Assessment::default(),
         live,
+    }
+}
+
+/// Remove a box as decided: `forced`, whatever it holds ([`remove`]); else only if it
+/// holds no more than when it was assessed ([`remove_if_unchanged`]).
+pub fn remove_as_decided(
+    repo: &Repo,
+    layout: &Layout,
+    target: &Target,
+    delete_branch: bool,
+    forced: bool,
+) -> Result<Removed, TeardownError> {
+    match forced {
+        true => remove(repo, layout, target, delete_branch),
+        false => remove_if_unchanged(repo, layout, target, delete_branch),
     }
 }
 
@@ -187,7 +206,7 @@ pub fn remove_if_unchanged(
 }
 
 /// [`remove`], for a caller that already holds the box's `lock` (to decide under it).
-pub fn remove_locked(
+fn remove_locked(
     repo: &Repo,
     layout: &Layout,
     target: &Target,

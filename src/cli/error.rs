@@ -154,19 +154,17 @@ impl From<ProvisionError> for CliError {
             P::Lock(LockError::Held { .. }) => CliError::new(CONFLICT, "locked", msg)
                 .hint("Wait for the other treebox command on this box to finish, then run it again."),
             P::Lock(LockError::Io { .. }) => CliError::new(RUNTIME, "lock", msg),
-            P::Fetch(crate::provision::fetch::FetchError::Failed(e))
-                if crate::provision::fetch::stale_lock(e).is_some() =>
-            {
-                let lock = crate::provision::fetch::stale_lock(e).unwrap_or_default();
-                CliError::new(FETCH, "fetch-failed", msg).hint(format!(
-                    "If no git command is running in this repository, remove it (`rm -f {}`) and run this again.",
-                    q(&lock.to_string_lossy())
-                ))
-            }
-            P::Fetch(crate::provision::fetch::FetchError::Failed(_)) => {
-                CliError::new(FETCH, "fetch-failed", msg).hint(
-                    "Check access with `git fetch origin`, or build on local refs with `--no-fetch`.",
-                )
+            P::Fetch(crate::provision::fetch::FetchError::Failed(failed)) => {
+                let e = CliError::new(FETCH, "fetch-failed", msg);
+                match crate::provision::fetch::stale_lock(failed) {
+                    Some(lock) => e.hint(format!(
+                        "If no git command is running in this repository, remove it (`rm -f {}`) and run this again.",
+                        q(&lock.to_string_lossy())
+                    )),
+                    None => e.hint(
+                        "Check access with `git fetch origin`, or build on local refs with `--no-fetch`.",
+                    ),
+                }
             }
             P::Fetch(_) => CliError::new(RUNTIME, "fetch", msg),
             P::Record(crate::state::record::RecordError::Malformed { .. }) => {

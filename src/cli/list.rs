@@ -73,11 +73,7 @@ fn row(e: &BoxEntry, repo: &Repo, layout: &Layout) -> Row {
         "no-record"
     } else if e.admin_dir.is_none() && !e.is_clone() {
         "unregistered"
-    } else if e
-        .record
-        .as_ref()
-        .is_some_and(|r| r.checkout_completed && crate::provision::check_checkout(r).is_err())
-    {
+    } else if e.is_broken() {
         "broken"
     } else {
         "ok"

@@ -93,10 +93,7 @@ pub fn run(args: TeardownArgs, ui: &mut Ui) -> Result<i32, CliError> {
     }
     let targets: Vec<Target> = chosen
         .into_iter()
-        .map(|e| match args.force {
-            true => teardown::target_forced(e, &layout),
-            false => teardown::target(e, &repo, &layout),
-        })
+        .map(|e| teardown::target_for(e, &repo, &layout, args.force))
         .collect();
 
     if !args.force {
@@ -182,11 +179,8 @@ pub fn run(args: TeardownArgs, ui: &mut Ui) -> Result<i32, CliError> {
     let mut removed = Vec::new();
     for t in &targets {
         // With --force nothing was assessed: whatever the box holds goes.
-        let r = match args.force {
-            true => teardown::remove(&repo, &layout, t, args.delete_branch),
-            false => teardown::remove_if_unchanged(&repo, &layout, t, args.delete_branch),
-        }
-        .map_err(from_teardown)?;
+        let r = teardown::remove_as_decided(&repo, &layout, t, args.delete_branch, args.force)
+            .map_err(from_teardown)?;
         ui.info(&format!(
             "removed box `{}`{}",
             r.leaf,

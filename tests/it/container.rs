@@ -463,6 +463,11 @@ fn a_second_box_reuses_the_image() {
             "{}: second create with a warm image took {second:?}",
             b.engine
         );
+        // The guard was checked once for the image: one answer kept, for both boxes.
+        let answers = std::fs::read_dir(env.state_dir().join("treebox/guard-runs"))
+            .map(|d| d.count())
+            .unwrap_or(0);
+        assert_eq!(answers, 1, "one guard check per image and guard build");
         // Teardown of one leaves the image the other uses.
         let image = b.record("two")["container"]["image"]
             .as_str()

@@ -263,7 +263,6 @@ fn worktree_box_shared_config_include() {
 }
 
 #[test]
-
 fn worktree_box_shared_config_include_if() {
     worktree_box_attack("--local", Route::IncludeIf);
 }

@@ -31,10 +31,7 @@ pub fn run(a: DownArgs, ui: &mut Ui) -> Result<i32, CliError> {
         super::Found::Repo(repo, layout, entry) => (repo, layout, entry),
         super::Found::Folder(layout, record) => return down_folder(&a, &layout, &record, ui),
     };
-    let t = match a.force {
-        true => teardown::target_forced(entry, &layout),
-        false => teardown::target(entry, &repo, &layout),
-    };
+    let t = teardown::target_for(entry, &repo, &layout, a.force);
     let name = t.entry.leaf.to_string();
     let mut reasons = Vec::new();
     if t.assessment.unreturned == Some(true) {
@@ -72,11 +69,8 @@ pub fn run(a: DownArgs, ui: &mut Ui) -> Result<i32, CliError> {
             return Err(e);
         }
     }
-    let r = match a.force {
-        true => teardown::remove(&repo, &layout, &t, false),
-        false => teardown::remove_if_unchanged(&repo, &layout, &t, false),
-    }
-    .map_err(crate::cli::teardown::from_teardown)?;
+    let r = teardown::remove_as_decided(&repo, &layout, &t, false, a.force)
+        .map_err(crate::cli::teardown::from_teardown)?;
     if a.json {
         ui.out_json(&crate::cli::teardown::removed_document(
             &repo.main_root,

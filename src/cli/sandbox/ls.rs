@@ -68,11 +68,7 @@ fn row(
         "missing"
     } else if e.record_error.is_some() {
         "bad-record"
-    } else if e
-        .record
-        .as_ref()
-        .is_some_and(|r| r.checkout_completed && crate::provision::check_checkout(r).is_err())
-    {
+    } else if e.is_broken() {
         "broken"
     } else if live {
         "live"

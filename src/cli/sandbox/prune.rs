@@ -326,47 +326,25 @@ fn remove_orphans(
                     Err(e) => return Err(crate::cli::teardown::from_teardown(e)),
                 }
             }
-            Orphan::NoRecord(t) => {
-                // Decided again under the box's lock: work that appeared since stays.
+            Orphan::NoRecord(t) | Orphan::Idle(t, _) => {
+                // Decided again under the box's lock: work that appeared since (or an
+                // agent started since) stays.
+                let what = match &t.entry.record {
+                    Some(_) => format!("box `{}`", t.entry.leaf),
+                    None => t.entry.path.display().to_string(),
+                };
                 match teardown::remove_if_unchanged(repo, layout, t, false) {
                     Ok(_) => {}
                     Err(teardown::TeardownError::Lock(_)) => {
-                        ui.warning(&format!("kept {}: it is in use", t.entry.path.display()));
+                        ui.warning(&format!("kept {what}: it is in use"));
                         continue;
                     }
                     Err(teardown::TeardownError::Changed { now, .. }) => {
-                        ui.warning(&format!(
-                            "kept {}: since asked, {now}",
-                            t.entry.path.display()
-                        ));
+                        ui.warning(&format!("kept {what}: since asked, {now}"));
                         continue;
                     }
                     Err(e) => return Err(crate::cli::teardown::from_teardown(e)),
                 }
-            }
-            Orphan::Idle(t, _) => {
-                // Assessed before the question: look again under the box's lock, so
-                // work done since (or an agent started since) is never lost.
-                let lock = match crate::state::BoxLock::try_acquire(
-                    &layout.lock_path(&t.entry.leaf),
-                    t.entry.leaf.as_str(),
-                ) {
-                    Ok(l) => l,
-                    Err(_) => {
-                        ui.warning(&format!("kept box `{}`: it is in use", t.entry.leaf));
-                        continue;
-                    }
-                };
-                let Some(entry) = boxes::exact(repo, layout, t.entry.leaf.as_str()) else {
-                    continue;
-                };
-                let now = teardown::target(entry, repo, layout);
-                if let Some(why) = at_stake(&now) {
-                    ui.warning(&format!("kept box `{}`: since asked, {why}", t.entry.leaf));
-                    continue;
-                }
-                teardown::remove_locked(repo, layout, &now, false, lock)
-                    .map_err(crate::cli::teardown::from_teardown)?;
             }
             Orphan::Pin(name) => {
                 if let Ok(mut r) = repo.git.find_reference(name) {
