@@ -13,6 +13,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::harness::Harness;
+use crate::suggest::suggest;
 
 /// Largest configuration file read; anything bigger is refused as malformed.
 const MAX_CONFIG_BYTES: u64 = 256 * 1024;
@@ -142,15 +143,6 @@ impl Kind {
             Kind::Enum(choices) => v.as_str().is_some_and(|s| choices.contains(&s)),
         }
     }
-}
-
-/// The closest candidate to a mistyped key, for a did-you-mean (config and templates).
-pub(crate) fn suggest<'a>(key: &str, candidates: impl Iterator<Item = &'a str>) -> Option<String> {
-    candidates
-        .map(|c| (strsim::jaro_winkler(key, c), c))
-        .filter(|(score, _)| *score > 0.8)
-        .max_by(|a, b| a.0.total_cmp(&b.0))
-        .map(|(_, c)| c.to_string())
 }
 
 /// Read a small JSON object file; `Ok(None)` when it does not exist.

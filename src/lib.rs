@@ -38,5 +38,6 @@ pub mod provision;
 pub mod runner;
 pub mod sanitize;
 pub mod state;
+mod suggest;
 pub mod teardown;
 pub mod template;
