@@ -48,6 +48,18 @@ pub struct ResolvedRef {
 }
 
 impl Repo {
+    /// Does the repository track a `.env` at its top? Asked of the main checkout's HEAD
+    /// tree (one tree lookup) rather than its index, which can be large. A tracked
+    /// `.env` symlink is repo-provided, so it is never followed (SPEC §4): provisioning
+    /// copies no `.env` then, and doctor says so.
+    pub fn tracks_env(&self) -> bool {
+        self.git
+            .head()
+            .ok()
+            .and_then(|h| h.peel_to_tree().ok())
+            .is_some_and(|t| t.get_name(".env").is_some())
+    }
+
     /// Find the repository containing `cwd`; from inside a linked worktree (a box),
     /// this is still the user's main repository.
     pub fn discover(cwd: &Path) -> Result<Repo, RepoError> {

@@ -1,0 +1,144 @@
+//! `doctor`: checks of the machine and the repository, as data.
+//!
+//! [`run_checks`] looks at what treebox depends on — the git CLI, the repository, the
+//! user running it, each harness CLI and its login dir, the canonical `.env`, access to
+//! `origin`, and the engine of the chosen runner — and returns one [`Check`] per item,
+//! in a fixed order with stable names. It never prints and never picks an exit code:
+//! `cli/doctor.rs` does both (a [`Status::Fail`] is exit 1, advisories are not).
+//!
+//! Invariants: nothing is written; every git subprocess is built by
+//! [`GitCli`](crate::git::GitCli) (the repository's exec-shaped config stays inert, and
+//! talking to `origin` never prompts); every probe that can hang (`ls-remote`, an
+//! engine's `info`) is given up after [`PROBE_TIMEOUT`] and its process group killed.
+//!
+//! # Rooms
+//!
+//! - this file: [`Check`], [`Status`] and [`run_checks`], which orders the checks;
+//! - `probe`: running a probe within [`PROBE_TIMEOUT`] ([`output_within`]) and asking
+//!   an engine for its version;
+//! - one file per subject: `system` (git, repository, uid), `harness` (harness CLIs
+//!   and their login dirs), `env` (the canonical `.env`), `origin` (`git ls-remote`),
+//!   `runner` (the chosen isolation and its engine).
+
+mod env;
+mod harness;
+mod origin;
+mod probe;
+mod runner;
+mod system;
+
+use std::path::Path;
+
+use crate::config::UserConfig;
+use crate::git::repo::Repo;
+use crate::harness::Harness;
+
+pub use harness::{find_program, login_dir};
+pub use probe::{engine_info_cmd, output_within, PROBE_TIMEOUT};
+pub use runner::{chosen_isolation, is_marked_runner, runner_probe, RunnerProbe};
+pub use system::{parse_git_version, MIN_GIT};
+
+use env::check_env;
+use harness::check_harness;
+use origin::check_origin;
+use runner::check_runner;
+use system::{check_git, check_repo, check_uid};
+
+/// How bad a finding is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    /// Works.
+    Ok,
+    /// Worth knowing; treebox still works (perhaps with less).
+    Advisory,
+    /// treebox cannot work until this is fixed.
+    Fail,
+}
+
+impl Status {
+    /// The JSON spelling: `ok`, `advisory`, `fail`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Ok => "ok",
+            Status::Advisory => "advisory",
+            Status::Fail => "fail",
+        }
+    }
+}
+
+/// One finding.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Check {
+    /// A stable id: `git`, `repo`, `uid`, `harness.claude`, `harness.codex`, `env`,
+    /// `origin`, `runner`.
+    pub name: &'static str,
+    pub status: Status,
+    /// One line saying what was found (not yet sanitised for a terminal).
+    pub summary: String,
+    /// What to do about it: a runnable command, when there is one.
+    pub hint: Option<String>,
+}
+
+impl Check {
+    fn new(name: &'static str, status: Status, summary: impl Into<String>) -> Check {
+        Check {
+            name,
+            status,
+            summary: summary.into(),
+            hint: None,
+        }
+    }
+
+    fn hint(mut self, h: impl Into<String>) -> Check {
+        self.hint = Some(h.into());
+        self
+    }
+}
+
+/// Run every check, in the order of their names above. `isolation_flag` is the
+/// `--isolation` value, which wins over the config's `isolation`.
+pub fn run_checks(cwd: &Path, cfg: &UserConfig, isolation_flag: Option<&str>) -> Vec<Check> {
+    let repo = Repo::discover(cwd);
+    let isolation = chosen_isolation(isolation_flag, cfg.isolation.as_deref()).to_string();
+    let marked = is_marked_runner(cfg.runner, std::env::var("TREEBOX_RUNNER").ok().as_deref());
+    // The two slow probes (network, engine) run side by side; libgit2 handles stay on
+    // this thread, so the origin probe gets plain paths.
+    let remote = repo.as_ref().ok().map(|r| {
+        (
+            r.has_remote("origin"),
+            r.common_dir.clone(),
+            r.main_root.clone(),
+        )
+    });
+    let (origin, runner) = std::thread::scope(|s| {
+        let origin = s.spawn(|| match &remote {
+            Some((has, common, root)) => check_origin(*has, common, root, PROBE_TIMEOUT),
+            None => not_checked("origin"),
+        });
+        let runner = s.spawn(|| check_runner(&isolation, marked, PROBE_TIMEOUT));
+        (
+            origin.join().unwrap_or_else(|_| {
+                Check::new("origin", Status::Advisory, "the origin check crashed")
+            }),
+            runner
+                .join()
+                .unwrap_or_else(|_| Check::new("runner", Status::Fail, "the runner check crashed")),
+        )
+    });
+    let mut checks = vec![check_git(cwd), check_repo(cwd, &repo), check_uid()];
+    let default = cfg.harness.unwrap_or_default();
+    for h in Harness::ALL {
+        checks.push(check_harness(h, h == default, cfg, cwd));
+    }
+    checks.push(match &repo {
+        Ok(r) => check_env(r, cfg.env_file.as_deref()),
+        Err(_) => not_checked("env"),
+    });
+    checks.push(origin);
+    checks.push(runner);
+    checks
+}
+
+fn not_checked(name: &'static str) -> Check {
+    Check::new(name, Status::Advisory, "not checked: no repository")
+}

@@ -1,0 +1,170 @@
+//! Probes that may hang, bounded: [`output_within`] runs a command for at most a time
+//! limit and kills its whole process group when it is up; [`engine_info_cmd`] and
+//! `probe_engine` ask a container engine for its version.
+//!
+//! Used by the `origin` check (`git ls-remote`) and the `runner` check (`<engine> info`).
+
+use std::io::Read;
+use std::process::{Output, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::cmd::{Cmd, CmdError};
+use crate::sanitize;
+
+/// How long a probe of the network or of an engine may take before doctor gives up.
+pub const PROBE_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// `<engine> info` with a template for the server version (podman's `info` has no
+/// `ServerVersion`; its version is under `Version`).
+pub fn engine_info_cmd(engine: &str) -> Cmd {
+    let template = if engine == "podman" {
+        "{{.Version.Version}}"
+    } else {
+        "{{.ServerVersion}}"
+    };
+    Cmd::new(engine).args(["info", "--format", template])
+}
+
+/// Ask an engine for its version: `Ok(version)` or `Err(why)`.
+pub(super) fn probe_engine(engine: &str, limit: Duration) -> Result<String, String> {
+    match output_within(&engine_info_cmd(engine), limit) {
+        Ok(Some(o)) => {
+            let version = String::from_utf8_lossy(&o.stdout).trim().to_string();
+            if o.status.success() && !version.is_empty() {
+                Ok(sanitize::line(&version))
+            } else {
+                let stderr = String::from_utf8_lossy(&o.stderr);
+                let why = stderr
+                    .lines()
+                    .map(str::trim)
+                    .find(|l| !l.is_empty())
+                    .map(sanitize::line)
+                    .unwrap_or_else(|| format!("`{engine} info` failed ({})", o.status));
+                Err(why)
+            }
+        }
+        Ok(None) => Err(format!(
+            "`{engine} info` gave no answer after {} s",
+            limit.as_secs()
+        )),
+        Err(e) if e.is_not_found() => Err(format!("{engine} is not installed or not on PATH")),
+        Err(e) => Err(first_line(&e.to_string())),
+    }
+}
+
+pub(super) fn first_line(s: &str) -> String {
+    sanitize::line(s.lines().next().unwrap_or(""))
+}
+
+/// Run `cmd` capturing its output, giving up after `limit`: `Ok(None)` then, with the
+/// child's whole process group (git's ssh, a credential helper) killed.
+pub fn output_within(cmd: &Cmd, limit: Duration) -> Result<Option<Output>, CmdError> {
+    use std::os::unix::process::CommandExt;
+    let mut c = cmd.to_command();
+    c.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    let mut child = c.spawn().map_err(|source| CmdError::Spawn {
+        line: cmd.to_string(),
+        source,
+    })?;
+    let drain = |pipe: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            if let Some(mut p) = pipe {
+                let _ = p.read_to_end(&mut buf);
+            }
+            buf
+        })
+    };
+    let out = drain(
+        child
+            .stdout
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let err = drain(
+        child
+            .stderr
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let deadline = Instant::now() + limit;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(st)) => break Some(st),
+            Ok(None) if Instant::now() >= deadline => break None,
+            Ok(None) => std::thread::sleep(Duration::from_millis(20)),
+            Err(source) => {
+                return Err(CmdError::Spawn {
+                    line: cmd.to_string(),
+                    source,
+                })
+            }
+        }
+    };
+    let Some(status) = status else {
+        if let Ok(pid) = i32::try_from(child.id()) {
+            // SAFETY: signals the process group this function created for the child.
+            unsafe {
+                libc::kill(-pid, libc::SIGKILL);
+            }
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+        // The readers end when the last writer in the group is gone; do not wait on
+        // them, a grandchild may have escaped the group.
+        return Ok(None);
+    };
+    let stdout = out.join().unwrap_or_default();
+    let stderr = err.join().unwrap_or_default();
+    Ok(Some(Output {
+        status,
+        stdout,
+        stderr,
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn engine_info_templates() {
+        assert_eq!(
+            engine_info_cmd("docker").argv(),
+            ["docker", "info", "--format", "{{.ServerVersion}}"]
+        );
+        assert_eq!(
+            engine_info_cmd("podman").argv(),
+            ["podman", "info", "--format", "{{.Version.Version}}"]
+        );
+    }
+
+    #[test]
+    fn slow_probe_is_given_up() {
+        let start = Instant::now();
+        let out = output_within(
+            &Cmd::new("sh").args(["-c", "sleep 30"]),
+            Duration::from_millis(200),
+        )
+        .unwrap();
+        assert!(out.is_none());
+        assert!(start.elapsed() < Duration::from_secs(10));
+        let out = output_within(
+            &Cmd::new("sh").args(["-c", "echo hi; echo oops >&2; exit 3"]),
+            Duration::from_secs(10),
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(out.stdout, b"hi\n");
+        assert_eq!(out.stderr, b"oops\n");
+        assert_eq!(out.status.code(), Some(3));
+        assert!(
+            output_within(&Cmd::new("/nonexistent/x"), Duration::from_secs(1))
+                .unwrap_err()
+                .is_not_found()
+        );
+    }
+}

@@ -1,0 +1,172 @@
+//! The `runner` check: which isolation doctor looks at (the flag, else the config,
+//! else `host`), whether this machine is marked as a runner, and whether the chosen
+//! engine answers (`auto` tries podman, then docker).
+
+use std::time::Duration;
+
+use super::probe::probe_engine;
+use super::{Check, Status};
+
+/// The isolation doctor looks at: the flag, else the config, else `host`.
+pub fn chosen_isolation<'a>(flag: Option<&'a str>, config: Option<&'a str>) -> &'a str {
+    flag.or(config).unwrap_or("host")
+}
+
+/// Is this machine marked as a runner (config `"runner": true` or `TREEBOX_RUNNER=1`)?
+pub fn is_marked_runner(config: Option<bool>, env: Option<&str>) -> bool {
+    config.unwrap_or(false) || env == Some("1")
+}
+
+/// What checking a runner means.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RunnerProbe {
+    /// Nothing to probe. `auto`: it resolved to host because the machine is unmarked.
+    Host { auto: bool },
+    /// Ask this engine; `auto`: the first that answers wins.
+    Engines {
+        engines: Vec<&'static str>,
+        auto: bool,
+    },
+    /// Not a runner treebox knows.
+    Unknown,
+}
+
+/// The probe for an isolation name (SPEC §3: `auto` tries podman, then docker).
+pub fn runner_probe(isolation: &str, marked: bool) -> RunnerProbe {
+    match isolation {
+        "host" => RunnerProbe::Host { auto: false },
+        "docker" => RunnerProbe::Engines {
+            engines: vec!["docker"],
+            auto: false,
+        },
+        "podman" => RunnerProbe::Engines {
+            engines: vec!["podman"],
+            auto: false,
+        },
+        "auto" if marked => RunnerProbe::Engines {
+            engines: vec!["podman", "docker"],
+            auto: true,
+        },
+        "auto" => RunnerProbe::Host { auto: true },
+        _ => RunnerProbe::Unknown,
+    }
+}
+
+pub(super) fn check_runner(isolation: &str, marked: bool, limit: Duration) -> Check {
+    match runner_probe(isolation, marked) {
+        RunnerProbe::Host { auto: false } => {
+            Check::new("runner", Status::Ok, "host: agents run as you")
+        }
+        RunnerProbe::Host { auto: true } => Check::new(
+            "runner",
+            Status::Ok,
+            "auto → host: this machine is not marked as a runner",
+        ),
+        RunnerProbe::Unknown => Check::new(
+            "runner",
+            Status::Fail,
+            format!("unknown isolation `{isolation}`"),
+        )
+        .hint("Use one of host, docker, podman, auto: `git treebox doctor --isolation host`."),
+        RunnerProbe::Engines { engines, auto } => {
+            let mut why = Vec::new();
+            for engine in &engines {
+                match probe_engine(engine, limit) {
+                    Ok(v) if auto => {
+                        return Check::new("runner", Status::Ok, format!("auto → {engine} {v}"))
+                    }
+                    Ok(v) => return Check::new("runner", Status::Ok, format!("{engine} {v}")),
+                    Err(e) => why.push(e),
+                }
+            }
+            if auto {
+                Check::new(
+                    "runner",
+                    Status::Fail,
+                    format!("auto: neither podman nor docker answers ({})", why.join("; ")),
+                )
+                .hint("Start an engine (`docker info` says why it does not answer), or use `--isolation host`.")
+            } else {
+                let engine = engines.first().copied().unwrap_or("engine");
+                Check::new(
+                    "runner",
+                    Status::Fail,
+                    format!("{engine}: {}", why.join("; ")),
+                )
+                .hint(format!(
+                    "`{engine} info` says why; or use `--isolation host`."
+                ))
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn isolation_precedence() {
+        assert_eq!(chosen_isolation(Some("docker"), Some("podman")), "docker");
+        assert_eq!(chosen_isolation(None, Some("podman")), "podman");
+        assert_eq!(chosen_isolation(None, None), "host");
+    }
+
+    #[test]
+    fn runner_marking() {
+        assert!(!is_marked_runner(None, None));
+        assert!(is_marked_runner(Some(true), None));
+        assert!(is_marked_runner(None, Some("1")));
+        assert!(!is_marked_runner(Some(false), Some("0")));
+        assert!(!is_marked_runner(None, Some("yes")));
+    }
+
+    #[test]
+    fn runner_probes() {
+        assert_eq!(
+            runner_probe("host", true),
+            RunnerProbe::Host { auto: false }
+        );
+        assert_eq!(
+            runner_probe("auto", false),
+            RunnerProbe::Host { auto: true }
+        );
+        assert_eq!(
+            runner_probe("auto", true),
+            RunnerProbe::Engines {
+                engines: vec!["podman", "docker"],
+                auto: true
+            }
+        );
+        assert_eq!(
+            runner_probe("docker", false),
+            RunnerProbe::Engines {
+                engines: vec!["docker"],
+                auto: false
+            }
+        );
+        assert_eq!(
+            runner_probe("podman", false),
+            RunnerProbe::Engines {
+                engines: vec!["podman"],
+                auto: false
+            }
+        );
+        assert_eq!(runner_probe("vm", true), RunnerProbe::Unknown);
+    }
+
+    #[test]
+    fn missing_engine_fails_with_hint() {
+        let c = check_runner("auto", true, Duration::from_secs(5));
+        // Either an engine answers on this machine, or the check fails with a hint.
+        match c.status {
+            Status::Ok => assert!(c.summary.starts_with("auto → "), "{c:?}"),
+            _ => {
+                assert_eq!(c.status, Status::Fail);
+                assert!(c.hint.is_some());
+            }
+        }
+        let host = check_runner("host", false, Duration::from_secs(1));
+        assert_eq!(host.status, Status::Ok);
+    }
+}
