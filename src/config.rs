@@ -185,7 +185,22 @@ pub fn user_config_path() -> Option<PathBuf> {
         .map(|d| d.join("config.json"))
 }
 
+/// The environment variable that marks a machine as a runner (`TREEBOX_RUNNER=1`).
+pub const RUNNER_ENV: &str = "TREEBOX_RUNNER";
+
+/// Is this machine marked as a runner (config `"runner": true` or `TREEBOX_RUNNER=1`)?
+pub fn is_marked_runner(config: Option<bool>, env: Option<&str>) -> bool {
+    config.unwrap_or(false) || env == Some("1")
+}
+
 impl UserConfig {
+    /// Is this machine marked as a runner: [`is_marked_runner`] of the config's `runner`
+    /// and [`RUNNER_ENV`]. The one place the variable is read (`auto` isolation picks an
+    /// engine only on a marked machine).
+    pub fn marked_runner(&self) -> bool {
+        is_marked_runner(self.runner, std::env::var(RUNNER_ENV).ok().as_deref())
+    }
+
     /// Load and validate the user config; a missing file is the empty config.
     pub fn load() -> Result<UserConfig, ConfigError> {
         match user_config_path() {
@@ -351,6 +366,15 @@ impl ProjectConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn runner_marking() {
+        assert!(!is_marked_runner(None, None));
+        assert!(is_marked_runner(Some(true), None));
+        assert!(is_marked_runner(None, Some("1")));
+        assert!(!is_marked_runner(Some(false), Some("0")));
+        assert!(!is_marked_runner(None, Some("yes")));
+    }
 
     fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
         let p = dir.join(name);

@@ -33,9 +33,10 @@ use crate::config::UserConfig;
 use crate::git::repo::Repo;
 use crate::harness::Harness;
 
+pub use crate::config::is_marked_runner;
 pub use harness::{find_program, login_dir};
 pub use probe::{engine_info_cmd, output_within, PROBE_TIMEOUT};
-pub use runner::{chosen_isolation, is_marked_runner, runner_probe, RunnerProbe};
+pub use runner::{chosen_isolation, runner_probe, RunnerProbe};
 pub use system::{parse_git_version, MIN_GIT};
 
 use env::check_env;
@@ -100,7 +101,7 @@ impl Check {
 pub fn run_checks(cwd: &Path, cfg: &UserConfig, isolation_flag: Option<&str>) -> Vec<Check> {
     let repo = Repo::discover(cwd);
     let isolation = chosen_isolation(isolation_flag, cfg.isolation.as_deref()).to_string();
-    let marked = is_marked_runner(cfg.runner, std::env::var("TREEBOX_RUNNER").ok().as_deref());
+    let marked = cfg.marked_runner();
     // The two slow probes (network, engine) run side by side; libgit2 handles stay on
     // this thread, so the origin probe gets plain paths.
     let remote = repo.as_ref().ok().map(|r| {

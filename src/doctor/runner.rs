@@ -12,11 +12,6 @@ pub fn chosen_isolation<'a>(flag: Option<&'a str>, config: Option<&'a str>) -> &
     flag.or(config).unwrap_or("host")
 }
 
-/// Is this machine marked as a runner (config `"runner": true` or `TREEBOX_RUNNER=1`)?
-pub fn is_marked_runner(config: Option<bool>, env: Option<&str>) -> bool {
-    config.unwrap_or(false) || env == Some("1")
-}
-
 /// What checking a runner means.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RunnerProbe {
@@ -110,15 +105,6 @@ mod tests {
         assert_eq!(chosen_isolation(Some("docker"), Some("podman")), "docker");
         assert_eq!(chosen_isolation(None, Some("podman")), "podman");
         assert_eq!(chosen_isolation(None, None), "host");
-    }
-
-    #[test]
-    fn runner_marking() {
-        assert!(!is_marked_runner(None, None));
-        assert!(is_marked_runner(Some(true), None));
-        assert!(is_marked_runner(None, Some("1")));
-        assert!(!is_marked_runner(Some(false), Some("0")));
-        assert!(!is_marked_runner(None, Some("yes")));
     }
 
     #[test]
