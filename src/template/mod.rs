@@ -36,10 +36,10 @@
 //!
 //! # Rooms
 //!
-//! - [`spec`]: `container.json` ([`ContainerSpec`]), its validation and problems, and
+//! - `spec`: `container.json` ([`ContainerSpec`]), its validation and problems, and
 //!   the allowlist grammar (also used by `config` for the user's `allowlist`);
-//! - [`bundled`]: the embedded `default` template;
-//! - [`store`]: finding templates (bundled or the user's), reading a template
+//! - `bundled`: the embedded `default` template;
+//! - `store`: finding templates (bundled or the user's), reading a template
 //!   directory within its limits, and `init` / `list` / `locate` / `find`;
 //! - this file: [`Template`] (files + spec, read once), [`Source`] and [`TemplateError`].
 
