@@ -1120,8 +1120,12 @@ pub(crate) fn container_up(
             engine,
             &crec,
             &record.path,
-            &ecos,
-            cfg.setup.as_deref(),
+            setup::plan_steps(
+                &record.path,
+                &ecos,
+                cfg.setup.as_deref(),
+                &setup::CacheMode::Shared,
+            ),
             &template.spec().post_create,
             &mut |name| reporter.stage(&format!("setup: {name}")),
         );

@@ -12,50 +12,26 @@
 //! Called by `provision` (create, enter), the CLI's `run`, and `teardown`/`folder`
 //! (remove).
 
-use std::path::PathBuf;
-
-use serde::{Deserialize, Serialize};
-
 use super::credentials::env_lines;
 use super::engine::{Engine, RunSpec};
 use super::error::{explain, io_err, ContainerError};
 use super::firewall::apply_firewall;
 use super::image::Spec;
+use super::Ecosystem;
 use crate::cmd::CmdError;
 use crate::git::Repo;
 use crate::names::Leaf;
-use crate::provision::setup::Ecosystem;
+pub use crate::state::ContainerRecord;
 use crate::state::{atomic, Layout, Record};
 use crate::template;
 
-/// What the record keeps about a box's container.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ContainerRecord {
-    pub engine: String,
-    pub name: String,
-    pub image: String,
-    /// `uid:gid` the agent runs as.
-    pub user: String,
-    /// The agent's home inside.
-    pub home: PathBuf,
-    /// The container's id and first process, as last seen running: lets the hot path
-    /// (`run`, `enter`) know it still runs without asking the engine.
-    #[serde(default)]
-    pub id: String,
-    #[serde(default)]
-    pub pid: u32,
-}
-
-impl ContainerRecord {
-    /// Refresh id and pid from the engine (after a start).
-    fn observe(&mut self, engine: Engine) -> Result<(), ContainerError> {
-        if let Some(s) = engine.state(&self.name).map_err(ContainerError::Engine)? {
-            self.id = s.id;
-            self.pid = s.pid;
-        }
-        Ok(())
+/// Refresh a record's id and pid from the engine (after a start).
+fn observe(rec: &mut ContainerRecord, engine: Engine) -> Result<(), ContainerError> {
+    if let Some(s) = engine.state(&rec.name).map_err(ContainerError::Engine)? {
+        rec.id = s.id;
+        rec.pid = s.pid;
     }
+    Ok(())
 }
 
 /// The container's name: unique per repository and box.
@@ -175,7 +151,7 @@ impl Spec<'_> {
         if self.firewall {
             self.apply_firewall(&name)?;
         }
-        rec.observe(self.engine)?;
+        observe(&mut rec, self.engine)?;
         Ok(rec)
     }
 }
@@ -232,7 +208,7 @@ pub fn ensure_running(
                 apply_firewall(engine, &rec.name, &template, cfg_allow)?;
             }
             let mut rec = rec.clone();
-            rec.observe(engine)?;
+            observe(&mut rec, engine)?;
             Ok(rec)
         }
         None => {

@@ -17,8 +17,7 @@ use super::credentials::stage_credentials;
 use super::error::{io_err, ContainerError};
 use super::image::Spec;
 use super::status::STATUS_DIR;
-use super::EnvVars;
-use crate::provision::setup::Ecosystem;
+use super::{Ecosystem, EnvVars};
 
 /// Where the download caches appear inside.
 const CACHE_ROOT: &str = "/var/cache/treebox";
@@ -142,7 +141,7 @@ impl Spec<'_> {
                 if let Some(admin) = repo.worktree_admin_dir(&r.path) {
                     m.push(Mount::same(&admin, false));
                     m.push(Mount::same(
-                        &admin.join(crate::provision::guard::HOOKS_DIR_NAME),
+                        &admin.join(crate::state::hooks::HOOKS_DIR_NAME),
                         true,
                     ));
                 }

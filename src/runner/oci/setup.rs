@@ -3,7 +3,9 @@
 //! commands, then the template's `postCreate`). Fails loudly: the first failing step
 //! is an error.
 //!
-//! Called by `provision` when it brings a box's container up.
+//! Called by `provision` when it brings a box's container up. The steps are planned
+//! by the caller (`provision::setup::plan_steps`) and handed in as commands: the
+//! runner does not know how an ecosystem installs.
 
 use std::path::Path;
 
@@ -11,7 +13,7 @@ use super::container::ContainerRecord;
 use super::engine::Engine;
 use super::error::ContainerError;
 use super::EnvVars;
-use crate::provision::setup::{self, Ecosystem};
+use crate::cmd::Cmd;
 
 /// Can the box's image run the guard (a glibc ≥ 2.34 program, copied from the host)?
 /// Every hook of the box is the guard, and git aborts a commit whose
@@ -68,22 +70,22 @@ pub fn check_guard(
     })
 }
 
-/// Run setup inside the container: the ecosystems' installs (against the mounted
-/// caches) or the user's `setup` commands, then the template's `postCreate`. Fails
-/// loudly: the first failing step is an error.
+/// Run setup inside the container: `steps` (the ecosystems' installs against the
+/// mounted caches, or the user's `setup` commands, as the caller planned them; only
+/// each command's argv and environment are used), then the template's `postCreate`.
+/// Fails loudly: the first failing step is an error.
 pub fn setup_inside(
     engine: Engine,
     rec: &ContainerRecord,
     box_path: &Path,
-    ecos: &[Ecosystem],
-    custom: Option<&[String]>,
+    steps: Vec<(String, Cmd)>,
     post_create: &[String],
     on_step: &mut dyn FnMut(&str),
 ) -> Result<(), ContainerError> {
-    let mut steps: Vec<(String, Vec<String>, EnvVars)> = Vec::new();
-    for (name, cmd) in setup::plan_steps(box_path, ecos, custom, &setup::CacheMode::Shared) {
-        steps.push((name, cmd.argv(), cmd.env_strings()));
-    }
+    let mut steps: Vec<(String, Vec<String>, EnvVars)> = steps
+        .into_iter()
+        .map(|(name, cmd)| (name, cmd.argv(), cmd.env_strings()))
+        .collect();
     for (i, c) in post_create.iter().enumerate() {
         steps.push((
             format!("postCreate[{i}]"),
