@@ -21,6 +21,9 @@ pub enum Engine {
 }
 
 impl Engine {
+    /// The engines `auto` tries, in order (SPEC §3: podman, then docker).
+    pub const AUTO_ORDER: [Engine; 2] = [Engine::Podman, Engine::Docker];
+
     pub fn parse(name: &str) -> Option<Engine> {
         match name {
             "docker" => Some(Engine::Docker),
@@ -52,18 +55,20 @@ impl Engine {
         Cmd::new(self.program())
     }
 
-    /// `<engine> info`, asking only for the server version; `None` when it does not
-    /// answer.
-    pub fn version(self) -> Option<String> {
+    /// `<engine> info`, asking only for the server version (podman's `info` has no
+    /// `ServerVersion`; its version is under `Version`).
+    pub fn info_cmd(self) -> Cmd {
         let format = match self {
             Engine::Docker => "{{.ServerVersion}}",
             Engine::Podman => "{{.Version.Version}}",
         };
-        let out = self
-            .cmd()
-            .args(["info", "--format", format])
-            .output()
-            .ok()?;
+        self.cmd().args(["info", "--format", format])
+    }
+
+    /// The engine's server version from [`Engine::info_cmd`]; `None` when it does not
+    /// answer.
+    pub fn version(self) -> Option<String> {
+        let out = self.info_cmd().output().ok()?;
         let v = String::from_utf8_lossy(&out.stdout).trim().to_string();
         (!v.is_empty()).then_some(v)
     }
@@ -219,13 +224,18 @@ pub struct RunSpec {
     pub user: String,
 }
 
+/// What `auto` resolves to on a runner: the first engine of [`Engine::AUTO_ORDER`]
+/// that answers `info`. The one place that makes that choice.
+pub fn first_answering_engine() -> Option<Engine> {
+    Engine::AUTO_ORDER
+        .into_iter()
+        .find(|e| e.version().is_some())
+}
+
 /// Resolve `docker`/`podman`/`auto` to an engine (`auto`: the first that answers).
 pub fn resolve_engine(isolation: &str) -> Result<Engine, ContainerError> {
     match isolation {
-        "auto" => [Engine::Podman, Engine::Docker]
-            .into_iter()
-            .find(|e| e.version().is_some())
-            .ok_or(ContainerError::NoEngine),
+        "auto" => first_answering_engine().ok_or(ContainerError::NoEngine),
         // An explicit engine is not asked whether it runs (a `docker info` costs tens
         // of milliseconds on every create): a failure later says so (`explain`).
         name => Engine::parse(name).ok_or(ContainerError::NoEngine),
@@ -285,6 +295,18 @@ mod tests {
                 "sleep",
                 "infinity"
             ]
+        );
+    }
+
+    #[test]
+    fn info_argv() {
+        assert_eq!(
+            Engine::Docker.info_cmd().argv(),
+            ["docker", "info", "--format", "{{.ServerVersion}}"]
+        );
+        assert_eq!(
+            Engine::Podman.info_cmd().argv(),
+            ["podman", "info", "--format", "{{.Version.Version}}"]
         );
     }
 
