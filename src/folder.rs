@@ -61,9 +61,9 @@ pub fn up(
     let leaf = Leaf::parse(&req.name)?;
     let folder = canonical(&req.folder);
     if req.runner != "host" {
-        crate::template::find(&req.template).map_err(crate::container::ContainerError::from)?;
+        crate::template::find(&req.template).map_err(crate::runner::oci::ContainerError::from)?;
         if !crate::runner::oci::mountable(&folder) {
-            return Err(crate::container::ContainerError::Unmountable { path: folder }.into());
+            return Err(crate::runner::oci::ContainerError::Unmountable { path: folder }.into());
         }
     }
     let layout = layout(&folder)?;
@@ -154,7 +154,7 @@ pub fn remove(layout: &Layout, record: &Record) -> Result<(), ProvisionError> {
     let leaf = Leaf::parse(&record.name)?;
     let lock = BoxLock::try_acquire(&layout.lock_path(&leaf), leaf.as_str())?;
     if let Some(c) = &record.container {
-        crate::container::remove(c)?;
+        crate::runner::oci::remove(c)?;
     }
     let state = layout.box_state(&leaf);
     if state.exists() {

@@ -25,7 +25,6 @@ pub mod boxes;
 pub mod cli;
 pub mod cmd;
 pub mod config;
-pub mod container;
 pub mod doctor;
 pub mod folder;
 pub mod git;

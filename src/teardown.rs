@@ -30,7 +30,7 @@ pub enum TeardownError {
     #[error(transparent)]
     Lock(#[from] LockError),
     #[error(transparent)]
-    Container(crate::container::ContainerError),
+    Container(crate::runner::oci::ContainerError),
     #[error("refusing to remove {}: it is not a box under {}", .path.display(), .root.display())]
     NotABoxPath { path: PathBuf, root: PathBuf },
     #[error("could not remove {}: {source}", .path.display())]
@@ -218,7 +218,7 @@ fn remove_locked(
     // The container first: with the engine down, nothing is removed and the box stays
     // whole, so a later teardown (or `git sandbox prune`) finishes the job.
     if let Some(c) = entry.record.as_ref().and_then(|r| r.container.as_ref()) {
-        crate::container::remove(c).map_err(TeardownError::Container)?;
+        crate::runner::oci::remove(c).map_err(TeardownError::Container)?;
     }
     let pruned_only = !entry.path.exists();
     // Asked before the directory goes: without a record, only its `.git` says so.

@@ -170,21 +170,21 @@ impl From<ProvisionError> for CliError {
             P::Record(crate::state::record::RecordError::Malformed { .. }) => {
                 CliError::new(USAGE, "malformed-record", msg)
             }
-            P::Container(crate::container::ContainerError::Unmountable { .. }) => {
+            P::Container(crate::runner::oci::ContainerError::Unmountable { .. }) => {
                 CliError::new(USAGE, "unmountable", msg)
                     .hint("Move the repository to a path without ',' or control characters.")
             }
-            P::Container(crate::container::ContainerError::Template(_))
-            | P::Container(crate::container::ContainerError::BadTemplate { .. }) => {
+            P::Container(crate::runner::oci::ContainerError::Template(_))
+            | P::Container(crate::runner::oci::ContainerError::BadTemplate { .. }) => {
                 CliError::new(USAGE, "template", msg)
                     .hint("`git treebox template list` shows the templates and their problems.")
             }
             P::Container(
-                crate::container::ContainerError::EngineDown { .. }
-                | crate::container::ContainerError::NoEngine,
+                crate::runner::oci::ContainerError::EngineDown { .. }
+                | crate::runner::oci::ContainerError::NoEngine,
             ) => CliError::new(RUNTIME, "engine", msg)
                 .hint("`git treebox doctor --isolation docker` (or podman) says what is wrong."),
-            P::Container(crate::container::ContainerError::GuardCannotRun { .. }) => {
+            P::Container(crate::runner::oci::ContainerError::GuardCannotRun { .. }) => {
                 CliError::new(RUNTIME, "guard-cannot-run", msg).hint(
                     "Base the template on a glibc 2.34+ image (Debian 12, Ubuntu 22.04 or newer; not Alpine): set `baseImage` in its container.json (`git treebox template path <name>`), then remove this box and create it again.",
                 )

@@ -204,7 +204,7 @@ pub fn enter(
             needs_sync,
             reporter,
         )?;
-        crate::container::refresh_credentials(&layout, &record, harness)?;
+        crate::runner::oci::refresh_credentials(&layout, &record, harness)?;
         if needs_sync {
             Deps::Synced { completed: true }
         } else {

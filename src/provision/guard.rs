@@ -36,7 +36,7 @@ use crate::guard::HOOK_NAMES;
 /// Name of the guard binary, next to the treebox binaries and inside the hooks dir.
 pub const GUARD_EXE_NAME: &str = "git-treebox-guard";
 /// Name of the hooks directory inside a worktree's private git dir.
-pub const HOOKS_DIR_NAME: &str = "treebox-hooks";
+pub use crate::state::hooks::HOOKS_DIR_NAME;
 
 /// How long a config write keeps retrying while another process holds `config.lock`.
 const LOCK_PATIENCE: Duration = Duration::from_secs(10);

@@ -126,7 +126,7 @@ pub enum ProvisionError {
     #[error(transparent)]
     Clone(#[from] clone::CloneError),
     #[error(transparent)]
-    Container(#[from] crate::container::ContainerError),
+    Container(#[from] crate::runner::oci::ContainerError),
     #[error(transparent)]
     Record(#[from] RecordError),
     #[error(transparent)]
@@ -271,16 +271,18 @@ fn context(req: &CreateRequest, cfg: &UserConfig) -> Result<Context, ProvisionEr
     if runner != "host" {
         // A missing or invalid template, or a path a mount cannot express, is refused
         // before anything is written.
-        crate::template::find(&template).map_err(crate::container::ContainerError::from)?;
+        crate::template::find(&template).map_err(crate::runner::oci::ContainerError::from)?;
         if let Some(engine) = crate::runner::oci::Engine::parse(&runner) {
             if !engine.installed() {
-                return Err(crate::container::ContainerError::EngineDown { engine: runner }.into());
+                return Err(
+                    crate::runner::oci::ContainerError::EngineDown { engine: runner }.into(),
+                );
             }
         }
         for p in [&repo.main_root, &repo.common_dir] {
             if !crate::runner::oci::mountable(p) {
                 return Err(
-                    crate::container::ContainerError::Unmountable { path: p.clone() }.into(),
+                    crate::runner::oci::ContainerError::Unmountable { path: p.clone() }.into(),
                 );
             }
         }
@@ -333,7 +335,7 @@ pub(crate) fn resolve_runner(
     match isolation.unwrap_or("host") {
         "host" => Ok("host".into()),
         "auto" if !marked => Ok("host".into()),
-        "auto" => crate::container::resolve_engine("auto")
+        "auto" => crate::runner::oci::resolve_engine("auto")
             .map(|e| e.program().to_string())
             .map_err(ProvisionError::from),
         "docker" | "podman" => Ok(isolation.unwrap_or_default().to_string()),
@@ -1072,18 +1074,18 @@ pub(crate) fn container_up(
     harness: Harness,
     setup: bool,
     reporter: &mut dyn Reporter,
-) -> Result<crate::container::ContainerRecord, ProvisionError> {
+) -> Result<crate::runner::oci::ContainerRecord, ProvisionError> {
     let record_path = layout.record_path(leaf);
     let ecos = setup::detect(&record.path);
     let crec = if record.container.is_some() {
         timed(reporter, "container", || {
-            crate::container::ensure_running(repo, layout, record, &cfg.allowlist)
+            crate::runner::oci::ensure_running(repo, layout, record, &cfg.allowlist)
         })?
     } else {
-        let engine = crate::container::resolve_engine(&record.runner)?;
+        let engine = crate::runner::oci::resolve_engine(&record.runner)?;
         let template = crate::template::find(record.template.as_deref().unwrap_or("default"))
-            .map_err(crate::container::ContainerError::from)?;
-        let spec = crate::container::Spec {
+            .map_err(crate::runner::oci::ContainerError::from)?;
+        let spec = crate::runner::oci::Spec {
             repo,
             layout,
             leaf,
@@ -1101,10 +1103,10 @@ pub(crate) fn container_up(
     record.save(&record_path)?;
     if setup {
         let engine = crate::runner::oci::Engine::parse(&crec.engine)
-            .ok_or(crate::container::ContainerError::NoEngine)?;
+            .ok_or(crate::runner::oci::ContainerError::NoEngine)?;
         if let Some(guard) = guard_path(repo, layout, leaf, record) {
             let checked = timed(reporter, "guard", || {
-                crate::container::check_guard(engine, &crec, &record.path, &guard)
+                crate::runner::oci::check_guard(engine, &crec, &record.path, &guard)
             });
             if let Err(e) = checked {
                 record.setup_completed = false;
@@ -1113,13 +1115,17 @@ pub(crate) fn container_up(
             }
         }
         let template = crate::template::find(record.template.as_deref().unwrap_or("default"))
-            .map_err(crate::container::ContainerError::from)?;
-        let result = crate::container::setup_inside(
+            .map_err(crate::runner::oci::ContainerError::from)?;
+        let result = crate::runner::oci::setup_inside(
             engine,
             &crec,
             &record.path,
-            &ecos,
-            cfg.setup.as_deref(),
+            setup::plan_steps(
+                &record.path,
+                &ecos,
+                cfg.setup.as_deref(),
+                &setup::CacheMode::Shared,
+            ),
             &template.spec().post_create,
             &mut |name| reporter.stage(&format!("setup: {name}")),
         );

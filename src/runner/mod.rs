@@ -18,6 +18,16 @@ pub trait Runner {
     fn shell(&self, box_path: &Path, leaf: &str) -> Cmd;
 }
 
+/// The environment variable that marks a machine as a runner (SPEC §3 `auto`).
+pub const RUNNER_ENV: &str = "TREEBOX_RUNNER";
+
+/// Is this machine marked as a runner: config `"runner": true` (`config`), or
+/// `TREEBOX_RUNNER=1`? `auto` isolation uses an engine only on a runner. The one place
+/// that reads the variable.
+pub fn marked_as_runner(config: Option<bool>) -> bool {
+    config.unwrap_or(false) || std::env::var(RUNNER_ENV).is_ok_and(|v| v == "1")
+}
+
 /// The runner recorded for a box; `tty`: give a container exec a terminal.
 pub fn for_record(record: &crate::state::Record, tty: bool) -> Option<Box<dyn Runner>> {
     match record.runner.as_str() {

@@ -7,11 +7,14 @@
 //! (SPEC §5).
 
 pub mod atomic;
+pub mod container;
+pub mod hooks;
 pub mod layout;
 pub mod lock;
 pub mod record;
 pub mod session;
 
+pub use container::ContainerRecord;
 pub use layout::Layout;
 pub use lock::{BoxLock, LockError, WaitedLock};
 pub use record::Record;

@@ -51,7 +51,7 @@ pub struct Record {
     pub updated_at: u64,
     /// The box's container, for the docker and podman runners.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub container: Option<crate::container::ContainerRecord>,
+    pub container: Option<super::ContainerRecord>,
 }
 
 #[derive(Debug, thiserror::Error)]

@@ -102,7 +102,7 @@ fn row(
         // A box whose directory is gone has no working tree to be dirty.
         dirty: a.and_then(|a| a.dirty).filter(|_| e.dir_exists),
         runner: e.record.as_ref().map(|r| r.runner.clone()),
-        status: crate::container::read_status(layout, &e.leaf).map(|(s, _)| s),
+        status: crate::runner::oci::read_status(layout, &e.leaf).map(|(s, _)| s),
     }
 }
 

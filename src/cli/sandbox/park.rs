@@ -51,7 +51,7 @@ pub fn last_used(
     let mtime = |p: &std::path::Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
     let mut times = vec![
         session::last_activity(&layout.session_path(leaf)),
-        crate::container::read_status(layout, leaf).map(|(_, t)| t),
+        crate::runner::oci::read_status(layout, leaf).map(|(_, t)| t),
         mtime(&layout.record_path(leaf)),
     ];
     if let Some(g) = git_dir {

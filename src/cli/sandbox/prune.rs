@@ -292,7 +292,7 @@ fn remove_orphans(
             // The containers first: with the engine down, keep the records to retry.
             let mut all_gone = true;
             for c in records.iter().filter_map(|r| r.container.as_ref()) {
-                if let Err(e) = crate::container::remove(c) {
+                if let Err(e) = crate::runner::oci::remove(c) {
                     ui.warning(&format!("kept {}: {e}", state_dir.display()));
                     all_gone = false;
                 }

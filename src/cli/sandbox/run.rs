@@ -58,8 +58,9 @@ fn target(name: &str, tty: bool) -> Result<Target, CliError> {
     crate::provision::check_checkout(&record)?;
     if let Some(before) = record.container.clone() {
         let cfg = crate::cli::load_config()?;
-        let now = crate::container::ensure_running(repo.as_ref(), &layout, &record, &cfg.allowlist)
-            .map_err(crate::provision::ProvisionError::from)?;
+        let now =
+            crate::runner::oci::ensure_running(repo.as_ref(), &layout, &record, &cfg.allowlist)
+                .map_err(crate::provision::ProvisionError::from)?;
         if now != before {
             // Started or remade: remember the new container for the fast path.
             record.container = Some(now);

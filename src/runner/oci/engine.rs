@@ -1,13 +1,16 @@
-//! The container runner: Docker and Podman through one implementation.
+//! The engine: `docker` or `podman`, driven as a subprocess through one
+//! implementation. The two differ only in the program name and in how `info` reports a
+//! version, so the program name is data.
 //!
-//! The engine is driven as a subprocess; the two differ only in the program name and
-//! in how `info` reports a version, so the program name is data. Every function here
-//! builds a [`Cmd`] (pure, unit-tested on its argv) or runs one and parses the JSON the
-//! engine prints.
+//! Every method here builds a [`Cmd`] (pure, unit-tested on its argv) or runs one and
+//! parses what the engine prints. Nothing here knows about boxes or records; the rest
+//! of `runner::oci` (and `provision`, `teardown`, the CLI's `ls`/`park`) call it.
 
 use std::path::{Path, PathBuf};
 
-use super::Runner;
+use super::container::{parse_inspect, ContainerState};
+use super::error::ContainerError;
+use super::mounts::Mount;
 use crate::cmd::{Cmd, CmdError};
 
 /// `docker` or `podman`.
@@ -18,6 +21,9 @@ pub enum Engine {
 }
 
 impl Engine {
+    /// The engines `auto` tries, in order (SPEC §3: podman, then docker).
+    pub const AUTO_ORDER: [Engine; 2] = [Engine::Podman, Engine::Docker];
+
     pub fn parse(name: &str) -> Option<Engine> {
         match name {
             "docker" => Some(Engine::Docker),
@@ -49,18 +55,20 @@ impl Engine {
         Cmd::new(self.program())
     }
 
-    /// `<engine> info`, asking only for the server version; `None` when it does not
-    /// answer.
-    pub fn version(self) -> Option<String> {
+    /// `<engine> info`, asking only for the server version (podman's `info` has no
+    /// `ServerVersion`; its version is under `Version`).
+    pub fn info_cmd(self) -> Cmd {
         let format = match self {
             Engine::Docker => "{{.ServerVersion}}",
             Engine::Podman => "{{.Version.Version}}",
         };
-        let out = self
-            .cmd()
-            .args(["info", "--format", format])
-            .output()
-            .ok()?;
+        self.cmd().args(["info", "--format", format])
+    }
+
+    /// The engine's server version from [`Engine::info_cmd`]; `None` when it does not
+    /// answer.
+    pub fn version(self) -> Option<String> {
+        let out = self.info_cmd().output().ok()?;
         let v = String::from_utf8_lossy(&out.stdout).trim().to_string();
         (!v.is_empty()).then_some(v)
     }
@@ -201,42 +209,6 @@ impl Engine {
     }
 }
 
-/// A bind mount. Paths are the same inside and out unless `dst` says otherwise.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Mount {
-    pub src: PathBuf,
-    pub dst: PathBuf,
-    pub readonly: bool,
-}
-
-impl Mount {
-    pub fn same(path: &Path, readonly: bool) -> Mount {
-        Mount {
-            src: path.to_path_buf(),
-            dst: path.to_path_buf(),
-            readonly,
-        }
-    }
-
-    fn to_arg(&self) -> String {
-        let mut s = format!(
-            "type=bind,src={},dst={}",
-            self.src.display(),
-            self.dst.display()
-        );
-        if self.readonly {
-            s.push_str(",readonly");
-        }
-        s
-    }
-}
-
-/// Can `--mount` express this path? (It is a comma-separated list of key=value.)
-pub fn mountable(p: &Path) -> bool {
-    let s = p.to_string_lossy();
-    p.is_absolute() && !s.contains([',', '\n', '\r', '"']) && !s.chars().any(char::is_control)
-}
-
 /// Everything `run` needs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RunSpec {
@@ -252,94 +224,21 @@ pub struct RunSpec {
     pub user: String,
 }
 
-/// What `inspect` says about a container.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ContainerState {
-    pub running: bool,
-    pub image: String,
-    pub id: String,
-    /// The container's first process as the host sees it (0 when not running).
-    pub pid: u32,
+/// What `auto` resolves to on a runner: the first engine of [`Engine::AUTO_ORDER`]
+/// that answers `info`. The one place that makes that choice.
+pub fn first_answering_engine() -> Option<Engine> {
+    Engine::AUTO_ORDER
+        .into_iter()
+        .find(|e| e.version().is_some())
 }
 
-/// Parse `container inspect` JSON (an array with one object), as docker and podman
-/// print it.
-pub fn parse_inspect(json: &[u8]) -> Option<ContainerState> {
-    let v: serde_json::Value = serde_json::from_slice(json).ok()?;
-    let o = v.as_array()?.first()?;
-    Some(ContainerState {
-        id: o["Id"].as_str().unwrap_or("").to_string(),
-        pid: o["State"]["Pid"]
-            .as_u64()
-            .and_then(|p| u32::try_from(p).ok())
-            .unwrap_or(0),
-        running: o["State"]["Running"].as_bool().unwrap_or(false),
-        image: o["Config"]["Image"]
-            .as_str()
-            .or(o["ImageName"].as_str())
-            .unwrap_or("")
-            .to_string(),
-    })
-}
-
-/// Is the container with id `id` running, as far as this host's `/proc` can tell?
-/// Its first process `pid` must still exist *and* belong to that container's cgroup
-/// (so a reused pid never passes). `false` means "ask the engine", not "stopped".
-pub fn running_by_proc(id: &str, pid: u32) -> bool {
-    if pid == 0 || id.len() < 12 {
-        return false;
-    }
-    match std::fs::read_to_string(format!("/proc/{pid}/cgroup")) {
-        Ok(text) => text.contains(id),
-        Err(_) => false,
-    }
-}
-
-/// A box's container, as the runner sees it.
-pub struct Oci {
-    pub engine: Engine,
-    pub container: String,
-    pub user: String,
-    /// Give the exec a terminal (only when this process has one).
-    pub tty: bool,
-    /// Drop NET_ADMIN/NET_RAW from the agent's processes: with the firewall on, the
-    /// container holds them (to apply it as root), and an agent running as root would
-    /// otherwise hold them too and could lift the firewall.
-    pub drop_net_caps: bool,
-}
-
-impl Runner for Oci {
-    fn exec(&self, box_path: &Path, leaf: &str, argv: &[String]) -> Cmd {
-        let mut full: Vec<String> = Vec::new();
-        if self.drop_net_caps {
-            full.extend(
-                ["setpriv", "--bounding-set", "-net_admin,-net_raw", "--"].map(String::from),
-            );
-        }
-        full.extend(argv.iter().cloned());
-        self.engine.exec(
-            &self.container,
-            &self.user,
-            box_path,
-            &[
-                ("TREEBOX_BOX".into(), leaf.into()),
-                ("GIT_CEILING_DIRECTORIES".into(), super::ceiling(box_path)),
-            ],
-            self.tty,
-            &full,
-        )
-    }
-
-    fn shell(&self, box_path: &Path, leaf: &str) -> Cmd {
-        self.exec(
-            box_path,
-            leaf,
-            &[
-                "/bin/sh".into(),
-                "-c".into(),
-                "exec \"${SHELL:-/bin/bash}\" -l".into(),
-            ],
-        )
+/// Resolve `docker`/`podman`/`auto` to an engine (`auto`: the first that answers).
+pub fn resolve_engine(isolation: &str) -> Result<Engine, ContainerError> {
+    match isolation {
+        "auto" => first_answering_engine().ok_or(ContainerError::NoEngine),
+        // An explicit engine is not asked whether it runs (a `docker info` costs tens
+        // of milliseconds on every create): a failure later says so (`explain`).
+        name => Engine::parse(name).ok_or(ContainerError::NoEngine),
     }
 }
 
@@ -400,6 +299,18 @@ mod tests {
     }
 
     #[test]
+    fn info_argv() {
+        assert_eq!(
+            Engine::Docker.info_cmd().argv(),
+            ["docker", "info", "--format", "{{.ServerVersion}}"]
+        );
+        assert_eq!(
+            Engine::Podman.info_cmd().argv(),
+            ["podman", "info", "--format", "{{.Version.Version}}"]
+        );
+    }
+
+    #[test]
     fn exec_argv_and_tty() {
         let c = Engine::Docker.exec("c", "0:0", Path::new("/b"), &[], false, &["true".into()]);
         assert_eq!(
@@ -408,33 +319,5 @@ mod tests {
         );
         let c = Engine::Docker.exec("c", "0:0", Path::new("/b"), &[], true, &["sh".into()]);
         assert!(c.argv().contains(&"-t".to_string()));
-    }
-
-    #[test]
-    fn inspect_samples() {
-        let docker = br#"[{"Id":"1","State":{"Status":"exited","Running":false},"Config":{"Image":"treebox-img:1"}}]"#;
-        assert_eq!(
-            parse_inspect(docker),
-            Some(ContainerState {
-                running: false,
-                image: "treebox-img:1".into(),
-                id: "1".into(),
-                pid: 0,
-            })
-        );
-        let podman = br#"[{"Id":"1","State":{"Running":true,"Pid":42},"ImageName":"localhost/treebox-img:1","Config":{}}]"#;
-        let p = parse_inspect(podman).unwrap();
-        assert!(p.running);
-        assert_eq!(p.pid, 42);
-        assert_eq!(parse_inspect(b"[]"), None);
-        assert_eq!(parse_inspect(b"garbage"), None);
-    }
-
-    #[test]
-    fn mount_paths() {
-        assert!(mountable(Path::new("/home/u/repo")));
-        assert!(!mountable(Path::new("/home/u/a,b")));
-        assert!(!mountable(Path::new("relative")));
-        assert!(!mountable(Path::new("/x\ny")));
     }
 }

@@ -1,0 +1,332 @@
+//! A box's container: its name, its record, making it (`Spec::create`), keeping it
+//! running (`ensure_running`), removing it, and reading the engine's `inspect`.
+//!
+//! Invariants:
+//! - A create is idempotent: an existing container is started, not made twice; a
+//!   create an interruption cut short (the name is taken but unrecorded) is adopted.
+//! - The hot path (`run`, `attach`, `enter`) asks `/proc`, then at most one `inspect`,
+//!   when the container already runs; a restart behind treebox's back re-applies the
+//!   firewall (a restart loses its rules).
+//! - Removing a box's container removes its image only when no other container uses it.
+//!
+//! Called by `provision` (create, enter), the CLI's `run`, and `teardown`/`folder`
+//! (remove).
+
+use super::credentials::env_lines;
+use super::engine::{Engine, RunSpec};
+use super::error::{explain, io_err, ContainerError};
+use super::firewall::apply_firewall;
+use super::image::Spec;
+use super::Ecosystem;
+use crate::cmd::CmdError;
+use crate::git::Repo;
+use crate::names::Leaf;
+pub use crate::state::ContainerRecord;
+use crate::state::{atomic, Layout, Record};
+use crate::template;
+
+/// Refresh a record's id and pid from the engine (after a start).
+fn observe(rec: &mut ContainerRecord, engine: Engine) -> Result<(), ContainerError> {
+    if let Some(s) = engine.state(&rec.name).map_err(ContainerError::Engine)? {
+        rec.id = s.id;
+        rec.pid = s.pid;
+    }
+    Ok(())
+}
+
+/// The container's name: unique per repository and box.
+pub fn container_name(layout: &Layout, leaf: &Leaf) -> String {
+    let key = layout
+        .repo_state
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    format!("treebox-{key}-{leaf}")
+}
+
+impl Spec<'_> {
+    /// Make the container (image, env file, run), apply the firewall. Idempotent: an
+    /// existing container is started if stopped. An engine that does not answer is
+    /// reported as such, whatever step noticed it.
+    pub fn create(&self, ecos: &[Ecosystem]) -> Result<ContainerRecord, ContainerError> {
+        self.create_inner(ecos).map_err(|e| explain(self.engine, e))
+    }
+
+    fn create_inner(&self, ecos: &[Ecosystem]) -> Result<ContainerRecord, ContainerError> {
+        let name = container_name(self.layout, self.leaf);
+        let (user, home) = self.agent_user();
+        let image = self.ensure_image()?;
+        let mut rec = ContainerRecord {
+            engine: self.engine.program().into(),
+            name: name.clone(),
+            image: image.clone(),
+            user: user.clone(),
+            home: home.clone(),
+            id: String::new(),
+            pid: 0,
+        };
+        // A box made before has a container to start; a new one has none to ask about.
+        let existing = if self.record.container.is_some() {
+            self.engine.state(&name).map_err(ContainerError::Engine)?
+        } else {
+            None
+        };
+        match existing {
+            Some(s) if s.running => {}
+            Some(_) => {
+                self.engine
+                    .start(&name)
+                    .output()
+                    .map_err(ContainerError::Run)?;
+            }
+            None => {
+                let (mounts, cache_env) = self.mounts(&home, ecos)?;
+                let env_file = self.layout.box_state(self.leaf).join("container.env");
+                let spec_env: Vec<(String, String)> = self
+                    .template
+                    .spec()
+                    .env
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect();
+                let text = env_lines(self.repo, self.leaf, &spec_env, &cache_env);
+                atomic::write(&env_file, text.as_bytes(), 0o600)
+                    .map_err(io_err("could not write", &env_file))?;
+                let mut caps: Vec<String> = Vec::new();
+                if self.firewall {
+                    caps.extend(
+                        self.template
+                            .spec()
+                            .cap_add
+                            .iter()
+                            .map(|c| c.as_str().to_string()),
+                    );
+                    for c in ["NET_ADMIN", "NET_RAW"] {
+                        if !caps.iter().any(|x| x == c) {
+                            caps.push(c.into());
+                        }
+                    }
+                }
+                let spec = RunSpec {
+                    name: name.clone(),
+                    hostname: self.leaf.to_string(),
+                    image,
+                    labels: vec![
+                        (
+                            "org.treebox.repo".into(),
+                            self.record.repo.to_string_lossy().into_owned(),
+                        ),
+                        ("org.treebox.box".into(), self.leaf.to_string()),
+                    ],
+                    env_file,
+                    mounts,
+                    cap_add: caps,
+                    network: std::env::var("TREEBOX_NETWORK")
+                        .ok()
+                        .filter(|n| !n.is_empty()),
+                    workdir: self.record.path.clone(),
+                    user,
+                };
+                match self.engine.run(&spec).output() {
+                    Ok(_) => {}
+                    // An interrupted create made it before it could record it.
+                    Err(e)
+                        if e.stderr().contains("already in use")
+                            || e.stderr().contains("already exists") =>
+                    {
+                        match self.engine.state(&name).map_err(ContainerError::Engine)? {
+                            Some(s) if s.running => {}
+                            _ => {
+                                self.engine
+                                    .start(&name)
+                                    .output()
+                                    .map_err(ContainerError::Run)?;
+                            }
+                        }
+                    }
+                    Err(e) => return Err(ContainerError::Run(e)),
+                }
+            }
+        }
+        if self.firewall {
+            self.apply_firewall(&name)?;
+        }
+        observe(&mut rec, self.engine)?;
+        Ok(rec)
+    }
+}
+
+/// Make sure a recorded container runs: start it when stopped (re-applying the
+/// firewall), recreate it when it was removed.
+pub fn ensure_running(
+    repo: Option<&Repo>,
+    layout: &Layout,
+    record: &Record,
+    cfg_allow: &[String],
+) -> Result<ContainerRecord, ContainerError> {
+    let Some(rec) = record.container.as_ref() else {
+        return Err(ContainerError::NoEngine);
+    };
+    let engine = Engine::parse(&rec.engine).ok_or(ContainerError::NoEngine)?;
+    if crate::runner::oci::running_by_proc(&rec.id, rec.pid) {
+        return Ok(rec.clone());
+    }
+    // The hot path (`run`, `attach`, `enter`): one `inspect`, nothing else, when the
+    // container is already running. An engine that does not answer fails here.
+    let state = engine.state(&rec.name).map_err(|e| {
+        if e.is_not_found() {
+            ContainerError::EngineDown {
+                engine: rec.engine.clone(),
+            }
+        } else {
+            ContainerError::Engine(e)
+        }
+    })?;
+    if let Some(s) = state.as_ref().filter(|s| s.running) {
+        if s.pid == rec.pid && s.id == rec.id {
+            return Ok(rec.clone());
+        }
+        // Running, but restarted behind our back (its first process changed): a
+        // restart loses the firewall's rules, so apply them again.
+        let mut rec = rec.clone();
+        if record.firewall {
+            let template = template::find(record.template.as_deref().unwrap_or("default"))?;
+            apply_firewall(engine, &rec.name, &template, cfg_allow)?;
+        }
+        rec.id = s.id.clone();
+        rec.pid = s.pid;
+        return Ok(rec);
+    }
+    let template = template::find(record.template.as_deref().unwrap_or("default"))?;
+    match state {
+        Some(_) => {
+            engine
+                .start(&rec.name)
+                .output()
+                .map_err(ContainerError::Run)?;
+            if record.firewall {
+                apply_firewall(engine, &rec.name, &template, cfg_allow)?;
+            }
+            let mut rec = rec.clone();
+            observe(&mut rec, engine)?;
+            Ok(rec)
+        }
+        None => {
+            let leaf = Leaf::parse(&record.name).map_err(|_| ContainerError::NoEngine)?;
+            let spec = Spec {
+                repo,
+                layout,
+                leaf: &leaf,
+                record,
+                engine,
+                template,
+                harness: record.harness.parse().unwrap_or_default(),
+                firewall: record.firewall,
+                extra_allow: cfg_allow.to_vec(),
+            };
+            let ecos: Vec<Ecosystem> = record
+                .ecosystems
+                .iter()
+                .filter_map(|e| e.parse().ok())
+                .collect();
+            spec.create(&ecos)
+        }
+    }
+}
+
+/// Remove a box's container and, when no other container uses it, its image.
+/// A container already removed by hand is not an error.
+pub fn remove(rec: &ContainerRecord) -> Result<(), ContainerError> {
+    let engine = Engine::parse(&rec.engine).ok_or(ContainerError::NoEngine)?;
+    if engine.version().is_none() {
+        return Err(ContainerError::EngineDown {
+            engine: rec.engine.clone(),
+        });
+    }
+    let out = engine
+        .remove(&rec.name)
+        .output_any()
+        .map_err(ContainerError::Engine)?;
+    if !out.status.success() {
+        let err = String::from_utf8_lossy(&out.stderr).to_lowercase();
+        if !err.contains("no such") && !err.contains("no container") {
+            return Err(ContainerError::Engine(CmdError::Failed {
+                line: engine.remove(&rec.name).to_string(),
+                status: out.status,
+                stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+            }));
+        }
+    }
+    if engine.users_of_image(&rec.image).is_empty() {
+        let _ = engine.remove_image(&rec.image).output_any();
+    }
+    Ok(())
+}
+
+/// What `inspect` says about a container.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ContainerState {
+    pub running: bool,
+    pub image: String,
+    pub id: String,
+    /// The container's first process as the host sees it (0 when not running).
+    pub pid: u32,
+}
+
+/// Parse `container inspect` JSON (an array with one object), as docker and podman
+/// print it.
+pub fn parse_inspect(json: &[u8]) -> Option<ContainerState> {
+    let v: serde_json::Value = serde_json::from_slice(json).ok()?;
+    let o = v.as_array()?.first()?;
+    Some(ContainerState {
+        id: o["Id"].as_str().unwrap_or("").to_string(),
+        pid: o["State"]["Pid"]
+            .as_u64()
+            .and_then(|p| u32::try_from(p).ok())
+            .unwrap_or(0),
+        running: o["State"]["Running"].as_bool().unwrap_or(false),
+        image: o["Config"]["Image"]
+            .as_str()
+            .or(o["ImageName"].as_str())
+            .unwrap_or("")
+            .to_string(),
+    })
+}
+
+/// Is the container with id `id` running, as far as this host's `/proc` can tell?
+/// Its first process `pid` must still exist *and* belong to that container's cgroup
+/// (so a reused pid never passes). `false` means "ask the engine", not "stopped".
+pub fn running_by_proc(id: &str, pid: u32) -> bool {
+    if pid == 0 || id.len() < 12 {
+        return false;
+    }
+    match std::fs::read_to_string(format!("/proc/{pid}/cgroup")) {
+        Ok(text) => text.contains(id),
+        Err(_) => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn inspect_samples() {
+        let docker = br#"[{"Id":"1","State":{"Status":"exited","Running":false},"Config":{"Image":"treebox-img:1"}}]"#;
+        assert_eq!(
+            parse_inspect(docker),
+            Some(ContainerState {
+                running: false,
+                image: "treebox-img:1".into(),
+                id: "1".into(),
+                pid: 0,
+            })
+        );
+        let podman = br#"[{"Id":"1","State":{"Running":true,"Pid":42},"ImageName":"localhost/treebox-img:1","Config":{}}]"#;
+        let p = parse_inspect(podman).unwrap();
+        assert!(p.running);
+        assert_eq!(p.pid, 42);
+        assert_eq!(parse_inspect(b"[]"), None);
+        assert_eq!(parse_inspect(b"garbage"), None);
+    }
+}

@@ -1,0 +1,226 @@
+//! Credentials for a box's container: the chosen harness's login files and the 0600
+//! env file (git identity, model keys, the template's env, the caches' variables).
+//!
+//! Invariants:
+//! - Credentials never enter an image layer: the model keys and git identity go in a
+//!   0600 env file given at start; only the chosen harness's login files are copied
+//!   (0700 dir, 0600 files) into the bookkeeping and mounted; the live `~/.claude` or
+//!   `~/.codex` is never mounted.
+//! - A refresh rewrites the copies in place (a bind-mounted file pins its inode) and
+//!   never writes through a symlink.
+//!
+//! Called by `mounts` and `container` at create, and by `provision::enter` (refresh).
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use super::error::{io_err, ContainerError};
+use super::mounts::Mount;
+use crate::git::Repo;
+use crate::harness::Harness;
+use crate::names::Leaf;
+use crate::state::{Layout, Record};
+
+/// The login files each harness needs, relative to the host home: (source, whether
+/// it is a directory entry under the harness dir or a file in home).
+fn login_files(h: Harness) -> (&'static str, &'static [&'static str], Option<&'static str>) {
+    match h {
+        Harness::Claude => (
+            ".claude",
+            &[".credentials.json", "settings.json"],
+            Some(".claude.json"),
+        ),
+        Harness::Codex => (".codex", &["auth.json", "config.toml"], None),
+    }
+}
+
+/// Copy the chosen harness's login files into the box's credentials dir (0700/0600),
+/// fresh each time. Returns the mounts that place them in the agent's home.
+pub fn stage_credentials(
+    layout: &Layout,
+    leaf: &Leaf,
+    harness: Harness,
+    host_home: &Path,
+    agent_home: &Path,
+) -> Result<Vec<Mount>, ContainerError> {
+    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+    let creds = layout.box_state(leaf).join("credentials");
+    if creds.exists() {
+        std::fs::remove_dir_all(&creds).map_err(io_err("could not clear", &creds))?;
+    }
+    let (dir, files, home_file) = login_files(harness);
+    let staged = creds.join(dir.trim_start_matches('.'));
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(&staged)
+        .map_err(io_err("could not create", &staged))?;
+    let copy = |src: &Path, dst: &Path| -> Result<bool, ContainerError> {
+        let Ok(data) = std::fs::read(src) else {
+            return Ok(false);
+        };
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(dst)
+            .map_err(io_err("could not write", dst))?;
+        f.write_all(&data).map_err(io_err("could not write", dst))?;
+        Ok(true)
+    };
+    for f in files {
+        copy(&host_home.join(dir).join(f), &staged.join(f))?;
+    }
+    let mut mounts = vec![Mount {
+        src: staged,
+        dst: agent_home.join(dir),
+        readonly: false,
+    }];
+    if let Some(hf) = home_file {
+        let dst = creds.join(hf.trim_start_matches('.'));
+        if copy(&host_home.join(hf), &dst)? {
+            mounts.push(Mount {
+                src: dst,
+                dst: agent_home.join(hf),
+                readonly: false,
+            });
+        }
+    }
+    Ok(mounts)
+}
+
+/// The git identity and model keys, for the 0600 env file.
+pub(super) fn env_lines(
+    repo: Option<&Repo>,
+    leaf: &Leaf,
+    spec_env: &[(String, String)],
+    extra: &[(String, String)],
+) -> String {
+    let mut vars: Vec<(String, String)> = vec![("TREEBOX_BOX".into(), leaf.to_string())];
+    // The repository's view of the identity, or (a folder box) the user's own config.
+    let cfg = match repo {
+        Some(r) => r.git.config(),
+        None => git2::Config::open_default(),
+    };
+    if let Ok(cfg) = cfg {
+        for (key, names) in [
+            ("user.name", ["GIT_AUTHOR_NAME", "GIT_COMMITTER_NAME"]),
+            ("user.email", ["GIT_AUTHOR_EMAIL", "GIT_COMMITTER_EMAIL"]),
+        ] {
+            if let Ok(v) = cfg.get_string(key) {
+                for n in names {
+                    vars.push((n.into(), v.clone()));
+                }
+            }
+        }
+    }
+    for k in [
+        "ANTHROPIC_API_KEY",
+        "OPENAI_API_KEY",
+        "CLAUDE_CODE_OAUTH_TOKEN",
+    ] {
+        if let Ok(v) = std::env::var(k) {
+            vars.push((k.into(), v));
+        }
+    }
+    vars.extend(spec_env.iter().cloned());
+    vars.extend(extra.iter().cloned());
+    let mut out = String::new();
+    for (k, v) in vars {
+        // The env-file format has no quoting: a value with a newline cannot be passed.
+        if v.contains(['\n', '\r']) || k.is_empty() || k.contains(['=', '\n']) {
+            continue;
+        }
+        out.push_str(&format!("{k}={v}\n"));
+    }
+    out
+}
+
+/// Refresh the harness's credential copies (every `enter`).
+pub fn refresh_credentials(
+    layout: &Layout,
+    record: &Record,
+    harness: Harness,
+) -> Result<(), ContainerError> {
+    let (Some(rec), Ok(leaf)) = (record.container.as_ref(), Leaf::parse(&record.name)) else {
+        return Ok(());
+    };
+    let host_home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .unwrap_or_default();
+    // The mounts of a running container point at these paths: only refresh the files.
+    let (dir, files, home_file) = login_files(harness);
+    let staged = layout
+        .box_state(&leaf)
+        .join("credentials")
+        .join(dir.trim_start_matches('.'));
+    if !staged.is_dir() {
+        stage_credentials(layout, &leaf, harness, &host_home, &rec.home)?;
+        return Ok(());
+    }
+    for f in files
+        .iter()
+        .copied()
+        .map(|f| (host_home.join(dir).join(f), staged.join(f)))
+        .chain(home_file.map(|hf| {
+            (
+                host_home.join(hf),
+                layout
+                    .box_state(&leaf)
+                    .join("credentials")
+                    .join(hf.trim_start_matches('.')),
+            )
+        }))
+    {
+        if let Ok(data) = std::fs::read(&f.0) {
+            write_in_place(&f.1, &data)?;
+        }
+    }
+    Ok(())
+}
+
+/// Rewrite a staged credential file in place. A file bind-mounted on its own pins its
+/// inode, so a rename would leave the container reading the old copy; the staging dir
+/// is host-owned, so there is no symlink to fear, but one is refused all the same.
+fn write_in_place(path: &Path, data: &[u8]) -> Result<(), ContainerError> {
+    use std::os::unix::fs::OpenOptionsExt;
+    if std::fs::symlink_metadata(path).is_ok_and(|m| !m.is_file()) {
+        return Err(ContainerError::Io {
+            what: "refusing to write through",
+            path: path.to_path_buf(),
+            source: std::io::Error::from(std::io::ErrorKind::InvalidInput),
+        });
+    }
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path)
+        .map_err(io_err("could not write", path))?;
+    f.write_all(data).map_err(io_err("could not write", path))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn env_lines_skip_newlines() {
+        let d = tempfile::tempdir().unwrap();
+        let r = git2::Repository::init(d.path()).unwrap();
+        drop(r);
+        let repo = Repo::discover(d.path()).unwrap();
+        let leaf = Leaf::parse("b").unwrap();
+        let text = env_lines(
+            Some(&repo),
+            &leaf,
+            &[("A".into(), "1".into()), ("B".into(), "x\ny".into())],
+            &[],
+        );
+        assert!(text.contains("TREEBOX_BOX=b\n"));
+        assert!(text.contains("A=1\n"));
+        assert!(!text.contains("B="));
+    }
+}

@@ -1,0 +1,86 @@
+//! The container runner's one error type, [`ContainerError`], and the helpers that
+//! shape an engine failure into it (the last lines of the engine's stderr; "does not
+//! answer" when the engine is down). Every fallible function of `runner::oci` returns
+//! it; `provision`, `folder` and `teardown` wrap it in their own errors.
+
+use std::path::{Path, PathBuf};
+
+use super::engine::Engine;
+use crate::cmd::CmdError;
+use crate::template;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ContainerError {
+    #[error("{engine} does not answer (is it installed and running?)")]
+    EngineDown { engine: String },
+    #[error("no container engine answers (tried podman and docker)")]
+    NoEngine,
+    #[error(transparent)]
+    Template(#[from] template::TemplateError),
+    #[error("template `{name}`: {problems}")]
+    BadTemplate { name: String, problems: String },
+    #[error("a mount cannot express the path {}", .path.display())]
+    Unmountable { path: PathBuf },
+    #[error("building the box image failed: {}", tail(.0))]
+    Build(#[source] CmdError),
+    #[error("starting the box's container failed: {}", tail(.0))]
+    Run(#[source] CmdError),
+    #[error("the firewall could not be applied (egress stays denied): {}", tail(.0))]
+    Firewall(#[source] CmdError),
+    #[error("setup step `{step}` failed in the container: {detail}")]
+    Setup { step: String, detail: String },
+    #[error("the pre-push guard cannot run in this box's image, so git would refuse every commit and push there: {detail}")]
+    GuardCannotRun { detail: String },
+    #[error("{what} {}: {source}", .path.display())]
+    Io {
+        what: &'static str,
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("the engine failed: {}", tail(.0))]
+    Engine(#[source] CmdError),
+}
+
+pub(super) fn tail(e: &CmdError) -> String {
+    let s = e.stderr();
+    let lines: Vec<&str> = s.lines().filter(|l| !l.trim().is_empty()).collect();
+    let last = lines
+        .iter()
+        .rev()
+        .take(3)
+        .rev()
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(" / ");
+    if last.is_empty() {
+        e.to_string()
+    } else {
+        crate::sanitize::line(&last)
+    }
+}
+
+pub(super) fn io_err<'a>(
+    what: &'static str,
+    path: &'a Path,
+) -> impl FnOnce(std::io::Error) -> ContainerError + 'a {
+    move |source| ContainerError::Io {
+        what,
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// An engine failure, said plainly when the engine is not answering at all.
+pub(super) fn explain(engine: Engine, e: ContainerError) -> ContainerError {
+    match e {
+        ContainerError::Build(_) | ContainerError::Run(_) | ContainerError::Engine(_)
+            if engine.version().is_none() =>
+        {
+            ContainerError::EngineDown {
+                engine: engine.program().to_string(),
+            }
+        }
+        e => e,
+    }
+}

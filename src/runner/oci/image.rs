@@ -1,0 +1,200 @@
+//! The box image: the [`Spec`] of a box's container, the agent user it runs as, the
+//! build arguments, the image tag and the build.
+//!
+//! Invariants:
+//! - The template is operator-owned (bundled or the user's), never the repository's;
+//!   it is rendered into the box's host-owned bookkeeping, outside every mount. The
+//!   repository is read only for its declared Node major, as untrusted data.
+//! - Images are tagged by a hash of the rendered template and its build arguments, so
+//!   boxes share an image and an unchanged template never rebuilds; one build at a time
+//!   per engine on this machine.
+//!
+//! Called by `provision` (which fills in a `Spec`) and by `container` (`create`).
+
+use std::path::{Path, PathBuf};
+
+use super::engine::Engine;
+use super::error::{io_err, ContainerError};
+use crate::git::Repo;
+use crate::harness::Harness;
+use crate::names::Leaf;
+use crate::state::{Layout, Record};
+use crate::template::{self, Template};
+
+/// Everything needed to make (or remake) a box's container.
+pub struct Spec<'a> {
+    /// The user's repository; `None` for a folder box (a project without git).
+    pub repo: Option<&'a Repo>,
+    pub layout: &'a Layout,
+    pub leaf: &'a Leaf,
+    pub record: &'a Record,
+    pub engine: Engine,
+    pub template: Template,
+    pub harness: Harness,
+    pub firewall: bool,
+    pub extra_allow: Vec<String>,
+}
+
+/// The image tag for a template and its build arguments.
+fn image_tag(template: &Template, args: &[(String, String)]) -> String {
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    h.update(template.digest().as_bytes());
+    for (k, v) in args {
+        h.update(k.as_bytes());
+        h.update([0]);
+        h.update(v.as_bytes());
+        h.update([0]);
+    }
+    let hex: String = h
+        .finalize()
+        .iter()
+        .take(8)
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    format!("treebox-{}:{hex}", template.name())
+}
+
+fn host_ids() -> (u32, u32) {
+    // SAFETY: getuid/getgid cannot fail and touch no memory.
+    unsafe { (libc::getuid(), libc::getgid()) }
+}
+
+/// The repository's declared Node major (`.nvmrc`, `.node-version`, `package.json`
+/// engines, `.tool-versions`), read as untrusted data: only a leading number is taken.
+pub fn node_major(root: &Path) -> Option<String> {
+    fn read_small(p: &Path) -> Option<String> {
+        let m = std::fs::symlink_metadata(p).ok()?;
+        if !m.is_file() || m.len() > 64 * 1024 {
+            return None;
+        }
+        std::fs::read_to_string(p).ok()
+    }
+    fn major(s: &str) -> Option<String> {
+        let s = s.trim().trim_start_matches(['v', '^', '~', '>', '=', ' ']);
+        let digits: String = s.chars().take_while(char::is_ascii_digit).take(3).collect();
+        (!digits.is_empty()).then_some(digits)
+    }
+    for f in [".nvmrc", ".node-version"] {
+        if let Some(m) = read_small(&root.join(f)).as_deref().and_then(major) {
+            return Some(m);
+        }
+    }
+    if let Some(text) = read_small(&root.join("package.json")) {
+        if let Ok(v) = serde_json::from_str::<serde_json::Value>(&text) {
+            if let Some(m) = v["engines"]["node"].as_str().and_then(major) {
+                return Some(m);
+            }
+        }
+    }
+    if let Some(text) = read_small(&root.join(".tool-versions")) {
+        for line in text.lines() {
+            let mut parts = line.split_whitespace();
+            if matches!(parts.next(), Some("nodejs" | "node")) {
+                if let Some(m) = parts.next().and_then(major) {
+                    return Some(m);
+                }
+            }
+        }
+    }
+    None
+}
+
+impl Spec<'_> {
+    pub(super) fn agent_user(&self) -> (String, PathBuf) {
+        let (uid, gid) = host_ids();
+        let user = self
+            .template
+            .spec()
+            .user
+            .clone()
+            .unwrap_or_else(|| format!("{uid}:{gid}"));
+        let home = if uid == 0 && self.template.spec().user.is_none() {
+            PathBuf::from("/root")
+        } else {
+            PathBuf::from("/home/agent")
+        };
+        (user, home)
+    }
+
+    fn build_args(&self) -> Vec<(String, String)> {
+        let (uid, gid) = host_ids();
+        let node = node_major(&self.record.path);
+        let mut args: Vec<(String, String)> = Vec::new();
+        if let Some(base) = self.template.spec().base_image_for(node.as_deref()) {
+            args.push(("BASE_IMAGE".into(), base));
+        }
+        args.push(("HOST_UID".into(), uid.to_string()));
+        args.push(("HOST_GID".into(), gid.to_string()));
+        args.push((
+            "NODE_VERSION".into(),
+            node.unwrap_or_else(|| template::DEFAULT_NODE_VERSION.to_string()),
+        ));
+        for (k, v) in &self.template.spec().build_args {
+            args.push((k.clone(), v.clone()));
+        }
+        args
+    }
+
+    /// Build the image unless one with the same template and arguments exists.
+    pub fn ensure_image(&self) -> Result<String, ContainerError> {
+        let args = self.build_args();
+        let tag = image_tag(&self.template, &args);
+        if self.engine.image_exists(&tag) {
+            return Ok(tag);
+        }
+        // One build at a time per engine on this machine: concurrent creates would
+        // build the same image twice, and podman's builds race with each other. The
+        // first waits-and-builds; the rest find the image made when they get the lock.
+        let lock_path = self
+            .layout
+            .repo_state
+            .parent()
+            .and_then(Path::parent)
+            .unwrap_or(&self.layout.repo_state)
+            .join(format!("build-{}.lock", self.engine.program()));
+        let _build_lock = crate::state::WaitedLock::acquire(&lock_path)
+            .map_err(io_err("could not lock", &lock_path))?;
+        if self.engine.image_exists(&tag) {
+            return Ok(tag);
+        }
+        let ctx = self.layout.box_state(self.leaf).join("build");
+        if ctx.exists() {
+            std::fs::remove_dir_all(&ctx).map_err(io_err("could not clear", &ctx))?;
+        }
+        std::fs::create_dir_all(&ctx).map_err(io_err("could not create", &ctx))?;
+        self.template.write_to(&ctx)?;
+        self.engine
+            .build(&tag, &ctx, &args)
+            .output()
+            .map_err(ContainerError::Build)?;
+        Ok(tag)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn node_major_sources() {
+        let d = tempfile::tempdir().unwrap();
+        assert_eq!(node_major(d.path()), None);
+        std::fs::write(
+            d.path().join(".tool-versions"),
+            "python 3.12\nnodejs 18.19.0\n",
+        )
+        .unwrap();
+        assert_eq!(node_major(d.path()).as_deref(), Some("18"));
+        std::fs::write(
+            d.path().join("package.json"),
+            r#"{"engines":{"node":">=20.1"}}"#,
+        )
+        .unwrap();
+        assert_eq!(node_major(d.path()).as_deref(), Some("20"));
+        std::fs::write(d.path().join(".nvmrc"), "v22.3.0\n").unwrap();
+        assert_eq!(node_major(d.path()).as_deref(), Some("22"));
+        std::fs::write(d.path().join(".nvmrc"), "$(rm -rf /)\n").unwrap();
+        assert_eq!(node_major(d.path()).as_deref(), Some("20"));
+    }
+}

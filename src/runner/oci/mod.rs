@@ -1,0 +1,99 @@
+//! The container runner: Docker and Podman through one implementation (SPEC §7).
+//! Provisioning still happens on the host; this module makes the container the agent
+//! runs in, keeps it running, and builds the commands that run a program in it.
+//!
+//! One file per job:
+//! - [`engine`]: the `docker`/`podman` program and the argv of each engine command;
+//! - [`container`]: a box's container — create, ensure running, remove, `inspect`;
+//! - [`image`]: the [`Spec`] of a box's container, its image tag and build;
+//! - [`mounts`]: what of the host the container sees;
+//! - [`credentials`]: the harness's login files and the 0600 env file;
+//! - [`firewall`]: the egress allowlist, applied as root;
+//! - [`setup`]: the guard check and the setup steps run inside at create;
+//! - [`status`]: the agent's status channel;
+//! - [`error`]: [`ContainerError`], the one error type of all of them.
+//!
+//! The items callers use are re-exported here, so they are named `runner::oci::…`.
+//! The [`Oci`] runner itself only builds commands; the CLI decides to spawn or print.
+
+pub mod container;
+pub mod credentials;
+pub mod engine;
+pub mod error;
+pub mod firewall;
+pub mod image;
+pub mod mounts;
+pub mod setup;
+pub mod status;
+
+use std::path::Path;
+
+use super::Runner;
+use crate::cmd::Cmd;
+// The one name the runner takes from outside its inputs: the ecosystem vocabulary, to
+// know each one's download cache. (Moving to `crate::ecosystem::Ecosystem`.)
+use crate::provision::setup::Ecosystem;
+
+pub use container::{
+    container_name, ensure_running, parse_inspect, remove, running_by_proc, ContainerRecord,
+    ContainerState,
+};
+pub use credentials::{refresh_credentials, stage_credentials};
+pub use engine::{first_answering_engine, resolve_engine, Engine, RunSpec};
+pub use error::ContainerError;
+pub use firewall::{apply_firewall, FIREWALL};
+pub use image::{node_major, Spec};
+pub use mounts::{mountable, Mount};
+pub use setup::{check_guard, setup_inside};
+pub use status::{read_status, STATUS_DIR};
+
+/// Environment variables, in order.
+type EnvVars = Vec<(String, String)>;
+
+/// A box's container, as the runner sees it.
+pub struct Oci {
+    pub engine: Engine,
+    pub container: String,
+    pub user: String,
+    /// Give the exec a terminal (only when this process has one).
+    pub tty: bool,
+    /// Drop NET_ADMIN/NET_RAW from the agent's processes: with the firewall on, the
+    /// container holds them (to apply it as root), and an agent running as root would
+    /// otherwise hold them too and could lift the firewall.
+    pub drop_net_caps: bool,
+}
+
+impl Runner for Oci {
+    fn exec(&self, box_path: &Path, leaf: &str, argv: &[String]) -> Cmd {
+        let mut full: Vec<String> = Vec::new();
+        if self.drop_net_caps {
+            full.extend(
+                ["setpriv", "--bounding-set", "-net_admin,-net_raw", "--"].map(String::from),
+            );
+        }
+        full.extend(argv.iter().cloned());
+        self.engine.exec(
+            &self.container,
+            &self.user,
+            box_path,
+            &[
+                ("TREEBOX_BOX".into(), leaf.into()),
+                ("GIT_CEILING_DIRECTORIES".into(), super::ceiling(box_path)),
+            ],
+            self.tty,
+            &full,
+        )
+    }
+
+    fn shell(&self, box_path: &Path, leaf: &str) -> Cmd {
+        self.exec(
+            box_path,
+            leaf,
+            &[
+                "/bin/sh".into(),
+                "-c".into(),
+                "exec \"${SHELL:-/bin/bash}\" -l".into(),
+            ],
+        )
+    }
+}

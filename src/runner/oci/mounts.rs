@@ -1,0 +1,213 @@
+//! What of the host a box's container sees: the bind [`Mount`]s.
+//!
+//! Invariants:
+//! - The checkout (and, for a worktree, the repository's git dir) at their host paths;
+//!   `.git/hooks`, the guard and the other boxes' registrations read-only; in clone
+//!   mode the borrowed object store read-only; the detected ecosystems' download caches
+//!   (never a directory holding host executables); the credentials copies; the status
+//!   directory. Nothing else of the host.
+//! - Every path is checked with [`mountable`] before the engine sees it.
+//!
+//! Called by `container` (`create`); `provision` and `folder` use [`mountable`] to
+//! refuse an unmountable path before anything is written.
+
+use std::path::{Path, PathBuf};
+
+use super::credentials::stage_credentials;
+use super::error::{io_err, ContainerError};
+use super::image::Spec;
+use super::status::STATUS_DIR;
+use super::{Ecosystem, EnvVars};
+
+/// Where the download caches appear inside.
+const CACHE_ROOT: &str = "/var/cache/treebox";
+
+/// A bind mount. Paths are the same inside and out unless `dst` says otherwise.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Mount {
+    pub src: PathBuf,
+    pub dst: PathBuf,
+    pub readonly: bool,
+}
+
+impl Mount {
+    pub fn same(path: &Path, readonly: bool) -> Mount {
+        Mount {
+            src: path.to_path_buf(),
+            dst: path.to_path_buf(),
+            readonly,
+        }
+    }
+
+    pub(super) fn to_arg(&self) -> String {
+        let mut s = format!(
+            "type=bind,src={},dst={}",
+            self.src.display(),
+            self.dst.display()
+        );
+        if self.readonly {
+            s.push_str(",readonly");
+        }
+        s
+    }
+}
+
+/// Can `--mount` express this path? (It is a comma-separated list of key=value.)
+pub fn mountable(p: &Path) -> bool {
+    let s = p.to_string_lossy();
+    p.is_absolute() && !s.contains([',', '\n', '\r', '"']) && !s.chars().any(char::is_control)
+}
+
+/// The host download cache of an ecosystem and where it appears inside.
+fn cache_mounts(eco: Ecosystem, home: &Path) -> Vec<(PathBuf, String, &'static str)> {
+    let env_dir = |var: &str, default: PathBuf| {
+        std::env::var_os(var)
+            .map(PathBuf::from)
+            .filter(|p| p.is_absolute())
+            .unwrap_or(default)
+    };
+    match eco {
+        Ecosystem::Uv => vec![(
+            env_dir("UV_CACHE_DIR", home.join(".cache/uv")),
+            format!("{CACHE_ROOT}/uv"),
+            "UV_CACHE_DIR",
+        )],
+        Ecosystem::Npm => vec![(
+            env_dir("npm_config_cache", home.join(".npm")),
+            format!("{CACHE_ROOT}/npm"),
+            "npm_config_cache",
+        )],
+        Ecosystem::Pnpm => vec![(
+            home.join(".local/share/pnpm/store"),
+            format!("{CACHE_ROOT}/pnpm"),
+            "npm_config_store_dir",
+        )],
+        Ecosystem::Go => vec![(
+            env_dir("GOMODCACHE", home.join("go/pkg/mod")),
+            format!("{CACHE_ROOT}/gomod"),
+            "GOMODCACHE",
+        )],
+        // The registry and git checkouts only: never CARGO_HOME/bin (host executables).
+        Ecosystem::Cargo => {
+            let cargo = env_dir("CARGO_HOME", home.join(".cargo"));
+            vec![
+                (
+                    cargo.join("registry"),
+                    format!("{CACHE_ROOT}/cargo/registry"),
+                    "CARGO_HOME",
+                ),
+                (cargo.join("git"), format!("{CACHE_ROOT}/cargo/git"), ""),
+            ]
+        }
+    }
+}
+
+fn cache_env_value(var: &str, dst: &str) -> String {
+    if var == "CARGO_HOME" {
+        format!("{CACHE_ROOT}/cargo")
+    } else {
+        dst.to_string()
+    }
+}
+
+impl Spec<'_> {
+    /// The mounts: the checkout and git data at host paths, the protections, caches,
+    /// credentials and status.
+    pub(super) fn mounts(
+        &self,
+        agent_home: &Path,
+        ecos: &[Ecosystem],
+    ) -> Result<(Vec<Mount>, EnvVars), ContainerError> {
+        let r = self.record;
+        let mut m = vec![Mount::same(&r.path, false)];
+        match (r.git_mode.as_str(), self.repo) {
+            // A folder box: the folder itself is all there is.
+            ("folder", _) | (_, None) => {}
+            ("clone", Some(repo)) => {
+                m.push(Mount::same(&repo.common_dir.join("objects"), true));
+                m.push(Mount::same(
+                    &self.layout.box_state(self.leaf).join("hooks"),
+                    true,
+                ));
+            }
+            (_, Some(repo)) => {
+                let common = &repo.common_dir;
+                m.push(Mount::same(common, false));
+                m.push(Mount::same(&common.join("hooks"), true));
+                // Other boxes' registrations read-only, so an in-box `git worktree prune`
+                // cannot delete them; this box's own admin dir writable, its guard not.
+                let worktrees = common.join("worktrees");
+                m.push(Mount::same(&worktrees, true));
+                if let Some(admin) = repo.worktree_admin_dir(&r.path) {
+                    m.push(Mount::same(&admin, false));
+                    m.push(Mount::same(
+                        &admin.join(crate::state::hooks::HOOKS_DIR_NAME),
+                        true,
+                    ));
+                }
+            }
+        }
+        let host_home = std::env::var_os("HOME")
+            .map(PathBuf::from)
+            .unwrap_or_default();
+        let mut env = Vec::new();
+        for eco in ecos {
+            for (src, dst, var) in cache_mounts(*eco, &host_home) {
+                std::fs::create_dir_all(&src).map_err(io_err("could not create", &src))?;
+                if !var.is_empty() {
+                    env.push((var.to_string(), cache_env_value(var, &dst)));
+                }
+                m.push(Mount {
+                    src,
+                    dst: PathBuf::from(dst),
+                    readonly: false,
+                });
+            }
+        }
+        m.extend(stage_credentials(
+            self.layout,
+            self.leaf,
+            self.harness,
+            &host_home,
+            agent_home,
+        )?);
+        let status = self.layout.box_state(self.leaf).join("status");
+        std::fs::create_dir_all(&status).map_err(io_err("could not create", &status))?;
+        m.push(Mount {
+            src: status,
+            dst: PathBuf::from(STATUS_DIR),
+            readonly: false,
+        });
+        for mount in &m {
+            for p in [&mount.src, &mount.dst] {
+                if !mountable(p) {
+                    return Err(ContainerError::Unmountable { path: p.clone() });
+                }
+            }
+        }
+        Ok((m, env))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mount_paths() {
+        assert!(mountable(Path::new("/home/u/repo")));
+        assert!(!mountable(Path::new("/home/u/a,b")));
+        assert!(!mountable(Path::new("relative")));
+        assert!(!mountable(Path::new("/x\ny")));
+    }
+
+    #[test]
+    fn caches_never_include_host_executables() {
+        let home = Path::new("/home/u");
+        for eco in Ecosystem::ALL {
+            for (src, _, _) in cache_mounts(eco, home) {
+                assert!(!src.ends_with("bin"), "{eco:?}: {}", src.display());
+            }
+        }
+    }
+}

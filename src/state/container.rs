@@ -1,0 +1,30 @@
+//! What a box's record keeps about its container: plain data, written inside the
+//! record (`container` field) and read back by the container runner.
+//!
+//! It lives in `state` so that the record can hold it without `state` importing the
+//! runner: `runner::oci` makes and updates a [`ContainerRecord`]; `state::record`
+//! stores it; the CLI's `ls`, `run` and teardown read it. The JSON names are part of
+//! the on-disk record format (camelCase; `id` and `pid` default when absent).
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+/// What the record keeps about a box's container.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ContainerRecord {
+    pub engine: String,
+    pub name: String,
+    pub image: String,
+    /// `uid:gid` the agent runs as.
+    pub user: String,
+    /// The agent's home inside.
+    pub home: PathBuf,
+    /// The container's id and first process, as last seen running: lets the hot path
+    /// (`run`, `enter`) know it still runs without asking the engine.
+    #[serde(default)]
+    pub id: String,
+    #[serde(default)]
+    pub pid: u32,
+}
