@@ -43,7 +43,6 @@
 //! hand it to [`measure`] in `main`.
 
 use std::collections::HashSet;
-use std::ffi::OsString;
 use std::fmt::Write as _;
 use std::fs;
 use std::os::unix::fs::MetadataExt;
@@ -53,8 +52,12 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde_json::{json, Value};
 
-const TREEBOX: &str = env!("CARGO_BIN_EXE_git-treebox");
-const SANDBOX: &str = env!("CARGO_BIN_EXE_git-sandbox");
+/// The tests' hermetic environment, shared (`tests/it/env.rs`).
+#[allow(dead_code)]
+#[path = "../tests/it/env.rs"]
+mod env;
+
+use env::{run_ok, TestEnv, SANDBOX, TREEBOX};
 
 const DIRS: usize = 50;
 const FILES_PER_DIR: usize = 100;
@@ -70,89 +73,57 @@ const BASE_IMAGE: &str = "treebox-test-base:1";
 // Hermetic environment
 // ---------------------------------------------------------------------------------
 
-/// The throwaway world every child process runs in.
+/// The throwaway world every child process runs in: the integration tests' hermetic
+/// [`TestEnv`] (temp HOME and XDG dirs, private git config, no system config), without
+/// their origin and repository (the bench makes its own fixtures), with the built
+/// binaries first on PATH so `git treebox` dispatches to this build.
 struct World {
-    _tmp: tempfile::TempDir,
+    env: TestEnv,
     root: PathBuf,
-    home: PathBuf,
-    path: OsString,
-    gitconfig: PathBuf,
 }
 
 impl World {
     fn new() -> World {
-        let tmp = tempfile::Builder::new()
-            .prefix("treebox-bench-")
-            .tempdir()
-            .expect("tempdir");
-        let root = tmp.path().canonicalize().expect("canonical tempdir");
-        let home = root.join("home");
-        for d in ["home", "config", "state", "cache"] {
-            fs::create_dir_all(root.join(d)).expect("mkdir");
-        }
-        let gitconfig = root.join("gitconfig");
-        fs::write(
-            &gitconfig,
-            "[user]\n\tname = Bench\n\temail = bench@example.invalid\n\
-             [init]\n\tdefaultBranch = main\n[advice]\n\tdetachedHead = false\n",
-        )
-        .expect("write gitconfig");
-        // The built binaries first, so `git treebox` dispatches to this build.
+        let mut env = TestEnv::empty();
+        // The built binaries first, then the caller's PATH (docker, GNU time).
         let bin_dir = Path::new(TREEBOX).parent().expect("bin dir").to_path_buf();
         let mut dirs = vec![bin_dir];
         if let Some(p) = std::env::var_os("PATH") {
             dirs.extend(std::env::split_paths(&p));
         }
         let path = std::env::join_paths(dirs).expect("PATH");
-        World {
-            _tmp: tmp,
-            root,
-            home,
-            path,
-            gitconfig,
+        let path = path.into_string().expect("PATH is UTF-8");
+        env.extra_env.push(("PATH".into(), path));
+        env.extra_env.push(("NO_COLOR".into(), "1".into()));
+        if let Some(t) = std::env::var_os("TMPDIR") {
+            let t = t.into_string().expect("TMPDIR is UTF-8");
+            env.extra_env.push(("TMPDIR".into(), t));
         }
+        let root = env.root();
+        World { env, root }
     }
 
-    /// A command with a scrubbed, hermetic environment, run in `cwd`.
+    /// A command with the world's scrubbed, hermetic environment, run in `cwd`.
     fn cmd(&self, program: impl AsRef<std::ffi::OsStr>, cwd: &Path) -> Command {
         let mut c = Command::new(program);
-        c.current_dir(cwd)
-            .env_clear()
-            .env("PATH", &self.path)
-            .env("HOME", &self.home)
-            .env("XDG_CONFIG_HOME", self.root.join("config"))
-            .env("XDG_STATE_HOME", self.root.join("state"))
-            .env("XDG_CACHE_HOME", self.root.join("cache"))
-            .env("GIT_CONFIG_GLOBAL", &self.gitconfig)
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("LC_ALL", "C")
-            .env("NO_COLOR", "1")
-            .stdin(Stdio::null());
-        if let Some(t) = std::env::var_os("TMPDIR") {
-            c.env("TMPDIR", t);
-        }
+        self.env.apply_env(&mut c);
+        c.current_dir(cwd);
         c
     }
 
     fn git(&self, cwd: &Path, args: &[&str]) -> String {
-        let mut c = self.cmd("git", cwd);
-        c.args(args);
-        run_ok(&mut c)
+        self.env.git(cwd, args)
     }
-}
 
-/// Run to completion; panic with stderr on failure. Returns stdout.
-fn run_ok(c: &mut Command) -> String {
-    let out = c.output().unwrap_or_else(|e| panic!("spawn {c:?}: {e}"));
-    if !out.status.success() {
-        panic!(
-            "{c:?} failed ({}):\n{}{}",
-            out.status,
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
+    /// `$XDG_STATE_HOME`.
+    fn state_dir(&self) -> PathBuf {
+        self.env.state_dir()
     }
-    String::from_utf8_lossy(&out.stdout).into_owned()
+
+    /// `$XDG_CONFIG_HOME`.
+    fn config_dir(&self) -> PathBuf {
+        self.env.config_dir()
+    }
 }
 
 // ---------------------------------------------------------------------------------
@@ -730,7 +701,7 @@ fn box_path(w: &World, repo: &Path, name: &str) -> PathBuf {
 /// A box's record (`$XDG_STATE_HOME/treebox/repos/*/boxes/<leaf>/record.json`) in the
 /// repository `repo`.
 fn record(w: &World, repo: &Path, leaf: &str) -> Value {
-    let repos = w.root.join("state/treebox/repos");
+    let repos = w.state_dir().join("treebox/repos");
     for e in fs::read_dir(&repos).expect("state dir").flatten() {
         let p = e.path().join("boxes").join(leaf).join("record.json");
         if let Ok(text) = fs::read_to_string(&p) {
@@ -932,7 +903,7 @@ fn docker_section(
     let mut c = w.cmd("git", &repo);
     c.args(["treebox", "template", "init", "test"]);
     run_ok(&mut c);
-    let dir = w.root.join("config/treebox/templates/test");
+    let dir = w.config_dir().join("treebox/templates/test");
     let path = dir.join("container.json");
     let mut spec: Value = serde_json::from_str(&fs::read_to_string(&path).expect("container.json"))
         .expect("container.json is JSON");
@@ -943,7 +914,7 @@ fn docker_section(
     let mut text = fs::read_to_string(&dockerfile).expect("Dockerfile");
     let _ = write!(text, "\nLABEL org.treebox.bench=\"{bench_id}\"\n");
     fs::write(&dockerfile, text).expect("write Dockerfile");
-    let config = w.root.join("config/treebox/config.json");
+    let config = w.config_dir().join("treebox/config.json");
     fs::write(&config, r#"{"template":"test","isolation":"docker"}"#).expect("config");
 
     eprintln!("docker: first create (builds the image from cached layers)…");

@@ -14,7 +14,7 @@
 //! - [`git`] reads repositories through libgit2 (no hooks, filters or helpers run)
 //!   and builds every `git` subprocess with exec-shaped config pinned inert.
 //! - [`state`] owns the host-side bookkeeping (records, locks), outside every box.
-//! - [`guard`] is the pure pre-push decision; [`guard_hook`] is the small runtime that
+//! - [`guard`] is the pure pre-push decision; [`guard::hook`] is the small runtime that
 //!   is copied into each box's private hooks dir and chains to the repo's own hooks.
 //! - [`cli`] is the only layer that prints or picks exit codes.
 //!
@@ -29,7 +29,6 @@ pub mod doctor;
 pub mod folder;
 pub mod git;
 pub mod guard;
-pub mod guard_hook;
 pub mod harness;
 pub mod names;
 pub mod plan;

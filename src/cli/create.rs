@@ -1,13 +1,13 @@
 //! `git treebox create`: provision a box, then launch the agent in it.
 
 use clap::Args;
-use serde_json::{json, Value};
 
 use super::error::{self, CliError};
+use super::json::{CreateDocument, Document, PlanDocument, V1};
 use super::ui::Ui;
 use crate::cmd::Cmd;
 use crate::harness::Harness;
-use crate::provision::{self, copy::EnvOutcome, CreateRequest, Created};
+use crate::provision::{self, CreateRequest, Created};
 
 #[derive(Debug, Clone, Args)]
 pub struct CreateArgs {
@@ -94,10 +94,13 @@ pub fn run(args: CreateArgs, ui: &mut Ui) -> Result<i32, CliError> {
             ui.warning(w);
         }
         if args.json {
-            let mut doc = json!({"schemaVersion": 1, "dryRun": true});
-            merge(&mut doc, serde_json::to_value(&plan).unwrap_or(Value::Null));
-            doc["warnings"] = json!(ui.warnings);
-            ui.out_json(&doc);
+            let doc = PlanDocument {
+                schema_version: V1,
+                dry_run: true,
+                plan: &plan,
+                warnings: &ui.warnings,
+            };
+            ui.out_json(&doc.to_value());
         } else {
             ui.info(&format!(
                 "would create box `{}` on branch `{}`:",
@@ -125,7 +128,7 @@ pub fn hand_off(
     let runner = super::runner_for(&created.record, launching && super::stdin_tty())?;
     let launch = runner.exec(&plan.path, &plan.name, &plan.launch_argv);
     if json_out {
-        ui.out_json(&result_document(created, &launch, &ui.warnings));
+        ui.out_json(&CreateDocument::created(created, &launch, &ui.warnings).to_value());
         return Ok(error::OK);
     }
     if print {
@@ -209,56 +212,4 @@ pub fn launch_child(cmd: &Cmd) -> Result<i32, CliError> {
             format!("could not start `{cmd}`: {e}"),
         )),
     }
-}
-
-fn merge(doc: &mut Value, extra: Value) {
-    if let (Value::Object(d), Value::Object(e)) = (doc, extra) {
-        d.extend(e);
-    }
-}
-
-/// The `create` result document (`docs/schema/create.schema.json`).
-pub fn result_document(c: &Created, launch: &Cmd, warnings: &[String]) -> Value {
-    let env = match &c.env {
-        EnvOutcome::Copied { .. } => "copied",
-        EnvOutcome::Absent => "absent",
-        EnvOutcome::Refused { .. } => "refused",
-        EnvOutcome::Unchanged => "unchanged",
-        EnvOutcome::KeptEdited => "kept",
-    };
-    let r = &c.record;
-    json!({
-        "schemaVersion": 1,
-        "name": r.name,
-        "branch": r.branch,
-        "placeholder": crate::names::is_placeholder_branch(&r.branch),
-        "path": r.path,
-        "repo": r.repo,
-        "base": r.base,
-        "baseRef": r.base_ref,
-        "baseCommit": r.base_commit,
-        "gitMode": r.git_mode,
-        "runner": r.runner,
-        "harness": r.harness,
-        "fetched": c.fetched,
-        "resumed": c.resumed,
-        "ecosystems": r.ecosystems,
-        "lockfileHash": r.lockfile_hash,
-        "setupCompleted": r.setup_completed,
-        "setup": c.setup.steps.iter().map(|s| json!({
-            "name": s.name,
-            "command": s.command,
-            "ok": s.ok,
-            "missingTool": s.missing_tool,
-            "seconds": s.duration.as_secs_f64(),
-        })).collect::<Vec<_>>(),
-        "submodules": c.submodules,
-        "env": env,
-        "launch": {
-            "argv": launch.argv(),
-            "cwd": launch.cwd.clone().unwrap_or_default(),
-            "command": launch.to_string(),
-        },
-        "warnings": warnings,
-    })
 }

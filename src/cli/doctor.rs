@@ -7,9 +7,9 @@
 //! doctor still runs and reports `repo` as failed.
 
 use clap::Args;
-use serde_json::{json, Value};
 
 use super::error::{self, CliError};
+use super::json::{DoctorCheck, DoctorDocument, Document, V1};
 use super::ui::Ui;
 use crate::doctor::{self, Check, Status};
 use crate::sanitize;
@@ -39,24 +39,22 @@ pub fn run(args: DoctorArgs, ui: &mut Ui) -> Result<i32, CliError> {
     Ok(if ok { error::OK } else { error::RUNTIME })
 }
 
-/// The `doctor` result document.
-pub fn document(checks: &[Check]) -> Value {
-    let ok = !checks.iter().any(|c| c.status == Status::Fail);
-    let items: Vec<Value> = checks
-        .iter()
-        .map(|c| {
-            let mut v = json!({
-                "name": c.name,
-                "status": c.status.as_str(),
-                "summary": c.summary,
-            });
-            if let Some(h) = &c.hint {
-                v["hint"] = Value::String(h.clone());
-            }
-            v
-        })
-        .collect();
-    json!({"schemaVersion": 1, "ok": ok, "checks": items})
+/// The `doctor` result document, ready to print.
+pub fn document(checks: &[Check]) -> serde_json::Value {
+    DoctorDocument {
+        schema_version: V1,
+        ok: !checks.iter().any(|c| c.status == Status::Fail),
+        checks: checks
+            .iter()
+            .map(|c| DoctorCheck {
+                name: c.name,
+                status: c.status.as_str(),
+                summary: &c.summary,
+                hint: c.hint.as_deref(),
+            })
+            .collect(),
+    }
+    .to_value()
 }
 
 /// The human report: `ok    git             git version 2.47.3`, hints beneath.

@@ -1,12 +1,11 @@
 //! `git treebox enter REF`: bring a box up to date, then launch the agent in it.
 
+use super::json::{env_word, Document, EnterDocument, Launch, V1};
 use clap::Args;
-use serde_json::json;
 
 use super::error::{self, CliError};
 use super::ui::Ui;
 use crate::harness::Harness;
-use crate::provision::copy::EnvOutcome;
 use crate::provision::enter::{self, Deps, EnterRequest};
 
 #[derive(Debug, Clone, Args)]
@@ -66,36 +65,27 @@ pub fn run(args: EnterArgs, ui: &mut Ui) -> Result<i32, CliError> {
     let r = &entered.record;
     let launch = runner.exec(&r.path, &r.name, &entered.launch_argv);
     if args.json {
-        let doc = json!({
-            "schemaVersion": 1,
-            "name": r.name,
-            "repo": r.repo,
-            "branch": entered.branch,
-            "placeholder": crate::names::is_placeholder_branch(&entered.branch),
-            "path": r.path,
-            "gitMode": r.git_mode,
-            "runner": r.runner,
-            "harness": entered.harness.as_str(),
-            "finishedSetup": entered.finished_setup,
-            "deps": match entered.deps {
+        let doc = EnterDocument {
+            schema_version: V1,
+            name: &r.name,
+            repo: &r.repo,
+            branch: &entered.branch,
+            placeholder: crate::names::is_placeholder_branch(&entered.branch),
+            path: &r.path,
+            git_mode: &r.git_mode,
+            runner: &r.runner,
+            harness: entered.harness.as_str(),
+            finished_setup: entered.finished_setup,
+            deps: match entered.deps {
                 Deps::Unchanged => "unchanged",
                 Deps::Synced { .. } => "synced",
             },
-            "setupCompleted": r.setup_completed,
-            "env": match &entered.env {
-                EnvOutcome::Copied { .. } => "copied",
-                EnvOutcome::Absent => "absent",
-                EnvOutcome::Refused { .. } => "refused",
-                EnvOutcome::Unchanged => "unchanged",
-                EnvOutcome::KeptEdited => "kept",
-            },
-            "launch": {
-                "argv": launch.argv(),
-                "cwd": launch.cwd.clone().unwrap_or_default(),
-                "command": launch.to_string(),
-            },
-            "warnings": ui.warnings,
-        });
+            setup_completed: r.setup_completed,
+            env: env_word(&entered.env),
+            launch: Launch::from(&launch),
+            warnings: &ui.warnings,
+        }
+        .to_value();
         ui.out_json(&doc);
         return Ok(error::OK);
     }

@@ -4,8 +4,8 @@
 //! commits come from one libgit2 handle on the user's repository, and no subprocess is
 //! started per box (nor at all).
 
+use super::json::{Document, ListBox, ListDocument, V1};
 use clap::Args;
-use serde_json::{json, Value};
 
 use super::error::{self, CliError};
 use super::ui::Ui;
@@ -114,30 +114,29 @@ pub fn run(args: ListArgs, ui: &mut Ui) -> Result<i32, CliError> {
         .map(|e| row(e, &repo, &layout))
         .collect();
     if args.json {
-        let boxes: Vec<Value> = rows
+        let boxes: Vec<ListBox> = rows
             .iter()
-            .map(|r| {
-                json!({
-                    "name": r.name,
-                    "path": r.path,
-                    "branch": r.branch,
-                    "placeholder": r.placeholder,
-                    "gitMode": r.git_mode,
-                    "runner": r.runner,
-                    "harness": r.harness,
-                    "lastCommit": r.last_commit,
-                    "deps": r.deps,
-                    "env": if r.env { "present" } else { "absent" },
-                    "session": if r.live { "live" } else { "none" },
-                    "state": r.state,
-                })
+            .map(|r| ListBox {
+                name: &r.name,
+                path: &r.path,
+                branch: r.branch.as_deref(),
+                placeholder: r.placeholder,
+                git_mode: r.git_mode.as_deref(),
+                runner: r.runner.as_deref(),
+                harness: r.harness.as_deref(),
+                last_commit: r.last_commit,
+                deps: r.deps,
+                env: if r.env { "present" } else { "absent" },
+                session: if r.live { "live" } else { "none" },
+                state: r.state,
             })
             .collect();
-        ui.out_json(&json!({
-            "schemaVersion": 1,
-            "repo": repo.main_root,
-            "boxes": boxes,
-        }));
+        let doc = ListDocument {
+            schema_version: V1,
+            repo: &repo.main_root,
+            boxes,
+        };
+        ui.out_json(&doc.to_value());
         return Ok(error::OK);
     }
     if rows.is_empty() {

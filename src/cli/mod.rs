@@ -7,6 +7,7 @@ pub mod create;
 pub mod doctor;
 pub mod enter;
 pub mod error;
+pub mod json;
 pub mod list;
 pub mod sandbox;
 pub mod teardown;

@@ -7,8 +7,8 @@
 
 use std::io::{BufRead, IsTerminal, Write};
 
+use super::json::{Document, RemovedDocument};
 use clap::Args;
-use serde_json::json;
 
 use super::error::{self, CliError};
 use super::ui::Ui;
@@ -170,7 +170,7 @@ pub fn run(args: TeardownArgs, ui: &mut Ui) -> Result<i32, CliError> {
         if !matches!(answer.as_deref(), Some("y" | "Y" | "yes")) {
             ui.info("nothing removed");
             if args.json {
-                ui.out_json(&removed_document(&repo.main_root, &ui.warnings, &[]));
+                ui.out_json(&RemovedDocument::new(&repo.main_root, &ui.warnings, &[]).to_value());
             }
             return Ok(error::OK);
         }
@@ -193,30 +193,9 @@ pub fn run(args: TeardownArgs, ui: &mut Ui) -> Result<i32, CliError> {
         removed.push(r);
     }
     if args.json {
-        ui.out_json(&removed_document(&repo.main_root, &ui.warnings, &removed));
+        ui.out_json(&RemovedDocument::new(&repo.main_root, &ui.warnings, &removed).to_value());
     }
     Ok(error::OK)
-}
-
-/// The document `teardown --json` and `git sandbox down --json` print
-/// (`docs/schema/teardown.schema.json`, `sandbox-down.schema.json`).
-pub(crate) fn removed_document(
-    repo: &std::path::Path,
-    warnings: &[String],
-    removed: &[teardown::Removed],
-) -> serde_json::Value {
-    json!({
-        "schemaVersion": 1,
-        "repo": repo,
-        "warnings": warnings,
-        "removed": removed.iter().map(|r| json!({
-            "name": r.leaf,
-            "path": r.path,
-            "branch": r.branch,
-            "branchDeleted": r.branch_deleted,
-            "prunedOnly": r.pruned_only,
-        })).collect::<Vec<_>>(),
-    })
 }
 
 /// The picker: every box with what removing it would lose; the user types numbers.

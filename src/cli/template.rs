@@ -5,8 +5,8 @@
 //! reports broken templates (their problems also go to stderr as warnings) and still
 //! exits 0: listing is not failing.
 
+use super::json::{Document, TemplateEntry, TemplateListDocument, TemplatePathDocument, V1};
 use clap::{Args, Subcommand};
-use serde_json::{json, Value};
 
 use super::error::{self, CliError};
 use super::ui::Ui;
@@ -97,11 +97,12 @@ fn list(args: ListArgs, ui: &mut Ui) -> Result<i32, CliError> {
         }
     }
     if args.json {
-        ui.out_json(&json!({
-            "schemaVersion": 1,
-            "userDir": dir.map(|d| d.to_string_lossy().into_owned()),
-            "templates": infos.iter().map(info_json).collect::<Vec<_>>(),
-        }));
+        let doc = TemplateListDocument {
+            schema_version: V1,
+            user_dir: dir.map(|d| d.to_string_lossy().into_owned()),
+            templates: infos.iter().map(entry).collect(),
+        };
+        ui.out_json(&doc.to_value());
         return Ok(error::OK);
     }
     let rows: Vec<[String; 4]> = infos
@@ -152,27 +153,28 @@ fn list(args: ListArgs, ui: &mut Ui) -> Result<i32, CliError> {
     Ok(error::OK)
 }
 
-fn info_json(t: &TemplateInfo) -> Value {
-    json!({
-        "name": t.name,
-        "source": t.source.kind(),
-        "path": t.source.dir().map(|d| d.to_string_lossy().into_owned()),
-        "overridesBundled": t.overrides_bundled,
-        "ok": t.ok(),
-        "problems": t.problems,
-    })
+fn entry(t: &TemplateInfo) -> TemplateEntry<'_> {
+    TemplateEntry {
+        name: &t.name,
+        source: t.source.kind(),
+        path: t.source.dir().map(|d| d.to_string_lossy().into_owned()),
+        overrides_bundled: t.overrides_bundled,
+        ok: t.ok(),
+        problems: &t.problems,
+    }
 }
 
 fn path(args: PathArgs, ui: &mut Ui) -> Result<i32, CliError> {
     match template::locate(&args.name).map_err(CliError::from)? {
         Source::User(dir) => {
             if args.json {
-                ui.out_json(&json!({
-                    "schemaVersion": 1,
-                    "name": args.name,
-                    "source": "user",
-                    "path": dir.to_string_lossy(),
-                }));
+                let doc = TemplatePathDocument {
+                    schema_version: V1,
+                    name: &args.name,
+                    source: "user",
+                    path: dir.to_string_lossy().into_owned(),
+                };
+                ui.out_json(&doc.to_value());
             } else {
                 ui.out(&sanitize::line(&dir.to_string_lossy()));
             }

@@ -1,4 +1,4 @@
-//! Generated documentation, checked in: man pages (`man/`) and shell completions
+//! Generated documentation, checked in: man pages (`man/man1/`) and shell completions
 //! (`completions/`), both rendered from the clap definitions (SPEC §10).
 //!
 //! The tests fail when a checked-in file drifts from what the CLI definition renders.
@@ -120,7 +120,7 @@ fn docs_man_pages_match_the_cli() {
             pages.keys()
         );
     }
-    check_or_update("man", &pages);
+    check_or_update("man/man1", &pages);
 }
 
 #[test]

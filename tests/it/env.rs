@@ -84,6 +84,25 @@ exit "${FAKE_EXIT:-0}"
 impl TestEnv {
     /// An origin with one commit on `main`, and a clone of it as the user's repo.
     pub fn new() -> TestEnv {
+        let env = TestEnv::empty();
+        let root = env.root();
+        env.git(&root, &["init", "-q", "--bare", "origin.git"]);
+        let seed = root.join("seed");
+        env.git(&root, &["init", "-q", "seed"]);
+        env.commit_file(&seed, "README.md", "hello\n", "initial");
+        env.git(
+            &seed,
+            &["push", "-q", &env.origin.to_string_lossy(), "main"],
+        );
+        env.git(&root, &["clone", "-q", "origin.git", "repo"]);
+        std::fs::remove_dir_all(&seed).unwrap();
+        env
+    }
+
+    /// The hermetic world alone: temp HOME, git config and fake harnesses, but no
+    /// `origin` or repository yet (`origin` and `repo` name paths that do not exist).
+    /// The bench (`benches/speed.rs`) builds its own fixtures in it.
+    pub fn empty() -> TestEnv {
         let tmp = tempfile::Builder::new()
             .prefix("treebox-it-")
             .tempdir()
@@ -103,7 +122,7 @@ impl TestEnv {
         for name in ["claude", "codex"] {
             write_exec(&bin.join(name), FAKE_HARNESS);
         }
-        let env = TestEnv {
+        TestEnv {
             origin: root.join("origin.git"),
             repo: root.join("repo"),
             tmp,
@@ -111,18 +130,7 @@ impl TestEnv {
             bin,
             gitconfig,
             extra_env: Vec::new(),
-        };
-        env.git(&root, &["init", "-q", "--bare", "origin.git"]);
-        let seed = root.join("seed");
-        env.git(&root, &["init", "-q", "seed"]);
-        env.commit_file(&seed, "README.md", "hello\n", "initial");
-        env.git(
-            &seed,
-            &["push", "-q", &env.origin.to_string_lossy(), "main"],
-        );
-        env.git(&root, &["clone", "-q", "origin.git", "repo"]);
-        std::fs::remove_dir_all(&seed).unwrap();
-        env
+        }
     }
 
     pub fn root(&self) -> PathBuf {
@@ -208,9 +216,7 @@ impl TestEnv {
     /// Run git, which must succeed; returns stdout.
     #[track_caller]
     pub fn git(&self, dir: &Path, args: &[&str]) -> String {
-        let r = self.git_run(dir, args);
-        assert_eq!(r.code, 0, "git {args:?} in {}\n{r:#?}", dir.display());
-        r.stdout
+        run_ok(self.command("git", dir).args(args))
     }
 
     pub fn git_run(&self, dir: &Path, args: &[&str]) -> Run {
@@ -408,6 +414,15 @@ fn collect_files(base: &Path, d: &Path, out: &mut BTreeMap<String, u64>) {
             out.insert(rel, m.len());
         }
     }
+}
+
+/// Run `c` to completion; it must succeed. Returns stdout.
+#[track_caller]
+pub fn run_ok(c: &mut Command) -> String {
+    let out = c.output().unwrap_or_else(|e| panic!("spawn {c:?}: {e}"));
+    let r = Run::from_output(out);
+    assert_eq!(r.code, 0, "{c:?} failed\n{r:#?}");
+    r.stdout
 }
 
 /// The git the fixture's PATH finds (outside any wrapper a test puts in `bin`).

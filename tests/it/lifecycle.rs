@@ -65,7 +65,9 @@ fn enter_resolves_leaf_live_branch_and_unique_substring() {
     env.git(&env.repo, &["branch", "lonely"]);
     let r = env.treebox(&["enter", "lonely"]);
     r.code(3);
-    assert!(r.stderr.contains("--checkout lonely"), "{r:?}");
+    // The whole refusal: what failed, and the hint naming `--checkout lonely`.
+    crate::screens::settings(&env)
+        .bind(|| insta::assert_snapshot!("enter-branch-without-box", crate::screens::screen(&r)));
 }
 
 #[test]

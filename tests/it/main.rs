@@ -14,4 +14,5 @@ mod lifecycle;
 mod proof;
 mod races;
 mod schema;
+mod screens;
 mod template;

@@ -7,8 +7,8 @@
 
 use std::path::PathBuf;
 
+use crate::cli::json::{BundleDocument, Document, FetchDocument, V1};
 use clap::Args;
-use serde_json::json;
 
 use crate::cli::error::{self, CliError};
 use crate::cli::ui::Ui;
@@ -138,15 +138,16 @@ pub fn bundle(a: BundleArgs, ui: &mut Ui) -> Result<i32, CliError> {
     }
     let b = write(&repo, &layout, &entry, a.output)?;
     if a.json {
-        ui.out_json(&json!({
-            "schemaVersion": 1,
-            "name": entry.leaf.as_str(),
-            "path": b.path,
-            "branch": b.branch,
-            "tip": b.tip.to_string(),
-            "commits": b.commits,
-            "prerequisites": b.prerequisites.iter().map(|p| p.to_string()).collect::<Vec<_>>(),
-        }));
+        let doc = BundleDocument {
+            schema_version: V1,
+            name: entry.leaf.as_str(),
+            path: &b.path,
+            branch: &b.branch,
+            tip: b.tip.to_string(),
+            commits: b.commits,
+            prerequisites: b.prerequisites.iter().map(|p| p.to_string()).collect(),
+        };
+        ui.out_json(&doc.to_value());
     } else {
         ui.info(&format!(
             "bundled {} commit(s) of `{}`",
@@ -171,14 +172,15 @@ pub fn fetch(a: FetchArgs, ui: &mut Ui) -> Result<i32, CliError> {
             if let Some((Some(branch), Some(tip))) = clone::clone_head(&entry.path) {
                 if repo.git.refname_to_id(&incoming).ok() == Some(tip) {
                     if a.json {
-                        ui.out_json(&json!({
-                            "schemaVersion": 1,
-                            "name": entry.leaf.as_str(),
-                            "ref": incoming,
-                            "branch": branch,
-                            "tip": tip.to_string(),
-                            "commits": 0,
-                        }));
+                        let doc = FetchDocument {
+                            schema_version: V1,
+                            name: entry.leaf.as_str(),
+                            reference: &incoming,
+                            branch: &branch,
+                            tip: tip.to_string(),
+                            commits: 0,
+                        };
+                        ui.out_json(&doc.to_value());
                     } else {
                         ui.info(&format!(
                             "nothing new: {incoming} is already at `{branch}`'s tip"
@@ -201,14 +203,15 @@ pub fn fetch(a: FetchArgs, ui: &mut Ui) -> Result<i32, CliError> {
     })?;
     let _ = std::fs::remove_file(&b.path);
     if a.json {
-        ui.out_json(&json!({
-            "schemaVersion": 1,
-            "name": entry.leaf.as_str(),
-            "ref": incoming,
-            "branch": b.branch,
-            "tip": b.tip.to_string(),
-            "commits": b.commits,
-        }));
+        let doc = FetchDocument {
+            schema_version: V1,
+            name: entry.leaf.as_str(),
+            reference: &incoming,
+            branch: &b.branch,
+            tip: b.tip.to_string(),
+            commits: b.commits,
+        };
+        ui.out_json(&doc.to_value());
     } else {
         ui.info(&format!(
             "fetched {} commit(s) of `{}` into {incoming}; see them with `git log {incoming}`",

@@ -10,6 +10,7 @@ use std::io::IsTerminal;
 use clap::Args;
 
 use crate::cli::error::{self, CliError};
+use crate::cli::json::{Document, RemovedDocument};
 use crate::cli::ui::Ui;
 use crate::teardown;
 
@@ -72,11 +73,8 @@ pub fn run(a: DownArgs, ui: &mut Ui) -> Result<i32, CliError> {
     let r = teardown::remove_as_decided(&repo, &layout, &t, false, a.force)
         .map_err(crate::cli::teardown::from_teardown)?;
     if a.json {
-        ui.out_json(&crate::cli::teardown::removed_document(
-            &repo.main_root,
-            &ui.warnings,
-            std::slice::from_ref(&r),
-        ));
+        let doc = RemovedDocument::new(&repo.main_root, &ui.warnings, std::slice::from_ref(&r));
+        ui.out_json(&doc.to_value());
     } else {
         ui.info(&format!("removed box `{}`", r.leaf));
     }
@@ -114,11 +112,9 @@ fn down_folder(
             branch_deleted: false,
             pruned_only: true,
         };
-        ui.out_json(&crate::cli::teardown::removed_document(
-            &record.repo,
-            &ui.warnings,
-            &[removed],
-        ));
+        let removed = [removed];
+        let doc = RemovedDocument::new(&record.repo, &ui.warnings, &removed);
+        ui.out_json(&doc.to_value());
     } else {
         ui.info(&format!(
             "removed box `{}` (the folder itself stays)",

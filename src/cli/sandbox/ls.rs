@@ -5,8 +5,8 @@
 
 use std::collections::HashMap;
 
+use crate::cli::json::{Document, SandboxLsBox, SandboxLsDocument, V1};
 use clap::Args;
-use serde_json::{json, Value};
 
 use crate::boxes::{self, BoxEntry};
 use crate::cli::error::{self, CliError};
@@ -195,24 +195,26 @@ pub fn run(a: LsArgs, ui: &mut Ui) -> Result<i32, CliError> {
     let _cfg = crate::cli::load_config()?;
     let rows = all_rows()?;
     if a.json {
-        let boxes: Vec<Value> = rows
+        let boxes: Vec<SandboxLsBox> = rows
             .iter()
-            .map(|r| {
-                json!({
-                    "name": r.name,
-                    "repo": r.repo,
-                    "path": r.path,
-                    "state": r.state,
-                    "gitMode": r.git_mode,
-                    "mode": r.mode_label,
-                    "branch": r.branch,
-                    "dirty": r.dirty,
-                    "runner": r.runner,
-                    "status": r.status,
-                })
+            .map(|r| SandboxLsBox {
+                name: &r.name,
+                repo: &r.repo,
+                path: &r.path,
+                state: r.state,
+                git_mode: r.git_mode.as_deref(),
+                mode: &r.mode_label,
+                branch: r.branch.as_deref(),
+                dirty: r.dirty,
+                runner: r.runner.as_deref(),
+                status: r.status.as_deref(),
             })
             .collect();
-        ui.out_json(&json!({"schemaVersion": 1, "boxes": boxes}));
+        let doc = SandboxLsDocument {
+            schema_version: V1,
+            boxes,
+        };
+        ui.out_json(&doc.to_value());
         return Ok(error::OK);
     }
     if rows.is_empty() {

@@ -16,6 +16,7 @@ mod run;
 use clap::{Args, Parser, Subcommand};
 
 use super::error::{self, CliError};
+use super::json::{CreateDocument, Document, Launch, V1};
 use super::ui::Ui;
 use super::GlobalOpts;
 use crate::provision::{self, CreateRequest};
@@ -171,34 +172,33 @@ fn up_folder(
     if a.json {
         let runner = super::runner_for(r, false)?;
         let launch = runner.shell(&r.path, &r.name);
-        ui.out_json(&serde_json::json!({
-            "schemaVersion": 1,
-            "name": r.name,
-            "branch": null,
-            "placeholder": false,
-            "path": r.path,
-            "repo": r.repo,
-            "base": null,
-            "baseRef": r.base_ref,
-            "baseCommit": r.base_commit,
-            "gitMode": r.git_mode,
-            "runner": r.runner,
-            "harness": r.harness,
-            "fetched": false,
-            "resumed": done.resumed,
-            "ecosystems": r.ecosystems,
-            "lockfileHash": r.lockfile_hash,
-            "setupCompleted": r.setup_completed,
-            "setup": [],
-            "submodules": 0,
-            "env": "absent",
-            "launch": {
-                "argv": launch.argv(),
-                "cwd": launch.cwd.clone().unwrap_or_default(),
-                "command": launch.to_string(),
-            },
-            "warnings": ui.warnings,
-        }));
+        ui.out_json(
+            &CreateDocument {
+                schema_version: V1,
+                name: &r.name,
+                branch: None,
+                placeholder: false,
+                path: &r.path,
+                repo: &r.repo,
+                base: None,
+                base_ref: r.base_ref.as_deref(),
+                base_commit: r.base_commit.as_deref(),
+                git_mode: &r.git_mode,
+                runner: &r.runner,
+                harness: &r.harness,
+                fetched: false,
+                resumed: done.resumed,
+                ecosystems: &r.ecosystems,
+                lockfile_hash: r.lockfile_hash.as_deref(),
+                setup_completed: r.setup_completed,
+                setup: Vec::new(),
+                submodules: 0,
+                env: "absent",
+                launch: Launch::from(&launch),
+                warnings: &ui.warnings,
+            }
+            .to_value(),
+        );
         return Ok(error::OK);
     }
     if a.detach {
@@ -292,11 +292,7 @@ fn up(a: UpArgs, ui: &mut Ui) -> Result<i32, CliError> {
     if a.json {
         let runner = super::runner_for(&created.record, false)?;
         let launch = runner.shell(&path, &created.plan.name);
-        ui.out_json(&super::create::result_document(
-            &created,
-            &launch,
-            &ui.warnings,
-        ));
+        ui.out_json(&CreateDocument::created(&created, &launch, &ui.warnings).to_value());
         return Ok(error::OK);
     }
     if a.detach {

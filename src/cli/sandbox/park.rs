@@ -10,9 +10,9 @@
 use std::time::{Duration, SystemTime};
 
 use clap::Args;
-use serde_json::json;
 
 use crate::cli::error::{self, CliError};
+use crate::cli::json::{Document, ParkDocument, Parked, V1};
 use crate::cli::ui::Ui;
 use crate::names::Leaf;
 use crate::runner::oci::Engine;
@@ -150,13 +150,20 @@ pub fn run(a: ParkArgs, ui: &mut Ui) -> Result<i32, CliError> {
                 record.name,
                 idle.as_secs() / 60
             ));
-            parked.push(
-                json!({"name": record.name, "repo": record.repo, "idleSeconds": idle.as_secs()}),
-            );
+            parked.push(Parked {
+                name: record.name.clone(),
+                repo: record.repo.clone(),
+                idle_seconds: idle.as_secs(),
+            });
         }
     }
     if a.json {
-        ui.out_json(&json!({"schemaVersion": 1, "parked": parked, "firstSeen": first_seen}));
+        let doc = ParkDocument {
+            schema_version: V1,
+            parked: &parked,
+            first_seen: &first_seen,
+        };
+        ui.out_json(&doc.to_value());
     } else if parked.is_empty() {
         ui.info("nothing to park");
     }

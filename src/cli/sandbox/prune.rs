@@ -12,10 +12,10 @@ use std::io::IsTerminal;
 use std::time::{Duration, SystemTime};
 
 use clap::Args;
-use serde_json::json;
 
 use crate::boxes;
 use crate::cli::error::{self, CliError};
+use crate::cli::json::{Document, PruneDocument, Pruned, V1};
 use crate::cli::ui::Ui;
 use crate::names::Leaf;
 use crate::teardown;
@@ -255,7 +255,7 @@ fn remove_orphans(
     if orphans.is_empty() {
         ui.info("nothing to prune");
         if a.json {
-            ui.out_json(&json!({"schemaVersion": 1, "removed": []}));
+            ui.out_json(&PruneDocument::default().to_value());
         }
         return Ok(error::OK);
     }
@@ -307,7 +307,10 @@ fn remove_orphans(
                     format!("could not remove {}: {e}", state_dir.display()),
                 )
             })?;
-            removed.push(json!({"kind": o.kind(), "what": o.describe()}));
+            removed.push(Pruned {
+                kind: o.kind(),
+                what: o.describe(),
+            });
             continue;
         }
         let Some((repo, layout)) = ctx else {
@@ -365,10 +368,17 @@ fn remove_orphans(
                 }
             }
         }
-        removed.push(json!({"kind": o.kind(), "what": o.describe()}));
+        removed.push(Pruned {
+            kind: o.kind(),
+            what: o.describe(),
+        });
     }
     if a.json {
-        ui.out_json(&json!({"schemaVersion": 1, "removed": removed}));
+        let doc = PruneDocument {
+            schema_version: V1,
+            removed,
+        };
+        ui.out_json(&doc.to_value());
     } else {
         ui.info(&format!("removed {} leftover(s)", removed.len()));
     }

@@ -19,7 +19,7 @@
 //! own directory (no loop). The `git` it asks runs with the hook's environment, in the
 //! directory git ran the hook from, so it sees exactly the repository git saw.
 //!
-//! Called only from `bin/git-treebox-guard.rs`.
+//! Called only from `hooks/git-treebox-guard.rs`.
 
 use std::ffi::{OsStr, OsString};
 use std::io::{self, Read, Write};

@@ -1,8 +1,9 @@
-//! Pre-push guard logic: parse git's pre-push stdin and decide whether to allow the push.
+//! The pure pre-push decision: parse git's pre-push stdin and decide whether to allow
+//! the push.
 //!
 //! Every box starts on (or may sit on) a placeholder branch `treebox/<petname>`. Such a
 //! name describes a box, not a piece of work, and must never be published by accident.
-//! The guard binary (`git-treebox-guard`, runtime in [`crate::guard_hook`]) is installed
+//! The guard binary (`git-treebox-guard`, runtime in [`crate::guard::hook`]) is installed
 //! as every client-side hook of a box's worktree; when it acts as `pre-push` it feeds its
 //! stdin to [`parse_pre_push`] and the result to [`decide`].
 //!

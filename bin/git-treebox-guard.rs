@@ -1,3 +1,0 @@
-fn main() {
-    std::process::exit(treebox::guard_hook::main())
-}
