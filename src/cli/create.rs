@@ -3,7 +3,7 @@
 use clap::Args;
 use serde_json::{json, Value};
 
-use super::error::{self, CliError};
+use super::error::{self, CliError, ErrorKind};
 use super::ui::Ui;
 use crate::cmd::Cmd;
 use crate::harness::Harness;
@@ -197,15 +197,13 @@ pub fn launch_child(cmd: &Cmd) -> Result<i32, CliError> {
     match status {
         Ok(st) => Ok(crate::cmd::exit_code(st)),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(CliError::new(
-            error::RUNTIME,
-            "harness-missing",
+            ErrorKind::HarnessMissing,
             format!("could not start `{}`: not found on PATH", cmd.argv()[0]),
         )
         .hint("Install the agent CLI, or point `harnesses.<name>.program` in the config at it.")
         .hint(format!("To start it yourself later: {cmd}"))),
         Err(e) => Err(CliError::new(
-            error::RUNTIME,
-            "launch",
+            ErrorKind::Launch,
             format!("could not start `{cmd}`: {e}"),
         )),
     }

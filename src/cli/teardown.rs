@@ -10,7 +10,7 @@ use std::io::{BufRead, IsTerminal, Write};
 use clap::Args;
 use serde_json::json;
 
-use super::error::{self, CliError};
+use super::error::{self, CliError, ErrorKind};
 use super::ui::Ui;
 use crate::boxes;
 use crate::git::Repo;
@@ -52,12 +52,12 @@ pub(crate) fn from_teardown(e: TeardownError) -> CliError {
     let msg = crate::sanitize::line(&e.to_string());
     match e {
         TeardownError::Lock(l) => CliError::from(ProvisionError::Lock(l)),
-        TeardownError::NotABoxPath { .. } => CliError::new(error::USAGE, "not-a-box", msg),
+        TeardownError::NotABoxPath { .. } => CliError::new(ErrorKind::NotABoxPath, msg),
         TeardownError::Container(c) => CliError::from(ProvisionError::Container(c)),
-        TeardownError::Changed { .. } => CliError::new(error::CONFLICT, "changed", msg)
+        TeardownError::Changed { .. } => CliError::new(ErrorKind::Changed, msg)
             .hint("Look at it again (`git sandbox ls` says what it holds now), then run the same command again."),
         TeardownError::Remove { .. } | TeardownError::Branch { .. } => {
-            CliError::new(error::RUNTIME, "teardown", msg)
+            CliError::new(ErrorKind::Teardown, msg)
         }
     }
 }
@@ -71,10 +71,8 @@ pub fn run(args: TeardownArgs, ui: &mut Ui) -> Result<i32, CliError> {
     let mut chosen: Vec<boxes::BoxEntry> = Vec::new();
     if args.refs.is_empty() {
         if !interactive() || args.json {
-            return Err(
-                CliError::new(error::USAGE, "usage", "name the boxes to remove")
-                    .hint("`git treebox list` shows them; then `git treebox teardown <name>…`."),
-            );
+            return Err(CliError::new(ErrorKind::Usage, "name the boxes to remove")
+                .hint("`git treebox list` shows them; then `git treebox teardown <name>…`."));
         }
         chosen = pick(&all, &repo, &layout, ui)?;
         if chosen.is_empty() {
@@ -102,8 +100,7 @@ pub fn run(args: TeardownArgs, ui: &mut Ui) -> Result<i32, CliError> {
             let again = format!("git treebox teardown --force {}", crate::cmd::quote(&name));
             if t.live {
                 return Err(CliError::new(
-                    error::CONFLICT,
-                    "session-live",
+                    ErrorKind::SessionLive,
                     format!("box `{name}` has a live agent session"),
                 )
                 .hint(format!(
@@ -112,8 +109,7 @@ pub fn run(args: TeardownArgs, ui: &mut Ui) -> Result<i32, CliError> {
             }
             if t.entry.dir_exists && t.assessment.loses_uncommitted() {
                 return Err(CliError::new(
-                    error::CONFLICT,
-                    "dirty",
+                    ErrorKind::Dirty,
                     format!(
                         "box `{name}` has {}",
                         if t.assessment.dirty.is_none() {
@@ -130,8 +126,7 @@ pub fn run(args: TeardownArgs, ui: &mut Ui) -> Result<i32, CliError> {
             }
             if t.assessment.unreturned == Some(true) && !interactive() {
                 return Err(CliError::new(
-                    error::CONFLICT,
-                    "unreturned",
+                    ErrorKind::Unreturned,
                     format!("box `{name}` holds commits the repository does not have"),
                 )
                 .hint(format!(
@@ -140,18 +135,14 @@ pub fn run(args: TeardownArgs, ui: &mut Ui) -> Result<i32, CliError> {
                 )));
             }
             if args.delete_branch && t.assessment.unpushed.unwrap_or(0) > 0 {
-                return Err(CliError::new(
-                    error::CONFLICT,
-                    "unpushed",
-                    format!("box `{name}`'s branch has commits that were never pushed"),
+                return Err(CliError::new(ErrorKind::Unpushed, format!("box `{name}`'s branch has commits that were never pushed"),
                 )
                 .hint(format!("Push them, keep the branch (drop --delete-branch), or: `{again} --delete-branch`.")));
             }
         }
         if !interactive() {
             return Err(CliError::new(
-                error::CONFLICT,
-                "needs-confirmation",
+                ErrorKind::NeedsConfirmation,
                 "removing boxes needs confirmation, and there is no terminal to ask",
             )
             .hint(format!(
@@ -250,9 +241,7 @@ fn pick(
             .parse()
             .ok()
             .filter(|n| (1..=all.len()).contains(n))
-            .ok_or_else(|| {
-                CliError::new(error::USAGE, "usage", format!("not a box number: {word}"))
-            })?;
+            .ok_or_else(|| CliError::new(ErrorKind::Usage, format!("not a box number: {word}")))?;
         out.push(all[n - 1].clone());
     }
     Ok(out)

@@ -191,8 +191,8 @@ impl Ui {
         self.spinner = None;
         if self.opts.json {
             let mut err = serde_json::json!({
-                "code": e.code,
-                "kind": e.kind,
+                "code": e.code(),
+                "kind": e.kind.as_str(),
                 "message": e.message,
             });
             if !e.hints.is_empty() {
@@ -204,6 +204,10 @@ impl Ui {
         }
         let head = self.paint("31;1", "error:");
         self.eprint(&format!("{head} {}", sanitize::line(&e.message)));
+        for cause in e.causes() {
+            let head = self.paint("31", "caused by:");
+            self.eprint(&format!("{head} {cause}"));
+        }
         for h in &e.hints {
             let head = self.paint("36", "hint:");
             self.eprint(&format!("{head} {}", sanitize::line(h)));

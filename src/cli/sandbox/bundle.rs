@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use clap::Args;
 use serde_json::json;
 
-use crate::cli::error::{self, CliError};
+use crate::cli::error::{self, CliError, ErrorKind};
 use crate::cli::ui::Ui;
 use crate::provision::clone::{self, BundleError};
 
@@ -38,12 +38,12 @@ pub struct FetchArgs {
 fn from_bundle(e: BundleError) -> CliError {
     let msg = crate::sanitize::line(&e.to_string());
     match e {
-        BundleError::Empty => CliError::new(error::NOT_FOUND, "nothing-to-bundle", msg)
+        BundleError::Empty => CliError::new(ErrorKind::NothingToBundle, msg)
             .hint("Commit in the box first; the repository already has everything else."),
-        BundleError::NoBranch => CliError::new(error::USAGE, "no-branch", msg).hint(
+        BundleError::NoBranch => CliError::new(ErrorKind::NoBranch, msg).hint(
             "Put the work on a branch in the box first (`git switch -c <name>` there), then run this again.",
         ),
-        _ => CliError::new(error::RUNTIME, "bundle", msg),
+        _ => CliError::new(ErrorKind::Bundle, msg),
     }
 }
 
@@ -60,8 +60,7 @@ fn clone_box(
     let (repo, layout, entry) = super::find(name)?;
     if !entry.is_clone() {
         return Err(CliError::new(
-            error::USAGE,
-            "not-a-clone",
+            ErrorKind::NotAClone,
             format!(
                 "box `{}` is a worktree: its commits are already in the repository",
                 entry.leaf
@@ -100,8 +99,7 @@ fn write(
     if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(|e| {
             CliError::new(
-                error::RUNTIME,
-                "io",
+                ErrorKind::Io,
                 format!("could not create {}: {e}", dir.display()),
             )
         })?;
@@ -125,8 +123,7 @@ pub fn bundle(a: BundleArgs, ui: &mut Ui) -> Result<i32, CliError> {
         let _ = std::fs::remove_file(&tmp);
         copied.map_err(|e| {
             CliError::new(
-                error::RUNTIME,
-                "io",
+                ErrorKind::Io,
                 format!("could not write the bundle to stdout: {e}"),
             )
         })?;
@@ -166,7 +163,7 @@ pub fn fetch(a: FetchArgs, ui: &mut Ui) -> Result<i32, CliError> {
         .join(format!("{}.fetch.bundle", entry.leaf));
     let b = match write(&repo, &layout, &entry, Some(tmp)) {
         Ok(b) => b,
-        Err(e) if e.kind == "nothing-to-bundle" => {
+        Err(e) if e.kind == ErrorKind::NothingToBundle => {
             // Already fetched: the repository has the tip, and incoming names it.
             if let Some((Some(branch), Some(tip))) = clone::clone_head(&entry.path) {
                 if repo.git.refname_to_id(&incoming).ok() == Some(tip) {
@@ -192,13 +189,8 @@ pub fn fetch(a: FetchArgs, ui: &mut Ui) -> Result<i32, CliError> {
         }
         Err(e) => return Err(e),
     };
-    clone::import_bundle(&repo, entry.leaf.as_str(), &b).map_err(|e| {
-        CliError::new(
-            error::RUNTIME,
-            "fetch",
-            crate::sanitize::line(&e.to_string()),
-        )
-    })?;
+    clone::import_bundle(&repo, entry.leaf.as_str(), &b)
+        .map_err(|e| CliError::new(ErrorKind::Fetch, crate::sanitize::line(&e.to_string())))?;
     let _ = std::fs::remove_file(&b.path);
     if a.json {
         ui.out_json(&json!({

@@ -9,7 +9,7 @@ use std::io::IsTerminal;
 
 use clap::Args;
 
-use crate::cli::error::{self, CliError};
+use crate::cli::error::{self, CliError, ErrorKind};
 use crate::cli::ui::Ui;
 use crate::teardown;
 
@@ -55,11 +55,10 @@ pub fn run(a: DownArgs, ui: &mut Ui) -> Result<i32, CliError> {
                 return Ok(error::OK);
             }
         } else {
-            let mut e =
-                CliError::new(error::CONFLICT, "needs-confirmation", question).hint(format!(
-                    "Remove it anyway with `git sandbox down -f {}`.",
-                    crate::cmd::quote(&name)
-                ));
+            let mut e = CliError::new(ErrorKind::NeedsConfirmation, question).hint(format!(
+                "Remove it anyway with `git sandbox down -f {}`.",
+                crate::cmd::quote(&name)
+            ));
             if t.assessment.unreturned == Some(true) {
                 e = e.hint(format!(
                     "Or bring the work back first: `git sandbox fetch {}`.",
@@ -95,8 +94,7 @@ fn down_folder(
         crate::names::Leaf::parse(&record.name).map_err(crate::provision::ProvisionError::from)?;
     if !a.force && crate::state::session::is_live(&layout.session_path(&leaf)) {
         return Err(CliError::new(
-            error::CONFLICT,
-            "needs-confirmation",
+            ErrorKind::NeedsConfirmation,
             format!("box `{}`: an agent session is live in it", record.name),
         )
         .hint(format!(

@@ -9,7 +9,7 @@ use clap::Args;
 use serde_json::{json, Value};
 
 use crate::boxes::{self, BoxEntry};
-use crate::cli::error::{self, CliError};
+use crate::cli::error::{self, CliError, ErrorKind};
 use crate::cli::ui::Ui;
 use crate::git::Repo;
 use crate::state::{layout, session, Layout, Record};
@@ -108,7 +108,7 @@ fn row(
 
 fn all_rows() -> Result<Vec<Row>, CliError> {
     let root = layout::state_root()
-        .map_err(|e| CliError::new(error::RUNTIME, "state", e.to_string()))?
+        .map_err(|e| CliError::new(ErrorKind::State, e.to_string()))?
         .join("repos");
     let mut rows = Vec::new();
     let mut engines = Engines::default();

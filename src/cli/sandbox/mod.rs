@@ -15,7 +15,7 @@ mod run;
 
 use clap::{Args, Parser, Subcommand};
 
-use super::error::{self, CliError};
+use super::error::{self, CliError, ErrorKind};
 use super::ui::Ui;
 use super::GlobalOpts;
 use crate::provision::{self, CreateRequest};
@@ -133,16 +133,14 @@ fn up_folder(
 ) -> Result<i32, CliError> {
     if let Some(mode) = &a.git_mode {
         return Err(CliError::new(
-            error::USAGE,
-            "not-a-repo",
+            ErrorKind::NotARepo,
             format!("--git {mode} requires a git repository, but this folder is not one"),
         )
         .hint("Run it in a git repository, or drop --git to sandbox this folder itself."));
     }
     if a.branch.is_some() {
         return Err(CliError::new(
-            error::USAGE,
-            "not-a-repo",
+            ErrorKind::NotARepo,
             "--branch requires a git repository, but this folder is not one",
         )
         .hint("Drop --branch to sandbox this folder itself."));

@@ -12,7 +12,7 @@ use std::time::{Duration, SystemTime};
 use clap::Args;
 use serde_json::json;
 
-use crate::cli::error::{self, CliError};
+use crate::cli::error::{self, CliError, ErrorKind};
 use crate::cli::ui::Ui;
 use crate::names::Leaf;
 use crate::runner::oci::Engine;
@@ -90,7 +90,7 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
 pub fn run(a: ParkArgs, ui: &mut Ui) -> Result<i32, CliError> {
     let _cfg = crate::cli::load_config()?;
     let root = layout::state_root()
-        .map_err(|e| CliError::new(error::RUNTIME, "state", e.to_string()))?
+        .map_err(|e| CliError::new(ErrorKind::State, e.to_string()))?
         .join("repos");
     let now = SystemTime::now();
     let mut parked = Vec::new();
@@ -139,11 +139,7 @@ pub fn run(a: ParkArgs, ui: &mut Ui) -> Result<i32, CliError> {
                 _ => continue,
             }
             engine.stop(&c.name).output().map_err(|e| {
-                CliError::new(
-                    error::RUNTIME,
-                    "park",
-                    crate::sanitize::line(&e.to_string()),
-                )
+                CliError::new(ErrorKind::Park, crate::sanitize::line(&e.to_string()))
             })?;
             ui.info(&format!(
                 "parked `{}` (idle {}m)",

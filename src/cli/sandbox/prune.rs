@@ -15,7 +15,7 @@ use clap::Args;
 use serde_json::json;
 
 use crate::boxes;
-use crate::cli::error::{self, CliError};
+use crate::cli::error::{self, CliError, ErrorKind};
 use crate::cli::ui::Ui;
 use crate::names::Leaf;
 use crate::teardown;
@@ -265,8 +265,7 @@ fn remove_orphans(
     if !a.force {
         if !(std::io::stdin().is_terminal() && std::io::stderr().is_terminal()) {
             return Err(CliError::new(
-                error::CONFLICT,
-                "needs-confirmation",
+                ErrorKind::NeedsConfirmation,
                 format!(
                     "{} leftover(s) to remove, and there is no terminal to ask",
                     orphans.len()
@@ -302,8 +301,7 @@ fn remove_orphans(
             }
             std::fs::remove_dir_all(state_dir).map_err(|e| {
                 CliError::new(
-                    error::RUNTIME,
-                    "prune",
+                    ErrorKind::Prune,
                     format!("could not remove {}: {e}", state_dir.display()),
                 )
             })?;
@@ -349,11 +347,7 @@ fn remove_orphans(
             Orphan::Pin(name) => {
                 if let Ok(mut r) = repo.git.find_reference(name) {
                     r.delete().map_err(|e| {
-                        CliError::new(
-                            error::RUNTIME,
-                            "prune",
-                            format!("could not delete {name}: {e}"),
-                        )
+                        CliError::new(ErrorKind::Prune, format!("could not delete {name}: {e}"))
                     })?;
                 }
             }

@@ -89,7 +89,7 @@ pub fn run(a: RunArgs, ui: &mut Ui) -> Result<i32, CliError> {
     ui.finish();
     match crate::cli::create::launch_in_session(&cmd, &t.session, ui) {
         // As a shell reports it: the command, not an agent CLI, is missing; exit 127.
-        Err(e) if e.kind == "harness-missing" => {
+        Err(e) if e.kind == crate::cli::error::ErrorKind::HarnessMissing => {
             eprintln!(
                 "git-sandbox: {}: command not found in box `{}`",
                 crate::sanitize::line(&a.command.first().cloned().unwrap_or_default()),
