@@ -122,7 +122,7 @@ pub fn hand_off(
 ) -> Result<i32, CliError> {
     let plan = &created.plan;
     let launching = plan.launch && !print && !json_out;
-    let runner = super::runner_for(&created.record, launching && super::stdin_tty())?;
+    let runner = super::runner_for(&created.record, launching && ui.stdin_is_tty())?;
     let launch = runner.exec(&plan.path, &plan.name, &plan.launch_argv);
     if json_out {
         ui.out_json(&result_document(created, &launch, &ui.warnings));

@@ -189,12 +189,6 @@ pub(crate) fn runner_for(
     })
 }
 
-/// Is this process talking to a terminal (for an interactive container exec)?
-pub(crate) fn stdin_tty() -> bool {
-    use std::io::IsTerminal;
-    std::io::stdin().is_terminal()
-}
-
 /// The current directory, or an error saying it is gone.
 pub(crate) fn cwd() -> Result<std::path::PathBuf, CliError> {
     std::env::current_dir()

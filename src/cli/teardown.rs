@@ -5,8 +5,6 @@
 //! branch about to be deleted: exit 5 naming the box, unless `--force`. Then, without
 //! `--force`, a terminal is asked `[y/N]`; without a terminal the answer is exit 5.
 
-use std::io::{BufRead, IsTerminal, Write};
-
 use clap::Args;
 use serde_json::json;
 
@@ -34,20 +32,6 @@ pub struct TeardownArgs {
     pub json: bool,
 }
 
-fn interactive() -> bool {
-    std::io::stdin().is_terminal() && std::io::stderr().is_terminal()
-}
-
-fn ask(ui: &mut Ui, question: &str) -> Option<String> {
-    ui.finish();
-    let mut e = std::io::stderr();
-    let _ = write!(e, "{question}");
-    let _ = e.flush();
-    let mut line = String::new();
-    std::io::stdin().lock().read_line(&mut line).ok()?;
-    Some(line.trim().to_string())
-}
-
 pub(crate) fn from_teardown(e: TeardownError) -> CliError {
     let msg = crate::sanitize::line(&e.to_string());
     match e {
@@ -70,7 +54,7 @@ pub fn run(args: TeardownArgs, ui: &mut Ui) -> Result<i32, CliError> {
     // Resolve every REF before touching anything.
     let mut chosen: Vec<boxes::BoxEntry> = Vec::new();
     if args.refs.is_empty() {
-        if !interactive() || args.json {
+        if !ui.can_ask() || args.json {
             return Err(CliError::new(ErrorKind::Usage, "name the boxes to remove")
                 .hint("`git treebox list` shows them; then `git treebox teardown <name>…`."));
         }
@@ -124,7 +108,7 @@ pub fn run(args: TeardownArgs, ui: &mut Ui) -> Result<i32, CliError> {
                     t.entry.path.display()
                 )));
             }
-            if t.assessment.unreturned == Some(true) && !interactive() {
+            if t.assessment.unreturned == Some(true) && !ui.can_ask() {
                 return Err(CliError::new(
                     ErrorKind::Unreturned,
                     format!("box `{name}` holds commits the repository does not have"),
@@ -140,7 +124,7 @@ pub fn run(args: TeardownArgs, ui: &mut Ui) -> Result<i32, CliError> {
                 .hint(format!("Push them, keep the branch (drop --delete-branch), or: `{again} --delete-branch`.")));
             }
         }
-        if !interactive() {
+        if !ui.can_ask() {
             return Err(CliError::new(
                 ErrorKind::NeedsConfirmation,
                 "removing boxes needs confirmation, and there is no terminal to ask",
@@ -157,8 +141,7 @@ pub fn run(args: TeardownArgs, ui: &mut Ui) -> Result<i32, CliError> {
         for t in &targets {
             ui.info(&format!("  {}  ({})", t.entry.leaf, teardown::describe(t)));
         }
-        let answer = ask(ui, &format!("Remove {} box(es)? [y/N] ", targets.len()));
-        if !matches!(answer.as_deref(), Some("y" | "Y" | "yes")) {
+        if !ui.confirm(&format!("Remove {} box(es)?", targets.len())) {
             ui.info("nothing removed");
             if args.json {
                 ui.out_json(&removed_document(&repo.main_root, &ui.warnings, &[]));
@@ -230,11 +213,9 @@ fn pick(
             teardown::describe(&t)
         ));
     }
-    let answer = ask(
-        ui,
-        "Remove which? (numbers separated by spaces; empty to cancel) ",
-    )
-    .unwrap_or_default();
+    let answer = ui
+        .ask("Remove which? (numbers separated by spaces; empty to cancel) ")
+        .unwrap_or_default();
     let mut out = Vec::new();
     for word in answer.split([' ', ',']).filter(|w| !w.is_empty()) {
         let n: usize = word

@@ -4,8 +4,13 @@
 //! progress, warnings, errors and hints. Progress (a spinner and per-stage timings) is
 //! shown only when stderr is a terminal and never in JSON mode. Colour follows
 //! `--color`, `NO_COLOR` and whether stderr is a terminal.
+//!
+//! Prompts go through it too ([`Ui::confirm`], [`Ui::ask`]): a question is asked only
+//! when both stdin and stderr are terminals ([`Ui::can_ask`]). All of this is decided once,
+//! in [`Ui::new`]; the CLI owns the one `Ui` of a process, the engine reports to it
+//! through [`Reporter`].
 
-use std::io::{IsTerminal, Write};
+use std::io::{BufRead, IsTerminal, Write};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -33,7 +38,10 @@ pub struct UiOptions {
 
 pub struct Ui {
     opts: UiOptions,
+    /// stderr is a terminal.
     tty: bool,
+    /// stdin is a terminal.
+    stdin_tty: bool,
     color: bool,
     spinner: Option<Spinner>,
     /// Warnings seen, for JSON documents.
@@ -113,6 +121,7 @@ impl Ui {
         Ui {
             opts,
             tty,
+            stdin_tty: std::io::stdin().is_terminal(),
             color,
             spinner: None,
             warnings: Vec::new(),
@@ -125,6 +134,45 @@ impl Ui {
 
     pub fn stderr_is_tty(&self) -> bool {
         self.tty
+    }
+
+    /// Is stdin a terminal (so a container exec can be given one)?
+    pub fn stdin_is_tty(&self) -> bool {
+        self.stdin_tty
+    }
+
+    /// Can the user be asked a question: stdin and stderr both terminals?
+    pub fn can_ask(&self) -> bool {
+        self.stdin_tty && self.tty
+    }
+
+    /// Ask on stderr (`prompt` as given, no newline) and read one line of stdin, trimmed.
+    /// `None` when stdin is closed or unreadable. Stops any spinner first.
+    pub fn ask(&mut self, prompt: &str) -> Option<String> {
+        self.finish();
+        let mut e = std::io::stderr().lock();
+        let _ = write!(e, "{prompt}");
+        let _ = e.flush();
+        drop(e);
+        let mut line = String::new();
+        match std::io::stdin().lock().read_line(&mut line) {
+            Ok(0) | Err(_) => None,
+            Ok(_) => Some(line.trim().to_string()),
+        }
+    }
+
+    /// Ask `question [y/N] ` and say whether the answer was yes (`y`, `Y` or `yes`).
+    pub fn confirm(&mut self, question: &str) -> bool {
+        matches!(
+            self.ask(&format!("{question} [y/N] ")).as_deref(),
+            Some("y" | "Y" | "yes")
+        )
+    }
+
+    /// One line on stderr as it is (sanitised), in every mode: for messages whose form
+    /// is a contract of their own, such as a shell's `command not found`.
+    pub fn plain_error(&self, line: &str) {
+        self.eprint(&sanitize::line(line));
     }
 
     /// Show progress? Only on a terminal, never in JSON or quiet mode.

@@ -5,8 +5,6 @@
 //! live session. Without a terminal it refuses only in those cases (exit 5) unless
 //! `-f`. Nothing is removed on refusal.
 
-use std::io::IsTerminal;
-
 use clap::Args;
 
 use crate::cli::error::{self, CliError, ErrorKind};
@@ -42,15 +40,9 @@ pub fn run(a: DownArgs, ui: &mut Ui) -> Result<i32, CliError> {
     }
     if !a.force && !reasons.is_empty() {
         let question = format!("box `{name}`: {}", reasons.join(", and "));
-        if std::io::stdin().is_terminal() && std::io::stderr().is_terminal() {
-            ui.finish();
-            eprint!(
-                "{}; tear it down anyway? [y/N] ",
-                crate::sanitize::line(&question)
-            );
-            let mut line = String::new();
-            let _ = std::io::stdin().read_line(&mut line);
-            if !matches!(line.trim(), "y" | "Y" | "yes") {
+        if ui.can_ask() {
+            let ask = format!("{}; tear it down anyway?", crate::sanitize::line(&question));
+            if !ui.confirm(&ask) {
                 ui.info("nothing removed");
                 return Ok(error::OK);
             }

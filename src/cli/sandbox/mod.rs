@@ -203,7 +203,7 @@ fn up_folder(
         ui.out(&r.path.to_string_lossy());
         return Ok(error::OK);
     }
-    let runner = super::runner_for(r, super::stdin_tty())?;
+    let runner = super::runner_for(r, ui.stdin_is_tty())?;
     ui.finish();
     super::create::launch_in_session(&runner.shell(&r.path, &r.name), &done.session_path, ui)
 }
@@ -301,7 +301,7 @@ fn up(a: UpArgs, ui: &mut Ui) -> Result<i32, CliError> {
         ui.out(&path.to_string_lossy());
         return Ok(error::OK);
     }
-    let runner = super::runner_for(&created.record, super::stdin_tty())?;
+    let runner = super::runner_for(&created.record, ui.stdin_is_tty())?;
     ui.finish();
     super::create::launch_in_session(
         &runner.shell(&path, &created.plan.name),

@@ -8,7 +8,6 @@
 //! (and unrecorded directories) holding something are listed as kept, with the
 //! reason. It lists first; it asks on a terminal and refuses without one unless `-f`.
 
-use std::io::IsTerminal;
 use std::time::{Duration, SystemTime};
 
 use clap::Args;
@@ -263,7 +262,7 @@ fn remove_orphans(
         ui.info(&format!("  {}", o.describe()));
     }
     if !a.force {
-        if !(std::io::stdin().is_terminal() && std::io::stderr().is_terminal()) {
+        if !ui.can_ask() {
             return Err(CliError::new(
                 ErrorKind::NeedsConfirmation,
                 format!(
@@ -273,11 +272,7 @@ fn remove_orphans(
             )
             .hint("Pass -f to remove them: `git sandbox prune -f`."));
         }
-        ui.finish();
-        eprint!("Remove these {} leftover(s)? [y/N] ", orphans.len());
-        let mut line = String::new();
-        let _ = std::io::stdin().read_line(&mut line);
-        if !matches!(line.trim(), "y" | "Y" | "yes") {
+        if !ui.confirm(&format!("Remove these {} leftover(s)?", orphans.len())) {
             ui.info("nothing removed");
             return Ok(error::OK);
         }
