@@ -32,6 +32,7 @@ pub mod git;
 pub mod guard;
 pub mod guard_hook;
 pub mod harness;
+pub mod maintain;
 pub mod names;
 pub mod plan;
 pub mod provision;

@@ -12,6 +12,6 @@ pub mod lock;
 pub mod record;
 pub mod session;
 
-pub use layout::Layout;
+pub use layout::{Layout, Store};
 pub use lock::{BoxLock, LockError, WaitedLock};
 pub use record::Record;
