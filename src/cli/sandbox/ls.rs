@@ -12,7 +12,7 @@ use crate::boxes::{self, BoxEntry};
 use crate::cli::error::{self, CliError, ErrorKind};
 use crate::cli::ui::Ui;
 use crate::git::Repo;
-use crate::state::{layout, session, Layout, Record};
+use crate::state::{layout, session, Layout};
 
 #[derive(Debug, Args)]
 pub struct LsArgs {
@@ -107,24 +107,13 @@ fn row(
 }
 
 fn all_rows() -> Result<Vec<Row>, CliError> {
-    let root = layout::state_root()
-        .map_err(|e| CliError::new(ErrorKind::State, e.to_string()))?
-        .join("repos");
+    let dirs =
+        layout::repo_state_dirs().map_err(|e| CliError::new(ErrorKind::State, e.to_string()))?;
     let mut rows = Vec::new();
     let mut engines = Engines::default();
-    let Ok(rd) = std::fs::read_dir(&root) else {
-        return Ok(rows);
-    };
-    let mut dirs: Vec<_> = rd.flatten().map(|e| e.path()).collect();
-    dirs.sort();
     for repo_state in dirs {
         // Any record names the repository these boxes belong to.
-        let records: Vec<Record> = std::fs::read_dir(repo_state.join("boxes"))
-            .into_iter()
-            .flatten()
-            .flatten()
-            .filter_map(|b| Record::load(&b.path().join("record.json")).ok().flatten())
-            .collect();
+        let records = layout::records_in(&repo_state);
         let Some(first) = records.first() else {
             // No record can be read: the noted repository still lists its boxes.
             let Some(main) = Layout::remembered_repo(&repo_state) else {
