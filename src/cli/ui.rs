@@ -207,6 +207,14 @@ impl Ui {
         }
     }
 
+    /// Raw bytes on stdout (a bundle for `-o -`), copied from `r`.
+    pub fn out_copy(&self, r: &mut dyn std::io::Read) -> std::io::Result<u64> {
+        let mut o = std::io::stdout().lock();
+        let n = std::io::copy(r, &mut o)?;
+        o.flush()?;
+        Ok(n)
+    }
+
     pub fn out_json(&self, doc: &serde_json::Value) {
         self.out(&serde_json::to_string_pretty(doc).unwrap_or_else(|_| "{}".into()));
     }

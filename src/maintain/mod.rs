@@ -1,11 +1,13 @@
-//! Machine-wide maintenance passes over boxes that already exist: `park` (stop idle
-//! containers) and `prune` (find and remove leftovers).
+//! Work on boxes that already exist: the machine-wide passes `park` (stop idle
+//! containers) and `prune` (find and remove leftovers), and the files of bringing a
+//! clone box's work back (`bundle`).
 //!
 //! Each pass decides and acts here, in the engine, and reports back as data; the CLI
 //! (`cli/sandbox/{park,prune}.rs`) only parses flags, asks for confirmation and prints.
 //! Nothing here prints or picks an exit code. The on-disk layout comes from
 //! [`crate::state`]; containers are reached through the runner.
 
+pub mod bundle;
 pub mod park;
 pub mod prune;
 

@@ -277,4 +277,22 @@ mod tests {
         assert_eq!(k, repo_key(Path::new("/home/u/my repo/.git")));
         assert_ne!(k, repo_key(Path::new("/home/v/my repo/.git")));
     }
+
+    #[test]
+    fn store_names_every_bookkeeping_path() {
+        let s = Store::with_state_root(Path::new("/r"), Path::new("/r/.git"), Path::new("/st"));
+        let leaf = Leaf::parse("fix-x").unwrap();
+        let b = s.repo_state.join("boxes/fix-x");
+        assert_eq!(s.box_state(&leaf), b);
+        assert_eq!(s.record_path(&leaf), b.join("record.json"));
+        assert_eq!(s.credentials_dir(&leaf), b.join("credentials"));
+        assert_eq!(s.build_dir(&leaf), b.join("build"));
+        assert_eq!(s.hooks_dir(&leaf), b.join("hooks"));
+        assert_eq!(s.status_state_path(&leaf), b.join("status/state"));
+        assert_eq!(s.container_env_path(&leaf), b.join("container.env"));
+        assert_eq!(s.park_seen_path(&leaf), b.join("park.seen"));
+        assert_eq!(s.lock_path(&leaf), s.repo_state.join("locks/fix-x.lock"));
+        assert!(s.repo_state.starts_with("/st/repos"));
+        assert_eq!(s.box_path(&leaf), Path::new("/r/.treebox/worktrees/fix-x"));
+    }
 }

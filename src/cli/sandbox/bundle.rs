@@ -12,6 +12,7 @@ use serde_json::json;
 
 use crate::cli::error::{self, CliError, ErrorKind};
 use crate::cli::ui::Ui;
+use crate::maintain;
 use crate::provision::clone::{self, BundleError};
 
 #[derive(Debug, Args)]
@@ -94,10 +95,10 @@ fn write(
     let out = match output {
         Some(o) if o.is_dir() => o.join(&file_name),
         Some(o) => o,
-        None => layout.box_state(&entry.leaf).join(&file_name),
+        None => layout.scratch_path(&entry.leaf, &file_name),
     };
     if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(|e| {
+        maintain::bundle::make_dir(dir).map_err(|e| {
             CliError::new(
                 ErrorKind::Io,
                 format!("could not create {}: {e}", dir.display()),
@@ -116,11 +117,10 @@ pub fn bundle(a: BundleArgs, ui: &mut Ui) -> Result<i32, CliError> {
     let (repo, layout, entry) = clone_box(&a.name)?;
     if a.output.as_deref() == Some(std::path::Path::new("-")) {
         // To stdout, like `git bundle create -`: written aside first, then copied.
-        let tmp = layout.box_state(&entry.leaf).join("stdout.bundle");
+        let tmp = layout.scratch_path(&entry.leaf, "stdout.bundle");
         let b = write(&repo, &layout, &entry, Some(tmp.clone()))?;
-        let copied = std::fs::File::open(&tmp)
-            .and_then(|mut f| std::io::copy(&mut f, &mut std::io::stdout().lock()));
-        let _ = std::fs::remove_file(&tmp);
+        let copied = maintain::bundle::open(&tmp).and_then(|mut f| ui.out_copy(&mut f));
+        maintain::bundle::discard(&tmp);
         copied.map_err(|e| {
             CliError::new(
                 ErrorKind::Io,
@@ -158,9 +158,7 @@ pub fn fetch(a: FetchArgs, ui: &mut Ui) -> Result<i32, CliError> {
     let (repo, layout, entry) = clone_box(&a.name)?;
     let incoming = clone::incoming_ref(entry.leaf.as_str());
     // Its own file: a bundle the user made with `bundle` (the default path) stays.
-    let tmp = layout
-        .box_state(&entry.leaf)
-        .join(format!("{}.fetch.bundle", entry.leaf));
+    let tmp = layout.scratch_path(&entry.leaf, &format!("{}.fetch.bundle", entry.leaf));
     let b = match write(&repo, &layout, &entry, Some(tmp)) {
         Ok(b) => b,
         Err(e) if e.kind == ErrorKind::NothingToBundle => {
@@ -191,7 +189,7 @@ pub fn fetch(a: FetchArgs, ui: &mut Ui) -> Result<i32, CliError> {
     };
     clone::import_bundle(&repo, entry.leaf.as_str(), &b)
         .map_err(|e| CliError::new(ErrorKind::Fetch, crate::sanitize::line(&e.to_string())))?;
-    let _ = std::fs::remove_file(&b.path);
+    maintain::bundle::discard(&b.path);
     if a.json {
         ui.out_json(&json!({
             "schemaVersion": 1,
