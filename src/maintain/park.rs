@@ -83,14 +83,7 @@ pub fn park_idle(
             let (Some(c), Ok(leaf)) = (record.container.as_ref(), Leaf::parse(&record.name)) else {
                 continue;
             };
-            let store = Store {
-                box_root: record
-                    .path
-                    .parent()
-                    .map(|p| p.to_path_buf())
-                    .unwrap_or_default(),
-                repo_state: repo_state.clone(),
-            };
+            let store = Store::around_box(&record.path, repo_state.clone());
             if !store.mark_park_seen(&leaf) {
                 report.first_seen.push(record.name.clone());
                 continue;

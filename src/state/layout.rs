@@ -140,6 +140,29 @@ impl Store {
         }
     }
 
+    /// The store of a state dir found by [`repo_state_dirs`], for the repository whose
+    /// main checkout is `main_root`.
+    pub fn in_state_dir(main_root: &Path, repo_state: PathBuf) -> Store {
+        Store {
+            box_root: main_root.join(BOX_ROOT),
+            repo_state,
+        }
+    }
+
+    /// The store of a state dir found by [`repo_state_dirs`], its box root read off
+    /// one box's path (for a folder box, or a box whose repository is gone).
+    pub fn around_box(box_path: &Path, repo_state: PathBuf) -> Store {
+        Store {
+            box_root: box_path.parent().map(Path::to_path_buf).unwrap_or_default(),
+            repo_state,
+        }
+    }
+
+    /// Is `repo_state` the state dir of the repository whose git dir is `common_dir`?
+    pub fn is_state_dir_of(repo_state: &Path, common_dir: &Path) -> bool {
+        repo_state.file_name() == Some(repo_key(common_dir).as_ref())
+    }
+
     pub fn box_path(&self, leaf: &Leaf) -> PathBuf {
         self.box_root.join(leaf.as_str())
     }

@@ -122,13 +122,10 @@ fn all_rows() -> Result<Vec<Row>, CliError> {
             let Ok(repo) = Repo::discover(&main) else {
                 continue;
             };
-            if repo_state.file_name() != Some(layout::repo_key(&repo.common_dir).as_ref()) {
+            if !Layout::is_state_dir_of(&repo_state, &repo.common_dir) {
                 continue;
             }
-            let layout = Layout {
-                box_root: repo.main_root.join(layout::BOX_ROOT),
-                repo_state: repo_state.clone(),
-            };
+            let layout = Layout::in_state_dir(&repo.main_root, repo_state.clone());
             let repo_path = repo.main_root.to_string_lossy().into_owned();
             for e in boxes::inventory(&repo, &layout) {
                 rows.push(row(&e, Some(&repo), &repo_path, &layout, &mut engines));
@@ -138,10 +135,7 @@ fn all_rows() -> Result<Vec<Row>, CliError> {
         let repo_path = first.repo.to_string_lossy().into_owned();
         match Repo::discover(&first.repo) {
             Ok(repo) if repo.common_dir == first.common_dir => {
-                let layout = Layout {
-                    box_root: repo.main_root.join(layout::BOX_ROOT),
-                    repo_state: repo_state.clone(),
-                };
+                let layout = Layout::in_state_dir(&repo.main_root, repo_state.clone());
                 for e in boxes::inventory(&repo, &layout) {
                     rows.push(row(&e, Some(&repo), &repo_path, &layout, &mut engines));
                 }
@@ -152,10 +146,7 @@ fn all_rows() -> Result<Vec<Row>, CliError> {
                     let Ok(leaf) = crate::names::Leaf::parse(&r.name) else {
                         continue;
                     };
-                    let layout = Layout {
-                        box_root: r.path.parent().map(|p| p.to_path_buf()).unwrap_or_default(),
-                        repo_state: repo_state.clone(),
-                    };
+                    let layout = Layout::around_box(&r.path, repo_state.clone());
                     let e = BoxEntry {
                         dir_exists: r.path.is_dir(),
                         path: r.path.clone(),
