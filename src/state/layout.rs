@@ -2,6 +2,7 @@
 //!
 //! ```text
 //! $XDG_STATE_HOME/treebox/                     state_root()
+//!   guard-runs/<key>                           guard_run_marker
 //!   repos/<repo-key>/                          Store::repo_state (repo_state_dirs() walks them)
 //!     repo                                     the main checkout's path (remember_repo)
 //!     worktrees.lock                           registration_lock_path
@@ -58,6 +59,12 @@ pub fn state_root() -> Result<PathBuf, NoStateDir> {
 /// with this [`repo_key`].
 pub fn repo_state_dir(key: &str) -> Result<PathBuf, NoStateDir> {
     Ok(state_root()?.join(REPOS).join(key))
+}
+
+/// `$XDG_STATE_HOME/treebox/guard-runs/<key>`: the marker that the guard was seen to
+/// run in an image (`key` names the engine, image and guard binary).
+pub fn guard_run_marker(key: &str) -> Result<PathBuf, NoStateDir> {
+    Ok(state_root()?.join("guard-runs").join(key))
 }
 
 /// Every repository's (and folder's) state dir on this machine, sorted; none when the
