@@ -151,6 +151,40 @@ impl Cmd {
         out.join(" ")
     }
 
+    /// Run in the foreground with this process's terminal (stdin, stdout and stderr
+    /// inherited), as a shell runs a job: while it runs, this process ignores the
+    /// terminal's interrupt and quit signals, which are the child's to handle. Used to
+    /// launch the agent or a shell in a box.
+    pub fn run_in_foreground(&self) -> std::io::Result<ExitStatus> {
+        // SAFETY: setting a signal disposition to SIG_IGN and back is async-signal-safe
+        // and touches no Rust state.
+        let (old_int, old_quit) = unsafe {
+            (
+                libc::signal(libc::SIGINT, libc::SIG_IGN),
+                libc::signal(libc::SIGQUIT, libc::SIG_IGN),
+            )
+        };
+        let mut c = self.to_command();
+        {
+            use std::os::unix::process::CommandExt;
+            // SAFETY: only resets signal dispositions in the child before exec.
+            unsafe {
+                c.pre_exec(|| {
+                    libc::signal(libc::SIGINT, libc::SIG_DFL);
+                    libc::signal(libc::SIGQUIT, libc::SIG_DFL);
+                    Ok(())
+                });
+            }
+        }
+        let status = c.status();
+        // SAFETY: as above.
+        unsafe {
+            libc::signal(libc::SIGINT, old_int);
+            libc::signal(libc::SIGQUIT, old_quit);
+        }
+        status
+    }
+
     /// Run to completion capturing stdout and stderr; a non-zero exit is an error.
     pub fn output(&self) -> Result<Output, CmdError> {
         let out = self.output_any()?;

@@ -30,6 +30,7 @@ pub mod folder;
 pub mod git;
 pub mod guard;
 pub mod harness;
+pub mod maintain;
 pub mod names;
 pub mod plan;
 pub mod provision;

@@ -2,7 +2,7 @@
 
 use clap::Args;
 
-use super::error::{self, CliError};
+use super::error::{self, CliError, ErrorKind};
 use super::json::{CreateDocument, Document, PlanDocument, V1};
 use super::ui::Ui;
 use crate::cmd::Cmd;
@@ -125,7 +125,7 @@ pub fn hand_off(
 ) -> Result<i32, CliError> {
     let plan = &created.plan;
     let launching = plan.launch && !print && !json_out;
-    let runner = super::runner_for(&created.record, launching && super::stdin_tty())?;
+    let runner = super::runner_for(&created.record, launching && ui.stdin_is_tty())?;
     let launch = runner.exec(&plan.path, &plan.name, &plan.launch_argv);
     if json_out {
         ui.out_json(&CreateDocument::created(created, &launch, &ui.warnings).to_value());
@@ -167,48 +167,20 @@ pub fn launch_in_session(
     launch_child(cmd)
 }
 
-/// Run the agent with the terminal, and exit with its code (128+signal when killed).
-/// While it runs, this process ignores the terminal's interrupt and quit signals, as a
-/// shell does: they are the agent's to handle.
+/// Run the agent with the terminal, and exit with its code (128+signal when killed);
+/// see [`Cmd::run_in_foreground`].
 pub fn launch_child(cmd: &Cmd) -> Result<i32, CliError> {
-    // SAFETY: setting a signal disposition to SIG_IGN and back is async-signal-safe
-    // and touches no Rust state.
-    let (old_int, old_quit) = unsafe {
-        (
-            libc::signal(libc::SIGINT, libc::SIG_IGN),
-            libc::signal(libc::SIGQUIT, libc::SIG_IGN),
-        )
-    };
-    let mut c = cmd.to_command();
-    {
-        use std::os::unix::process::CommandExt;
-        // SAFETY: only resets signal dispositions in the child before exec.
-        unsafe {
-            c.pre_exec(|| {
-                libc::signal(libc::SIGINT, libc::SIG_DFL);
-                libc::signal(libc::SIGQUIT, libc::SIG_DFL);
-                Ok(())
-            });
-        }
-    }
-    let status = c.status();
-    // SAFETY: as above.
-    unsafe {
-        libc::signal(libc::SIGINT, old_int);
-        libc::signal(libc::SIGQUIT, old_quit);
-    }
+    let status = cmd.run_in_foreground();
     match status {
         Ok(st) => Ok(crate::cmd::exit_code(st)),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(CliError::new(
-            error::RUNTIME,
-            "harness-missing",
+            ErrorKind::HarnessMissing,
             format!("could not start `{}`: not found on PATH", cmd.argv()[0]),
         )
         .hint("Install the agent CLI, or point `harnesses.<name>.program` in the config at it.")
         .hint(format!("To start it yourself later: {cmd}"))),
         Err(e) => Err(CliError::new(
-            error::RUNTIME,
-            "launch",
+            ErrorKind::Launch,
             format!("could not start `{cmd}`: {e}"),
         )),
     }

@@ -61,7 +61,7 @@ pub fn run(args: EnterArgs, ui: &mut Ui) -> Result<i32, CliError> {
         )
     })?;
     let launching = !args.print && !args.json;
-    let runner = super::runner_for(&entered.record, launching && super::stdin_tty())?;
+    let runner = super::runner_for(&entered.record, launching && ui.stdin_is_tty())?;
     let r = &entered.record;
     let launch = runner.exec(&r.path, &r.name, &entered.launch_argv);
     if args.json {

@@ -1,8 +1,15 @@
-//! One error type for the command line, and the one function that picks exit codes.
+//! One error type for the command line, and the one table that picks exit codes.
 //!
 //! Exit codes (SPEC §10, both binaries): 0 ok · 1 runtime failure · 2 usage or invalid
 //! input/config · 3 not found · 4 fetch/auth · 5 conflict (lock held, exists, dirty,
 //! needs confirmation, mode/isolation mismatch).
+//!
+//! Every failure the CLI reports is a [`CliError`]: an [`ErrorKind`] (which alone decides
+//! the exit code and the machine-readable `kind` of the JSON error, in the one table
+//! below), a one-line message, runnable hints, and the cause chain (`source`). Call sites
+//! name the kind, never the code. Modelled on jj's `cli/src/command_error.rs`.
+//!
+//! Who calls it: every `cli/` subcommand; [`super::Ui::error`] prints it.
 
 use crate::provision::ProvisionError;
 use crate::state::LockError;
@@ -14,29 +21,161 @@ pub const NOT_FOUND: i32 = 3;
 pub const FETCH: i32 = 4;
 pub const CONFLICT: i32 = 5;
 
-/// A failure as the user sees it: one line, an exit code, and runnable hints.
+/// The kinds of failure: `Variant = "json-kind" => EXIT_CODE`, one row each. This table
+/// is the only place that maps a failure to an exit code.
+macro_rules! kinds {
+    ($($(#[$doc:meta])* $variant:ident = $name:literal => $code:ident,)*) => {
+        /// What went wrong, as scripts see it (`error.kind` in JSON, and the exit code).
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub enum ErrorKind {
+            $($(#[$doc])* $variant,)*
+        }
+
+        impl ErrorKind {
+            /// The machine-readable kind of the JSON error object, e.g. `branch-exists`.
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $(ErrorKind::$variant => $name,)*
+                }
+            }
+
+            /// The process exit code of this kind of failure.
+            pub fn exit_code(self) -> i32 {
+                match self {
+                    $(ErrorKind::$variant => $code,)*
+                }
+            }
+        }
+    };
+}
+
+kinds! {
+    // 2: usage, invalid input or config.
+    /// A command line clap did not accept, or a bad argument value.
+    Usage = "usage" => USAGE,
+    InvalidName = "invalid-name" => USAGE,
+    InvalidConfig = "invalid-config" => USAGE,
+    NotARepo = "not-a-repo" => USAGE,
+    BareRepo = "bare-repo" => USAGE,
+    Unsupported = "unsupported" => USAGE,
+    Ambiguous = "ambiguous" => USAGE,
+    MalformedRecord = "malformed-record" => USAGE,
+    /// A path given to teardown that is no box (a usage error, unlike [`Self::NotABox`]).
+    NotABoxPath = "not-a-box" => USAGE,
+    Unmountable = "unmountable" => USAGE,
+    Template = "template" => USAGE,
+    InvalidTemplate = "invalid-template" => USAGE,
+    NoBranch = "no-branch" => USAGE,
+    NoConfigDir = "no-config-dir" => USAGE,
+    NotAClone = "not-a-clone" => USAGE,
+    // 3: not found.
+    BoxNotFound = "box-not-found" => NOT_FOUND,
+    /// A checkout treebox did not make (it has no record).
+    NotABox = "not-a-box" => NOT_FOUND,
+    BoxMissing = "box-missing" => NOT_FOUND,
+    BaseNotFound = "base-not-found" => NOT_FOUND,
+    BranchNotFound = "branch-not-found" => NOT_FOUND,
+    NothingToBundle = "nothing-to-bundle" => NOT_FOUND,
+    TemplateNotFound = "template-not-found" => NOT_FOUND,
+    TemplateBundled = "template-bundled" => NOT_FOUND,
+    // 4: fetch or authentication.
+    FetchFailed = "fetch-failed" => FETCH,
+    // 5: conflict.
+    ModeMismatch = "mode-mismatch" => CONFLICT,
+    BlockingRegistration = "blocking-registration" => CONFLICT,
+    IsolationMismatch = "isolation-mismatch" => CONFLICT,
+    BranchExists = "branch-exists" => CONFLICT,
+    BranchCheckedOut = "branch-checked-out" => CONFLICT,
+    BoxExists = "box-exists" => CONFLICT,
+    PathTaken = "path-taken" => CONFLICT,
+    Locked = "locked" => CONFLICT,
+    Changed = "changed" => CONFLICT,
+    /// A removal that must be confirmed, with no terminal to ask on.
+    NeedsConfirmation = "needs-confirmation" => CONFLICT,
+    TemplateExists = "template-exists" => CONFLICT,
+    SessionLive = "session-live" => CONFLICT,
+    Dirty = "dirty" => CONFLICT,
+    Unreturned = "unreturned" => CONFLICT,
+    Unpushed = "unpushed" => CONFLICT,
+    // 1: runtime failure.
+    Runtime = "runtime" => RUNTIME,
+    Repo = "repo" => RUNTIME,
+    CheckoutBroken = "checkout-broken" => RUNTIME,
+    Lock = "lock" => RUNTIME,
+    Fetch = "fetch" => RUNTIME,
+    Container = "container" => RUNTIME,
+    Engine = "engine" => RUNTIME,
+    GuardCannotRun = "guard-cannot-run" => RUNTIME,
+    DiskFull = "disk-full" => RUNTIME,
+    Cwd = "cwd" => RUNTIME,
+    State = "state" => RUNTIME,
+    Teardown = "teardown" => RUNTIME,
+    Bundle = "bundle" => RUNTIME,
+    /// The agent's (or a `run` command's) program is not installed where it must run.
+    HarnessMissing = "harness-missing" => RUNTIME,
+    Io = "io" => RUNTIME,
+    Launch = "launch" => RUNTIME,
+    Park = "park" => RUNTIME,
+    Prune = "prune" => RUNTIME,
+    Runner = "runner" => RUNTIME,
+}
+
+type Cause = Box<dyn std::error::Error + Send + Sync + 'static>;
+
+/// A failure as the user sees it: one line, its kind (hence exit code), runnable hints,
+/// and the chain of causes.
 #[derive(Debug)]
 pub struct CliError {
-    pub code: i32,
+    pub kind: ErrorKind,
     pub message: String,
     pub hints: Vec<String>,
-    /// A short machine-readable kind for JSON errors, e.g. `branch-exists`.
-    pub kind: &'static str,
+    /// What caused it; its chain is shown as `caused by:` lines.
+    pub source: Option<Cause>,
 }
 
 impl CliError {
-    pub fn new(code: i32, kind: &'static str, message: impl Into<String>) -> CliError {
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> CliError {
         CliError {
-            code,
+            kind,
             message: message.into(),
             hints: Vec::new(),
-            kind,
+            source: None,
         }
     }
 
     pub fn hint(mut self, h: impl Into<String>) -> CliError {
         self.hints.push(h.into());
         self
+    }
+
+    /// Keep `cause` (and its own chain) as the reason for this failure.
+    pub fn caused_by(mut self, cause: impl Into<Cause>) -> CliError {
+        self.source = Some(cause.into());
+        self
+    }
+
+    /// The process exit code, from the kind.
+    pub fn code(&self) -> i32 {
+        self.kind.exit_code()
+    }
+
+    /// The causes to show as `caused by:` lines, outermost first. A cause whose text the
+    /// message (or an outer cause) already spells out is not repeated.
+    pub fn causes(&self) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        let mut next: Option<&(dyn std::error::Error + 'static)> = match &self.source {
+            Some(s) => Some(s.as_ref()),
+            None => None,
+        };
+        while let Some(e) = next {
+            let text = crate::sanitize::line(&e.to_string());
+            let shown = self.message.contains(&text) || out.iter().any(|o| o.contains(&text));
+            if !text.is_empty() && !shown {
+                out.push(text);
+            }
+            next = e.source();
+        }
+        out
     }
 }
 
@@ -53,23 +192,30 @@ fn q(s: &str) -> String {
 
 impl From<ProvisionError> for CliError {
     fn from(e: ProvisionError) -> CliError {
-        use crate::git::repo::RepoError;
-        use ProvisionError as P;
-        let msg = crate::sanitize::line(&e.to_string());
-        match &e {
-            P::Name(_) => CliError::new(USAGE, "invalid-name", msg).hint(
+        let out = classify(&e);
+        out.caused_by(e)
+    }
+}
+
+/// The kind, message and hints of an engine failure.
+fn classify(e: &ProvisionError) -> CliError {
+    use crate::git::repo::RepoError;
+    use ProvisionError as P;
+    let msg = crate::sanitize::line(&e.to_string());
+    match e {
+            P::Name(_) => CliError::new(ErrorKind::InvalidName, msg).hint(
                 "Names are lower-case letters, digits, '.', '_' and '-', with '/' between segments: e.g. `git treebox create fix/login-form`.",
             ),
-            P::Config(c) => CliError::new(USAGE, "invalid-config", msg)
+            P::Config(c) => CliError::new(ErrorKind::InvalidConfig, msg)
                 .hint(format!("Fix it in {}.", c.file().display())),
-            P::Repo(RepoError::NotARepo { .. }) => CliError::new(USAGE, "not-a-repo", msg)
+            P::Repo(RepoError::NotARepo { .. }) => CliError::new(ErrorKind::NotARepo, msg)
                 .hint("Run it inside a git repository (e.g. `cd ~/src/project`), or make one with `git init`."),
-            P::Repo(RepoError::Bare { .. }) => CliError::new(USAGE, "bare-repo", msg)
+            P::Repo(RepoError::Bare { .. }) => CliError::new(ErrorKind::BareRepo, msg)
                 .hint("Run it in a clone with a working tree: `git clone <url>`."),
-            P::Repo(RepoError::Open { .. }) => CliError::new(RUNTIME, "repo", msg),
-            P::Unsupported { .. } => CliError::new(USAGE, "unsupported", msg)
+            P::Repo(RepoError::Open { .. }) => CliError::new(ErrorKind::Repo, msg),
+            P::Unsupported { .. } => CliError::new(ErrorKind::Unsupported, msg)
                 .hint("Use the host runner in worktree mode: `--isolation host --git worktree`."),
-            P::ModeMismatch { leaf, built, .. } => CliError::new(CONFLICT, "mode-mismatch", msg)
+            P::ModeMismatch { leaf, built, .. } => CliError::new(ErrorKind::ModeMismatch, msg)
                 .hint(format!(
                     "Finish it in the mode it was built with (`--git {built}`), or remove it first (`git treebox teardown --force {leaf}`) and create it again."
                 )),
@@ -77,7 +223,7 @@ impl From<ProvisionError> for CliError {
                 reference,
                 branch_exists,
             }) => {
-                let e = CliError::new(NOT_FOUND, "box-not-found", msg);
+                let e = CliError::new(ErrorKind::BoxNotFound, msg);
                 if *branch_exists {
                     e.hint(format!(
                         "`{}` is a branch without a box: run `git treebox create --checkout {}`.",
@@ -89,15 +235,15 @@ impl From<ProvisionError> for CliError {
                 }
             }
             P::Resolve(crate::boxes::ResolveError::Ambiguous { .. }) => {
-                CliError::new(USAGE, "ambiguous", msg)
+                CliError::new(ErrorKind::Ambiguous, msg)
                     .hint("Name the box exactly, as `git treebox list` shows it.")
             }
-            P::MalformedRecord { .. } => CliError::new(USAGE, "malformed-record", msg),
-            P::NoRecord { path, .. } => CliError::new(NOT_FOUND, "not-a-box", msg).hint(format!(
+            P::MalformedRecord { .. } => CliError::new(ErrorKind::MalformedRecord, msg),
+            P::NoRecord { path, .. } => CliError::new(ErrorKind::NotABox, msg).hint(format!(
                 "It was not made by treebox; remove it with `git worktree remove {}` if you no longer need it.",
                 q(&path.to_string_lossy())
             )),
-            P::BoxMissing { leaf, .. } => CliError::new(NOT_FOUND, "box-missing", msg).hint(format!(
+            P::BoxMissing { leaf, .. } => CliError::new(ErrorKind::BoxMissing, msg).hint(format!(
                 "To clean up what is left, run `git treebox teardown {}`.",
                 q(leaf)
             )),
@@ -106,56 +252,56 @@ impl From<ProvisionError> for CliError {
                     .file_name()
                     .map(|n| n.to_string_lossy().into_owned())
                     .unwrap_or_default();
-                CliError::new(CONFLICT, "blocking-registration", msg).hint(format!(
+                CliError::new(ErrorKind::BlockingRegistration, msg).hint(format!(
                     "Remove that box (`git treebox teardown --force {}`), or the registration itself (`rm -r {}`).",
                     q(&leaf),
                     q(&admin.to_string_lossy())
                 ))
             }
             P::CheckoutBroken { leaf, repo, clone: false, .. } => {
-                CliError::new(RUNTIME, "checkout-broken", msg).hint(format!(
+                CliError::new(ErrorKind::CheckoutBroken, msg).hint(format!(
                     "`git -C {} worktree repair` restores it; or remove the box: `git treebox teardown --force {}`.",
                     q(&repo.to_string_lossy()),
                     q(leaf)
                 ))
             }
             P::CheckoutBroken { leaf, path, .. } => {
-                CliError::new(RUNTIME, "checkout-broken", msg).hint(format!(
+                CliError::new(ErrorKind::CheckoutBroken, msg).hint(format!(
                     "Copy out what you need from {}, then remove the box: `git treebox teardown --force {}`.",
                     q(&path.to_string_lossy()),
                     q(leaf)
                 ))
             }
             P::IsolationMismatch { recorded, .. } => {
-                CliError::new(CONFLICT, "isolation-mismatch", msg).hint(format!(
+                CliError::new(ErrorKind::IsolationMismatch, msg).hint(format!(
                     "Boxes keep the runner they were made with: drop the flag or pass `--isolation {recorded}`."
                 ))
             }
-            P::BaseNotFound { empty: true, .. } => CliError::new(NOT_FOUND, "base-not-found", msg)
+            P::BaseNotFound { empty: true, .. } => CliError::new(ErrorKind::BaseNotFound, msg)
                 .hint("Commit once (`git commit --allow-empty -m init`), or make a clone box, which can start empty: `--git clone` without `--base`."),
-            P::BaseNotFound { .. } => CliError::new(NOT_FOUND, "base-not-found", msg)
+            P::BaseNotFound { .. } => CliError::new(ErrorKind::BaseNotFound, msg)
                 .hint("Name an existing base with `--base <branch>`; `git branch -a` lists them."),
-            P::BranchNotFound { .. } => CliError::new(NOT_FOUND, "branch-not-found", msg)
+            P::BranchNotFound { .. } => CliError::new(ErrorKind::BranchNotFound, msg)
                 .hint("`git branch -a` lists the branches; to start a new one, run `git treebox create <name>`."),
-            P::BranchExists { branch } => CliError::new(CONFLICT, "branch-exists", msg).hint(format!(
+            P::BranchExists { branch } => CliError::new(ErrorKind::BranchExists, msg).hint(format!(
                 "To work on the existing branch, run `git treebox create --checkout {}`.",
                 q(branch)
             )),
-            P::BranchCheckedOut { .. } => CliError::new(CONFLICT, "branch-checked-out", msg)
+            P::BranchCheckedOut { .. } => CliError::new(ErrorKind::BranchCheckedOut, msg)
                 .hint("`git worktree list` shows where; switch that checkout to another branch first."),
-            P::BoxExists { path, .. } => CliError::new(CONFLICT, "box-exists", msg).hint(format!(
+            P::BoxExists { path, .. } => CliError::new(ErrorKind::BoxExists, msg).hint(format!(
                 "To work in it, run `cd {}`; or pick another name.",
                 q(&path.to_string_lossy())
             )),
-            P::PathTaken { path, .. } => CliError::new(CONFLICT, "path-taken", msg).hint(format!(
+            P::PathTaken { path, .. } => CliError::new(ErrorKind::PathTaken, msg).hint(format!(
                 "Move it away (`mv {} /tmp/`) or pick another name.",
                 q(&path.to_string_lossy())
             )),
-            P::Lock(LockError::Held { .. }) => CliError::new(CONFLICT, "locked", msg)
+            P::Lock(LockError::Held { .. }) => CliError::new(ErrorKind::Locked, msg)
                 .hint("Wait for the other treebox command on this box to finish, then run it again."),
-            P::Lock(LockError::Io { .. }) => CliError::new(RUNTIME, "lock", msg),
+            P::Lock(LockError::Io { .. }) => CliError::new(ErrorKind::Lock, msg),
             P::Fetch(crate::provision::fetch::FetchError::Failed(failed)) => {
-                let e = CliError::new(FETCH, "fetch-failed", msg);
+                let e = CliError::new(ErrorKind::FetchFailed, msg);
                 match crate::provision::fetch::stale_lock(failed) {
                     Some(lock) => e.hint(format!(
                         "If no git command is running in this repository, remove it (`rm -f {}`) and run this again.",
@@ -166,46 +312,75 @@ impl From<ProvisionError> for CliError {
                     ),
                 }
             }
-            P::Fetch(_) => CliError::new(RUNTIME, "fetch", msg),
+            P::Fetch(_) => CliError::new(ErrorKind::Fetch, msg),
             P::Record(crate::state::record::RecordError::Malformed { .. }) => {
-                CliError::new(USAGE, "malformed-record", msg)
+                CliError::new(ErrorKind::MalformedRecord, msg)
             }
             P::Container(crate::runner::oci::ContainerError::Unmountable { .. }) => {
-                CliError::new(USAGE, "unmountable", msg)
+                CliError::new(ErrorKind::Unmountable, msg)
                     .hint("Move the repository to a path without ',' or control characters.")
             }
             P::Container(crate::runner::oci::ContainerError::Template(_))
             | P::Container(crate::runner::oci::ContainerError::BadTemplate { .. }) => {
-                CliError::new(USAGE, "template", msg)
+                CliError::new(ErrorKind::Template, msg)
                     .hint("`git treebox template list` shows the templates and their problems.")
             }
             P::Container(
                 crate::runner::oci::ContainerError::EngineDown { .. }
                 | crate::runner::oci::ContainerError::NoEngine,
-            ) => CliError::new(RUNTIME, "engine", msg)
+            ) => CliError::new(ErrorKind::Engine, msg)
                 .hint("`git treebox doctor --isolation docker` (or podman) says what is wrong."),
             P::Container(crate::runner::oci::ContainerError::GuardCannotRun { .. }) => {
-                CliError::new(RUNTIME, "guard-cannot-run", msg).hint(
+                CliError::new(ErrorKind::GuardCannotRun, msg).hint(
                     "Base the template on a glibc 2.34+ image (Debian 12, Ubuntu 22.04 or newer; not Alpine): set `baseImage` in its container.json (`git treebox template path <name>`), then remove this box and create it again.",
                 )
             }
-            P::Container(_) => CliError::new(RUNTIME, "container", msg),
-            P::DiskFull { path } => CliError::new(RUNTIME, "disk-full", msg).hint(format!(
+            P::Container(_) => CliError::new(ErrorKind::Container, msg),
+            P::DiskFull { path } => CliError::new(ErrorKind::DiskFull, msg).hint(format!(
                 "Free some space (`df -h {}` shows how much is left), then run it again.",
                 q(&path.to_string_lossy())
             )),
             P::Guard(crate::provision::guard::GuardInstallError::WriteConfig { path, .. })
                 if lock_of(path).exists() =>
             {
-                CliError::new(RUNTIME, "runtime", msg).hint(format!(
+                CliError::new(ErrorKind::Runtime, msg).hint(format!(
                     "{} is in the way (left by a git or treebox that was killed?): if no git command is running, `rm -f {}`, then run this again.",
                     crate::sanitize::line(&lock_of(path).to_string_lossy()),
                     q(&lock_of(path).to_string_lossy())
                 ))
             }
             P::Checkout(_) | P::Guard(_) | P::Clone(_) | P::Record(_) | P::State(_) | P::Io { .. } => {
-                CliError::new(RUNTIME, "runtime", msg)
+                CliError::new(ErrorKind::Runtime, msg)
             }
         }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds_keep_their_codes_and_names() {
+        assert_eq!(ErrorKind::BranchExists.exit_code(), CONFLICT);
+        assert_eq!(ErrorKind::BranchExists.as_str(), "branch-exists");
+        assert_eq!(ErrorKind::BoxNotFound.exit_code(), NOT_FOUND);
+        assert_eq!(ErrorKind::FetchFailed.exit_code(), FETCH);
+        assert_eq!(ErrorKind::Usage.exit_code(), USAGE);
+        assert_eq!(ErrorKind::Runtime.exit_code(), RUNTIME);
+        // The same JSON kind, two codes: a path that is no box is a usage error.
+        assert_eq!(ErrorKind::NotABox.as_str(), ErrorKind::NotABoxPath.as_str());
+        assert_eq!(ErrorKind::NotABoxPath.exit_code(), USAGE);
+        assert_eq!(ErrorKind::NotABox.exit_code(), NOT_FOUND);
+    }
+
+    #[test]
+    fn causes_are_shown_once() {
+        let io = std::io::Error::other("disk on fire");
+        let e = CliError::new(ErrorKind::Io, "could not write x").caused_by(io);
+        assert_eq!(e.causes(), vec!["disk on fire".to_string()]);
+        let io = std::io::Error::other("disk on fire");
+        let e = CliError::new(ErrorKind::Io, "could not write x: disk on fire").caused_by(io);
+        assert!(e.causes().is_empty());
+        assert_eq!(e.code(), RUNTIME);
     }
 }

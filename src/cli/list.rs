@@ -88,7 +88,7 @@ fn row(e: &BoxEntry, repo: &Repo, layout: &Layout) -> Row {
         harness: e.record.as_ref().map(|r| r.harness.clone()),
         last_commit,
         deps,
-        env: std::fs::symlink_metadata(e.path.join(".env")).is_ok(),
+        env: crate::maintain::has_env_file(&e.path),
         live: session::is_live(&layout.session_path(&e.leaf)),
         state,
     }

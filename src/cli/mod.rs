@@ -16,7 +16,7 @@ pub mod ui;
 
 use clap::{Args, Parser, Subcommand};
 
-use error::CliError;
+use error::{CliError, ErrorKind};
 use ui::{ColorChoice, Ui, UiOptions};
 
 /// Output options shared by every subcommand.
@@ -126,7 +126,7 @@ fn finish(result: Result<i32, CliError>, ui: &mut Ui) -> i32 {
         Ok(code) => code,
         Err(e) => {
             ui.error(&e);
-            e.code
+            e.code()
         }
     }
 }
@@ -134,8 +134,8 @@ fn finish(result: Result<i32, CliError>, ui: &mut Ui) -> i32 {
 /// clap's own errors: help and version are success on stdout; usage errors exit 2
 /// (as one JSON object on stderr when `--json` was asked for).
 fn clap_exit(e: clap::Error) -> i32 {
-    use clap::error::ErrorKind;
-    if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
+    use clap::error::ErrorKind as ClapKind;
+    if matches!(e.kind(), ClapKind::DisplayHelp | ClapKind::DisplayVersion) {
         let _ = e.print();
         return error::OK;
     }
@@ -156,7 +156,7 @@ fn clap_exit(e: clap::Error) -> i32 {
             json: true,
             ..Default::default()
         });
-        ui.error(&CliError::new(error::USAGE, "usage", first).hint("Run with --help for usage."));
+        ui.error(&CliError::new(ErrorKind::Usage, first).hint("Run with --help for usage."));
     } else {
         let _ = e.print();
     }
@@ -177,8 +177,7 @@ pub(crate) fn runner_for(
 ) -> Result<Box<dyn crate::runner::Runner>, CliError> {
     crate::runner::for_record(record, tty).ok_or_else(|| {
         CliError::new(
-            error::RUNTIME,
-            "runner",
+            ErrorKind::Runner,
             format!(
                 "box `{}` records runner `{}` without a container",
                 record.name, record.runner
@@ -191,16 +190,10 @@ pub(crate) fn runner_for(
     })
 }
 
-/// Is this process talking to a terminal (for an interactive container exec)?
-pub(crate) fn stdin_tty() -> bool {
-    use std::io::IsTerminal;
-    std::io::stdin().is_terminal()
-}
-
 /// The current directory, or an error saying it is gone.
 pub(crate) fn cwd() -> Result<std::path::PathBuf, CliError> {
     std::env::current_dir()
-        .map_err(|e| CliError::new(error::RUNTIME, "cwd", format!("no current directory: {e}")))
+        .map_err(|e| CliError::new(ErrorKind::Cwd, format!("no current directory: {e}")))
 }
 
 /// The repository of the current directory and its bookkeeping layout.
@@ -218,7 +211,7 @@ pub(crate) fn box_elsewhere(
     name: &str,
     common_dir: Option<&std::path::Path>,
 ) -> error::CliError {
-    if e.kind != "box-not-found" {
+    if e.kind != ErrorKind::BoxNotFound {
         return e;
     }
     if let Some(repo) = crate::boxes::elsewhere(name, common_dir).first() {

@@ -5,12 +5,10 @@
 //! branch about to be deleted: exit 5 naming the box, unless `--force`. Then, without
 //! `--force`, a terminal is asked `[y/N]`; without a terminal the answer is exit 5.
 
-use std::io::{BufRead, IsTerminal, Write};
-
 use super::json::{Document, RemovedDocument};
 use clap::Args;
 
-use super::error::{self, CliError};
+use super::error::{self, CliError, ErrorKind};
 use super::ui::Ui;
 use crate::boxes;
 use crate::git::Repo;
@@ -34,30 +32,16 @@ pub struct TeardownArgs {
     pub json: bool,
 }
 
-fn interactive() -> bool {
-    std::io::stdin().is_terminal() && std::io::stderr().is_terminal()
-}
-
-fn ask(ui: &mut Ui, question: &str) -> Option<String> {
-    ui.finish();
-    let mut e = std::io::stderr();
-    let _ = write!(e, "{question}");
-    let _ = e.flush();
-    let mut line = String::new();
-    std::io::stdin().lock().read_line(&mut line).ok()?;
-    Some(line.trim().to_string())
-}
-
 pub(crate) fn from_teardown(e: TeardownError) -> CliError {
     let msg = crate::sanitize::line(&e.to_string());
     match e {
         TeardownError::Lock(l) => CliError::from(ProvisionError::Lock(l)),
-        TeardownError::NotABoxPath { .. } => CliError::new(error::USAGE, "not-a-box", msg),
+        TeardownError::NotABoxPath { .. } => CliError::new(ErrorKind::NotABoxPath, msg),
         TeardownError::Container(c) => CliError::from(ProvisionError::Container(c)),
-        TeardownError::Changed { .. } => CliError::new(error::CONFLICT, "changed", msg)
+        TeardownError::Changed { .. } => CliError::new(ErrorKind::Changed, msg)
             .hint("Look at it again (`git sandbox ls` says what it holds now), then run the same command again."),
         TeardownError::Remove { .. } | TeardownError::Branch { .. } => {
-            CliError::new(error::RUNTIME, "teardown", msg)
+            CliError::new(ErrorKind::Teardown, msg)
         }
     }
 }
@@ -70,11 +54,9 @@ pub fn run(args: TeardownArgs, ui: &mut Ui) -> Result<i32, CliError> {
     // Resolve every REF before touching anything.
     let mut chosen: Vec<boxes::BoxEntry> = Vec::new();
     if args.refs.is_empty() {
-        if !interactive() || args.json {
-            return Err(
-                CliError::new(error::USAGE, "usage", "name the boxes to remove")
-                    .hint("`git treebox list` shows them; then `git treebox teardown <name>…`."),
-            );
+        if !ui.can_ask() || args.json {
+            return Err(CliError::new(ErrorKind::Usage, "name the boxes to remove")
+                .hint("`git treebox list` shows them; then `git treebox teardown <name>…`."));
         }
         chosen = pick(&all, &repo, &layout, ui)?;
         if chosen.is_empty() {
@@ -102,8 +84,7 @@ pub fn run(args: TeardownArgs, ui: &mut Ui) -> Result<i32, CliError> {
             let again = format!("git treebox teardown --force {}", crate::cmd::quote(&name));
             if t.live {
                 return Err(CliError::new(
-                    error::CONFLICT,
-                    "session-live",
+                    ErrorKind::SessionLive,
                     format!("box `{name}` has a live agent session"),
                 )
                 .hint(format!(
@@ -112,8 +93,7 @@ pub fn run(args: TeardownArgs, ui: &mut Ui) -> Result<i32, CliError> {
             }
             if t.entry.dir_exists && t.assessment.loses_uncommitted() {
                 return Err(CliError::new(
-                    error::CONFLICT,
-                    "dirty",
+                    ErrorKind::Dirty,
                     format!(
                         "box `{name}` has {}",
                         if t.assessment.dirty.is_none() {
@@ -128,10 +108,9 @@ pub fn run(args: TeardownArgs, ui: &mut Ui) -> Result<i32, CliError> {
                     t.entry.path.display()
                 )));
             }
-            if t.assessment.unreturned == Some(true) && !interactive() {
+            if t.assessment.unreturned == Some(true) && !ui.can_ask() {
                 return Err(CliError::new(
-                    error::CONFLICT,
-                    "unreturned",
+                    ErrorKind::Unreturned,
                     format!("box `{name}` holds commits the repository does not have"),
                 )
                 .hint(format!(
@@ -140,18 +119,14 @@ pub fn run(args: TeardownArgs, ui: &mut Ui) -> Result<i32, CliError> {
                 )));
             }
             if args.delete_branch && t.assessment.unpushed.unwrap_or(0) > 0 {
-                return Err(CliError::new(
-                    error::CONFLICT,
-                    "unpushed",
-                    format!("box `{name}`'s branch has commits that were never pushed"),
+                return Err(CliError::new(ErrorKind::Unpushed, format!("box `{name}`'s branch has commits that were never pushed"),
                 )
                 .hint(format!("Push them, keep the branch (drop --delete-branch), or: `{again} --delete-branch`.")));
             }
         }
-        if !interactive() {
+        if !ui.can_ask() {
             return Err(CliError::new(
-                error::CONFLICT,
-                "needs-confirmation",
+                ErrorKind::NeedsConfirmation,
                 "removing boxes needs confirmation, and there is no terminal to ask",
             )
             .hint(format!(
@@ -166,8 +141,7 @@ pub fn run(args: TeardownArgs, ui: &mut Ui) -> Result<i32, CliError> {
         for t in &targets {
             ui.info(&format!("  {}  ({})", t.entry.leaf, teardown::describe(t)));
         }
-        let answer = ask(ui, &format!("Remove {} box(es)? [y/N] ", targets.len()));
-        if !matches!(answer.as_deref(), Some("y" | "Y" | "yes")) {
+        if !ui.confirm(&format!("Remove {} box(es)?", targets.len())) {
             ui.info("nothing removed");
             if args.json {
                 ui.out_json(&RemovedDocument::new(&repo.main_root, &ui.warnings, &[]).to_value());
@@ -218,20 +192,16 @@ fn pick(
             teardown::describe(&t)
         ));
     }
-    let answer = ask(
-        ui,
-        "Remove which? (numbers separated by spaces; empty to cancel) ",
-    )
-    .unwrap_or_default();
+    let answer = ui
+        .ask("Remove which? (numbers separated by spaces; empty to cancel) ")
+        .unwrap_or_default();
     let mut out = Vec::new();
     for word in answer.split([' ', ',']).filter(|w| !w.is_empty()) {
         let n: usize = word
             .parse()
             .ok()
             .filter(|n| (1..=all.len()).contains(n))
-            .ok_or_else(|| {
-                CliError::new(error::USAGE, "usage", format!("not a box number: {word}"))
-            })?;
+            .ok_or_else(|| CliError::new(ErrorKind::Usage, format!("not a box number: {word}")))?;
         out.push(all[n - 1].clone());
     }
     Ok(out)

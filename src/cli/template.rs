@@ -8,7 +8,7 @@
 use super::json::{Document, TemplateEntry, TemplateListDocument, TemplatePathDocument, V1};
 use clap::{Args, Subcommand};
 
-use super::error::{self, CliError};
+use super::error::{self, CliError, ErrorKind};
 use super::ui::Ui;
 use crate::cmd::quote;
 use crate::sanitize;
@@ -181,8 +181,7 @@ fn path(args: PathArgs, ui: &mut Ui) -> Result<i32, CliError> {
             Ok(error::OK)
         }
         Source::Bundled => Err(CliError::new(
-            error::NOT_FOUND,
-            "template-bundled",
+            ErrorKind::TemplateBundled,
             format!(
                 "template `{}` is bundled in the binary and has no directory",
                 args.name
@@ -196,17 +195,17 @@ impl From<TemplateError> for CliError {
     fn from(e: TemplateError) -> CliError {
         let msg = sanitize::line(&e.to_string());
         match &e {
-            TemplateError::InvalidName { .. } => CliError::new(error::USAGE, "invalid-name", msg)
+            TemplateError::InvalidName { .. } => CliError::new(ErrorKind::InvalidName, msg)
                 .hint("Template names are lower-case letters, digits, '.', '_' and '-', starting with a letter or digit, at most 64 characters: e.g. `git treebox template init my-template`."),
-            TemplateError::NotFound { .. } => CliError::new(error::NOT_FOUND, "template-not-found", msg)
+            TemplateError::NotFound { .. } => CliError::new(ErrorKind::TemplateNotFound, msg)
                 .hint("`git treebox template list` shows the templates; to make one, run `git treebox template init <name>`."),
-            TemplateError::Invalid { name, .. } => CliError::new(error::USAGE, "invalid-template", msg)
+            TemplateError::Invalid { name, .. } => CliError::new(ErrorKind::InvalidTemplate, msg)
                 .hint(format!("`git treebox template list` shows every problem; to start over from the bundled template, run `git treebox template init {} --force`.", quote(name))),
-            TemplateError::Exists { name, .. } => CliError::new(error::CONFLICT, "template-exists", msg)
+            TemplateError::Exists { name, .. } => CliError::new(ErrorKind::TemplateExists, msg)
                 .hint(format!("To replace it with the bundled template, run `git treebox template init {} --force`.", quote(name))),
-            TemplateError::NoConfigDir => CliError::new(error::USAGE, "no-config-dir", msg)
+            TemplateError::NoConfigDir => CliError::new(ErrorKind::NoConfigDir, msg)
                 .hint("Set XDG_CONFIG_HOME (or HOME), e.g. `export XDG_CONFIG_HOME=$HOME/.config`."),
-            TemplateError::Io { .. } => CliError::new(error::RUNTIME, "runtime", msg),
+            TemplateError::Io { .. } => CliError::new(ErrorKind::Runtime, msg),
         }
     }
 }

@@ -4,8 +4,13 @@
 //! progress, warnings, errors and hints. Progress (a spinner and per-stage timings) is
 //! shown only when stderr is a terminal and never in JSON mode. Colour follows
 //! `--color`, `NO_COLOR` and whether stderr is a terminal.
+//!
+//! Prompts go through it too ([`Ui::confirm`], [`Ui::ask`]): a question is asked only
+//! when both stdin and stderr are terminals ([`Ui::can_ask`]). All of this is decided once,
+//! in [`Ui::new`]; the CLI owns the one `Ui` of a process, the engine reports to it
+//! through [`Reporter`].
 
-use std::io::{IsTerminal, Write};
+use std::io::{BufRead, IsTerminal, Write};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -31,9 +36,47 @@ pub struct UiOptions {
     pub color: ColorChoice,
 }
 
+/// Where the two streams go: the process's own, or buffers (tests).
+#[derive(Clone, Default)]
+enum Streams {
+    #[default]
+    Std,
+    Buffers {
+        out: Arc<Mutex<Vec<u8>>>,
+        err: Arc<Mutex<Vec<u8>>>,
+    },
+}
+
+/// What a [`Ui::capture`] Ui wrote, for tests.
+#[derive(Clone)]
+pub struct Captured {
+    out: Arc<Mutex<Vec<u8>>>,
+    err: Arc<Mutex<Vec<u8>>>,
+}
+
+impl Captured {
+    pub fn stdout(&self) -> String {
+        self.out
+            .lock()
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
+            .unwrap_or_default()
+    }
+
+    pub fn stderr(&self) -> String {
+        self.err
+            .lock()
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
+            .unwrap_or_default()
+    }
+}
+
 pub struct Ui {
     opts: UiOptions,
+    streams: Streams,
+    /// stderr is a terminal.
     tty: bool,
+    /// stdin is a terminal.
+    stdin_tty: bool,
     color: bool,
     spinner: Option<Spinner>,
     /// Warnings seen, for JSON documents.
@@ -112,10 +155,68 @@ impl Ui {
         };
         Ui {
             opts,
+            streams: Streams::Std,
             tty,
+            stdin_tty: std::io::stdin().is_terminal(),
             color,
             spinner: None,
             warnings: Vec::new(),
+        }
+    }
+
+    /// A Ui that writes to buffers instead of the process's streams: no terminal, so
+    /// no colour, progress or questions.
+    pub fn capture(opts: UiOptions) -> (Ui, Captured) {
+        let out = Arc::new(Mutex::new(Vec::new()));
+        let err = Arc::new(Mutex::new(Vec::new()));
+        let ui = Ui {
+            opts,
+            streams: Streams::Buffers {
+                out: out.clone(),
+                err: err.clone(),
+            },
+            tty: false,
+            stdin_tty: false,
+            color: matches!(opts.color, ColorChoice::Always),
+            spinner: None,
+            warnings: Vec::new(),
+        };
+        (ui, Captured { out, err })
+    }
+
+    /// Write `s` to stderr (or its buffer) as it is.
+    fn write_err(&self, s: &str) {
+        match &self.streams {
+            Streams::Std => {
+                let mut e = std::io::stderr().lock();
+                let _ = e.write_all(s.as_bytes());
+                let _ = e.flush();
+            }
+            Streams::Buffers { err, .. } => {
+                if let Ok(mut b) = err.lock() {
+                    b.extend_from_slice(s.as_bytes());
+                }
+            }
+        }
+    }
+
+    /// Copy `r` to stdout (or its buffer).
+    fn write_out(&self, r: &mut dyn std::io::Read) -> std::io::Result<u64> {
+        match &self.streams {
+            Streams::Std => {
+                let mut o = std::io::stdout().lock();
+                let n = std::io::copy(r, &mut o)?;
+                o.flush()?;
+                Ok(n)
+            }
+            Streams::Buffers { out, .. } => {
+                let mut data = Vec::new();
+                let n = r.read_to_end(&mut data)?;
+                if let Ok(mut b) = out.lock() {
+                    b.extend_from_slice(&data);
+                }
+                Ok(n as u64)
+            }
         }
     }
 
@@ -125,6 +226,42 @@ impl Ui {
 
     pub fn stderr_is_tty(&self) -> bool {
         self.tty
+    }
+
+    /// Is stdin a terminal (so a container exec can be given one)?
+    pub fn stdin_is_tty(&self) -> bool {
+        self.stdin_tty
+    }
+
+    /// Can the user be asked a question: stdin and stderr both terminals?
+    pub fn can_ask(&self) -> bool {
+        self.stdin_tty && self.tty
+    }
+
+    /// Ask on stderr (`prompt` as given, no newline) and read one line of stdin, trimmed.
+    /// `None` when stdin is closed or unreadable. Stops any spinner first.
+    pub fn ask(&mut self, prompt: &str) -> Option<String> {
+        self.finish();
+        self.write_err(prompt);
+        let mut line = String::new();
+        match std::io::stdin().lock().read_line(&mut line) {
+            Ok(0) | Err(_) => None,
+            Ok(_) => Some(line.trim().to_string()),
+        }
+    }
+
+    /// Ask `question [y/N] ` and say whether the answer was yes (`y`, `Y` or `yes`).
+    pub fn confirm(&mut self, question: &str) -> bool {
+        matches!(
+            self.ask(&format!("{question} [y/N] ")).as_deref(),
+            Some("y" | "Y" | "yes")
+        )
+    }
+
+    /// One line on stderr as it is (sanitised), in every mode: for messages whose form
+    /// is a contract of their own, such as a shell's `command not found`.
+    pub fn plain_error(&self, line: &str) {
+        self.eprint(&sanitize::line(line));
     }
 
     /// Show progress? Only on a terminal, never in JSON or quiet mode.
@@ -141,10 +278,7 @@ impl Ui {
     }
 
     fn eprint(&self, line: &str) {
-        let write = || {
-            let mut e = std::io::stderr().lock();
-            let _ = writeln!(e, "{line}");
-        };
+        let write = || self.write_err(&format!("{line}\n"));
         match &self.spinner {
             Some(s) => s.paused(write),
             None => write(),
@@ -153,10 +287,15 @@ impl Ui {
 
     /// Data on stdout. A closed pipe ends the program quietly.
     pub fn out(&self, data: &str) {
-        let mut o = std::io::stdout().lock();
-        if writeln!(o, "{data}").and_then(|_| o.flush()).is_err() {
+        let line = format!("{data}\n");
+        if self.write_out(&mut line.as_bytes()).is_err() {
             std::process::exit(0);
         }
+    }
+
+    /// Raw bytes on stdout (a bundle for `-o -`), copied from `r`.
+    pub fn out_copy(&self, r: &mut dyn std::io::Read) -> std::io::Result<u64> {
+        self.write_out(r)
     }
 
     pub fn out_json(&self, doc: &serde_json::Value) {
@@ -191,19 +330,23 @@ impl Ui {
         self.spinner = None;
         if self.opts.json {
             let mut err = serde_json::json!({
-                "code": e.code,
-                "kind": e.kind,
+                "code": e.code(),
+                "kind": e.kind.as_str(),
                 "message": e.message,
             });
             if !e.hints.is_empty() {
                 err["hint"] = serde_json::Value::String(e.hints.join(" "));
             }
             let doc = serde_json::json!({"schemaVersion": 1, "error": err});
-            let _ = writeln!(std::io::stderr(), "{doc}");
+            self.write_err(&format!("{doc}\n"));
             return;
         }
         let head = self.paint("31;1", "error:");
         self.eprint(&format!("{head} {}", sanitize::line(&e.message)));
+        for cause in e.causes() {
+            let head = self.paint("31", "caused by:");
+            self.eprint(&format!("{head} {cause}"));
+        }
         for h in &e.hints {
             let head = self.paint("36", "hint:");
             self.eprint(&format!("{head} {}", sanitize::line(h)));
@@ -252,5 +395,55 @@ impl Reporter for Ui {
 
     fn note(&mut self, message: String) {
         self.info(&message);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::error::ErrorKind;
+
+    #[test]
+    fn an_error_is_a_line_then_its_causes_then_its_hints() {
+        let (mut ui, cap) = Ui::capture(UiOptions::default());
+        let e = CliError::new(ErrorKind::Io, "could not write x")
+            .caused_by(std::io::Error::other("disk on fire"))
+            .hint("Free some space.");
+        ui.error(&e);
+        assert_eq!(
+            cap.stderr(),
+            "error: could not write x\ncaused by: disk on fire\nhint: Free some space.\n"
+        );
+        assert_eq!(cap.stdout(), "");
+    }
+
+    #[test]
+    fn a_json_error_is_one_object_with_code_kind_and_hint() {
+        let (mut ui, cap) = Ui::capture(UiOptions {
+            json: true,
+            ..Default::default()
+        });
+        ui.error(&CliError::new(ErrorKind::BranchExists, "branch `x` already exists").hint("h"));
+        let doc: serde_json::Value = serde_json::from_str(cap.stderr().trim()).unwrap();
+        assert_eq!(doc["schemaVersion"], 1);
+        assert_eq!(doc["error"]["code"], 5);
+        assert_eq!(doc["error"]["kind"], "branch-exists");
+        assert_eq!(doc["error"]["hint"], "h");
+        assert_eq!(cap.stderr().lines().count(), 1);
+    }
+
+    #[test]
+    fn data_goes_to_stdout_and_json_mode_keeps_stderr_quiet() {
+        let (mut ui, cap) = Ui::capture(UiOptions {
+            json: true,
+            ..Default::default()
+        });
+        ui.info("progress");
+        ui.warning("careful");
+        ui.out("/path");
+        assert_eq!(cap.stdout(), "/path\n");
+        assert_eq!(cap.stderr(), "");
+        assert_eq!(ui.warnings, vec!["careful".to_string()]);
+        assert!(!ui.can_ask());
     }
 }

@@ -1,17 +1,43 @@
-//! Where things live on disk.
+//! Where things live on disk: the one place that spells the state layout.
+//!
+//! ```text
+//! $XDG_STATE_HOME/treebox/                     state_root()
+//!   guard-runs/<key>                           guard_run_marker
+//!   repos/<repo-key>/                          Store::repo_state (repo_state_dirs() walks them)
+//!     repo                                     the main checkout's path (remember_repo)
+//!     worktrees.lock                           registration_lock_path
+//!     locks/<leaf>.lock                        lock_path, lock_files
+//!     boxes/<leaf>/                            box_state
+//!       record.json  session.lock  park.seen  container.env
+//!       credentials/  build/  hooks/  status/state
+//! <main>/.treebox/worktrees/<leaf>             box_path
+//! ```
+//!
+//! [`Store`] (alias [`Layout`]) holds one repository's (or folder's) two roots and
+//! names every path under them; nobody else joins these segments. Callers: provision,
+//! teardown, the runner, the maintenance passes (park, prune) and `cli/` (which only
+//! asks for paths and records, never reads the disk itself).
 
 use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
+use super::Record;
 use crate::names::Leaf;
 
 /// Directory of boxes, relative to the main worktree.
 pub const BOX_ROOT: &str = ".treebox/worktrees";
 
+/// Directory under the state root that holds one state dir per repository (or folder).
+const REPOS: &str = "repos";
+/// Directory of a state dir that holds one bookkeeping dir per box.
+const BOXES: &str = "boxes";
+const RECORD: &str = "record.json";
+const LOCKS: &str = "locks";
+
 /// The paths of one repository's boxes and bookkeeping.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Layout {
+pub struct Store {
     /// `<main>/.treebox/worktrees`
     pub box_root: PathBuf,
     /// `$XDG_STATE_HOME/treebox/repos/<repo-key>`
@@ -27,6 +53,54 @@ pub fn state_root() -> Result<PathBuf, NoStateDir> {
     xdg::BaseDirectories::with_prefix("treebox")
         .get_state_home()
         .ok_or(NoStateDir)
+}
+
+/// `$XDG_STATE_HOME/treebox/repos/<key>`: the state dir of the repository (or folder)
+/// with this [`repo_key`].
+pub fn repo_state_dir(key: &str) -> Result<PathBuf, NoStateDir> {
+    Ok(state_root()?.join(REPOS).join(key))
+}
+
+/// `$XDG_STATE_HOME/treebox/guard-runs/<key>`: the marker that the guard was seen to
+/// run in an image (`key` names the engine, image and guard binary).
+pub fn guard_run_marker(key: &str) -> Result<PathBuf, NoStateDir> {
+    Ok(state_root()?.join("guard-runs").join(key))
+}
+
+/// Every repository's (and folder's) state dir on this machine, sorted; none when the
+/// state root does not exist yet.
+pub fn repo_state_dirs() -> Result<Vec<PathBuf>, NoStateDir> {
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(state_root()?.join(REPOS))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    dirs.sort();
+    Ok(dirs)
+}
+
+/// The readable records of the state dir `repo_state` (as [`repo_state_dirs`] lists
+/// them), in directory order; unreadable ones are skipped.
+pub fn records_in(repo_state: &Path) -> Vec<Record> {
+    std::fs::read_dir(repo_state.join(BOXES))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|b| Record::load(&b.path().join(RECORD)).ok().flatten())
+        .collect()
+}
+
+/// The record of box `leaf` in the state dir `repo_state`, if there is a readable one.
+pub fn record_in(repo_state: &Path, leaf: &Leaf) -> Option<Record> {
+    Record::load(&repo_state.join(BOXES).join(leaf.as_str()).join(RECORD))
+        .ok()
+        .flatten()
+}
+
+/// Remove a whole state dir (the bookkeeping of a repository that is gone).
+pub fn remove_repo_state(repo_state: &Path) -> std::io::Result<()> {
+    std::fs::remove_dir_all(repo_state)
 }
 
 /// A stable, readable key for a repository: `<dir name>-<12 hex of sha256(path)>`.
@@ -52,7 +126,10 @@ pub fn repo_key(common_dir: &Path) -> String {
     format!("{readable}-{hex}")
 }
 
-impl Layout {
+/// The name most callers know the store by.
+pub type Layout = Store;
+
+impl Store {
     /// The layout under the user's state dir (`$XDG_STATE_HOME/treebox`).
     pub fn new(main_root: &Path, common_dir: &Path) -> Result<Layout, NoStateDir> {
         Ok(Layout::with_state_root(
@@ -66,8 +143,31 @@ impl Layout {
     pub fn with_state_root(main_root: &Path, common_dir: &Path, root: &Path) -> Layout {
         Layout {
             box_root: main_root.join(BOX_ROOT),
-            repo_state: root.join("repos").join(repo_key(common_dir)),
+            repo_state: root.join(REPOS).join(repo_key(common_dir)),
         }
+    }
+
+    /// The store of a state dir found by [`repo_state_dirs`], for the repository whose
+    /// main checkout is `main_root`.
+    pub fn in_state_dir(main_root: &Path, repo_state: PathBuf) -> Store {
+        Store {
+            box_root: main_root.join(BOX_ROOT),
+            repo_state,
+        }
+    }
+
+    /// The store of a state dir found by [`repo_state_dirs`], its box root read off
+    /// one box's path (for a folder box, or a box whose repository is gone).
+    pub fn around_box(box_path: &Path, repo_state: PathBuf) -> Store {
+        Store {
+            box_root: box_path.parent().map(Path::to_path_buf).unwrap_or_default(),
+            repo_state,
+        }
+    }
+
+    /// Is `repo_state` the state dir of the repository whose git dir is `common_dir`?
+    pub fn is_state_dir_of(repo_state: &Path, common_dir: &Path) -> bool {
+        repo_state.file_name() == Some(repo_key(common_dir).as_ref())
     }
 
     pub fn box_path(&self, leaf: &Leaf) -> PathBuf {
@@ -93,11 +193,80 @@ impl Layout {
     }
 
     pub fn box_state(&self, leaf: &Leaf) -> PathBuf {
-        self.repo_state.join("boxes").join(leaf.as_str())
+        self.repo_state.join(BOXES).join(leaf.as_str())
     }
 
     pub fn record_path(&self, leaf: &Leaf) -> PathBuf {
-        self.box_state(leaf).join("record.json")
+        self.box_state(leaf).join(RECORD)
+    }
+
+    /// Staged copies of the agent's login files, mounted into the box's container.
+    pub fn credentials_dir(&self, leaf: &Leaf) -> PathBuf {
+        self.box_state(leaf).join("credentials")
+    }
+
+    /// The container build context of the box.
+    pub fn build_dir(&self, leaf: &Leaf) -> PathBuf {
+        self.box_state(leaf).join("build")
+    }
+
+    /// The box's private hooks dir (clone boxes and containers).
+    pub fn hooks_dir(&self, leaf: &Leaf) -> PathBuf {
+        self.box_state(leaf).join("hooks")
+    }
+
+    /// Where the agent's status hooks report, mounted into the container.
+    pub fn status_dir(&self, leaf: &Leaf) -> PathBuf {
+        self.box_state(leaf).join("status")
+    }
+
+    /// The agent's last reported state (`status/state`).
+    pub fn status_state_path(&self, leaf: &Leaf) -> PathBuf {
+        self.status_dir(leaf).join("state")
+    }
+
+    /// The env file handed to the container engine.
+    pub fn container_env_path(&self, leaf: &Leaf) -> PathBuf {
+        self.box_state(leaf).join("container.env")
+    }
+
+    /// The marker `git sandbox park` leaves on a box it has seen once.
+    pub fn park_seen_path(&self, leaf: &Leaf) -> PathBuf {
+        self.box_state(leaf).join("park.seen")
+    }
+
+    /// A scratch file of the box's bookkeeping dir, e.g. `stdout.bundle`.
+    pub fn scratch_path(&self, leaf: &Leaf, name: &str) -> PathBuf {
+        self.box_state(leaf).join(name)
+    }
+
+    /// Note that park has seen box `leaf`; says whether it had been seen before.
+    pub fn mark_park_seen(&self, leaf: &Leaf) -> bool {
+        let seen = self.park_seen_path(leaf);
+        if seen.exists() {
+            return true;
+        }
+        let _ = std::fs::write(&seen, b"");
+        false
+    }
+
+    /// The directory of the per-box lock files.
+    pub fn locks_dir(&self) -> PathBuf {
+        self.repo_state.join(LOCKS)
+    }
+
+    /// Every per-box lock file there is, with the leaf it locks.
+    pub fn lock_files(&self) -> Vec<(PathBuf, Leaf)> {
+        let Ok(rd) = std::fs::read_dir(self.locks_dir()) else {
+            return Vec::new();
+        };
+        rd.flatten()
+            .filter_map(|f| {
+                let n = f.file_name().to_string_lossy().into_owned();
+                let leaf = n.strip_suffix(".lock").and_then(|l| Leaf::parse(l).ok())?;
+                Some((f.path(), leaf))
+            })
+            .collect()
     }
 
     /// The lock serialising changes to git's worktree registrations.
@@ -111,14 +280,12 @@ impl Layout {
     }
 
     pub fn lock_path(&self, leaf: &Leaf) -> PathBuf {
-        self.repo_state
-            .join("locks")
-            .join(format!("{}.lock", leaf.as_str()))
+        self.locks_dir().join(format!("{}.lock", leaf.as_str()))
     }
 
     /// Every leaf with a record, sorted.
     pub fn recorded_leaves(&self) -> Vec<Leaf> {
-        let mut out: Vec<Leaf> = std::fs::read_dir(self.repo_state.join("boxes"))
+        let mut out: Vec<Leaf> = std::fs::read_dir(self.repo_state.join(BOXES))
             .into_iter()
             .flatten()
             .flatten()
@@ -139,5 +306,23 @@ mod tests {
         assert!(k.starts_with("my_repo-"), "{k}");
         assert_eq!(k, repo_key(Path::new("/home/u/my repo/.git")));
         assert_ne!(k, repo_key(Path::new("/home/v/my repo/.git")));
+    }
+
+    #[test]
+    fn store_names_every_bookkeeping_path() {
+        let s = Store::with_state_root(Path::new("/r"), Path::new("/r/.git"), Path::new("/st"));
+        let leaf = Leaf::parse("fix-x").unwrap();
+        let b = s.repo_state.join("boxes/fix-x");
+        assert_eq!(s.box_state(&leaf), b);
+        assert_eq!(s.record_path(&leaf), b.join("record.json"));
+        assert_eq!(s.credentials_dir(&leaf), b.join("credentials"));
+        assert_eq!(s.build_dir(&leaf), b.join("build"));
+        assert_eq!(s.hooks_dir(&leaf), b.join("hooks"));
+        assert_eq!(s.status_state_path(&leaf), b.join("status/state"));
+        assert_eq!(s.container_env_path(&leaf), b.join("container.env"));
+        assert_eq!(s.park_seen_path(&leaf), b.join("park.seen"));
+        assert_eq!(s.lock_path(&leaf), s.repo_state.join("locks/fix-x.lock"));
+        assert!(s.repo_state.starts_with("/st/repos"));
+        assert_eq!(s.box_path(&leaf), Path::new("/r/.treebox/worktrees/fix-x"));
     }
 }

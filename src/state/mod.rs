@@ -15,6 +15,6 @@ pub mod record;
 pub mod session;
 
 pub use container::ContainerRecord;
-pub use layout::Layout;
+pub use layout::{Layout, Store};
 pub use lock::{BoxLock, LockError, WaitedLock};
 pub use record::Record;

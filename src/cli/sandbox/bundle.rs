@@ -10,8 +10,9 @@ use std::path::PathBuf;
 use crate::cli::json::{BundleDocument, Document, FetchDocument, V1};
 use clap::Args;
 
-use crate::cli::error::{self, CliError};
+use crate::cli::error::{self, CliError, ErrorKind};
 use crate::cli::ui::Ui;
+use crate::maintain;
 use crate::provision::clone::{self, BundleError};
 
 #[derive(Debug, Args)]
@@ -38,12 +39,12 @@ pub struct FetchArgs {
 fn from_bundle(e: BundleError) -> CliError {
     let msg = crate::sanitize::line(&e.to_string());
     match e {
-        BundleError::Empty => CliError::new(error::NOT_FOUND, "nothing-to-bundle", msg)
+        BundleError::Empty => CliError::new(ErrorKind::NothingToBundle, msg)
             .hint("Commit in the box first; the repository already has everything else."),
-        BundleError::NoBranch => CliError::new(error::USAGE, "no-branch", msg).hint(
+        BundleError::NoBranch => CliError::new(ErrorKind::NoBranch, msg).hint(
             "Put the work on a branch in the box first (`git switch -c <name>` there), then run this again.",
         ),
-        _ => CliError::new(error::RUNTIME, "bundle", msg),
+        _ => CliError::new(ErrorKind::Bundle, msg),
     }
 }
 
@@ -60,8 +61,7 @@ fn clone_box(
     let (repo, layout, entry) = super::find(name)?;
     if !entry.is_clone() {
         return Err(CliError::new(
-            error::USAGE,
-            "not-a-clone",
+            ErrorKind::NotAClone,
             format!(
                 "box `{}` is a worktree: its commits are already in the repository",
                 entry.leaf
@@ -95,13 +95,12 @@ fn write(
     let out = match output {
         Some(o) if o.is_dir() => o.join(&file_name),
         Some(o) => o,
-        None => layout.box_state(&entry.leaf).join(&file_name),
+        None => layout.scratch_path(&entry.leaf, &file_name),
     };
     if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(|e| {
+        maintain::bundle::make_dir(dir).map_err(|e| {
             CliError::new(
-                error::RUNTIME,
-                "io",
+                ErrorKind::Io,
                 format!("could not create {}: {e}", dir.display()),
             )
         })?;
@@ -118,15 +117,13 @@ pub fn bundle(a: BundleArgs, ui: &mut Ui) -> Result<i32, CliError> {
     let (repo, layout, entry) = clone_box(&a.name)?;
     if a.output.as_deref() == Some(std::path::Path::new("-")) {
         // To stdout, like `git bundle create -`: written aside first, then copied.
-        let tmp = layout.box_state(&entry.leaf).join("stdout.bundle");
+        let tmp = layout.scratch_path(&entry.leaf, "stdout.bundle");
         let b = write(&repo, &layout, &entry, Some(tmp.clone()))?;
-        let copied = std::fs::File::open(&tmp)
-            .and_then(|mut f| std::io::copy(&mut f, &mut std::io::stdout().lock()));
-        let _ = std::fs::remove_file(&tmp);
+        let copied = maintain::bundle::open(&tmp).and_then(|mut f| ui.out_copy(&mut f));
+        maintain::bundle::discard(&tmp);
         copied.map_err(|e| {
             CliError::new(
-                error::RUNTIME,
-                "io",
+                ErrorKind::Io,
                 format!("could not write the bundle to stdout: {e}"),
             )
         })?;
@@ -162,12 +159,10 @@ pub fn fetch(a: FetchArgs, ui: &mut Ui) -> Result<i32, CliError> {
     let (repo, layout, entry) = clone_box(&a.name)?;
     let incoming = clone::incoming_ref(entry.leaf.as_str());
     // Its own file: a bundle the user made with `bundle` (the default path) stays.
-    let tmp = layout
-        .box_state(&entry.leaf)
-        .join(format!("{}.fetch.bundle", entry.leaf));
+    let tmp = layout.scratch_path(&entry.leaf, &format!("{}.fetch.bundle", entry.leaf));
     let b = match write(&repo, &layout, &entry, Some(tmp)) {
         Ok(b) => b,
-        Err(e) if e.kind == "nothing-to-bundle" => {
+        Err(e) if e.kind == ErrorKind::NothingToBundle => {
             // Already fetched: the repository has the tip, and incoming names it.
             if let Some((Some(branch), Some(tip))) = clone::clone_head(&entry.path) {
                 if repo.git.refname_to_id(&incoming).ok() == Some(tip) {
@@ -194,14 +189,9 @@ pub fn fetch(a: FetchArgs, ui: &mut Ui) -> Result<i32, CliError> {
         }
         Err(e) => return Err(e),
     };
-    clone::import_bundle(&repo, entry.leaf.as_str(), &b).map_err(|e| {
-        CliError::new(
-            error::RUNTIME,
-            "fetch",
-            crate::sanitize::line(&e.to_string()),
-        )
-    })?;
-    let _ = std::fs::remove_file(&b.path);
+    clone::import_bundle(&repo, entry.leaf.as_str(), &b)
+        .map_err(|e| CliError::new(ErrorKind::Fetch, crate::sanitize::line(&e.to_string())))?;
+    maintain::bundle::discard(&b.path);
     if a.json {
         let doc = FetchDocument {
             schema_version: V1,

@@ -5,11 +5,9 @@
 //! live session. Without a terminal it refuses only in those cases (exit 5) unless
 //! `-f`. Nothing is removed on refusal.
 
-use std::io::IsTerminal;
-
 use clap::Args;
 
-use crate::cli::error::{self, CliError};
+use crate::cli::error::{self, CliError, ErrorKind};
 use crate::cli::json::{Document, RemovedDocument};
 use crate::cli::ui::Ui;
 use crate::teardown;
@@ -43,24 +41,17 @@ pub fn run(a: DownArgs, ui: &mut Ui) -> Result<i32, CliError> {
     }
     if !a.force && !reasons.is_empty() {
         let question = format!("box `{name}`: {}", reasons.join(", and "));
-        if std::io::stdin().is_terminal() && std::io::stderr().is_terminal() {
-            ui.finish();
-            eprint!(
-                "{}; tear it down anyway? [y/N] ",
-                crate::sanitize::line(&question)
-            );
-            let mut line = String::new();
-            let _ = std::io::stdin().read_line(&mut line);
-            if !matches!(line.trim(), "y" | "Y" | "yes") {
+        if ui.can_ask() {
+            let ask = format!("{}; tear it down anyway?", crate::sanitize::line(&question));
+            if !ui.confirm(&ask) {
                 ui.info("nothing removed");
                 return Ok(error::OK);
             }
         } else {
-            let mut e =
-                CliError::new(error::CONFLICT, "needs-confirmation", question).hint(format!(
-                    "Remove it anyway with `git sandbox down -f {}`.",
-                    crate::cmd::quote(&name)
-                ));
+            let mut e = CliError::new(ErrorKind::NeedsConfirmation, question).hint(format!(
+                "Remove it anyway with `git sandbox down -f {}`.",
+                crate::cmd::quote(&name)
+            ));
             if t.assessment.unreturned == Some(true) {
                 e = e.hint(format!(
                     "Or bring the work back first: `git sandbox fetch {}`.",
@@ -93,8 +84,7 @@ fn down_folder(
         crate::names::Leaf::parse(&record.name).map_err(crate::provision::ProvisionError::from)?;
     if !a.force && crate::state::session::is_live(&layout.session_path(&leaf)) {
         return Err(CliError::new(
-            error::CONFLICT,
-            "needs-confirmation",
+            ErrorKind::NeedsConfirmation,
             format!("box `{}`: an agent session is live in it", record.name),
         )
         .hint(format!(

@@ -9,10 +9,10 @@ use crate::cli::json::{Document, SandboxLsBox, SandboxLsDocument, V1};
 use clap::Args;
 
 use crate::boxes::{self, BoxEntry};
-use crate::cli::error::{self, CliError};
+use crate::cli::error::{self, CliError, ErrorKind};
 use crate::cli::ui::Ui;
 use crate::git::Repo;
-use crate::state::{layout, session, Layout, Record};
+use crate::state::{layout, session, Layout};
 
 #[derive(Debug, Args)]
 pub struct LsArgs {
@@ -107,24 +107,13 @@ fn row(
 }
 
 fn all_rows() -> Result<Vec<Row>, CliError> {
-    let root = layout::state_root()
-        .map_err(|e| CliError::new(error::RUNTIME, "state", e.to_string()))?
-        .join("repos");
+    let dirs =
+        layout::repo_state_dirs().map_err(|e| CliError::new(ErrorKind::State, e.to_string()))?;
     let mut rows = Vec::new();
     let mut engines = Engines::default();
-    let Ok(rd) = std::fs::read_dir(&root) else {
-        return Ok(rows);
-    };
-    let mut dirs: Vec<_> = rd.flatten().map(|e| e.path()).collect();
-    dirs.sort();
     for repo_state in dirs {
         // Any record names the repository these boxes belong to.
-        let records: Vec<Record> = std::fs::read_dir(repo_state.join("boxes"))
-            .into_iter()
-            .flatten()
-            .flatten()
-            .filter_map(|b| Record::load(&b.path().join("record.json")).ok().flatten())
-            .collect();
+        let records = layout::records_in(&repo_state);
         let Some(first) = records.first() else {
             // No record can be read: the noted repository still lists its boxes.
             let Some(main) = Layout::remembered_repo(&repo_state) else {
@@ -133,13 +122,10 @@ fn all_rows() -> Result<Vec<Row>, CliError> {
             let Ok(repo) = Repo::discover(&main) else {
                 continue;
             };
-            if repo_state.file_name() != Some(layout::repo_key(&repo.common_dir).as_ref()) {
+            if !Layout::is_state_dir_of(&repo_state, &repo.common_dir) {
                 continue;
             }
-            let layout = Layout {
-                box_root: repo.main_root.join(layout::BOX_ROOT),
-                repo_state: repo_state.clone(),
-            };
+            let layout = Layout::in_state_dir(&repo.main_root, repo_state.clone());
             let repo_path = repo.main_root.to_string_lossy().into_owned();
             for e in boxes::inventory(&repo, &layout) {
                 rows.push(row(&e, Some(&repo), &repo_path, &layout, &mut engines));
@@ -149,10 +135,7 @@ fn all_rows() -> Result<Vec<Row>, CliError> {
         let repo_path = first.repo.to_string_lossy().into_owned();
         match Repo::discover(&first.repo) {
             Ok(repo) if repo.common_dir == first.common_dir => {
-                let layout = Layout {
-                    box_root: repo.main_root.join(layout::BOX_ROOT),
-                    repo_state: repo_state.clone(),
-                };
+                let layout = Layout::in_state_dir(&repo.main_root, repo_state.clone());
                 for e in boxes::inventory(&repo, &layout) {
                     rows.push(row(&e, Some(&repo), &repo_path, &layout, &mut engines));
                 }
@@ -163,10 +146,7 @@ fn all_rows() -> Result<Vec<Row>, CliError> {
                     let Ok(leaf) = crate::names::Leaf::parse(&r.name) else {
                         continue;
                     };
-                    let layout = Layout {
-                        box_root: r.path.parent().map(|p| p.to_path_buf()).unwrap_or_default(),
-                        repo_state: repo_state.clone(),
-                    };
+                    let layout = Layout::around_box(&r.path, repo_state.clone());
                     let e = BoxEntry {
                         dir_exists: r.path.is_dir(),
                         path: r.path.clone(),

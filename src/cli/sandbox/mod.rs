@@ -15,7 +15,7 @@ mod run;
 
 use clap::{Args, Parser, Subcommand};
 
-use super::error::{self, CliError};
+use super::error::{self, CliError, ErrorKind};
 use super::json::{CreateDocument, Document, Launch, V1};
 use super::ui::Ui;
 use super::GlobalOpts;
@@ -134,16 +134,14 @@ fn up_folder(
 ) -> Result<i32, CliError> {
     if let Some(mode) = &a.git_mode {
         return Err(CliError::new(
-            error::USAGE,
-            "not-a-repo",
+            ErrorKind::NotARepo,
             format!("--git {mode} requires a git repository, but this folder is not one"),
         )
         .hint("Run it in a git repository, or drop --git to sandbox this folder itself."));
     }
     if a.branch.is_some() {
         return Err(CliError::new(
-            error::USAGE,
-            "not-a-repo",
+            ErrorKind::NotARepo,
             "--branch requires a git repository, but this folder is not one",
         )
         .hint("Drop --branch to sandbox this folder itself."));
@@ -205,7 +203,7 @@ fn up_folder(
         ui.out(&r.path.to_string_lossy());
         return Ok(error::OK);
     }
-    let runner = super::runner_for(r, super::stdin_tty())?;
+    let runner = super::runner_for(r, ui.stdin_is_tty())?;
     ui.finish();
     super::create::launch_in_session(&runner.shell(&r.path, &r.name), &done.session_path, ui)
 }
@@ -299,7 +297,7 @@ fn up(a: UpArgs, ui: &mut Ui) -> Result<i32, CliError> {
         ui.out(&path.to_string_lossy());
         return Ok(error::OK);
     }
-    let runner = super::runner_for(&created.record, super::stdin_tty())?;
+    let runner = super::runner_for(&created.record, ui.stdin_is_tty())?;
     ui.finish();
     super::create::launch_in_session(
         &runner.shell(&path, &created.plan.name),

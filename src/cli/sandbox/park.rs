@@ -1,9 +1,9 @@
 //! `git sandbox park [--idle DUR]`: stop containers nobody has used for a while.
 //!
 //! A box is idle when no agent session is live and nothing of it — session, status
-//! report, record, git's index, HEAD or reflog — has changed for DUR (default 2h). A box seen for the first time is
-//! never parked on that pass (it may have been made a moment ago by an older treebox,
-//! or just now). A parked box starts again on the next `enter`, `attach` or `run`.
+//! report, record, git's index, HEAD or reflog — has changed for DUR (default 2h). A box
+//! seen for the first time is never parked on that pass. A parked box starts again on
+//! the next `enter`, `attach` or `run`. The pass itself is [`crate::maintain::park`].
 //!
 //! Run it from a timer, e.g. cron: `*/15 * * * * git sandbox park`.
 
@@ -11,12 +11,10 @@ use std::time::{Duration, SystemTime};
 
 use clap::Args;
 
-use crate::cli::error::{self, CliError};
+use crate::cli::error::{self, CliError, ErrorKind};
 use crate::cli::json::{Document, ParkDocument, Parked, V1};
 use crate::cli::ui::Ui;
-use crate::names::Leaf;
-use crate::runner::oci::Engine;
-use crate::state::{layout, session, Layout, Record};
+use crate::maintain::park;
 
 #[derive(Debug, Args)]
 pub struct ParkArgs {
@@ -26,44 +24,6 @@ pub struct ParkArgs {
     /// Print what was parked as JSON.
     #[arg(long)]
     pub json: bool,
-}
-
-/// When the box was last used: its session marker, the agent's last status report, its
-/// record, and git's own files for the checkout (index, HEAD and its reflog) — in
-/// `admin` (a worktree's admin dir), else in the git dir the box's `.git` names.
-pub fn last_used(
-    layout: &Layout,
-    leaf: &Leaf,
-    admin: Option<&std::path::Path>,
-    box_path: &std::path::Path,
-) -> SystemTime {
-    let dot_git = box_path.join(".git");
-    let git_dir = match admin {
-        Some(a) => Some(a.to_path_buf()),
-        None if dot_git.is_dir() => Some(dot_git),
-        // A worktree's pointer file (read only if it is a regular file).
-        None => crate::git::repo::read_plain(&dot_git).and_then(|t| {
-            t.trim()
-                .strip_prefix("gitdir: ")
-                .map(std::path::PathBuf::from)
-        }),
-    };
-    let mtime = |p: &std::path::Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
-    let mut times = vec![
-        session::last_activity(&layout.session_path(leaf)),
-        crate::runner::oci::read_status(layout, leaf).map(|(_, t)| t),
-        mtime(&layout.record_path(leaf)),
-    ];
-    if let Some(g) = git_dir {
-        for f in ["index", "HEAD", "logs/HEAD"] {
-            times.push(mtime(&g.join(f)));
-        }
-    }
-    times
-        .into_iter()
-        .flatten()
-        .max()
-        .unwrap_or(SystemTime::UNIX_EPOCH)
 }
 
 /// `90s`, `30m`, `2h`, `1d` (a bare number is seconds).
@@ -89,74 +49,29 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
 
 pub fn run(a: ParkArgs, ui: &mut Ui) -> Result<i32, CliError> {
     let _cfg = crate::cli::load_config()?;
-    let root = layout::state_root()
-        .map_err(|e| CliError::new(error::RUNTIME, "state", e.to_string()))?
-        .join("repos");
-    let now = SystemTime::now();
-    let mut parked = Vec::new();
-    let mut first_seen = Vec::new();
-    for repo_state in std::fs::read_dir(&root).into_iter().flatten().flatten() {
-        let repo_state = repo_state.path();
-        for b in std::fs::read_dir(repo_state.join("boxes"))
-            .into_iter()
-            .flatten()
-            .flatten()
-        {
-            let Ok(Some(record)) = Record::load(&b.path().join("record.json")) else {
-                continue;
-            };
-            let (Some(c), Ok(leaf)) = (record.container.as_ref(), Leaf::parse(&record.name)) else {
-                continue;
-            };
-            let layout = Layout {
-                box_root: record
-                    .path
-                    .parent()
-                    .map(|p| p.to_path_buf())
-                    .unwrap_or_default(),
-                repo_state: repo_state.clone(),
-            };
-            let seen = layout.box_state(&leaf).join("park.seen");
-            if !seen.exists() {
-                let _ = std::fs::write(&seen, b"");
-                first_seen.push(record.name.clone());
-                continue;
-            }
-            let session_path = layout.session_path(&leaf);
-            if session::is_live(&session_path) {
-                continue;
-            }
-            let last = last_used(&layout, &leaf, None, &record.path);
-            let idle = now.duration_since(last).unwrap_or_default();
-            if idle < a.idle {
-                continue;
-            }
-            let Some(engine) = Engine::parse(&c.engine) else {
-                continue;
-            };
-            match engine.state(&c.name) {
-                Ok(Some(s)) if s.running => {}
-                _ => continue,
-            }
-            engine.stop(&c.name).output().map_err(|e| {
-                CliError::new(
-                    error::RUNTIME,
-                    "park",
-                    crate::sanitize::line(&e.to_string()),
-                )
-            })?;
-            ui.info(&format!(
-                "parked `{}` (idle {}m)",
-                record.name,
-                idle.as_secs() / 60
-            ));
-            parked.push(Parked {
-                name: record.name.clone(),
-                repo: record.repo.clone(),
-                idle_seconds: idle.as_secs(),
-            });
+    let report = park::park_idle(a.idle, SystemTime::now(), |p| {
+        ui.info(&format!(
+            "parked `{}` (idle {}m)",
+            p.name,
+            p.idle.as_secs() / 60
+        ))
+    })
+    .map_err(|e| match e {
+        park::ParkError::State(e) => CliError::new(ErrorKind::State, e.to_string()),
+        park::ParkError::Stop(e) => {
+            CliError::new(ErrorKind::Park, crate::sanitize::line(&e.to_string())).caused_by(e)
         }
-    }
+    })?;
+    let parked: Vec<_> = report
+        .parked
+        .iter()
+        .map(|p| Parked {
+            name: p.name.clone(),
+            repo: p.repo.clone(),
+            idle_seconds: p.idle.as_secs(),
+        })
+        .collect();
+    let first_seen = report.first_seen;
     if a.json {
         let doc = ParkDocument {
             schema_version: V1,

@@ -77,7 +77,7 @@ fn target(name: &str, tty: bool) -> Result<Target, CliError> {
 
 pub fn attach(a: AttachArgs, ui: &mut Ui) -> Result<i32, CliError> {
     let _cfg = crate::cli::load_config()?;
-    let t = target(&a.name, crate::cli::stdin_tty())?;
+    let t = target(&a.name, ui.stdin_is_tty())?;
     let cmd = t.runner.shell(&t.path, &t.leaf);
     ui.finish();
     crate::cli::create::launch_in_session(&cmd, &t.session, ui)
@@ -85,17 +85,17 @@ pub fn attach(a: AttachArgs, ui: &mut Ui) -> Result<i32, CliError> {
 
 pub fn run(a: RunArgs, ui: &mut Ui) -> Result<i32, CliError> {
     let _cfg = crate::cli::load_config()?;
-    let t = target(&a.name, crate::cli::stdin_tty())?;
+    let t = target(&a.name, ui.stdin_is_tty())?;
     let cmd = t.runner.exec(&t.path, &t.leaf, &a.command);
     ui.finish();
     match crate::cli::create::launch_in_session(&cmd, &t.session, ui) {
         // As a shell reports it: the command, not an agent CLI, is missing; exit 127.
-        Err(e) if e.kind == "harness-missing" => {
-            eprintln!(
+        Err(e) if e.kind == crate::cli::error::ErrorKind::HarnessMissing => {
+            ui.plain_error(&format!(
                 "git-sandbox: {}: command not found in box `{}`",
                 crate::sanitize::line(&a.command.first().cloned().unwrap_or_default()),
                 t.leaf
-            );
+            ));
             Ok(127)
         }
         other => other,

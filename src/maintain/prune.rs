@@ -1,0 +1,311 @@
+//! Pruning: find what crashes and hand edits left behind, and remove it.
+//!
+//! In a repository: records without a box directory, box directories without a record,
+//! pins (`refs/hort/<name>/base`) of boxes that no longer exist, stray lock files, and
+//! (with an idle limit) whole boxes nobody has used that hold nothing to lose. From
+//! anywhere: the bookkeeping (and containers) of repositories that no longer exist.
+//! [`scan`] only looks; [`remove`] acts on one finding and decides again under the
+//! box's lock, so work that appeared since is kept. Called by `git sandbox prune`.
+
+use std::path::PathBuf;
+use std::time::{Duration, SystemTime};
+
+use crate::boxes;
+use crate::git::Repo;
+use crate::names::Leaf;
+use crate::state::layout;
+use crate::state::Layout;
+use crate::teardown::{self, TeardownError};
+
+/// Something prune would remove.
+pub enum Orphan {
+    /// A record (and maybe a registration) whose directory is gone.
+    NoDirectory(Box<boxes::BoxEntry>),
+    /// A directory under the box root that no record describes (assessed: it holds
+    /// nothing to lose).
+    NoRecord(Box<teardown::Target>),
+    /// A pin `refs/hort/<name>/base` of a box that does not exist.
+    Pin(String),
+    /// A lock file of a box with no record.
+    Lock(PathBuf, Leaf),
+    /// A whole box idle for at least `--idle`, with nothing to lose.
+    Idle(Box<teardown::Target>, Duration),
+    /// The bookkeeping of a repository (or folder) that no longer exists, anywhere on
+    /// this machine: its records, and the containers they name.
+    GoneRepo {
+        state_dir: PathBuf,
+        repo: PathBuf,
+        records: Vec<crate::state::Record>,
+    },
+}
+
+impl Orphan {
+    /// One line saying what it is, for the list shown before asking.
+    pub fn describe(&self) -> String {
+        match self {
+            Orphan::NoDirectory(e) => format!("record of `{}` (its directory is gone)", e.leaf),
+            Orphan::NoRecord(t) => format!("directory {} (no record)", t.entry.path.display()),
+            Orphan::Pin(r) => format!("ref {r} (no such box)"),
+            Orphan::Lock(p, _) => format!("lock file {}", p.display()),
+            Orphan::Idle(t, idle) => format!(
+                "box `{}` (idle {}; {})",
+                t.entry.leaf,
+                human(*idle),
+                teardown::describe(t)
+            ),
+            Orphan::GoneRepo { repo, records, .. } => format!(
+                "records of {} box(es) of {} (it no longer exists)",
+                records.len(),
+                repo.display()
+            ),
+        }
+    }
+
+    /// Its kind in `git sandbox prune --json`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Orphan::NoDirectory(_) => "record",
+            Orphan::NoRecord(_) => "directory",
+            Orphan::Pin(_) => "ref",
+            Orphan::Lock(..) => "lock",
+            Orphan::Idle(..) => "idle",
+            Orphan::GoneRepo { .. } => "repo-gone",
+        }
+    }
+}
+
+/// `3d`, `5h`, `42m`, `7s`: the largest whole unit.
+fn human(d: Duration) -> String {
+    let s = d.as_secs();
+    match s {
+        86_400.. => format!("{}d", s / 86_400),
+        3_600.. => format!("{}h", s / 3_600),
+        60.. => format!("{}m", s / 60),
+        _ => format!("{s}s"),
+    }
+}
+
+/// When the box was last used (see [`super::park::last_used`]).
+fn last_activity(layout: &Layout, e: &boxes::BoxEntry) -> SystemTime {
+    super::park::last_used(layout, &e.leaf, e.admin_dir.as_deref(), &e.path)
+}
+
+/// Why removing an idle box would lose something, if it would.
+fn at_stake(t: &teardown::Target) -> Option<String> {
+    let a = &t.assessment;
+    // Commits no remote has are at stake, unless the base already holds them; a
+    // clone's are at stake only while the repository lacks them.
+    let unpushed = !t.entry.is_clone()
+        && a.unpushed.is_some_and(|n| n > 0)
+        && !a.empty
+        && a.merged != Some(true);
+    let at_stake = t.live || a.dirty != Some(false) || a.unreturned == Some(true) || unpushed;
+    at_stake.then(|| teardown::describe(t))
+}
+
+/// Bookkeeping whose repository (or folder) is gone, machine-wide: every record of a
+/// state dir names a repository path that no longer exists.
+fn gone_repos() -> Vec<Orphan> {
+    let Ok(dirs) = layout::repo_state_dirs() else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for state_dir in dirs {
+        let records = layout::records_in(&state_dir);
+        let Some(first) = records.first() else {
+            continue;
+        };
+        let gone = records
+            .iter()
+            .all(|r| !r.repo.exists() && !r.common_dir.exists() && !r.path.exists());
+        if gone {
+            out.push(Orphan::GoneRepo {
+                repo: first.repo.clone(),
+                state_dir,
+                records,
+            });
+        }
+    }
+    out
+}
+
+/// What a scan found: what to remove, and what it keeps (with the reason).
+#[derive(Default)]
+pub struct Scan {
+    pub orphans: Vec<Orphan>,
+    pub kept: Vec<String>,
+}
+
+/// Find the leftovers of the repository `here` (if any) and, machine-wide, those of
+/// repositories that are gone. With `idle`, idle boxes holding nothing are leftovers.
+pub fn scan(idle: Option<Duration>, here: Option<(&Repo, &Layout)>) -> Scan {
+    let mut s = Scan::default();
+    if let Some((repo, layout)) = here {
+        here_orphans(idle, repo, layout, &mut s.orphans, &mut s.kept);
+    }
+    s.orphans.extend(gone_repos());
+    s
+}
+
+/// This repository's leftovers (and, with `--idle`, its idle boxes).
+fn here_orphans(
+    idle: Option<Duration>,
+    repo: &Repo,
+    layout: &Layout,
+    orphans: &mut Vec<Orphan>,
+    kept: &mut Vec<String>,
+) {
+    let all = boxes::inventory(repo, layout);
+    for e in &all {
+        if !e.dir_exists {
+            orphans.push(Orphan::NoDirectory(Box::new(e.clone())));
+        } else if e.record.is_none() && e.record_error.is_none() {
+            // A directory nobody recorded may still hold someone's work.
+            let t = teardown::target(e.clone(), repo, layout);
+            match at_stake(&t) {
+                Some(why) => {
+                    kept.push(format!("directory {} (no record): {why}", e.path.display()))
+                }
+                None => orphans.push(Orphan::NoRecord(Box::new(t))),
+            }
+        }
+    }
+    if let Some(limit) = idle {
+        let now = SystemTime::now();
+        for e in all.iter().filter(|e| e.dir_exists && e.record.is_some()) {
+            let idle = now
+                .duration_since(last_activity(layout, e))
+                .unwrap_or_default();
+            if idle < limit {
+                continue;
+            }
+            let t = teardown::target(e.clone(), repo, layout);
+            match at_stake(&t) {
+                Some(why) => kept.push(format!("box `{}` (idle {}): {why}", e.leaf, human(idle))),
+                None => orphans.push(Orphan::Idle(Box::new(t), idle)),
+            }
+        }
+    }
+    let known: std::collections::HashSet<String> = all.iter().map(|e| e.leaf.to_string()).collect();
+    // Only pins: an incoming ref is work the user fetched back, never a leftover.
+    if let Ok(refs) = repo.git.references_glob("refs/hort/*/base") {
+        for r in refs.flatten() {
+            let Ok(name) = r.name() else { continue };
+            let leaf = name
+                .strip_prefix("refs/hort/")
+                .and_then(|rest| rest.strip_suffix("/base"))
+                .unwrap_or("");
+            if !known.contains(leaf) {
+                orphans.push(Orphan::Pin(name.to_string()));
+            }
+        }
+    }
+    for (path, leaf) in layout.lock_files() {
+        if !all.iter().any(|e| e.leaf == leaf) {
+            orphans.push(Orphan::Lock(path, leaf));
+        }
+    }
+}
+
+/// What became of one finding.
+#[derive(Debug)]
+pub enum Outcome {
+    Removed,
+    /// Left in place, for these reasons (to show as warnings).
+    Kept(Vec<String>),
+    /// Left in place without a word: a lock someone holds is not stray, and a finding
+    /// of a repository needs that repository.
+    Skipped,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum PruneError {
+    #[error(transparent)]
+    Teardown(#[from] TeardownError),
+    #[error("could not remove {}: {source}", .path.display())]
+    RemoveState {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("could not delete {name}: {source}")]
+    DeleteRef { name: String, source: git2::Error },
+}
+
+/// Remove one finding of [`scan`]; `here` is the repository it was scanned in.
+pub fn remove(o: &Orphan, here: Option<(&Repo, &Layout)>) -> Result<Outcome, PruneError> {
+    if let Orphan::GoneRepo {
+        state_dir, records, ..
+    } = o
+    {
+        // The containers first: with the engine down, keep the records to retry.
+        let mut kept = Vec::new();
+        for c in records.iter().filter_map(|r| r.container.as_ref()) {
+            if let Err(e) = crate::runner::oci::remove(c) {
+                kept.push(format!("kept {}: {e}", state_dir.display()));
+            }
+        }
+        if !kept.is_empty() {
+            return Ok(Outcome::Kept(kept));
+        }
+        layout::remove_repo_state(state_dir).map_err(|source| PruneError::RemoveState {
+            path: state_dir.clone(),
+            source,
+        })?;
+        return Ok(Outcome::Removed);
+    }
+    let Some((repo, layout)) = here else {
+        return Ok(Outcome::Skipped);
+    };
+    match o {
+        Orphan::GoneRepo { .. } => {}
+        Orphan::NoDirectory(e) => {
+            let t = teardown::target((**e).clone(), repo, layout);
+            match teardown::remove(repo, layout, &t, false) {
+                Ok(_) => {}
+                Err(TeardownError::Lock(_)) => {
+                    return Ok(Outcome::Kept(vec![format!(
+                        "kept the record of `{}`: it is in use",
+                        e.leaf
+                    )]));
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Orphan::NoRecord(t) | Orphan::Idle(t, _) => {
+            // Decided again under the box's lock: work that appeared since (or an
+            // agent started since) stays.
+            let what = match &t.entry.record {
+                Some(_) => format!("box `{}`", t.entry.leaf),
+                None => t.entry.path.display().to_string(),
+            };
+            match teardown::remove_if_unchanged(repo, layout, t, false) {
+                Ok(_) => {}
+                Err(TeardownError::Lock(_)) => {
+                    return Ok(Outcome::Kept(vec![format!("kept {what}: it is in use")]));
+                }
+                Err(TeardownError::Changed { now, .. }) => {
+                    return Ok(Outcome::Kept(vec![format!(
+                        "kept {what}: since asked, {now}"
+                    )]));
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Orphan::Pin(name) => {
+            if let Ok(mut r) = repo.git.find_reference(name) {
+                r.delete().map_err(|source| PruneError::DeleteRef {
+                    name: name.clone(),
+                    source,
+                })?;
+            }
+        }
+        Orphan::Lock(path, leaf) => {
+            // A lock someone holds is not stray: leave it, and do not say it went.
+            match crate::state::BoxLock::try_acquire(path, leaf.as_str()) {
+                Ok(l) => l.release_and_remove(),
+                Err(_) => return Ok(Outcome::Skipped),
+            }
+        }
+    }
+    Ok(Outcome::Removed)
+}
