@@ -18,6 +18,7 @@ use crate::provision::Reporter;
 use crate::sanitize;
 
 use super::error::CliError;
+use super::json::Document as _;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
 pub enum ColorChoice {
@@ -329,15 +330,9 @@ impl Ui {
     pub fn error(&mut self, e: &CliError) {
         self.spinner = None;
         if self.opts.json {
-            let mut err = serde_json::json!({
-                "code": e.code(),
-                "kind": e.kind.as_str(),
-                "message": e.message,
-            });
-            if !e.hints.is_empty() {
-                err["hint"] = serde_json::Value::String(e.hints.join(" "));
-            }
-            let doc = serde_json::json!({"schemaVersion": 1, "error": err});
+            let doc =
+                super::json::ErrorDocument::new(e.code(), e.kind.as_str(), &e.message, &e.hints)
+                    .to_value();
             self.write_err(&format!("{doc}\n"));
             return;
         }
