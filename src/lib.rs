@@ -27,6 +27,7 @@ pub mod cmd;
 pub mod config;
 pub mod container;
 pub mod doctor;
+pub mod ecosystem;
 pub mod folder;
 pub mod git;
 pub mod guard;

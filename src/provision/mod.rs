@@ -35,6 +35,7 @@ pub mod enter;
 pub mod error;
 pub mod fetch;
 pub mod guard;
+pub mod lockhash;
 pub mod planner;
 pub mod repair;
 pub mod reporter;

@@ -5,8 +5,8 @@
 //! Invariant: planning writes nothing (`--dry-run` is [`dry_run`]). Callers:
 //! `apply::create` (twice: once before the fetch, once under the box's lock) and the CLI.
 
-use super::setup::Ecosystem;
 use crate::config::UserConfig;
+use crate::ecosystem::Ecosystem;
 use crate::git::Repo;
 use crate::names::Leaf;
 use crate::plan::{Caches, Checkout, Fetch, Plan};
