@@ -131,25 +131,13 @@ pub(super) fn blocking_registration(common_dir: &Path) -> Option<PathBuf> {
 /// has a directory, a worktree a pointer file): git run there would walk up to the
 /// user's own repository, which the box sits inside. Folder boxes have no `.git`.
 pub fn check_checkout(record: &Record) -> Result<(), ProvisionError> {
-    let want_dir = match record.git_mode.as_str() {
-        "clone" => true,
-        "worktree" => false,
-        _ => return Ok(()),
-    };
-    let ok = std::fs::symlink_metadata(record.path.join(".git")).is_ok_and(|m| {
-        if want_dir {
-            m.is_dir()
-        } else {
-            m.is_file()
-        }
-    });
-    match ok {
-        true => Ok(()),
-        false => Err(ProvisionError::CheckoutBroken {
-            leaf: record.name.clone(),
-            path: record.path.clone(),
-            repo: record.repo.clone(),
-            clone: want_dir,
-        }),
+    if crate::boxes::checkout_intact(record) {
+        return Ok(());
     }
+    Err(ProvisionError::CheckoutBroken {
+        leaf: record.name.clone(),
+        path: record.path.clone(),
+        repo: record.repo.clone(),
+        clone: record.git_mode == "clone",
+    })
 }
