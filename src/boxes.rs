@@ -17,6 +17,7 @@ use crate::git::repo::canonical;
 use crate::git::Repo;
 use crate::names::Leaf;
 use crate::state::{Layout, Record};
+use crate::vocab::GitMode;
 
 /// One box.
 #[derive(Debug, Clone)]
@@ -116,7 +117,11 @@ pub fn inventory(repo: &Repo, layout: &Layout) -> Vec<BoxEntry> {
                 branch: None,
             }
         });
-        if record.as_ref().is_some_and(|r| r.git_mode == "clone") && entry.dir_exists {
+        if record
+            .as_ref()
+            .is_some_and(|r| r.git_mode == GitMode::Clone)
+            && entry.dir_exists
+        {
             // A clone is its own repository: its branch is read from it (libgit2).
             entry.branch = clone_head(&entry.path).and_then(|(b, _)| b);
         }
@@ -173,7 +178,9 @@ pub fn exact(repo: &Repo, layout: &Layout, leaf: &str) -> Option<BoxEntry> {
     };
     let path = layout.box_path(&leaf);
     let dir_exists = path.is_dir();
-    let is_clone = record.as_ref().is_some_and(|r| r.git_mode == "clone");
+    let is_clone = record
+        .as_ref()
+        .is_some_and(|r| r.git_mode == GitMode::Clone);
     let admin_dir = if is_clone {
         None
     } else {
@@ -267,10 +274,10 @@ pub fn clone_head(path: &Path) -> Option<(Option<String>, Option<git2::Oid>)> {
 /// a pointer file)? Without it, git run there would walk up to the user's own
 /// repository, which the box sits inside. Folder boxes have no `.git`: always intact.
 pub fn checkout_intact(record: &Record) -> bool {
-    let want_dir = match record.git_mode.as_str() {
-        "clone" => true,
-        "worktree" => false,
-        _ => return true,
+    let want_dir = match record.git_mode {
+        GitMode::Clone => true,
+        GitMode::Worktree => false,
+        GitMode::Folder => return true,
     };
     std::fs::symlink_metadata(record.path.join(".git")).is_ok_and(|m| {
         if want_dir {
@@ -374,7 +381,7 @@ impl BoxEntry {
     /// `.git` of its own and no worktree registration.
     pub fn is_clone(&self) -> bool {
         match &self.record {
-            Some(r) => r.git_mode == "clone",
+            Some(r) => r.git_mode == GitMode::Clone,
             None => {
                 self.admin_dir.is_none()
                     && self.dir_exists

@@ -41,3 +41,4 @@ pub mod sanitize;
 pub mod state;
 pub mod teardown;
 pub mod template;
+pub mod vocab;

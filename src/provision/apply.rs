@@ -13,6 +13,7 @@ use crate::git::{GitCli, Repo};
 use crate::names::Leaf;
 use crate::plan::{Checkout, Fetch, Plan};
 use crate::state::{BoxLock, Layout, Record};
+use crate::vocab::GitMode;
 
 use super::container_stage::container_stage;
 use super::error::io_err;
@@ -139,8 +140,8 @@ fn apply(
                 &ctx.repo.main_root,
                 &ctx.repo.common_dir,
                 &plan.path,
-                &plan.git_mode,
-                &plan.runner,
+                plan.git_mode,
+                plan.runner,
                 &plan.harness,
                 (&ctx.template, ctx.firewall),
             )
@@ -160,7 +161,7 @@ fn apply(
     if let Err(e) = copy::ensure_excludes(&ctx.repo.common_dir) {
         warnings.push(format!("could not update .git/info/exclude: {e}"));
     }
-    let clone_mode = plan.git_mode == "clone";
+    let clone_mode = plan.git_mode == GitMode::Clone;
     if clone_mode {
         let made = timed(reporter, "checkout", || {
             if resumed {
@@ -306,7 +307,7 @@ fn apply(
         copy::EnvOutcome::Absent | copy::EnvOutcome::Unchanged | copy::EnvOutcome::KeptEdited => {}
     }
 
-    if plan.runner != "host" {
+    if plan.runner.is_container() {
         return container_stage(
             plan, cfg, ctx, &leaf, record, resumed, env, submodules, warnings, reporter,
         );

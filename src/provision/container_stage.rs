@@ -10,6 +10,7 @@ use crate::harness::Harness;
 use crate::names::Leaf;
 use crate::plan::Plan;
 use crate::state::{Layout, Record};
+use crate::vocab::GitMode;
 
 use super::apply::Created;
 use super::request::Context;
@@ -85,7 +86,7 @@ pub(crate) fn container_up(
             crate::container::ensure_running(repo, layout, record, &cfg.allowlist)
         })?
     } else {
-        let engine = crate::container::resolve_engine(&record.runner)?;
+        let engine = crate::container::resolve_engine(record.runner.as_str())?;
         let template = crate::template::find(record.template.as_deref().unwrap_or("default"))
             .map_err(crate::container::ContainerError::from)?;
         let spec = crate::container::Spec {
@@ -144,9 +145,9 @@ fn guard_path(
     leaf: &Leaf,
     record: &Record,
 ) -> Option<PathBuf> {
-    let hooks = match (record.git_mode.as_str(), repo) {
-        ("clone", Some(_)) => layout.box_state(leaf).join("hooks"),
-        ("worktree", Some(repo)) => repo
+    let hooks = match (record.git_mode, repo) {
+        (GitMode::Clone, Some(_)) => layout.box_state(leaf).join("hooks"),
+        (GitMode::Worktree, Some(repo)) => repo
             .worktree_admin_dir(&record.path)?
             .join(guard::HOOKS_DIR_NAME),
         _ => return None,

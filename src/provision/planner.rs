@@ -11,6 +11,7 @@ use crate::git::Repo;
 use crate::names::Leaf;
 use crate::plan::{Caches, Checkout, Fetch, Plan};
 use crate::state::Record;
+use crate::vocab::GitMode;
 
 use super::request::{choose_name, context, fetch_mode, Context};
 use super::{copy, fetch, CreateRequest, ProvisionError};
@@ -43,8 +44,8 @@ pub(super) fn make_plan(
             if r.git_mode != ctx.git_mode {
                 return Err(ProvisionError::ModeMismatch {
                     leaf: leaf.to_string(),
-                    built: r.git_mode.clone(),
-                    requested: ctx.git_mode.clone(),
+                    built: r.git_mode.to_string(),
+                    requested: ctx.git_mode.to_string(),
                 });
             }
             base_commit = r.base_commit.clone();
@@ -68,7 +69,7 @@ pub(super) fn make_plan(
                 if ctx.repo.local_branch(branch).is_some() {
                     // A clone has its own branches; only a worktree competes with the
                     // other checkouts of this repository.
-                    if ctx.git_mode == "worktree" && ctx.repo.branch_checked_out(branch) {
+                    if ctx.git_mode == GitMode::Worktree && ctx.repo.branch_checked_out(branch) {
                         return Err(ProvisionError::BranchCheckedOut {
                             branch: branch.to_string(),
                         });
@@ -129,8 +130,8 @@ pub(super) fn make_plan(
         base_ref,
         base_commit,
         checkout,
-        git_mode: ctx.git_mode.clone(),
-        runner: ctx.runner.clone(),
+        git_mode: ctx.git_mode,
+        runner: ctx.runner,
         harness: ctx.harness.to_string(),
         ecosystems,
         custom_setup: cfg.setup.clone(),
@@ -155,7 +156,7 @@ fn new_branch(
     let empty = ctx.repo.has_no_commits() && ctx.remote_heads.as_ref().is_none_or(|h| h.is_empty());
     let Some(resolved) = ctx.resolve_base() else {
         // A clone can start with no commits; a worktree needs one.
-        if empty && ctx.git_mode == "clone" && !ctx.base_named {
+        if empty && ctx.git_mode == GitMode::Clone && !ctx.base_named {
             return Ok(Checkout::Unborn {
                 branch: branch.to_string(),
             });
@@ -445,7 +446,7 @@ mod tests {
         ));
         // A record from another mode cannot be finished in this one.
         rec.setup_completed = false;
-        rec.git_mode = "clone".into();
+        rec.git_mode = GitMode::Clone;
         rec.save(&layout.record_path(&leaf)).unwrap();
         assert!(matches!(
             plan(&f, &r),

@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use crate::git::{GitCli, Repo};
 use crate::plan::Checkout;
 use crate::state::{Layout, Record};
+use crate::vocab::GitMode;
 
 use super::{checkout, clone, ProvisionError};
 
@@ -32,7 +33,7 @@ pub(crate) fn repair_checkout(
         return Ok(false);
     }
     let path = &record.path;
-    if record.git_mode == "clone" {
+    if record.git_mode == GitMode::Clone {
         let branch = record.branch.clone();
         let checkout = match (&record.base_commit, record.created_branch) {
             (Some(_), _) => Checkout::NewBranch {
@@ -138,6 +139,6 @@ pub fn check_checkout(record: &Record) -> Result<(), ProvisionError> {
         leaf: record.name.clone(),
         path: record.path.clone(),
         repo: record.repo.clone(),
-        clone: record.git_mode == "clone",
+        clone: record.git_mode == GitMode::Clone,
     })
 }

@@ -13,6 +13,7 @@ use crate::harness::Harness;
 use crate::names::{self, BoxName, Leaf};
 use crate::plan::Fetch;
 use crate::state::Layout;
+use crate::vocab::{GitMode, Isolation, RunnerKind};
 
 use super::ProvisionError;
 
@@ -51,8 +52,8 @@ pub(super) struct Context {
     /// The base was named with `--base` (not from a file or the default).
     pub(super) base_named: bool,
     pub(super) harness: Harness,
-    pub(super) runner: String,
-    pub(super) git_mode: String,
+    pub(super) runner: RunnerKind,
+    pub(super) git_mode: GitMode,
     pub(super) template: String,
     pub(super) firewall: bool,
     pub(super) warnings: Vec<String>,
@@ -112,30 +113,37 @@ pub(super) fn context(req: &CreateRequest, cfg: &UserConfig) -> Result<Context, 
     let repo = Repo::discover(&req.cwd)?;
     let (project, mut warnings) = ProjectConfig::load(&repo.main_root)?;
     let mut notes = Vec::new();
-    let git_mode = req
+    let git_mode_name = req
         .git_mode
         .clone()
         .or(project.git.clone())
         .or(cfg.git.clone())
-        .unwrap_or_else(|| "worktree".into());
-    if git_mode != "worktree" && git_mode != "clone" {
-        return Err(ProvisionError::Unsupported {
-            what: format!("git mode `{git_mode}`"),
-        });
-    }
+        .unwrap_or_else(|| GitMode::Worktree.to_string());
+    // A folder box is made by `folder`, never asked for as a git mode.
+    let git_mode = match git_mode_name.parse() {
+        Ok(m @ (GitMode::Worktree | GitMode::Clone)) => m,
+        Ok(GitMode::Folder) | Err(_) => {
+            return Err(ProvisionError::Unsupported {
+                what: format!("git mode `{git_mode_name}`"),
+            })
+        }
+    };
     let runner = resolve_runner(req.isolation.as_deref().or(cfg.isolation.as_deref()), cfg)?;
     let template = req
         .template
         .clone()
         .or(cfg.template.clone())
         .unwrap_or_else(|| "default".into());
-    if runner != "host" {
+    if runner.is_container() {
         // A missing or invalid template, or a path a mount cannot express, is refused
         // before anything is written.
         crate::template::find(&template).map_err(crate::container::ContainerError::from)?;
-        if let Some(engine) = crate::runner::oci::Engine::parse(&runner) {
+        if let Some(engine) = crate::runner::oci::Engine::parse(runner.as_str()) {
             if !engine.installed() {
-                return Err(crate::container::ContainerError::EngineDown { engine: runner }.into());
+                return Err(crate::container::ContainerError::EngineDown {
+                    engine: runner.to_string(),
+                }
+                .into());
             }
         }
         for p in [&repo.main_root, &repo.common_dir] {
@@ -145,7 +153,8 @@ pub(super) fn context(req: &CreateRequest, cfg: &UserConfig) -> Result<Context, 
                 );
             }
         }
-        if req.isolation.as_deref().or(cfg.isolation.as_deref()) == Some("auto") {
+        let asked = req.isolation.as_deref().or(cfg.isolation.as_deref());
+        if asked.and_then(|s| s.parse().ok()) == Some(Isolation::Auto) {
             notes.push(format!(
                 "isolation auto: this machine is a runner; using {runner}"
             ));
@@ -184,22 +193,26 @@ pub(super) fn context(req: &CreateRequest, cfg: &UserConfig) -> Result<Context, 
     })
 }
 
-/// `host`, or the container runners once they exist (SPEC §3 `auto`).
+/// The runner for the requested isolation (default `host`): `auto` is a container
+/// engine on a machine marked as a runner, else the host (SPEC §3).
 pub(crate) fn resolve_runner(
     isolation: Option<&str>,
     cfg: &UserConfig,
-) -> Result<String, ProvisionError> {
+) -> Result<RunnerKind, ProvisionError> {
     let marked =
         cfg.runner.unwrap_or(false) || std::env::var("TREEBOX_RUNNER").is_ok_and(|v| v == "1");
-    match isolation.unwrap_or("host") {
-        "host" => Ok("host".into()),
-        "auto" if !marked => Ok("host".into()),
-        "auto" => crate::container::resolve_engine("auto")
-            .map(|e| e.program().to_string())
-            .map_err(ProvisionError::from),
-        "docker" | "podman" => Ok(isolation.unwrap_or_default().to_string()),
-        other => Err(ProvisionError::Unsupported {
-            what: format!("isolation `{other}`"),
+    let asked = match isolation {
+        None => Isolation::default(),
+        Some(s) => s.parse().map_err(|_| ProvisionError::Unsupported {
+            what: format!("isolation `{s}`"),
+        })?,
+    };
+    match asked {
+        Isolation::Runner(r) => Ok(r),
+        Isolation::Auto if !marked => Ok(RunnerKind::Host),
+        Isolation::Auto => Ok(match crate::container::resolve_engine(Isolation::AUTO)? {
+            crate::runner::oci::Engine::Docker => RunnerKind::Docker,
+            crate::runner::oci::Engine::Podman => RunnerKind::Podman,
         }),
     }
 }

@@ -8,6 +8,7 @@ use std::path::Path;
 
 use crate::names::Leaf;
 use crate::plan::{Checkout, Plan};
+use crate::vocab::GitMode;
 
 use super::request::Context;
 use super::{checkout, clone, Reporter};
@@ -63,7 +64,7 @@ pub(super) fn undo_checkout(
     made_checkout: bool,
     reporter: &mut dyn Reporter,
 ) {
-    if made_checkout && plan.git_mode == "clone" {
+    if made_checkout && plan.git_mode == GitMode::Clone {
         let _ = std::fs::remove_dir_all(&plan.path);
         let _ = clone::remove_pin(&ctx.repo.common_dir, &plan.name);
     } else if made_checkout {
