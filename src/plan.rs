@@ -9,6 +9,8 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
+use crate::ecosystem::Ecosystem;
+use crate::harness::Harness;
 use crate::vocab::{GitMode, RunnerKind};
 
 /// How the box's checkout is made.
@@ -83,9 +85,9 @@ pub struct Plan {
     pub checkout: Checkout,
     pub git_mode: GitMode,
     pub runner: RunnerKind,
-    pub harness: String,
+    pub harness: Harness,
     /// Ecosystems found at the top of the base tree (what setup will install).
-    pub ecosystems: Vec<String>,
+    pub ecosystems: Vec<Ecosystem>,
     /// The user's `setup` commands, when they replace detection.
     pub custom_setup: Option<Vec<String>>,
     pub caches: Caches,
@@ -157,7 +159,11 @@ impl Plan {
             None if self.ecosystems.is_empty() => out.push("setup: no ecosystem detected".into()),
             None => out.push(format!(
                 "setup: {} ({} caches)",
-                self.ecosystems.join(", "),
+                self.ecosystems
+                    .iter()
+                    .map(|e| e.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
                 match self.caches {
                     Caches::Shared => "shared",
                     Caches::Cold => "throwaway",

@@ -4,7 +4,7 @@
 //!
 //! Invariant: the record exists before the checkout does, so a crash is resumable; a
 //! failure before the box is usable is rolled back ([`super::rollback`]). Callers: the
-//! CLI (`create`, `sandbox`), `enter` and `folder` (for [`run_setup`], [`env_tracked`]).
+//! CLI (`create`, `sandbox`), `enter` and `folder` (for `run_setup`, `env_tracked`).
 
 use std::path::{Path, PathBuf};
 
@@ -142,7 +142,7 @@ fn apply(
                 &plan.path,
                 plan.git_mode,
                 plan.runner,
-                &plan.harness,
+                plan.harness.as_str(),
                 (&ctx.template, ctx.firewall),
             )
         },

@@ -5,7 +5,7 @@
 //!   → setup → record → (the CLI hands off to the runner)
 //! ```
 //!
-//! [`create`] validates the request and builds a [`Plan`] before writing anything, so
+//! [`create`] validates the request and builds a [`Plan`](crate::plan::Plan) before writing anything, so
 //! every refusal leaves no trace; `--dry-run` stops there. Applying the plan writes a
 //! record with `setupCompleted: false` *before* the checkout is made, so a crash at any
 //! later point leaves a box that a re-run of `create` (or `enter`) finishes instead of

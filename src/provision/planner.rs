@@ -1,4 +1,4 @@
-//! The planning stage: from a resolved [`Context`] to an immutable [`Plan`] — which
+//! The planning stage: from a resolved `Context` to an immutable [`Plan`] — which
 //! checkout to make (new branch, existing branch, resume), the base commit, the
 //! ecosystems in the base tree — refusing whatever the real run would refuse.
 //!
@@ -132,7 +132,7 @@ pub(super) fn make_plan(
         checkout,
         git_mode: ctx.git_mode,
         runner: ctx.runner,
-        harness: ctx.harness.to_string(),
+        harness: ctx.harness,
         ecosystems,
         custom_setup: cfg.setup.clone(),
         caches: if req.cold {
@@ -175,7 +175,7 @@ fn new_branch(
 }
 
 /// Ecosystems whose lockfile sits at the top of the commit's tree (libgit2, no checkout).
-fn ecosystems_in_tree(repo: &Repo, commit: &str) -> Vec<String> {
+fn ecosystems_in_tree(repo: &Repo, commit: &str) -> Vec<Ecosystem> {
     let Some(tree) = git2::Oid::from_str(commit)
         .ok()
         .and_then(|o| repo.git.find_commit(o).ok())
@@ -193,7 +193,7 @@ fn ecosystems_in_tree(repo: &Repo, commit: &str) -> Vec<String> {
             continue;
         }
         if has(eco.lockfile()) {
-            out.push(eco.as_str().to_string());
+            out.push(eco);
         }
     }
     out
@@ -300,7 +300,7 @@ mod tests {
         assert!(matches!(p.checkout, Checkout::NewBranch { .. }));
         assert_eq!(p.fetch, Fetch::Origin);
         // pnpm wins over npm; detected from the base tree, before any checkout.
-        assert_eq!(p.ecosystems, ["pnpm", "cargo"]);
+        assert_eq!(p.ecosystems, [Ecosystem::Pnpm, Ecosystem::Cargo]);
         assert_eq!(p.launch_argv, ["claude", "--dangerously-skip-permissions"]);
         assert!(!f.state.exists(), "planning writes nothing");
         assert!(!p.path.exists());

@@ -1,5 +1,5 @@
 //! Checks and repairs of an existing box's checkout: finish an interrupted one
-//! ([`repair_checkout`]), refuse one whose `.git` is gone ([`check_checkout`]), and
+//! (`repair_checkout`), refuse one whose `.git` is gone ([`check_checkout`]), and
 //! spot a worktree registration git would hang on.
 //!
 //! Invariant: git is never run in a checkout that may have run code (a completed one).

@@ -1,5 +1,5 @@
 //! Progress reporting for the engine: the [`Reporter`] trait the CLI implements, a
-//! [`Silent`] one, and [`timed`], which wraps a stage in start/done calls.
+//! [`Silent`] one, and `timed`, which wraps a stage in start/done calls.
 //!
 //! Invariant: the engine never prints; everything a user might see while a box is
 //! made goes through a `Reporter`. Callers: every stage of `provision`, `folder`.

@@ -1,9 +1,9 @@
 //! The request stage: what the user asked `create` for ([`CreateRequest`]) resolved
-//! against the repository and the config into a [`Context`] — git mode, runner,
+//! against the repository and the config into a `Context` — git mode, runner,
 //! template, base, harness, state layout — and the box's name and branch.
 //!
 //! Refusals of bad flags happen here, before anything is written. Callers: the planner
-//! (`dry_run`) and `apply::create`; `enter` resolves the runner with [`resolve_runner`].
+//! (`dry_run`) and `apply::create`; `enter` resolves the runner with `resolve_runner`.
 
 use std::path::PathBuf;
 
