@@ -5,23 +5,24 @@
 //!   → setup → record → (the CLI hands off to the runner)
 //! ```
 //!
-//! [`create`] validates the request and builds a [`Plan`](crate::plan::Plan) before writing anything, so
-//! every refusal leaves no trace; `--dry-run` stops there. Applying the plan writes a
-//! record with `setupCompleted: false` *before* the checkout is made, so a crash at any
-//! later point leaves a box that a re-run of `create` (or `enter`) finishes instead of
-//! skipping. A failure before setup rolls the checkout back; a failing setup step only
-//! warns (the box is usable) and leaves `setupCompleted: false`.
+//! [`create`] validates the request and builds a [`Plan`](crate::plan::Plan) before
+//! writing anything, so every refusal leaves no trace; `--dry-run` stops there.
+//! Applying the plan writes a record with `setupCompleted: false` *before* the checkout
+//! is made, so a crash at any later point leaves a box that a re-run of `create` (or
+//! `enter`) finishes instead of skipping. A failure before setup rolls the checkout
+//! back; a failing setup step only warns (the box is usable) and leaves
+//! `setupCompleted: false`.
 //!
 //! This module never prints: progress and warnings go through [`Reporter`].
-
 //!
 //! One file per job, in the order data flows:
 //!
 //! - [`request`]: [`CreateRequest`] → a resolved context (git mode, runner, name);
 //! - [`planner`]: context → [`Plan`](crate::plan::Plan) ([`dry_run`] stops here);
 //! - [`apply`]: [`create`] — fetch, lock, apply the plan; the stages it runs live in
-//!   [`fetch`], [`checkout`]/[`clone`], [`guard`], [`copy`], [`setup`] and
-//!   [`container_stage`];
+//!   [`fetch`], [`checkout`]/[`clone`], [`guard`], [`copy`], [`setup`] (with
+//!   [`lockhash`]) and [`container_stage`];
+//! - [`enter`]: finish or re-sync an existing box before an agent runs in it;
 //! - [`rollback`]: undo a checkout when a later stage fails;
 //! - [`repair`]: finish or refuse an existing box's checkout (also for `enter`);
 //! - [`error`] ([`ProvisionError`]) and [`reporter`] ([`Reporter`]).
