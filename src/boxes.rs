@@ -17,6 +17,7 @@ use crate::git::repo::canonical;
 use crate::git::Repo;
 use crate::names::Leaf;
 use crate::state::{Layout, Record};
+use crate::vocab::GitMode;
 
 /// One box.
 #[derive(Debug, Clone)]
@@ -116,9 +117,13 @@ pub fn inventory(repo: &Repo, layout: &Layout) -> Vec<BoxEntry> {
                 branch: None,
             }
         });
-        if record.as_ref().is_some_and(|r| r.git_mode == "clone") && entry.dir_exists {
+        if record
+            .as_ref()
+            .is_some_and(|r| r.git_mode == GitMode::Clone)
+            && entry.dir_exists
+        {
             // A clone is its own repository: its branch is read from it (libgit2).
-            entry.branch = crate::provision::clone::clone_head(&entry.path).and_then(|(b, _)| b);
+            entry.branch = clone_head(&entry.path).and_then(|(b, _)| b);
         }
         entry.record = record;
         entry.record_error = record_error;
@@ -144,7 +149,7 @@ pub fn inventory(repo: &Repo, layout: &Layout) -> Vec<BoxEntry> {
             by_leaf.insert(
                 leaf.clone(),
                 BoxEntry {
-                    branch: crate::provision::clone::clone_head(&path).and_then(|(b, _)| b),
+                    branch: clone_head(&path).and_then(|(b, _)| b),
                     dir_exists: true,
                     path,
                     leaf,
@@ -173,14 +178,16 @@ pub fn exact(repo: &Repo, layout: &Layout, leaf: &str) -> Option<BoxEntry> {
     };
     let path = layout.box_path(&leaf);
     let dir_exists = path.is_dir();
-    let is_clone = record.as_ref().is_some_and(|r| r.git_mode == "clone");
+    let is_clone = record
+        .as_ref()
+        .is_some_and(|r| r.git_mode == GitMode::Clone);
     let admin_dir = if is_clone {
         None
     } else {
         repo.worktree_admin_dir(&path)
     };
     let branch = if is_clone && dir_exists {
-        crate::provision::clone::clone_head(&path).and_then(|(b, _)| b)
+        clone_head(&path).and_then(|(b, _)| b)
     } else {
         admin_dir.as_deref().and_then(Repo::worktree_branch)
     };
@@ -234,6 +241,53 @@ pub fn elsewhere(name: &str, common_dir: Option<&Path>) -> Vec<PathBuf> {
 }
 
 /// Why a reference named no single box.
+/// Open the clone at `path` with libgit2, unless its `.git` holds something a read
+/// could block on (see [`crate::git::repo::plain_git_dir`]).
+pub fn open_clone(path: &Path) -> Option<git2::Repository> {
+    if !crate::git::repo::plain_git_dir(&path.join(".git")) {
+        return None;
+    }
+    git2::Repository::open(path).ok()
+}
+
+/// The branch and tip the clone at `path` has checked out now (libgit2; runs nothing).
+/// An unborn branch (no commits yet) is named with no tip.
+pub fn clone_head(path: &Path) -> Option<(Option<String>, Option<git2::Oid>)> {
+    let r = open_clone(path)?;
+    let Ok(head) = r.head() else {
+        let unborn = r
+            .find_reference("HEAD")
+            .ok()
+            .and_then(|h| h.symbolic_target().ok().flatten().map(str::to_string))
+            .and_then(|t| t.strip_prefix("refs/heads/").map(str::to_string));
+        return Some((unborn, None));
+    };
+    let branch = head
+        .shorthand()
+        .ok()
+        .map(str::to_string)
+        .filter(|_| head.is_branch());
+    Some((branch, head.target()))
+}
+
+/// Is the box's `.git` the kind its git mode needs (a clone has a directory, a worktree
+/// a pointer file)? Without it, git run there would walk up to the user's own
+/// repository, which the box sits inside. Folder boxes have no `.git`: always intact.
+pub fn checkout_intact(record: &Record) -> bool {
+    let want_dir = match record.git_mode {
+        GitMode::Clone => true,
+        GitMode::Worktree => false,
+        GitMode::Folder => return true,
+    };
+    std::fs::symlink_metadata(record.path.join(".git")).is_ok_and(|m| {
+        if want_dir {
+            m.is_dir()
+        } else {
+            m.is_file()
+        }
+    })
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ResolveError {
     #[error("no box matches `{reference}`")]
@@ -316,18 +370,18 @@ pub struct Assessment {
 
 impl BoxEntry {
     /// Its checkout was made whole, and its `.git` is now gone or of the wrong kind
-    /// (see [`crate::provision::check_checkout`]).
+    /// (see [`checkout_intact`]).
     pub fn is_broken(&self) -> bool {
         self.record
             .as_ref()
-            .is_some_and(|r| r.checkout_completed && crate::provision::check_checkout(r).is_err())
+            .is_some_and(|r| r.checkout_completed && !checkout_intact(r))
     }
 
     /// A clone box: so its record says; without a readable record, a directory with a
     /// `.git` of its own and no worktree registration.
     pub fn is_clone(&self) -> bool {
         match &self.record {
-            Some(r) => r.git_mode == "clone",
+            Some(r) => r.git_mode == GitMode::Clone,
             None => {
                 self.admin_dir.is_none()
                     && self.dir_exists

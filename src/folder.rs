@@ -17,9 +17,10 @@ use crate::names::Leaf;
 use crate::provision::{run_setup, ProvisionError, Reporter};
 use crate::state::layout::{repo_key, state_root};
 use crate::state::{BoxLock, Layout, Record};
+use crate::vocab::{GitMode, RunnerKind};
 
 /// The record's git mode for a folder box.
-pub const MODE: &str = "folder";
+pub const MODE: GitMode = GitMode::Folder;
 
 /// The bookkeeping layout of a folder's boxes.
 pub fn layout(folder: &Path) -> Result<Layout, ProvisionError> {
@@ -46,7 +47,7 @@ pub struct FolderUp {
 pub struct FolderRequest {
     pub folder: PathBuf,
     pub name: String,
-    pub runner: String,
+    pub runner: RunnerKind,
     pub template: String,
     pub firewall: bool,
     pub harness: Harness,
@@ -60,7 +61,7 @@ pub fn up(
 ) -> Result<FolderUp, ProvisionError> {
     let leaf = Leaf::parse(&req.name)?;
     let folder = canonical(&req.folder);
-    if req.runner != "host" {
+    if req.runner.is_container() {
         crate::template::find(&req.template).map_err(crate::runner::oci::ContainerError::from)?;
         if !crate::runner::oci::mountable(&folder) {
             return Err(crate::runner::oci::ContainerError::Unmountable { path: folder }.into());
@@ -81,8 +82,8 @@ pub fn up(
         Some(r) if r.git_mode != MODE => {
             return Err(ProvisionError::ModeMismatch {
                 leaf: leaf.to_string(),
-                built: r.git_mode,
-                requested: MODE.into(),
+                built: r.git_mode.to_string(),
+                requested: MODE.to_string(),
             })
         }
         Some(r) => r,
@@ -92,7 +93,7 @@ pub fn up(
             &folder,
             &folder,
             MODE,
-            &req.runner,
+            req.runner,
             req.harness.as_str(),
             (&req.template, req.firewall),
         ),
@@ -100,7 +101,7 @@ pub fn up(
     record.save(&record_path)?;
     let ecos = crate::provision::setup::detect(&folder);
     record.ecosystems = ecos.iter().map(|e| e.as_str().to_string()).collect();
-    if record.runner == "host" {
+    if !record.runner.is_container() {
         let mut warnings = Vec::new();
         let (report, _) = run_setup(&folder, &leaf, &layout, cfg, false, reporter, &mut warnings)?;
         for w in warnings {

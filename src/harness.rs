@@ -2,12 +2,14 @@
 //!
 //! A closed vocabulary: `claude` and `codex`, each with the flags that let it work
 //! without prompting inside its box. The program can be replaced in the user config
-//! (tests and wrappers); the flags and the user's extra arguments are kept.
+//! (tests and wrappers); the flags and the user's extra arguments are kept. The serde,
+//! `Display` and `FromStr` names are the same strings (records, config, JSON).
 
 use std::fmt;
 use std::str::FromStr;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Harness {
     #[default]
     Claude,
@@ -50,13 +52,10 @@ impl fmt::Display for Harness {
 impl FromStr for Harness {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "claude" => Ok(Harness::Claude),
-            "codex" => Ok(Harness::Codex),
-            other => Err(format!(
-                "unknown harness {other:?} (expected \"claude\" or \"codex\")"
-            )),
-        }
+        Harness::ALL
+            .into_iter()
+            .find(|h| h.as_str() == s)
+            .ok_or_else(|| format!("unknown harness {s:?} (expected \"claude\" or \"codex\")"))
     }
 }
 

@@ -16,6 +16,11 @@
 //! - [`state`] owns the host-side bookkeeping (records, locks), outside every box.
 //! - [`guard`] is the pure pre-push decision; [`guard::hook`] is the small runtime that
 //!   is copied into each box's private hooks dir and chains to the repo's own hooks.
+//! - [`vocab`] ([`vocab::GitMode`], [`vocab::RunnerKind`], [`vocab::Isolation`]),
+//!   [`ecosystem`] and [`harness`] are the closed vocabularies, enums whose serde names
+//!   are the strings records and JSON use; nothing else spells them.
+//! - [`boxes`] is the read model of existing boxes; provisioning uses it, never the
+//!   reverse.
 //! - [`cli`] is the only layer that prints or picks exit codes.
 //!
 //! The engine modules never print: progress reaches the CLI through
@@ -26,6 +31,7 @@ pub mod cli;
 pub mod cmd;
 pub mod config;
 pub mod doctor;
+pub mod ecosystem;
 pub mod folder;
 pub mod git;
 pub mod guard;
@@ -40,3 +46,4 @@ pub mod state;
 mod suggest;
 pub mod teardown;
 pub mod template;
+pub mod vocab;

@@ -9,6 +9,10 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
+use crate::ecosystem::Ecosystem;
+use crate::harness::Harness;
+use crate::vocab::{GitMode, RunnerKind};
+
 /// How the box's checkout is made.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "kind", rename_all = "camelCase")]
@@ -79,11 +83,11 @@ pub struct Plan {
     pub base_ref: Option<String>,
     pub base_commit: Option<String>,
     pub checkout: Checkout,
-    pub git_mode: String,
-    pub runner: String,
-    pub harness: String,
+    pub git_mode: GitMode,
+    pub runner: RunnerKind,
+    pub harness: Harness,
     /// Ecosystems found at the top of the base tree (what setup will install).
-    pub ecosystems: Vec<String>,
+    pub ecosystems: Vec<Ecosystem>,
     /// The user's `setup` commands, when they replace detection.
     pub custom_setup: Option<Vec<String>>,
     pub caches: Caches,
@@ -104,7 +108,7 @@ impl Plan {
             Fetch::Skipped => "skip fetch (--no-fetch): the base may be stale".to_string(),
             Fetch::NoOrigin => "no origin remote: use local refs".to_string(),
         });
-        let make = if self.git_mode == "clone" {
+        let make = if self.git_mode == GitMode::Clone {
             "git clone --shared into"
         } else {
             "git worktree add"
@@ -123,7 +127,7 @@ impl Plan {
             Checkout::FromRemote { branch, remote_ref } => out.push(format!(
                 "{make} {} on new branch {branch} {} {remote_ref}",
                 self.path.display(),
-                if self.git_mode == "clone" {
+                if self.git_mode == GitMode::Clone {
                     "from"
                 } else {
                     "tracking"
@@ -138,7 +142,7 @@ impl Plan {
                 self.path.display()
             )),
         }
-        if self.git_mode == "clone" && !matches!(self.checkout, Checkout::Unborn { .. }) {
+        if self.git_mode == GitMode::Clone && !matches!(self.checkout, Checkout::Unborn { .. }) {
             out.push(format!(
                 "pin its start commit as refs/hort/{}/base in the repository",
                 self.name
@@ -155,7 +159,11 @@ impl Plan {
             None if self.ecosystems.is_empty() => out.push("setup: no ecosystem detected".into()),
             None => out.push(format!(
                 "setup: {} ({} caches)",
-                self.ecosystems.join(", "),
+                self.ecosystems
+                    .iter()
+                    .map(|e| e.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
                 match self.caches {
                     Caches::Shared => "shared",
                     Caches::Cold => "throwaway",

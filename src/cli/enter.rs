@@ -72,8 +72,8 @@ pub fn run(args: EnterArgs, ui: &mut Ui) -> Result<i32, CliError> {
             branch: &entered.branch,
             placeholder: crate::names::is_placeholder_branch(&entered.branch),
             path: &r.path,
-            git_mode: &r.git_mode,
-            runner: &r.runner,
+            git_mode: r.git_mode,
+            runner: r.runner,
             harness: entered.harness.as_str(),
             finished_setup: entered.finished_setup,
             deps: match entered.deps {

@@ -22,6 +22,7 @@ use serde_json::Value;
 use crate::cmd::Cmd;
 use crate::plan::Plan;
 use crate::provision::copy::EnvOutcome;
+use crate::vocab::{GitMode, RunnerKind};
 
 /// A document that can be printed: serialised through a [`Value`] (sorted keys).
 pub trait Document: Serialize {
@@ -83,8 +84,8 @@ pub struct CreateDocument<'a> {
     pub base: Option<&'a str>,
     pub base_ref: Option<&'a str>,
     pub base_commit: Option<&'a str>,
-    pub git_mode: &'a str,
-    pub runner: &'a str,
+    pub git_mode: GitMode,
+    pub runner: RunnerKind,
     pub harness: &'a str,
     pub fetched: bool,
     pub resumed: bool,
@@ -125,8 +126,8 @@ impl<'a> CreateDocument<'a> {
             base: Some(&r.base),
             base_ref: r.base_ref.as_deref(),
             base_commit: r.base_commit.as_deref(),
-            git_mode: &r.git_mode,
-            runner: &r.runner,
+            git_mode: r.git_mode,
+            runner: r.runner,
             harness: &r.harness,
             fetched: c.fetched,
             resumed: c.resumed,
@@ -177,8 +178,8 @@ pub struct EnterDocument<'a> {
     pub branch: &'a str,
     pub placeholder: bool,
     pub path: &'a Path,
-    pub git_mode: &'a str,
-    pub runner: &'a str,
+    pub git_mode: GitMode,
+    pub runner: RunnerKind,
     pub harness: &'a str,
     pub finished_setup: bool,
     /// `unchanged` or `synced`.

@@ -2,6 +2,9 @@
 
 use std::path::PathBuf;
 
+/// The key of the line that starts each entry of `git worktree list --porcelain`.
+const ENTRY_KEY: &str = "worktree";
+
 /// One entry of `git worktree list --porcelain -z`.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct WorktreeEntry {
@@ -30,7 +33,8 @@ pub fn parse_worktree_list(out: &[u8]) -> Vec<WorktreeEntry> {
         let s = String::from_utf8_lossy(field);
         let (key, value) = s.split_once(' ').unwrap_or((&s, ""));
         match key {
-            "worktree" => {
+            // The porcelain keyword that opens an entry (not the git mode).
+            k if k == ENTRY_KEY => {
                 if let Some(e) = cur.take() {
                     entries.push(e);
                 }

@@ -21,6 +21,8 @@ use crate::cmd::CmdError;
 use crate::git::{GitCli, Repo};
 use crate::plan::Checkout;
 
+pub use crate::boxes::{clone_head, open_clone};
+
 /// The fetch-only remote naming the user's repository.
 pub const BASE_REMOTE: &str = "hort-base";
 
@@ -248,35 +250,6 @@ pub fn remove_pin(common_dir: &Path, leaf: &str) -> Result<(), git2::Error> {
         Err(e) if e.code() == git2::ErrorCode::NotFound => Ok(()),
         Err(e) => Err(e),
     }
-}
-
-/// Open the clone at `path` with libgit2, unless its `.git` holds something a read
-/// could block on (see [`crate::git::repo::plain_git_dir`]).
-pub fn open_clone(path: &Path) -> Option<git2::Repository> {
-    if !crate::git::repo::plain_git_dir(&path.join(".git")) {
-        return None;
-    }
-    git2::Repository::open(path).ok()
-}
-
-/// The branch and tip the clone at `path` has checked out now (libgit2; runs nothing).
-/// An unborn branch (no commits yet) is named with no tip.
-pub fn clone_head(path: &Path) -> Option<(Option<String>, Option<git2::Oid>)> {
-    let r = open_clone(path)?;
-    let Ok(head) = r.head() else {
-        let unborn = r
-            .find_reference("HEAD")
-            .ok()
-            .and_then(|h| h.symbolic_target().ok().flatten().map(str::to_string))
-            .and_then(|t| t.strip_prefix("refs/heads/").map(str::to_string));
-        return Some((unborn, None));
-    };
-    let branch = head
-        .shorthand()
-        .ok()
-        .map(str::to_string)
-        .filter(|_| head.is_branch());
-    Some((branch, head.target()))
 }
 
 #[derive(Debug, thiserror::Error)]

@@ -17,6 +17,7 @@ use crate::config::UserConfig;
 use crate::git::Repo;
 use crate::harness::Harness;
 use crate::state::{BoxLock, Layout, Record};
+use crate::vocab::{GitMode, Isolation};
 
 #[derive(Debug, Clone, Default)]
 pub struct EnterRequest {
@@ -101,24 +102,24 @@ pub fn enter(
     let (entry, mut record) = find_box(&repo, &layout, &req.reference)?;
     if let Some(iso) = &req.isolation {
         // `auto` means what it would pick today; an explicit runner is compared as is.
-        let wanted = if iso == "auto" {
-            super::resolve_runner(Some(iso), cfg)?
-        } else {
-            iso.clone()
+        let wanted = match iso.parse::<Isolation>() {
+            Ok(Isolation::Auto) => Some(super::resolve_runner(Some(iso), cfg)?),
+            Ok(Isolation::Runner(r)) => Some(r),
+            Err(_) => None,
         };
-        if wanted != record.runner {
+        if wanted != Some(record.runner) {
             return Err(ProvisionError::IsolationMismatch {
                 leaf: record.name.clone(),
-                recorded: record.runner.clone(),
-                requested: wanted,
+                recorded: record.runner.to_string(),
+                requested: wanted.map_or_else(|| iso.clone(), |r| r.to_string()),
             });
         }
     }
     if let Some(mode) = &req.git_mode {
-        if *mode != record.git_mode {
+        if mode.parse::<GitMode>().ok() != Some(record.git_mode) {
             return Err(ProvisionError::ModeMismatch {
                 leaf: record.name.clone(),
-                built: record.git_mode.clone(),
+                built: record.git_mode.to_string(),
                 requested: mode.clone(),
             });
         }
@@ -149,7 +150,7 @@ pub fn enter(
         })?;
         // Before the guard is written into it: a lost `.git` is not remade by that.
         super::check_checkout(&record)?;
-        if record.git_mode == "clone" {
+        if record.git_mode == GitMode::Clone {
             // A clone's guard lives in host-owned bookkeeping (see `create`).
             let git_dir = entry.path.join(".git");
             let hooks = layout.box_state(&leaf).join("hooks");
@@ -191,7 +192,7 @@ pub fn enter(
         .harness
         .or_else(|| record.harness.parse().ok())
         .unwrap_or_default();
-    let deps = if record.runner != "host" {
+    let deps = if record.runner.is_container() {
         // The container: running (started or remade), credentials fresh, then any
         // setup inside it. A failure is loud, as on create.
         super::container_up(

@@ -48,7 +48,7 @@ fn summary(e: &CmdError) -> String {
 }
 
 /// The lock file git could not create, when that is why it failed: git's
-/// "Unable to create '<path>.lock': File exists." (what a git killed mid-update leaves).
+/// `Unable to create '<path>.lock': File exists.` (what a git killed mid-update leaves).
 pub fn stale_lock(e: &CmdError) -> Option<std::path::PathBuf> {
     e.stderr().lines().find_map(|l| {
         let rest = l.split("Unable to create '").nth(1)?;

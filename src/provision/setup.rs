@@ -1,15 +1,12 @@
 //! Setup: install a box's dependencies from the package managers' caches.
 //!
-//! This is the `runner.setup` stage of the provisioning pipeline (SPEC §4). It knows the
-//! closed vocabulary of ecosystems (SPEC §3: uv, pnpm, npm, go, cargo), detects which
-//! ones a box uses from the lockfiles at its root, hashes those lockfiles so the state
-//! record can tell when setup must run again, builds the install command for each
-//! ecosystem (shared user caches by default, throwaway caches with `--cold`), and runs
-//! the steps best-effort, returning a [`SetupReport`].
+//! This is the `runner.setup` stage of the provisioning pipeline (SPEC §4). It builds
+//! the install command for each detected ecosystem ([`crate::ecosystem`]; shared user
+//! caches by default, throwaway caches with `--cold`), and runs the steps best-effort,
+//! returning a [`SetupReport`]. The lockfile hash is in [`super::lockhash`]; both are
+//! re-exported here for existing callers.
 //!
 //! Invariants:
-//! - Box content is hostile input: detection and hashing never follow symlinks and only
-//!   read regular files, and hashing reads at most [`HASH_FILE_CAP`] bytes per file.
 //! - Every child process is a [`Cmd`]; children run with stdin null and their output
 //!   captured, so nothing they print reaches our stdout.
 //! - A missing tool or a failing step never aborts the others: the box stays usable and
@@ -20,227 +17,17 @@
 //! [`plan_steps`], runs them with [`run`], and records [`lockfile_hash`] and
 //! [`SetupReport::completed`] in the box's state.
 
-use std::fmt;
-use std::fs::File;
-use std::io::Read;
-use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::process::ExitStatus;
-use std::str::FromStr;
 use std::time::{Duration, Instant};
-
-use sha2::{Digest, Sha256};
 
 use crate::cmd::Cmd;
 
-/// Files larger than this are hashed as a "too large" marker plus their length.
-pub const HASH_FILE_CAP: u64 = 64 * 1024 * 1024;
+pub use super::lockhash::{lockfile_hash, HASH_FILE_CAP};
+pub use crate::ecosystem::{detect, Ecosystem, UnknownEcosystem};
 
 /// How many trailing lines of a failed step's output its report keeps.
 const DETAIL_LINES: usize = 20;
-
-/// A package ecosystem that setup knows how to install.
-///
-/// The derived order is the fixed detection and hashing order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Ecosystem {
-    Uv,
-    Pnpm,
-    Npm,
-    Go,
-    Cargo,
-}
-
-impl Ecosystem {
-    /// Every ecosystem, in detection order.
-    pub const ALL: [Ecosystem; 5] = [
-        Ecosystem::Uv,
-        Ecosystem::Pnpm,
-        Ecosystem::Npm,
-        Ecosystem::Go,
-        Ecosystem::Cargo,
-    ];
-
-    /// The name used in config, state and reports.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Ecosystem::Uv => "uv",
-            Ecosystem::Pnpm => "pnpm",
-            Ecosystem::Npm => "npm",
-            Ecosystem::Go => "go",
-            Ecosystem::Cargo => "cargo",
-        }
-    }
-
-    /// The lockfile whose presence at the box root selects this ecosystem.
-    pub fn lockfile(self) -> &'static str {
-        match self {
-            Ecosystem::Uv => "uv.lock",
-            Ecosystem::Pnpm => "pnpm-lock.yaml",
-            Ecosystem::Npm => "package-lock.json",
-            Ecosystem::Go => "go.sum",
-            Ecosystem::Cargo => "Cargo.lock",
-        }
-    }
-
-    /// The manifest that, with the lockfile, determines what gets installed.
-    pub fn manifest(self) -> &'static str {
-        match self {
-            Ecosystem::Uv => "pyproject.toml",
-            Ecosystem::Pnpm | Ecosystem::Npm => "package.json",
-            Ecosystem::Go => "go.mod",
-            Ecosystem::Cargo => "Cargo.toml",
-        }
-    }
-
-    /// The program that installs it.
-    pub fn program(self) -> &'static str {
-        match self {
-            Ecosystem::Uv => "uv",
-            Ecosystem::Pnpm => "pnpm",
-            Ecosystem::Npm => "npm",
-            Ecosystem::Go => "go",
-            Ecosystem::Cargo => "cargo",
-        }
-    }
-}
-
-impl fmt::Display for Ecosystem {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// A name that is not one of the ecosystems.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown ecosystem `{0}` (expected one of: uv, pnpm, npm, go, cargo)")]
-pub struct UnknownEcosystem(pub String);
-
-impl FromStr for Ecosystem {
-    type Err = UnknownEcosystem;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Ecosystem::ALL
-            .into_iter()
-            .find(|e| e.as_str() == s)
-            .ok_or_else(|| UnknownEcosystem(s.to_string()))
-    }
-}
-
-/// True when `path` is a regular file, without following a symlink.
-fn is_regular_file(path: &Path) -> bool {
-    std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_file())
-}
-
-/// Detect at the box root only (not recursively): uv (`uv.lock`), pnpm
-/// (`pnpm-lock.yaml` — wins over npm: when both lockfiles exist only pnpm), npm
-/// (`package-lock.json`), go (`go.sum`), cargo (`Cargo.lock`). Order: uv, pnpm, npm,
-/// go, cargo. A lockfile that is a symlink or not a regular file does not count (box
-/// content is hostile input).
-pub fn detect(root: &Path) -> Vec<Ecosystem> {
-    let mut found: Vec<Ecosystem> = Ecosystem::ALL
-        .into_iter()
-        .filter(|e| is_regular_file(&root.join(e.lockfile())))
-        .collect();
-    if found.contains(&Ecosystem::Pnpm) {
-        found.retain(|e| *e != Ecosystem::Npm);
-    }
-    found
-}
-
-/// What hashing saw at one path.
-enum FileState {
-    /// Missing, a symlink, or not a regular file.
-    Absent,
-    /// A regular file that could not be opened or read.
-    Unreadable,
-    /// Larger than the cap; only its length is hashed.
-    TooLarge(u64),
-    Bytes(Vec<u8>),
-}
-
-/// Read a regular file without following symlinks, reading at most `cap` bytes.
-///
-/// The file is checked with `lstat` and, once open, `fstat` must name the same inode,
-/// so a symlink swapped in between the two is not followed into.
-fn read_regular_capped(path: &Path, cap: u64) -> FileState {
-    let meta = match std::fs::symlink_metadata(path) {
-        Ok(m) => m,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return FileState::Absent,
-        Err(_) => return FileState::Unreadable,
-    };
-    if !meta.file_type().is_file() {
-        return FileState::Absent;
-    }
-    if meta.len() > cap {
-        return FileState::TooLarge(meta.len());
-    }
-    let Ok(file) = File::open(path) else {
-        return FileState::Unreadable;
-    };
-    let Ok(fmeta) = file.metadata() else {
-        return FileState::Unreadable;
-    };
-    if !fmeta.file_type().is_file() || fmeta.dev() != meta.dev() || fmeta.ino() != meta.ino() {
-        return FileState::Absent;
-    }
-    let mut buf = Vec::new();
-    match file.take(cap.saturating_add(1)).read_to_end(&mut buf) {
-        Ok(n) if n as u64 > cap => FileState::TooLarge(fmeta.len().max(n as u64)),
-        Ok(_) => FileState::Bytes(buf),
-        Err(_) => FileState::Unreadable,
-    }
-}
-
-/// Feed a length-prefixed byte string.
-fn frame(h: &mut Sha256, bytes: &[u8]) {
-    h.update((bytes.len() as u64).to_le_bytes());
-    h.update(bytes);
-}
-
-/// SHA-256 (hex) over the detected ecosystems' manifest + lockfile (pyproject.toml +
-/// uv.lock, package.json + pnpm-lock.yaml, package.json + package-lock.json, go.mod +
-/// go.sum, Cargo.toml + Cargo.lock), in that fixed order whatever the order of `ecos`.
-///
-/// Each file is framed as its name, then a presence/length marker, then its bytes, so
-/// moving bytes between files changes the hash. Files are read without following
-/// symlinks (a symlink or non-regular file hashes as absent) and with a size cap
-/// ([`HASH_FILE_CAP`]; a larger file hashes as a "too large" marker plus its length).
-/// `None` when `ecos` is empty.
-pub fn lockfile_hash(root: &Path, ecos: &[Ecosystem]) -> Option<String> {
-    lockfile_hash_capped(root, ecos, HASH_FILE_CAP)
-}
-
-fn lockfile_hash_capped(root: &Path, ecos: &[Ecosystem], cap: u64) -> Option<String> {
-    if ecos.is_empty() {
-        return None;
-    }
-    let mut ecos = ecos.to_vec();
-    ecos.sort();
-    ecos.dedup();
-    let mut h = Sha256::new();
-    h.update(b"treebox-lockfile-hash-v1\0");
-    for eco in ecos {
-        frame(&mut h, eco.as_str().as_bytes());
-        for name in [eco.manifest(), eco.lockfile()] {
-            frame(&mut h, name.as_bytes());
-            match read_regular_capped(&root.join(name), cap) {
-                FileState::Absent => h.update(b"A"),
-                FileState::Unreadable => h.update(b"U"),
-                FileState::TooLarge(len) => {
-                    h.update(b"L");
-                    h.update(len.to_le_bytes());
-                }
-                FileState::Bytes(bytes) => {
-                    h.update(b"P");
-                    frame(&mut h, &bytes);
-                }
-            }
-        }
-    }
-    let digest = h.finalize();
-    Some(digest.iter().map(|b| format!("{b:02x}")).collect())
-}
 
 /// Where package managers keep downloads.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -471,7 +258,6 @@ pub fn plan_steps(
 mod tests {
     use super::*;
     use std::fs;
-    use std::os::unix::fs::symlink;
 
     fn write(root: &Path, name: &str, data: &[u8]) {
         fs::write(root.join(name), data).unwrap();
@@ -479,182 +265,6 @@ mod tests {
 
     fn tmp() -> tempfile::TempDir {
         tempfile::tempdir().unwrap()
-    }
-
-    #[test]
-    fn names_round_trip() {
-        for e in Ecosystem::ALL {
-            assert_eq!(e.as_str().parse::<Ecosystem>().unwrap(), e);
-            assert_eq!(e.to_string(), e.as_str());
-            assert_eq!(e.program(), e.as_str());
-        }
-        let err = "yarn".parse::<Ecosystem>().unwrap_err();
-        assert!(err.to_string().contains("`yarn`"), "{err}");
-    }
-
-    #[test]
-    fn detects_each_ecosystem() {
-        for e in Ecosystem::ALL {
-            let d = tmp();
-            write(d.path(), e.lockfile(), b"x");
-            assert_eq!(detect(d.path()), vec![e], "{e}");
-        }
-    }
-
-    #[test]
-    fn detects_several_in_fixed_order() {
-        let d = tmp();
-        for name in ["Cargo.lock", "go.sum", "package-lock.json", "uv.lock"] {
-            write(d.path(), name, b"x");
-        }
-        assert_eq!(
-            detect(d.path()),
-            vec![
-                Ecosystem::Uv,
-                Ecosystem::Npm,
-                Ecosystem::Go,
-                Ecosystem::Cargo
-            ]
-        );
-    }
-
-    #[test]
-    fn pnpm_wins_over_npm() {
-        let d = tmp();
-        write(d.path(), "package-lock.json", b"{}");
-        write(d.path(), "pnpm-lock.yaml", b"x");
-        assert_eq!(detect(d.path()), vec![Ecosystem::Pnpm]);
-    }
-
-    #[test]
-    fn symlinked_or_non_regular_lockfile_ignored() {
-        let outside = tmp();
-        write(outside.path(), "real.lock", b"x");
-        let d = tmp();
-        symlink(
-            outside.path().join("real.lock"),
-            d.path().join("Cargo.lock"),
-        )
-        .unwrap();
-        fs::create_dir(d.path().join("uv.lock")).unwrap();
-        assert_eq!(detect(d.path()), Vec::<Ecosystem>::new());
-    }
-
-    #[test]
-    fn nested_lockfile_not_detected() {
-        let d = tmp();
-        fs::create_dir(d.path().join("sub")).unwrap();
-        write(&d.path().join("sub"), "Cargo.lock", b"x");
-        assert!(detect(d.path()).is_empty());
-    }
-
-    #[test]
-    fn nothing_detected_in_empty_dir() {
-        assert!(detect(tmp().path()).is_empty());
-    }
-
-    fn cargo_box(manifest: &[u8], lock: &[u8]) -> tempfile::TempDir {
-        let d = tmp();
-        write(d.path(), "Cargo.toml", manifest);
-        write(d.path(), "Cargo.lock", lock);
-        d
-    }
-
-    #[test]
-    fn hash_none_without_ecosystems() {
-        assert_eq!(lockfile_hash(tmp().path(), &[]), None);
-    }
-
-    #[test]
-    fn hash_is_stable_hex() {
-        let d = cargo_box(b"[package]", b"lock");
-        let a = lockfile_hash(d.path(), &[Ecosystem::Cargo]).unwrap();
-        let b = lockfile_hash(d.path(), &[Ecosystem::Cargo]).unwrap();
-        assert_eq!(a, b);
-        assert_eq!(a.len(), 64);
-        assert!(a
-            .bytes()
-            .all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase()));
-    }
-
-    #[test]
-    fn hash_changes_with_one_lockfile_byte() {
-        let a = cargo_box(b"m", b"lock-a");
-        let b = cargo_box(b"m", b"lock-b");
-        assert_ne!(
-            lockfile_hash(a.path(), &[Ecosystem::Cargo]),
-            lockfile_hash(b.path(), &[Ecosystem::Cargo])
-        );
-    }
-
-    #[test]
-    fn hash_changes_when_bytes_move_between_files() {
-        let a = cargo_box(b"ab", b"c");
-        let b = cargo_box(b"a", b"bc");
-        assert_ne!(
-            lockfile_hash(a.path(), &[Ecosystem::Cargo]),
-            lockfile_hash(b.path(), &[Ecosystem::Cargo])
-        );
-    }
-
-    #[test]
-    fn hash_distinguishes_absent_from_empty() {
-        let a = cargo_box(b"", b"x");
-        let b = tmp();
-        write(b.path(), "Cargo.lock", b"x");
-        assert_ne!(
-            lockfile_hash(a.path(), &[Ecosystem::Cargo]),
-            lockfile_hash(b.path(), &[Ecosystem::Cargo])
-        );
-    }
-
-    #[test]
-    fn hash_ignores_unrelated_files_and_input_order() {
-        let d = cargo_box(b"m", b"l");
-        write(d.path(), "uv.lock", b"u");
-        let before = lockfile_hash(d.path(), &[Ecosystem::Cargo, Ecosystem::Uv]);
-        write(d.path(), "README.md", b"hello");
-        write(d.path(), "package.json", b"{}");
-        fs::create_dir(d.path().join("src")).unwrap();
-        write(&d.path().join("src"), "Cargo.lock", b"nested");
-        assert_eq!(
-            lockfile_hash(d.path(), &[Ecosystem::Uv, Ecosystem::Cargo, Ecosystem::Uv]),
-            before
-        );
-    }
-
-    #[test]
-    fn hash_treats_symlink_as_absent() {
-        let outside = tmp();
-        write(outside.path(), "secret", b"content");
-        let linked = tmp();
-        write(linked.path(), "Cargo.lock", b"l");
-        symlink(
-            outside.path().join("secret"),
-            linked.path().join("Cargo.toml"),
-        )
-        .unwrap();
-        let plain = tmp();
-        write(plain.path(), "Cargo.lock", b"l");
-        let h = lockfile_hash(linked.path(), &[Ecosystem::Cargo]);
-        assert_eq!(h, lockfile_hash(plain.path(), &[Ecosystem::Cargo]));
-        // And the target's content does not matter.
-        write(outside.path(), "secret", b"changed");
-        assert_eq!(h, lockfile_hash(linked.path(), &[Ecosystem::Cargo]));
-    }
-
-    #[test]
-    fn hash_caps_large_files_by_length() {
-        let a = cargo_box(b"m", b"0123456789");
-        let b = cargo_box(b"m", b"abcdefghij");
-        let c = cargo_box(b"m", b"abcdefghijk");
-        let h = |d: &tempfile::TempDir| lockfile_hash_capped(d.path(), &[Ecosystem::Cargo], 4);
-        assert_eq!(h(&a), h(&b), "same length over the cap hashes the same");
-        assert_ne!(h(&a), h(&c), "different length over the cap differs");
-        assert_ne!(
-            h(&a),
-            lockfile_hash_capped(a.path(), &[Ecosystem::Cargo], 1024)
-        );
     }
 
     type Parts = (Vec<String>, Vec<(String, String)>, Option<PathBuf>);

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::atomic;
+use crate::vocab::{GitMode, RunnerKind};
 
 /// Largest record accepted.
 const MAX_RECORD_BYTES: u64 = 1024 * 1024;
@@ -32,8 +33,8 @@ pub struct Record {
     /// The ref the new branch was cut from; `None` for an existing branch.
     pub base_ref: Option<String>,
     pub base_commit: Option<String>,
-    pub git_mode: String,
-    pub runner: String,
+    pub git_mode: GitMode,
+    pub runner: RunnerKind,
     pub template: Option<String>,
     pub firewall: bool,
     pub harness: String,
@@ -93,12 +94,12 @@ impl Record {
         repo: &Path,
         common_dir: &Path,
         path: &Path,
-        git_mode: &str,
-        runner: &str,
+        git_mode: GitMode,
+        runner: RunnerKind,
         harness: &str,
         container_choices: (&str, bool),
     ) -> Record {
-        let container = runner != "host";
+        let container = runner.is_container();
         Record {
             schema_version: 1,
             name: name.to_string(),
@@ -110,8 +111,8 @@ impl Record {
             base: String::new(),
             base_ref: None,
             base_commit: None,
-            git_mode: git_mode.to_string(),
-            runner: runner.to_string(),
+            git_mode,
+            runner,
             template: container.then(|| container_choices.0.to_string()),
             firewall: container && container_choices.1,
             harness: harness.to_string(),
@@ -184,8 +185,8 @@ pub(crate) mod tests {
             base: "main".into(),
             base_ref: Some("refs/remotes/origin/main".into()),
             base_commit: Some("0".repeat(40)),
-            git_mode: "worktree".into(),
-            runner: "host".into(),
+            git_mode: GitMode::Worktree,
+            runner: RunnerKind::Host,
             template: None,
             firewall: false,
             harness: "claude".into(),

@@ -81,7 +81,7 @@ fn row(
     } else {
         "no-record"
     };
-    let git_mode = e.record.as_ref().map(|r| r.git_mode.clone());
+    let git_mode = e.record.as_ref().map(|r| r.git_mode.to_string());
     // Without a record, a directory with a `.git` of its own is a clone all the same.
     let shown_mode = git_mode.as_deref().or(e.is_clone().then_some("clone"));
     let mode_label = match (shown_mode, a.as_ref().and_then(|a| a.unreturned)) {
@@ -101,7 +101,7 @@ fn row(
         branch: e.shown_branch().map(str::to_string),
         // A box whose directory is gone has no working tree to be dirty.
         dirty: a.and_then(|a| a.dirty).filter(|_| e.dir_exists),
-        runner: e.record.as_ref().map(|r| r.runner.clone()),
+        runner: e.record.as_ref().map(|r| r.runner.to_string()),
         status: crate::runner::oci::read_status(layout, &e.leaf).map(|(s, _)| s),
     }
 }
@@ -159,7 +159,7 @@ fn all_rows() -> Result<Vec<Row>, CliError> {
                     let mut row = row(&e, None, &repo_path, &layout, &mut engines);
                     if r.git_mode == crate::folder::MODE {
                         // A folder box has no repository to miss.
-                        row.mode_label = crate::folder::MODE.into();
+                        row.mode_label = crate::folder::MODE.to_string();
                     } else {
                         row.state = "repo-missing";
                     }

@@ -1,0 +1,392 @@
+//! The apply stage: [`create`] runs the pipeline (request → plan → fetch → lock →
+//! plan again → apply) and `apply` makes the box: record first, then the checkout,
+//! guard, submodules, `.env`, setup (host) or the container stage, then the record.
+//!
+//! Invariant: the record exists before the checkout does, so a crash is resumable; a
+//! failure before the box is usable is rolled back ([`super::rollback`]). Callers: the
+//! CLI (`create`, `sandbox`), `enter` and `folder` (for `run_setup`, `env_tracked`).
+
+use std::path::{Path, PathBuf};
+
+use crate::config::UserConfig;
+use crate::git::{GitCli, Repo};
+use crate::names::Leaf;
+use crate::plan::{Checkout, Fetch, Plan};
+use crate::state::{BoxLock, Layout, Record};
+use crate::vocab::GitMode;
+
+use super::container_stage::container_stage;
+use super::error::io_err;
+use super::planner::make_plan;
+use super::repair::{blocking_registration, repair_checkout};
+use super::request::{choose_name, context, fetch_mode, Context};
+use super::rollback::{disk_full, make_writable_and_remove, undo_checkout};
+use super::{checkout, clone, copy, fetch, guard, setup, timed, CreateRequest};
+use super::{ProvisionError, Reporter};
+
+/// What `create` did.
+#[derive(Debug, Clone)]
+pub struct Created {
+    pub plan: Plan,
+    pub record: Record,
+    pub resumed: bool,
+    pub fetched: bool,
+    pub env: copy::EnvOutcome,
+    pub setup: setup::SetupReport,
+    pub submodules: usize,
+    pub warnings: Vec<String>,
+    /// The marker to hold while an agent runs in the box.
+    pub session_path: PathBuf,
+}
+
+/// Provision a box: validate, fetch, plan, then apply the plan under the box's lock.
+pub fn create(
+    req: &CreateRequest,
+    cfg: &UserConfig,
+    reporter: &mut dyn Reporter,
+) -> Result<Created, ProvisionError> {
+    let ctx = context(req, cfg)?;
+    for w in &ctx.warnings {
+        reporter.warn(w.clone());
+    }
+    for n in &ctx.notes {
+        reporter.note(n.clone());
+    }
+    let (leaf, branch, placeholder) = choose_name(req, &ctx)?;
+    let fetch = fetch_mode(req, &ctx);
+    // git reads every worktree's admin files; one a box made unreadable would hang it.
+    if let Some(admin) = blocking_registration(&ctx.repo.common_dir) {
+        return Err(ProvisionError::BlockingRegistration { admin });
+    }
+    // Refuse early, before the (slow) fetch, whatever can be refused now; the checks
+    // are repeated under the lock below.
+    match make_plan(req, cfg, &ctx, &leaf, &branch, placeholder, Fetch::Skipped) {
+        // The base or a remote branch may only appear with the fetch.
+        Err(ProvisionError::BaseNotFound { .. } | ProvisionError::BranchNotFound { .. })
+            if fetch == Fetch::Origin => {}
+        Err(e) => return Err(e),
+        Ok(_) => {}
+    }
+    match fetch {
+        Fetch::Origin => timed(reporter, "fetch", || {
+            fetch::fetch_origin(
+                &ctx.git,
+                &ctx.repo.main_root,
+                &ctx.layout.repo_state,
+                req.interactive,
+            )
+        })?,
+        Fetch::Skipped => reporter.warn("--no-fetch: the base may be stale".into()),
+        Fetch::NoOrigin => reporter.note("no origin remote: using local refs".into()),
+    }
+    let lock = BoxLock::try_acquire(&ctx.layout.lock_path(&leaf), leaf.as_str())?;
+    // An interrupted create of this very box: make its checkout whole first.
+    if let Ok(Some(r)) = Record::load(&ctx.layout.record_path(&leaf)) {
+        if r.git_mode == ctx.git_mode {
+            repair_checkout(&ctx.repo, &ctx.layout, &r)?;
+        }
+    }
+    let plan = match make_plan(req, cfg, &ctx, &leaf, &branch, placeholder, fetch.clone()) {
+        Ok(p) => p,
+        Err(e) => {
+            if Record::load(&ctx.layout.record_path(&leaf))
+                .ok()
+                .flatten()
+                .is_none()
+            {
+                lock.release_and_remove();
+            }
+            return Err(e);
+        }
+    };
+    let result = apply(&plan, req, cfg, &ctx, reporter);
+    if result.is_err() && !ctx.layout.record_path(&leaf).exists() {
+        lock.release_and_remove();
+    } else {
+        drop(lock);
+    }
+    let mut created = result?;
+    created.fetched = fetch == Fetch::Origin;
+    created.warnings.splice(0..0, ctx.warnings.iter().cloned());
+    Ok(created)
+}
+
+/// Apply a plan. The caller holds the box's lock.
+fn apply(
+    plan: &Plan,
+    req: &CreateRequest,
+    cfg: &UserConfig,
+    ctx: &Context,
+    reporter: &mut dyn Reporter,
+) -> Result<Created, ProvisionError> {
+    let leaf = Leaf::parse(&plan.name)?;
+    let record_path = ctx.layout.record_path(&leaf);
+    let resumed = matches!(plan.checkout, Checkout::Resume { .. });
+    let mut warnings = Vec::new();
+    let previous = Record::load(&record_path)?;
+    let mut record = match previous {
+        Some(r) if resumed => r,
+        _ => Record {
+            branch: plan.branch.clone(),
+            created_branch: matches!(
+                plan.checkout,
+                Checkout::NewBranch { .. } | Checkout::FromRemote { .. } | Checkout::Unborn { .. }
+            ),
+            base: plan.base.clone(),
+            base_ref: plan.base_ref.clone(),
+            base_commit: plan.base_commit.clone(),
+            ..Record::begin(
+                &plan.name,
+                &ctx.repo.main_root,
+                &ctx.repo.common_dir,
+                &plan.path,
+                plan.git_mode,
+                plan.runner,
+                plan.harness.as_str(),
+                (&ctx.template, ctx.firewall),
+            )
+        },
+    };
+    // The record exists before the checkout does: a crash from here on is resumable.
+    record.save(&record_path)?;
+    ctx.layout.remember_repo(&ctx.repo.main_root);
+
+    let made_checkout = !resumed;
+    let rollback =
+        |reporter: &mut dyn Reporter| undo_checkout(plan, ctx, &leaf, made_checkout, reporter);
+
+    if let Some(parent) = plan.path.parent() {
+        std::fs::create_dir_all(parent).map_err(io_err("could not create", parent))?;
+    }
+    if let Err(e) = copy::ensure_excludes(&ctx.repo.common_dir) {
+        warnings.push(format!("could not update .git/info/exclude: {e}"));
+    }
+    let clone_mode = plan.git_mode == GitMode::Clone;
+    if clone_mode {
+        let made = timed(reporter, "checkout", || {
+            if resumed {
+                return Ok(None);
+            }
+            clone::make_clone(
+                &ctx.repo,
+                &plan.path,
+                &plan.checkout,
+                plan.base_commit.as_deref(),
+            )
+        });
+        match made {
+            Ok(Some(start)) => {
+                if let Err(e) = clone::write_pin(&ctx.repo, &plan.name, start) {
+                    rollback(reporter);
+                    return Err(e.into());
+                }
+            }
+            Ok(None) => {}
+            Err(e) => {
+                rollback(reporter);
+                if disk_full(&plan.path) {
+                    return Err(ProvisionError::DiskFull {
+                        path: plan.path.parent().unwrap_or(&plan.path).to_path_buf(),
+                    });
+                }
+                return Err(e.into());
+            }
+        }
+    } else {
+        let checkout_result = timed(reporter, "checkout", || {
+            let _registration =
+                crate::state::WaitedLock::acquire(&ctx.layout.registration_lock_path());
+            checkout::add_worktree(
+                &ctx.git,
+                &ctx.repo.main_root,
+                &plan.path,
+                &plan.checkout,
+                plan.base_commit.as_deref(),
+            )
+        });
+        if let Err(e) = checkout_result {
+            // `worktree add` cleans up after itself; make sure, and drop the record.
+            rollback(reporter);
+            if disk_full(&plan.path) {
+                return Err(ProvisionError::DiskFull {
+                    path: plan.path.parent().unwrap_or(&plan.path).to_path_buf(),
+                });
+            }
+            return Err(match &plan.checkout {
+                Checkout::ExistingLocal { branch } if e.stderr().contains("already") => {
+                    ProvisionError::BranchCheckedOut {
+                        branch: branch.clone(),
+                    }
+                }
+                _ => ProvisionError::Checkout(e),
+            });
+        }
+    }
+    // From here on the box can run code (setup, the agent); an interrupted create is
+    // finished without running git in it again.
+    if !record.checkout_completed {
+        record.checkout_completed = true;
+        if let Err(e) = record.save(&record_path) {
+            rollback(reporter);
+            return Err(e.into());
+        }
+    }
+    // The git dir that holds the box's own hooks and per-worktree config: the
+    // worktree's admin dir, or the clone's `.git`.
+    let admin = if clone_mode {
+        Some(plan.path.join(".git"))
+    } else {
+        ctx.repo.worktree_admin_dir(&plan.path)
+    };
+    let admin = match admin {
+        Some(a) => a,
+        None => {
+            rollback(reporter);
+            return Err(ProvisionError::Io {
+                what: "git did not register the worktree at",
+                path: plan.path.clone(),
+                source: std::io::Error::from(std::io::ErrorKind::NotFound),
+            });
+        }
+    };
+    let common_for_guard = if clone_mode {
+        admin.clone()
+    } else {
+        ctx.repo.common_dir.clone()
+    };
+    // A clone has its own excludes: without them its `.env` would be one `git add .`
+    // away from a commit.
+    if clone_mode {
+        if let Err(e) = copy::ensure_excludes(&admin) {
+            warnings.push(format!("could not update the clone's info/exclude: {e}"));
+        }
+    }
+
+    let guard_result = timed(reporter, "guard", || {
+        let hooks = clone_mode.then(|| ctx.layout.box_state(&leaf).join("hooks"));
+        guard::find_guard_exe()
+            .and_then(|exe| guard::install_into(&admin, &common_for_guard, hooks.as_deref(), &exe))
+    });
+    if let Err(e) = guard_result {
+        rollback(reporter);
+        return Err(e.into());
+    }
+
+    // From here on the box is usable; problems are warnings, and the record says
+    // whether setup completed.
+    // Submodules only on a fresh checkout: git is never run in a box's worktree
+    // after the box may have run (SPEC §8.1), and a resumed box may have.
+    let box_git = GitCli::for_repo(&common_for_guard, Some(&admin.join("config.worktree")));
+    let submodules = if resumed {
+        Ok(0)
+    } else {
+        timed(reporter, "submodules", || {
+            copy::update_submodules(&box_git, &plan.path)
+        })
+    };
+    let mut setup_ok = true;
+    let submodules = match submodules {
+        Ok(n) => n,
+        Err(e) => {
+            setup_ok = false;
+            warnings.push(format!(
+                "submodules: {}",
+                crate::sanitize::line(&e.to_string())
+            ));
+            0
+        }
+    };
+
+    let env_tracked = env_tracked(&ctx.repo);
+    let env = timed(reporter, "env", || {
+        copy::copy_env(plan.env_source.as_deref(), &plan.path, env_tracked)
+    });
+    match &env {
+        copy::EnvOutcome::Copied { hash } => record.env_hash = Some(hash.clone()),
+        copy::EnvOutcome::Refused { reason } => warnings.push(format!(".env not copied: {reason}")),
+        copy::EnvOutcome::Absent | copy::EnvOutcome::Unchanged | copy::EnvOutcome::KeptEdited => {}
+    }
+
+    if plan.runner.is_container() {
+        return container_stage(
+            plan, cfg, ctx, &leaf, record, resumed, env, submodules, warnings, reporter,
+        );
+    }
+    let (report, ecos) = run_setup(
+        &plan.path,
+        &leaf,
+        &ctx.layout,
+        cfg,
+        req.cold,
+        reporter,
+        &mut warnings,
+    )?;
+    record.ecosystems = ecos.iter().map(|e| e.as_str().to_string()).collect();
+    record.lockfile_hash = setup::lockfile_hash(&plan.path, &ecos);
+    record.setup_completed = setup_ok && report.completed;
+    timed(reporter, "record", || record.save(&record_path))?;
+    for w in &warnings {
+        reporter.warn(w.clone());
+    }
+    Ok(Created {
+        plan: plan.clone(),
+        record,
+        resumed,
+        fetched: false,
+        env,
+        setup: report,
+        submodules,
+        warnings,
+        session_path: ctx.layout.session_path(&leaf),
+    })
+}
+
+/// Install the box's dependencies (SPEC §3): the user's `setup` commands, else one
+/// install per detected ecosystem, against the shared caches or (`cold`) throwaway
+/// ones. Failures become warnings; the report says whether every step succeeded.
+pub(crate) fn run_setup(
+    path: &Path,
+    leaf: &Leaf,
+    layout: &Layout,
+    cfg: &UserConfig,
+    cold: bool,
+    reporter: &mut dyn Reporter,
+    warnings: &mut Vec<String>,
+) -> Result<(setup::SetupReport, Vec<setup::Ecosystem>), ProvisionError> {
+    let ecos = setup::detect(path);
+    let cold_dir = cold.then(|| layout.box_state(leaf).join("cold-cache"));
+    let cache = match &cold_dir {
+        Some(d) => {
+            std::fs::create_dir_all(d).map_err(io_err("could not create", d))?;
+            setup::CacheMode::Cold(d.clone())
+        }
+        None => setup::CacheMode::Shared,
+    };
+    let steps = setup::plan_steps(path, &ecos, cfg.setup.as_deref(), &cache);
+    let report = setup::run(steps, &mut |name| reporter.stage(&format!("setup: {name}")));
+    if let Some(d) = &cold_dir {
+        let _ = make_writable_and_remove(d);
+    }
+    for s in &report.steps {
+        reporter.stage_done(&format!("setup: {}", s.name), s.duration);
+        if !s.ok {
+            let detail = s.detail.as_deref().unwrap_or("failed");
+            warnings.push(format!(
+                "setup step {} failed: {}",
+                s.name,
+                crate::sanitize::block(detail)
+            ));
+        }
+    }
+    Ok((report, ecos))
+}
+
+/// Does the repository track a `.env` at its top? Asked of the main checkout's HEAD
+/// tree (one tree lookup) rather than its index, which can be large.
+pub(crate) fn env_tracked(repo: &Repo) -> bool {
+    repo.git
+        .head()
+        .ok()
+        .and_then(|h| h.peel_to_tree().ok())
+        .is_some_and(|t| t.get_name(".env").is_some())
+}

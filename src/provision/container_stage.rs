@@ -1,0 +1,160 @@
+//! The container runners' stage of provisioning: start (or make) a box's container and
+//! run its setup inside, keeping the record in step so an interruption is finished by
+//! the next `enter`. Callers: `apply` (create), `enter`, `folder`.
+
+use std::path::PathBuf;
+
+use crate::config::UserConfig;
+use crate::git::Repo;
+use crate::harness::Harness;
+use crate::names::Leaf;
+use crate::plan::Plan;
+use crate::state::{Layout, Record};
+use crate::vocab::GitMode;
+
+use super::apply::Created;
+use super::request::Context;
+use super::{copy, guard, setup, timed, ProvisionError, Reporter};
+
+/// The container runners' part of `create`: build or reuse the image, start the
+/// container (mounts, credentials, firewall), then run setup inside it. Unlike host
+/// setup, a failure here is an error: the record keeps `setupCompleted: false` so that
+/// `enter` or a re-run finishes it.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn container_stage(
+    plan: &Plan,
+    cfg: &UserConfig,
+    ctx: &Context,
+    leaf: &Leaf,
+    mut record: Record,
+    resumed: bool,
+    env: copy::EnvOutcome,
+    submodules: usize,
+    warnings: Vec<String>,
+    reporter: &mut dyn Reporter,
+) -> Result<Created, ProvisionError> {
+    let harness = record.harness.parse().unwrap_or_default();
+    container_up(
+        Some(&ctx.repo),
+        &ctx.layout,
+        leaf,
+        &mut record,
+        cfg,
+        harness,
+        true,
+        reporter,
+    )?;
+    for w in &warnings {
+        reporter.warn(w.clone());
+    }
+    Ok(Created {
+        plan: plan.clone(),
+        record,
+        resumed,
+        fetched: false,
+        env,
+        setup: setup::SetupReport {
+            steps: Vec::new(),
+            completed: true,
+        },
+        submodules,
+        warnings,
+        session_path: ctx.layout.session_path(leaf),
+    })
+}
+
+/// The box's container, running — started when stopped, remade when removed, made
+/// when it never existed — and, with `setup`, the box's setup run inside it. The
+/// record follows along (container, ecosystems, lockfile hash, `setupCompleted`) and is
+/// saved before setup starts, so an interruption is finished by the next `enter`.
+/// Setup failing is an error here (SPEC §7: in-container setup fails loudly).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn container_up(
+    repo: Option<&Repo>,
+    layout: &Layout,
+    leaf: &Leaf,
+    record: &mut Record,
+    cfg: &UserConfig,
+    harness: Harness,
+    setup: bool,
+    reporter: &mut dyn Reporter,
+) -> Result<crate::runner::oci::ContainerRecord, ProvisionError> {
+    let record_path = layout.record_path(leaf);
+    let ecos = setup::detect(&record.path);
+    let crec = if record.container.is_some() {
+        timed(reporter, "container", || {
+            crate::runner::oci::ensure_running(repo, layout, record, &cfg.allowlist)
+        })?
+    } else {
+        let engine = crate::runner::oci::resolve_engine(record.runner.as_str())?;
+        let template = crate::template::find(record.template.as_deref().unwrap_or("default"))
+            .map_err(crate::runner::oci::ContainerError::from)?;
+        let spec = crate::runner::oci::Spec {
+            repo,
+            layout,
+            leaf,
+            record,
+            engine,
+            template,
+            harness,
+            firewall: record.firewall,
+            extra_allow: cfg.allowlist.clone(),
+        };
+        timed(reporter, "container", || spec.create(&ecos))?
+    };
+    record.container = Some(crec.clone());
+    record.ecosystems = ecos.iter().map(|e| e.as_str().to_string()).collect();
+    record.save(&record_path)?;
+    if setup {
+        let engine = crate::runner::oci::Engine::parse(&crec.engine)
+            .ok_or(crate::runner::oci::ContainerError::NoEngine)?;
+        if let Some(guard) = guard_path(repo, layout, leaf, record) {
+            let checked = timed(reporter, "guard", || {
+                crate::runner::oci::check_guard(engine, &crec, &record.path, &guard)
+            });
+            if let Err(e) = checked {
+                record.setup_completed = false;
+                record.save(&record_path)?;
+                return Err(e.into());
+            }
+        }
+        let template = crate::template::find(record.template.as_deref().unwrap_or("default"))
+            .map_err(crate::runner::oci::ContainerError::from)?;
+        let result = crate::runner::oci::setup_inside(
+            engine,
+            &crec,
+            &record.path,
+            setup::plan_steps(
+                &record.path,
+                &ecos,
+                cfg.setup.as_deref(),
+                &setup::CacheMode::Shared,
+            ),
+            &template.spec().post_create,
+            &mut |name| reporter.stage(&format!("setup: {name}")),
+        );
+        record.lockfile_hash = setup::lockfile_hash(&record.path, &ecos);
+        record.setup_completed = result.is_ok();
+        timed(reporter, "record", || record.save(&record_path))?;
+        result?;
+    }
+    Ok(crec)
+}
+
+/// Where the box's guard copy is (the host path, which is also its path inside the
+/// container); `None` for a folder box, which has no guard.
+fn guard_path(
+    repo: Option<&Repo>,
+    layout: &Layout,
+    leaf: &Leaf,
+    record: &Record,
+) -> Option<PathBuf> {
+    let hooks = match (record.git_mode, repo) {
+        (GitMode::Clone, Some(_)) => layout.box_state(leaf).join("hooks"),
+        (GitMode::Worktree, Some(repo)) => repo
+            .worktree_admin_dir(&record.path)?
+            .join(guard::HOOKS_DIR_NAME),
+        _ => return None,
+    };
+    Some(hooks.join(guard::GUARD_EXE_NAME)).filter(|p| p.is_file())
+}

@@ -1,0 +1,109 @@
+//! [`ProvisionError`]: why provisioning (create, enter, folder boxes) stopped.
+//!
+//! Each variant carries the path, ref or name its message needs; the CLI maps the
+//! variants to exit codes (`cli/error.rs`). Wraps the stages' own errors with `#[from]`.
+
+use std::path::{Path, PathBuf};
+
+use crate::config::ConfigError;
+use crate::git::repo::RepoError;
+use crate::names::NameError;
+use crate::state::record::RecordError;
+use crate::state::LockError;
+
+use super::{clone, fetch, guard};
+
+/// Why provisioning stopped. Each variant carries what the message needs; the CLI
+/// maps them to exit codes.
+#[derive(Debug, thiserror::Error)]
+pub enum ProvisionError {
+    #[error(transparent)]
+    Name(#[from] NameError),
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error(transparent)]
+    Repo(#[from] RepoError),
+    #[error("{what} is not available yet in this version of treebox")]
+    Unsupported { what: String },
+    #[error(transparent)]
+    Resolve(#[from] crate::boxes::ResolveError),
+    #[error("{message}")]
+    MalformedRecord { message: String },
+    #[error("{} is not a treebox box (it has no record)", .path.display())]
+    NoRecord { leaf: String, path: PathBuf },
+    #[error("the directory of box `{leaf}` is gone ({})", .path.display())]
+    BoxMissing { leaf: String, path: PathBuf },
+    #[error("{} holds something other than files where git keeps its files (a FIFO?): git would hang on it", .admin.display())]
+    BlockingRegistration { admin: PathBuf },
+    #[error("box `{leaf}` has lost its `.git` ({}): git there would find the repository around it", .path.display())]
+    CheckoutBroken {
+        leaf: String,
+        path: PathBuf,
+        repo: PathBuf,
+        clone: bool,
+    },
+    #[error("box `{leaf}` runs on {recorded}, not {requested}")]
+    IsolationMismatch {
+        leaf: String,
+        recorded: String,
+        requested: String,
+    },
+    #[error("box `{leaf}` was built in {built} git mode, not {requested}")]
+    ModeMismatch {
+        leaf: String,
+        built: String,
+        requested: String,
+    },
+    #[error("{}", if *.empty {
+        format!("the repository has no commits yet: there is no base branch `{base}` to start from")
+    } else {
+        format!("base branch `{base}` not found (neither origin/{base} nor a local {base})")
+    })]
+    BaseNotFound { base: String, empty: bool },
+    #[error("branch `{branch}` not found (neither a local branch nor origin/{branch})")]
+    BranchNotFound { branch: String },
+    #[error("branch `{branch}` already exists")]
+    BranchExists { branch: String },
+    #[error("branch `{branch}` is already checked out in another worktree")]
+    BranchCheckedOut { branch: String },
+    #[error("box `{leaf}` already exists at {}", .path.display())]
+    BoxExists { leaf: String, path: PathBuf },
+    #[error("{} exists but is not a treebox box", .path.display())]
+    PathTaken { leaf: String, path: PathBuf },
+    #[error(transparent)]
+    Lock(#[from] LockError),
+    #[error(transparent)]
+    Fetch(#[from] fetch::FetchError),
+    #[error("git worktree add failed: {0}")]
+    Checkout(#[source] crate::cmd::CmdError),
+    #[error("no space left on the disk holding {}", .path.display())]
+    DiskFull { path: PathBuf },
+    #[error(transparent)]
+    Guard(#[from] guard::GuardInstallError),
+    #[error(transparent)]
+    Clone(#[from] clone::CloneError),
+    #[error(transparent)]
+    Container(#[from] crate::runner::oci::ContainerError),
+    #[error(transparent)]
+    Record(#[from] RecordError),
+    #[error(transparent)]
+    State(#[from] crate::state::layout::NoStateDir),
+    #[error("{what} {}: {source}", .path.display())]
+    Io {
+        what: &'static str,
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+pub(super) fn io_err<'a>(
+    what: &'static str,
+    path: &'a Path,
+) -> impl FnOnce(std::io::Error) -> ProvisionError + 'a {
+    move |source| ProvisionError::Io {
+        what,
+        path: path.to_path_buf(),
+        source,
+    }
+}

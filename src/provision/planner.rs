@@ -1,0 +1,456 @@
+//! The planning stage: from a resolved `Context` to an immutable [`Plan`] — which
+//! checkout to make (new branch, existing branch, resume), the base commit, the
+//! ecosystems in the base tree — refusing whatever the real run would refuse.
+//!
+//! Invariant: planning writes nothing (`--dry-run` is [`dry_run`]). Callers:
+//! `apply::create` (twice: once before the fetch, once under the box's lock) and the CLI.
+
+use crate::config::UserConfig;
+use crate::ecosystem::Ecosystem;
+use crate::git::Repo;
+use crate::names::Leaf;
+use crate::plan::{Caches, Checkout, Fetch, Plan};
+use crate::state::Record;
+use crate::vocab::GitMode;
+
+use super::request::{choose_name, context, fetch_mode, Context};
+use super::{copy, fetch, CreateRequest, ProvisionError};
+
+/// Decide everything; refuse what the real run would refuse. Writes nothing.
+pub(super) fn make_plan(
+    req: &CreateRequest,
+    cfg: &UserConfig,
+    ctx: &Context,
+    leaf: &Leaf,
+    branch: &str,
+    placeholder: bool,
+    fetch: Fetch,
+) -> Result<Plan, ProvisionError> {
+    let path = ctx.layout.box_path(leaf);
+    let record = Record::load(&ctx.layout.record_path(leaf))?;
+    // A checkout git knows: a registered worktree, or a clone with its own `.git`.
+    let registered = ctx.repo.worktree_admin_dir(&path).is_some()
+        || std::fs::symlink_metadata(path.join(".git")).is_ok_and(|m| m.is_dir());
+    let mut base_ref = None;
+    let mut base_commit = None;
+    let checkout = match &record {
+        Some(r) if r.setup_completed && path.exists() => {
+            return Err(ProvisionError::BoxExists {
+                leaf: leaf.to_string(),
+                path,
+            })
+        }
+        Some(r) if path.exists() && registered => {
+            if r.git_mode != ctx.git_mode {
+                return Err(ProvisionError::ModeMismatch {
+                    leaf: leaf.to_string(),
+                    built: r.git_mode.to_string(),
+                    requested: ctx.git_mode.to_string(),
+                });
+            }
+            base_commit = r.base_commit.clone();
+            base_ref = r.base_ref.clone();
+            Checkout::Resume {
+                branch: r.branch.clone(),
+            }
+        }
+        _ => {
+            if path.exists() || registered {
+                return Err(ProvisionError::PathTaken {
+                    leaf: leaf.to_string(),
+                    path,
+                });
+            }
+            // An interrupted create may have made its branch before dying.
+            let own_branch = record
+                .as_ref()
+                .is_some_and(|r| r.created_branch && r.branch == branch);
+            if req.checkout.is_some() || own_branch {
+                if ctx.repo.local_branch(branch).is_some() {
+                    // A clone has its own branches; only a worktree competes with the
+                    // other checkouts of this repository.
+                    if ctx.git_mode == GitMode::Worktree && ctx.repo.branch_checked_out(branch) {
+                        return Err(ProvisionError::BranchCheckedOut {
+                            branch: branch.to_string(),
+                        });
+                    }
+                    Checkout::ExistingLocal {
+                        branch: branch.to_string(),
+                    }
+                } else if ctx.origin_branch(branch).is_some() {
+                    Checkout::FromRemote {
+                        branch: branch.to_string(),
+                        remote_ref: format!("refs/remotes/origin/{branch}"),
+                    }
+                } else if own_branch {
+                    new_branch(ctx, branch, &mut base_ref, &mut base_commit)?
+                } else {
+                    return Err(ProvisionError::BranchNotFound {
+                        branch: branch.to_string(),
+                    });
+                }
+            } else {
+                if ctx.repo.local_branch(branch).is_some() {
+                    return Err(ProvisionError::BranchExists {
+                        branch: branch.to_string(),
+                    });
+                }
+                new_branch(ctx, branch, &mut base_ref, &mut base_commit)?
+            }
+        }
+    };
+    let ecosystems = match &base_commit {
+        Some(c) => ecosystems_in_tree(&ctx.repo, c),
+        None => match &checkout {
+            Checkout::ExistingLocal { branch } => ecosystems_in_tree(
+                &ctx.repo,
+                &ctx.repo
+                    .local_branch(branch)
+                    .map(|o| o.to_string())
+                    .unwrap_or_default(),
+            ),
+            Checkout::FromRemote { branch, .. } => ecosystems_in_tree(
+                &ctx.repo,
+                &ctx.origin_branch(branch)
+                    .map(|o| o.to_string())
+                    .unwrap_or_default(),
+            ),
+            _ => Vec::new(),
+        },
+    };
+    let program = cfg.harness_program(ctx.harness);
+    Ok(Plan {
+        repo: ctx.repo.main_root.clone(),
+        name: leaf.to_string(),
+        branch: branch.to_string(),
+        placeholder,
+        path,
+        fetch,
+        base: ctx.base.clone(),
+        base_ref,
+        base_commit,
+        checkout,
+        git_mode: ctx.git_mode,
+        runner: ctx.runner,
+        harness: ctx.harness,
+        ecosystems,
+        custom_setup: cfg.setup.clone(),
+        caches: if req.cold {
+            Caches::Cold
+        } else {
+            Caches::Shared
+        },
+        env_source: copy::env_source(&ctx.repo.main_root, cfg.env_file.as_deref()),
+        launch: req.launch,
+        launch_argv: ctx.harness.argv(&program, &req.extra_args),
+    })
+}
+
+fn new_branch(
+    ctx: &Context,
+    branch: &str,
+    base_ref: &mut Option<String>,
+    base_commit: &mut Option<String>,
+) -> Result<Checkout, ProvisionError> {
+    // What the fetch would bring (`--dry-run`) counts as commits too.
+    let empty = ctx.repo.has_no_commits() && ctx.remote_heads.as_ref().is_none_or(|h| h.is_empty());
+    let Some(resolved) = ctx.resolve_base() else {
+        // A clone can start with no commits; a worktree needs one.
+        if empty && ctx.git_mode == GitMode::Clone && !ctx.base_named {
+            return Ok(Checkout::Unborn {
+                branch: branch.to_string(),
+            });
+        }
+        return Err(ProvisionError::BaseNotFound {
+            base: ctx.base.clone(),
+            empty,
+        });
+    };
+    *base_ref = Some(resolved.refname.clone());
+    *base_commit = Some(resolved.oid.to_string());
+    Ok(Checkout::NewBranch {
+        branch: branch.to_string(),
+        start: resolved.refname,
+    })
+}
+
+/// Ecosystems whose lockfile sits at the top of the commit's tree (libgit2, no checkout).
+fn ecosystems_in_tree(repo: &Repo, commit: &str) -> Vec<Ecosystem> {
+    let Some(tree) = git2::Oid::from_str(commit)
+        .ok()
+        .and_then(|o| repo.git.find_commit(o).ok())
+        .and_then(|c| c.tree().ok())
+    else {
+        return Vec::new();
+    };
+    let has = |name: &str| {
+        tree.get_name(name)
+            .is_some_and(|e| e.kind() == Some(git2::ObjectType::Blob) && e.filemode() != 0o120000)
+    };
+    let mut out = Vec::new();
+    for eco in Ecosystem::ALL {
+        if eco == Ecosystem::Npm && has(Ecosystem::Pnpm.lockfile()) {
+            continue;
+        }
+        if has(eco.lockfile()) {
+            out.push(eco);
+        }
+    }
+    out
+}
+
+/// Plan a create without doing anything (`--dry-run`): no fetch, current refs.
+pub fn dry_run(
+    req: &CreateRequest,
+    cfg: &UserConfig,
+) -> Result<(Plan, Vec<String>), ProvisionError> {
+    let mut ctx = context(req, cfg)?;
+    let (leaf, branch, placeholder) = choose_name(req, &ctx)?;
+    let fetch = fetch_mode(req, &ctx);
+    match fetch {
+        // What the fetch would bring, without fetching; a remote the real run could
+        // not fetch from is refused here too.
+        Fetch::Origin => {
+            ctx.remote_heads = Some(fetch::remote_heads(&ctx.git, &ctx.repo.main_root)?)
+        }
+        Fetch::Skipped => ctx
+            .warnings
+            .push("--no-fetch: the base may be stale".into()),
+        Fetch::NoOrigin => {}
+    }
+    let plan = make_plan(req, cfg, &ctx, &leaf, &branch, placeholder, fetch)?;
+    Ok((plan, ctx.warnings))
+}
+
+#[cfg(test)]
+mod tests {
+    //! The planner on real temp repositories: what it decides, and what it refuses
+    //! without writing anything.
+    use super::*;
+    use crate::harness::Harness;
+    use crate::state::Layout;
+    use std::path::{Path, PathBuf};
+    use std::process::Command;
+
+    struct Fixture {
+        _tmp: tempfile::TempDir,
+        repo: PathBuf,
+        state: PathBuf,
+    }
+
+    fn git(dir: &Path, args: &[&str]) {
+        let out = Command::new("git")
+            .args(args)
+            .current_dir(dir)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_AUTHOR_NAME", "T")
+            .env("GIT_AUTHOR_EMAIL", "t@example.com")
+            .env("GIT_COMMITTER_NAME", "T")
+            .env("GIT_COMMITTER_EMAIL", "t@example.com")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {out:?}");
+    }
+
+    /// origin (bare) with `main` holding `files`, cloned as the repo.
+    fn fixture(files: &[&str]) -> Fixture {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().canonicalize().unwrap();
+        git(&root, &["init", "-q", "-b", "main", "seed"]);
+        for f in files {
+            std::fs::write(root.join("seed").join(f), "x").unwrap();
+        }
+        std::fs::write(root.join("seed/README"), "r").unwrap();
+        git(&root.join("seed"), &["add", "."]);
+        git(&root.join("seed"), &["commit", "-q", "-m", "i"]);
+        git(&root, &["clone", "-q", "--bare", "seed", "origin.git"]);
+        git(&root, &["clone", "-q", "origin.git", "repo"]);
+        Fixture {
+            repo: root.join("repo"),
+            state: root.join("state"),
+            _tmp: tmp,
+        }
+    }
+
+    fn req(f: &Fixture, name: Option<&str>) -> CreateRequest {
+        CreateRequest {
+            cwd: f.repo.clone(),
+            name: name.map(str::to_string),
+            state_root: Some(f.state.clone()),
+            seed: Some(1),
+            launch: true,
+            ..Default::default()
+        }
+    }
+
+    fn plan(_f: &Fixture, r: &CreateRequest) -> Result<Plan, ProvisionError> {
+        dry_run(r, &UserConfig::default()).map(|(p, _)| p)
+    }
+
+    #[test]
+    fn new_branch_from_origin_base() {
+        let f = fixture(&["Cargo.lock", "pnpm-lock.yaml", "package-lock.json"]);
+        let p = plan(&f, &req(&f, Some("feat/x"))).unwrap();
+        assert_eq!(p.name, "feat--x");
+        assert_eq!(p.branch, "feat/x");
+        assert!(!p.placeholder);
+        assert_eq!(p.path, f.repo.join(".treebox/worktrees/feat--x"));
+        assert_eq!(p.base_ref.as_deref(), Some("refs/remotes/origin/main"));
+        assert!(matches!(p.checkout, Checkout::NewBranch { .. }));
+        assert_eq!(p.fetch, Fetch::Origin);
+        // pnpm wins over npm; detected from the base tree, before any checkout.
+        assert_eq!(p.ecosystems, [Ecosystem::Pnpm, Ecosystem::Cargo]);
+        assert_eq!(p.launch_argv, ["claude", "--dangerously-skip-permissions"]);
+        assert!(!f.state.exists(), "planning writes nothing");
+        assert!(!p.path.exists());
+    }
+
+    #[test]
+    fn nameless_gets_a_placeholder() {
+        let f = fixture(&[]);
+        let p = plan(&f, &req(&f, None)).unwrap();
+        assert!(p.placeholder);
+        assert_eq!(p.branch, format!("treebox/{}", p.name));
+    }
+
+    #[test]
+    fn refusals() {
+        let f = fixture(&[]);
+        git(&f.repo, &["branch", "taken"]);
+        assert!(matches!(
+            plan(&f, &req(&f, Some("taken"))),
+            Err(ProvisionError::BranchExists { .. })
+        ));
+        let mut r = req(&f, Some("x"));
+        r.base = Some("nope".into());
+        assert!(matches!(
+            plan(&f, &r),
+            Err(ProvisionError::BaseNotFound { .. })
+        ));
+        let mut r = req(&f, None);
+        r.checkout = Some("ghost".into());
+        assert!(matches!(
+            plan(&f, &r),
+            Err(ProvisionError::BranchNotFound { .. })
+        ));
+        assert!(matches!(
+            plan(&f, &req(&f, Some("Bad Name"))),
+            Err(ProvisionError::Name(_))
+        ));
+        let mut r = req(&f, Some("x"));
+        r.isolation = Some("vm".into());
+        assert!(matches!(
+            plan(&f, &r),
+            Err(ProvisionError::Unsupported { .. })
+        ));
+        // The main branch is checked out in the main worktree.
+        let mut r = req(&f, None);
+        r.checkout = Some("main".into());
+        assert!(matches!(
+            plan(&f, &r),
+            Err(ProvisionError::BranchCheckedOut { .. })
+        ));
+        std::fs::create_dir_all(f.repo.join(".treebox/worktrees/squat")).unwrap();
+        assert!(matches!(
+            plan(&f, &req(&f, Some("squat"))),
+            Err(ProvisionError::PathTaken { .. })
+        ));
+        assert!(!f.state.exists());
+    }
+
+    #[test]
+    fn checkout_local_and_remote() {
+        let f = fixture(&[]);
+        git(&f.repo, &["branch", "mine"]);
+        let mut r = req(&f, None);
+        r.checkout = Some("mine".into());
+        assert_eq!(
+            plan(&f, &r).unwrap().checkout,
+            Checkout::ExistingLocal {
+                branch: "mine".into()
+            }
+        );
+        git(&f.repo, &["push", "-q", "origin", "mine:theirs"]);
+        git(&f.repo, &["fetch", "-q", "origin"]);
+        r.checkout = Some("theirs".into());
+        assert_eq!(
+            plan(&f, &r).unwrap().checkout,
+            Checkout::FromRemote {
+                branch: "theirs".into(),
+                remote_ref: "refs/remotes/origin/theirs".into()
+            }
+        );
+    }
+
+    #[test]
+    fn flags_config_and_no_origin() {
+        let f = fixture(&[]);
+        let mut r = req(&f, Some("x"));
+        r.no_fetch = true;
+        r.harness = Some(Harness::Codex);
+        r.extra_args = vec!["do it".into()];
+        r.cold = true;
+        let p = plan(&f, &r).unwrap();
+        assert_eq!(p.fetch, Fetch::Skipped);
+        assert_eq!(p.caches, Caches::Cold);
+        assert_eq!(
+            p.launch_argv,
+            [
+                "codex",
+                "--dangerously-bypass-approvals-and-sandbox",
+                "do it"
+            ]
+        );
+        git(&f.repo, &["remote", "remove", "origin"]);
+        let p = plan(&f, &req(&f, Some("y"))).unwrap();
+        assert_eq!(p.fetch, Fetch::NoOrigin);
+        assert_eq!(p.base_ref.as_deref(), Some("refs/heads/main"));
+    }
+
+    #[test]
+    fn incomplete_box_is_resumed_and_complete_one_refused() {
+        let f = fixture(&[]);
+        let r = req(&f, Some("half"));
+        let path = f.repo.join(".treebox/worktrees/half");
+        git(
+            &f.repo,
+            &[
+                "worktree",
+                "add",
+                "-q",
+                "-b",
+                "half",
+                path.to_str().unwrap(),
+            ],
+        );
+        let repo = Repo::discover(&f.repo).unwrap();
+        let layout = Layout::with_state_root(&repo.main_root, &repo.common_dir, &f.state);
+        let leaf = Leaf::parse("half").unwrap();
+        let mut rec = crate::state::record::tests::sample();
+        rec.name = "half".into();
+        rec.branch = "half".into();
+        rec.path = path.clone();
+        rec.save(&layout.record_path(&leaf)).unwrap();
+        assert_eq!(
+            plan(&f, &r).unwrap().checkout,
+            Checkout::Resume {
+                branch: "half".into()
+            }
+        );
+        rec.setup_completed = true;
+        rec.save(&layout.record_path(&leaf)).unwrap();
+        assert!(matches!(
+            plan(&f, &r),
+            Err(ProvisionError::BoxExists { .. })
+        ));
+        // A record from another mode cannot be finished in this one.
+        rec.setup_completed = false;
+        rec.git_mode = GitMode::Clone;
+        rec.save(&layout.record_path(&leaf)).unwrap();
+        assert!(matches!(
+            plan(&f, &r),
+            Err(ProvisionError::ModeMismatch { .. })
+        ));
+    }
+}

@@ -1,0 +1,144 @@
+//! Checks and repairs of an existing box's checkout: finish an interrupted one
+//! (`repair_checkout`), refuse one whose `.git` is gone ([`check_checkout`]), and
+//! spot a worktree registration git would hang on.
+//!
+//! Invariant: git is never run in a checkout that may have run code (a completed one).
+//! Callers: `apply::create`, `enter`, the CLI's `run`.
+
+use std::path::{Path, PathBuf};
+
+use crate::git::{GitCli, Repo};
+use crate::plan::Checkout;
+use crate::state::{Layout, Record};
+use crate::vocab::GitMode;
+
+use super::{checkout, clone, ProvisionError};
+
+/// Finish the checkout of an interrupted box in place, so that what follows (guard,
+/// `.env`, setup) works on a whole checkout. Only boxes whose setup never completed
+/// are touched, and only their checkout, which no agent has used yet:
+///
+/// - worktree: a registration `git worktree add` left half made (still marked
+///   `initializing`, or without an index) is removed and the worktree added again, on
+///   the branch the interrupted run made (or from the recorded base commit);
+/// - clone: a clone without its `.git` is made again; then its remotes, its branch and
+///   its pin are made sure of.
+pub(crate) fn repair_checkout(
+    repo: &Repo,
+    layout: &Layout,
+    record: &Record,
+) -> Result<bool, ProvisionError> {
+    // A whole checkout may have run code: never run git in it again.
+    if record.setup_completed || record.checkout_completed {
+        return Ok(false);
+    }
+    let path = &record.path;
+    if record.git_mode == GitMode::Clone {
+        let branch = record.branch.clone();
+        let checkout = match (&record.base_commit, record.created_branch) {
+            (Some(_), _) => Checkout::NewBranch {
+                branch,
+                start: record.base_ref.clone().unwrap_or_default(),
+            },
+            // Made with no base: from origin's branch, or with no commits at all.
+            (None, true) if repo.remote_branch(&branch).is_some() => Checkout::FromRemote {
+                remote_ref: format!("refs/remotes/origin/{branch}"),
+                branch,
+            },
+            (None, true) => Checkout::Unborn { branch },
+            (None, false) => Checkout::ExistingLocal { branch },
+        };
+        return Ok(clone::repair(
+            repo,
+            path,
+            &record.name,
+            &checkout,
+            record.base_commit.as_deref(),
+        )?);
+    }
+    let git = GitCli::for_repo(&repo.common_dir, None);
+    let admin = repo.worktree_admin_dir(path);
+    let half_made = match &admin {
+        Some(a) => {
+            let locked = std::fs::read_to_string(a.join("locked")).unwrap_or_default();
+            locked.trim() == "initializing" || !a.join("index").exists() || !path.is_dir()
+        }
+        // A directory with nothing of git in it: the kill came before registration.
+        None => {
+            path.is_dir()
+                && std::fs::read_dir(path)
+                    .map(|mut d| d.next().is_none())
+                    .unwrap_or(false)
+        }
+    };
+    if !half_made {
+        return Ok(false);
+    }
+    {
+        let _registration = crate::state::WaitedLock::acquire(&layout.registration_lock_path());
+        if let Some(a) = &admin {
+            let _ = std::fs::remove_dir_all(a);
+        }
+        let _ = std::fs::remove_dir_all(path);
+        let checkout = if repo.local_branch(&record.branch).is_some() {
+            Checkout::ExistingLocal {
+                branch: record.branch.clone(),
+            }
+        } else {
+            Checkout::NewBranch {
+                branch: record.branch.clone(),
+                start: record.base_ref.clone().unwrap_or_default(),
+            }
+        };
+        checkout::add_worktree(
+            &git,
+            &repo.main_root,
+            path,
+            &checkout,
+            record.base_commit.as_deref(),
+        )
+        .map_err(ProvisionError::Checkout)?;
+    }
+    Ok(true)
+}
+
+/// A worktree registration whose files a read would block on (a FIFO a box planted in
+/// its own admin dir): git itself would hang on it in `worktree add`, `fetch`, `gc`.
+pub(super) fn blocking_registration(common_dir: &Path) -> Option<PathBuf> {
+    let rd = std::fs::read_dir(common_dir.join("worktrees")).ok()?;
+    for e in rd.flatten() {
+        let admin = e.path();
+        let blocking = [
+            "gitdir",
+            "HEAD",
+            "commondir",
+            "locked",
+            "index",
+            "config.worktree",
+        ]
+        .iter()
+        .any(|f| match std::fs::metadata(admin.join(f)) {
+            Ok(m) => !m.is_file(),
+            Err(err) => err.kind() != std::io::ErrorKind::NotFound,
+        });
+        if blocking {
+            return Some(admin);
+        }
+    }
+    None
+}
+
+/// Refuse to run anything in a box whose `.git` is gone or is the wrong kind (a clone
+/// has a directory, a worktree a pointer file): git run there would walk up to the
+/// user's own repository, which the box sits inside. Folder boxes have no `.git`.
+pub fn check_checkout(record: &Record) -> Result<(), ProvisionError> {
+    if crate::boxes::checkout_intact(record) {
+        return Ok(());
+    }
+    Err(ProvisionError::CheckoutBroken {
+        leaf: record.name.clone(),
+        path: record.path.clone(),
+        repo: record.repo.clone(),
+        clone: record.git_mode == GitMode::Clone,
+    })
+}
