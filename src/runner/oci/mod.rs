@@ -32,7 +32,7 @@ use super::Runner;
 use crate::cmd::Cmd;
 // The one name the runner takes from outside its inputs: the ecosystem vocabulary, to
 // know each one's download cache. (Moving to `crate::ecosystem::Ecosystem`.)
-use crate::provision::setup::Ecosystem;
+use crate::ecosystem::Ecosystem;
 
 pub use container::{
     container_name, ensure_running, parse_inspect, remove, running_by_proc, ContainerRecord,
