@@ -14,6 +14,7 @@ use serde_json::Value;
 
 use crate::harness::Harness;
 use crate::suggest::suggest;
+use crate::vocab::GitMode;
 
 /// Largest configuration file read; anything bigger is refused as malformed.
 const MAX_CONFIG_BYTES: u64 = 256 * 1024;
@@ -335,7 +336,9 @@ impl ProjectConfig {
         let mut cfg = ProjectConfig::default();
         for (key, value) in &map {
             match (key.as_str(), value) {
-                ("git", Value::String(g)) if g == "worktree" || g == "clone" => {
+                ("git", Value::String(g))
+                    if matches!(g.parse(), Ok(GitMode::Worktree | GitMode::Clone)) =>
+                {
                     cfg.git = Some(g.clone())
                 }
                 ("base", Value::String(b)) if crate::names::check_existing_branch(b).is_ok() => {

@@ -1,6 +1,5 @@
 //! Probes that may hang, bounded: [`output_within`] runs a command for at most a time
-//! limit and kills its whole process group when it is up; [`engine_info_cmd`] and
-//! `probe_engine` ask a container engine for its version.
+//! limit and kills its whole process group when it is up; `probe_engine` asks a container engine for its version.
 //!
 //! Used by the `origin` check (`git ls-remote`) and the `runner` check (`<engine> info`).
 
@@ -9,25 +8,15 @@ use std::process::{Output, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::cmd::{Cmd, CmdError};
+use crate::runner::oci::Engine;
 use crate::sanitize;
 
 /// How long a probe of the network or of an engine may take before doctor gives up.
 pub const PROBE_TIMEOUT: Duration = Duration::from_secs(20);
 
-/// `<engine> info` with a template for the server version (podman's `info` has no
-/// `ServerVersion`; its version is under `Version`).
-pub fn engine_info_cmd(engine: &str) -> Cmd {
-    let template = if engine == "podman" {
-        "{{.Version.Version}}"
-    } else {
-        "{{.ServerVersion}}"
-    };
-    Cmd::new(engine).args(["info", "--format", template])
-}
-
 /// Ask an engine for its version: `Ok(version)` or `Err(why)`.
-pub(super) fn probe_engine(engine: &str, limit: Duration) -> Result<String, String> {
-    match output_within(&engine_info_cmd(engine), limit) {
+pub(super) fn probe_engine(engine: Engine, limit: Duration) -> Result<String, String> {
+    match output_within(&engine.info_cmd(), limit) {
         Ok(Some(o)) => {
             let version = String::from_utf8_lossy(&o.stdout).trim().to_string();
             if o.status.success() && !version.is_empty() {
@@ -129,18 +118,6 @@ pub fn output_within(cmd: &Cmd, limit: Duration) -> Result<Option<Output>, CmdEr
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn engine_info_templates() {
-        assert_eq!(
-            engine_info_cmd("docker").argv(),
-            ["docker", "info", "--format", "{{.ServerVersion}}"]
-        );
-        assert_eq!(
-            engine_info_cmd("podman").argv(),
-            ["podman", "info", "--format", "{{.Version.Version}}"]
-        );
-    }
 
     #[test]
     fn slow_probe_is_given_up() {

@@ -6,6 +6,8 @@ use std::time::Duration;
 
 use super::probe::probe_engine;
 use super::{Check, Status};
+use crate::runner::oci::Engine;
+use crate::vocab::{Isolation, RunnerKind};
 
 /// The isolation doctor looks at: the flag, else the config, else `host`.
 pub fn chosen_isolation<'a>(flag: Option<&'a str>, config: Option<&'a str>) -> &'a str {
@@ -18,32 +20,25 @@ pub enum RunnerProbe {
     /// Nothing to probe. `auto`: it resolved to host because the machine is unmarked.
     Host { auto: bool },
     /// Ask this engine; `auto`: the first that answers wins.
-    Engines {
-        engines: Vec<&'static str>,
-        auto: bool,
-    },
+    Engines { engines: Vec<Engine>, auto: bool },
     /// Not a runner treebox knows.
     Unknown,
 }
 
 /// The probe for an isolation name (SPEC §3: `auto` tries podman, then docker).
 pub fn runner_probe(isolation: &str, marked: bool) -> RunnerProbe {
-    match isolation {
-        "host" => RunnerProbe::Host { auto: false },
-        "docker" => RunnerProbe::Engines {
-            engines: vec!["docker"],
+    match isolation.parse::<Isolation>() {
+        Ok(Isolation::Runner(RunnerKind::Host)) => RunnerProbe::Host { auto: false },
+        Ok(Isolation::Runner(kind)) => RunnerProbe::Engines {
+            engines: Engine::of(kind).into_iter().collect(),
             auto: false,
         },
-        "podman" => RunnerProbe::Engines {
-            engines: vec!["podman"],
-            auto: false,
-        },
-        "auto" if marked => RunnerProbe::Engines {
-            engines: vec!["podman", "docker"],
+        Ok(Isolation::Auto) if marked => RunnerProbe::Engines {
+            engines: Engine::AUTO_ORDER.to_vec(),
             auto: true,
         },
-        "auto" => RunnerProbe::Host { auto: true },
-        _ => RunnerProbe::Unknown,
+        Ok(Isolation::Auto) => RunnerProbe::Host { auto: true },
+        Err(_) => RunnerProbe::Unknown,
     }
 }
 
@@ -65,7 +60,7 @@ pub(super) fn check_runner(isolation: &str, marked: bool, limit: Duration) -> Ch
         .hint("Use one of host, docker, podman, auto: `git treebox doctor --isolation host`."),
         RunnerProbe::Engines { engines, auto } => {
             let mut why = Vec::new();
-            for engine in &engines {
+            for &engine in &engines {
                 match probe_engine(engine, limit) {
                     Ok(v) if auto => {
                         return Check::new("runner", Status::Ok, format!("auto → {engine} {v}"))
@@ -82,7 +77,7 @@ pub(super) fn check_runner(isolation: &str, marked: bool, limit: Duration) -> Ch
                 )
                 .hint("Start an engine (`docker info` says why it does not answer), or use `--isolation host`.")
             } else {
-                let engine = engines.first().copied().unwrap_or("engine");
+                let engine = engines.first().map_or("engine", |e| e.program());
                 Check::new(
                     "runner",
                     Status::Fail,
@@ -120,21 +115,21 @@ mod tests {
         assert_eq!(
             runner_probe("auto", true),
             RunnerProbe::Engines {
-                engines: vec!["podman", "docker"],
+                engines: vec![Engine::Podman, Engine::Docker],
                 auto: true
             }
         );
         assert_eq!(
             runner_probe("docker", false),
             RunnerProbe::Engines {
-                engines: vec!["docker"],
+                engines: vec![Engine::Docker],
                 auto: false
             }
         );
         assert_eq!(
             runner_probe("podman", false),
             RunnerProbe::Engines {
-                engines: vec!["podman"],
+                engines: vec![Engine::Podman],
                 auto: false
             }
         );

@@ -10,7 +10,7 @@ use crate::harness::Harness;
 use crate::names::Leaf;
 use crate::plan::Plan;
 use crate::state::{Layout, Record};
-use crate::vocab::GitMode;
+use crate::vocab::{GitMode, Isolation};
 
 use super::apply::Created;
 use super::request::Context;
@@ -86,7 +86,7 @@ pub(crate) fn container_up(
             crate::runner::oci::ensure_running(repo, layout, record, &cfg.allowlist)
         })?
     } else {
-        let engine = crate::runner::oci::resolve_engine(record.runner.as_str())?;
+        let engine = crate::runner::oci::resolve_engine(Isolation::Runner(record.runner))?;
         let template = crate::template::find(record.template.as_deref().unwrap_or("default"))
             .map_err(crate::runner::oci::ContainerError::from)?;
         let spec = crate::runner::oci::Spec {

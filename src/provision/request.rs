@@ -138,7 +138,7 @@ pub(super) fn context(req: &CreateRequest, cfg: &UserConfig) -> Result<Context, 
         // A missing or invalid template, or a path a mount cannot express, is refused
         // before anything is written.
         crate::template::find(&template).map_err(crate::runner::oci::ContainerError::from)?;
-        if let Some(engine) = crate::runner::oci::Engine::parse(runner.as_str()) {
+        if let Some(engine) = crate::runner::oci::Engine::of(runner) {
             if !engine.installed() {
                 return Err(crate::runner::oci::ContainerError::EngineDown {
                     engine: runner.to_string(),
@@ -199,8 +199,7 @@ pub(crate) fn resolve_runner(
     isolation: Option<&str>,
     cfg: &UserConfig,
 ) -> Result<RunnerKind, ProvisionError> {
-    let marked =
-        cfg.runner.unwrap_or(false) || std::env::var("TREEBOX_RUNNER").is_ok_and(|v| v == "1");
+    let marked = cfg.marked_runner();
     let asked = match isolation {
         None => Isolation::default(),
         Some(s) => s.parse().map_err(|_| ProvisionError::Unsupported {
@@ -210,10 +209,7 @@ pub(crate) fn resolve_runner(
     match asked {
         Isolation::Runner(r) => Ok(r),
         Isolation::Auto if !marked => Ok(RunnerKind::Host),
-        Isolation::Auto => Ok(match crate::runner::oci::resolve_engine(Isolation::AUTO)? {
-            crate::runner::oci::Engine::Docker => RunnerKind::Docker,
-            crate::runner::oci::Engine::Podman => RunnerKind::Podman,
-        }),
+        Isolation::Auto => Ok(crate::runner::oci::resolve_engine(Isolation::Auto)?.kind()),
     }
 }
 

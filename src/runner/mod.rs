@@ -10,6 +10,7 @@ pub mod oci;
 use std::path::Path;
 
 use crate::cmd::Cmd;
+use crate::vocab::RunnerKind;
 
 pub trait Runner {
     /// The command that runs `argv` in the box whose checkout is `box_path`.
@@ -18,21 +19,11 @@ pub trait Runner {
     fn shell(&self, box_path: &Path, leaf: &str) -> Cmd;
 }
 
-/// The environment variable that marks a machine as a runner (SPEC §3 `auto`).
-pub const RUNNER_ENV: &str = "TREEBOX_RUNNER";
-
-/// Is this machine marked as a runner: config `"runner": true` (`config`), or
-/// `TREEBOX_RUNNER=1`? `auto` isolation uses an engine only on a runner. The one place
-/// that reads the variable.
-pub fn marked_as_runner(config: Option<bool>) -> bool {
-    config.unwrap_or(false) || std::env::var(RUNNER_ENV).is_ok_and(|v| v == "1")
-}
-
 /// The runner recorded for a box; `tty`: give a container exec a terminal.
 pub fn for_record(record: &crate::state::Record, tty: bool) -> Option<Box<dyn Runner>> {
-    match record.runner.as_str() {
-        "host" => Some(Box::new(host::Host)),
-        "docker" | "podman" => {
+    match record.runner {
+        RunnerKind::Host => Some(Box::new(host::Host)),
+        RunnerKind::Docker | RunnerKind::Podman => {
             let c = record.container.as_ref()?;
             Some(Box::new(oci::Oci {
                 engine: oci::Engine::parse(&c.engine)?,
@@ -46,7 +37,6 @@ pub fn for_record(record: &crate::state::Record, tty: bool) -> Option<Box<dyn Ru
                         .is_some_and(|u| u == "0" || u == "root"),
             }))
         }
-        _ => None,
     }
 }
 

@@ -12,6 +12,7 @@ use super::container::{parse_inspect, ContainerState};
 use super::error::ContainerError;
 use super::mounts::Mount;
 use crate::cmd::{Cmd, CmdError};
+use crate::vocab::{Isolation, RunnerKind};
 
 /// `docker` or `podman`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -24,11 +25,25 @@ impl Engine {
     /// The engines `auto` tries, in order (SPEC §3: podman, then docker).
     pub const AUTO_ORDER: [Engine; 2] = [Engine::Podman, Engine::Docker];
 
+    /// The engine a recorded engine name (`docker`/`podman`) names.
     pub fn parse(name: &str) -> Option<Engine> {
-        match name {
-            "docker" => Some(Engine::Docker),
-            "podman" => Some(Engine::Podman),
-            _ => None,
+        name.parse().ok().and_then(Engine::of)
+    }
+
+    /// The engine of a container runner; `None` for the host.
+    pub fn of(kind: RunnerKind) -> Option<Engine> {
+        match kind {
+            RunnerKind::Docker => Some(Engine::Docker),
+            RunnerKind::Podman => Some(Engine::Podman),
+            RunnerKind::Host => None,
+        }
+    }
+
+    /// The runner this engine is.
+    pub fn kind(self) -> RunnerKind {
+        match self {
+            Engine::Docker => RunnerKind::Docker,
+            Engine::Podman => RunnerKind::Podman,
         }
     }
 
@@ -224,6 +239,12 @@ pub struct RunSpec {
     pub user: String,
 }
 
+impl std::fmt::Display for Engine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.program())
+    }
+}
+
 /// What `auto` resolves to on a runner: the first engine of [`Engine::AUTO_ORDER`]
 /// that answers `info`. The one place that makes that choice.
 pub fn first_answering_engine() -> Option<Engine> {
@@ -233,12 +254,12 @@ pub fn first_answering_engine() -> Option<Engine> {
 }
 
 /// Resolve `docker`/`podman`/`auto` to an engine (`auto`: the first that answers).
-pub fn resolve_engine(isolation: &str) -> Result<Engine, ContainerError> {
+pub fn resolve_engine(isolation: Isolation) -> Result<Engine, ContainerError> {
     match isolation {
-        "auto" => first_answering_engine().ok_or(ContainerError::NoEngine),
+        Isolation::Auto => first_answering_engine().ok_or(ContainerError::NoEngine),
         // An explicit engine is not asked whether it runs (a `docker info` costs tens
         // of milliseconds on every create): a failure later says so (`explain`).
-        name => Engine::parse(name).ok_or(ContainerError::NoEngine),
+        Isolation::Runner(kind) => Engine::of(kind).ok_or(ContainerError::NoEngine),
     }
 }
 
