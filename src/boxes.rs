@@ -218,21 +218,12 @@ pub fn elsewhere(name: &str, common_dir: Option<&Path>) -> Vec<PathBuf> {
     let Ok(leaf) = Leaf::parse(name) else {
         return Vec::new();
     };
-    let Ok(root) = crate::state::layout::state_root() else {
+    let Ok(dirs) = crate::state::layout::repo_state_dirs() else {
         return Vec::new();
     };
-    let mut out: Vec<PathBuf> = std::fs::read_dir(root.join("repos"))
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter_map(|d| {
-            let path = d
-                .path()
-                .join("boxes")
-                .join(leaf.as_str())
-                .join("record.json");
-            crate::state::Record::load(&path).ok().flatten()
-        })
+    let mut out: Vec<PathBuf> = dirs
+        .iter()
+        .filter_map(|d| crate::state::layout::record_in(d, &leaf))
         .filter(|r| common_dir.is_none_or(|c| canonical(&r.common_dir) != canonical(c)))
         .map(|r| r.repo)
         .collect();

@@ -15,7 +15,7 @@ use crate::git::repo::canonical;
 use crate::harness::Harness;
 use crate::names::Leaf;
 use crate::provision::{run_setup, ProvisionError, Reporter};
-use crate::state::layout::{repo_key, state_root};
+use crate::state::layout::repo_key;
 use crate::state::{BoxLock, Layout, Record};
 use crate::vocab::{GitMode, RunnerKind};
 
@@ -29,7 +29,7 @@ pub fn layout(folder: &Path) -> Result<Layout, ProvisionError> {
     let key = repo_key(&folder.join(".treebox-folder"));
     Ok(Layout {
         box_root: folder.parent().map(Path::to_path_buf).unwrap_or_default(),
-        repo_state: state_root()?.join("repos").join(key),
+        repo_state: crate::state::layout::repo_state_dir(&key)?,
     })
 }
 

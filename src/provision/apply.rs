@@ -263,7 +263,7 @@ fn apply(
     }
 
     let guard_result = timed(reporter, "guard", || {
-        let hooks = clone_mode.then(|| ctx.layout.box_state(&leaf).join("hooks"));
+        let hooks = clone_mode.then(|| ctx.layout.hooks_dir(&leaf));
         guard::find_guard_exe()
             .and_then(|exe| guard::install_into(&admin, &common_for_guard, hooks.as_deref(), &exe))
     });
@@ -354,7 +354,7 @@ pub(crate) fn run_setup(
     warnings: &mut Vec<String>,
 ) -> Result<(setup::SetupReport, Vec<setup::Ecosystem>), ProvisionError> {
     let ecos = setup::detect(path);
-    let cold_dir = cold.then(|| layout.box_state(leaf).join("cold-cache"));
+    let cold_dir = cold.then(|| layout.cold_cache_dir(leaf));
     let cache = match &cold_dir {
         Some(d) => {
             std::fs::create_dir_all(d).map_err(io_err("could not create", d))?;

@@ -150,7 +150,7 @@ fn guard_path(
     record: &Record,
 ) -> Option<PathBuf> {
     let hooks = match (record.git_mode, repo) {
-        (GitMode::Clone, Some(_)) => layout.box_state(leaf).join("hooks"),
+        (GitMode::Clone, Some(_)) => layout.hooks_dir(leaf),
         (GitMode::Worktree, Some(repo)) => repo
             .worktree_admin_dir(&record.path)?
             .join(guard::HOOKS_DIR_NAME),

@@ -153,7 +153,7 @@ pub fn enter(
         if record.git_mode == GitMode::Clone {
             // A clone's guard lives in host-owned bookkeeping (see `create`).
             let git_dir = entry.path.join(".git");
-            let hooks = layout.box_state(&leaf).join("hooks");
+            let hooks = layout.hooks_dir(&leaf);
             timed(reporter, "guard", || {
                 guard::find_guard_exe()
                     .and_then(|exe| guard::install_into(&git_dir, &git_dir, Some(&hooks), &exe))

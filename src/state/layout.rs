@@ -235,6 +235,21 @@ impl Store {
         self.box_state(leaf).join("park.seen")
     }
 
+    /// The throwaway caches of a `--cold` setup.
+    pub fn cold_cache_dir(&self, leaf: &Leaf) -> PathBuf {
+        self.box_state(leaf).join("cold-cache")
+    }
+
+    /// The machine-wide lock serialising image builds of one engine (`program`): beside
+    /// `repos/` under the state root.
+    pub fn build_lock_path(&self, program: &str) -> PathBuf {
+        self.repo_state
+            .parent()
+            .and_then(Path::parent)
+            .unwrap_or(&self.repo_state)
+            .join(format!("build-{program}.lock"))
+    }
+
     /// A scratch file of the box's bookkeeping dir, e.g. `stdout.bundle`.
     pub fn scratch_path(&self, leaf: &Leaf, name: &str) -> PathBuf {
         self.box_state(leaf).join(name)

@@ -81,7 +81,7 @@ impl Spec<'_> {
             }
             None => {
                 let (mounts, cache_env) = self.mounts(&home, ecos)?;
-                let env_file = self.layout.box_state(self.leaf).join("container.env");
+                let env_file = self.layout.container_env_path(self.leaf);
                 let spec_env: Vec<(String, String)> = self
                     .template
                     .spec()

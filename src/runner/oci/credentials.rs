@@ -44,7 +44,7 @@ pub fn stage_credentials(
     agent_home: &Path,
 ) -> Result<Vec<Mount>, ContainerError> {
     use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
-    let creds = layout.box_state(leaf).join("credentials");
+    let creds = layout.credentials_dir(leaf);
     if creds.exists() {
         std::fs::remove_dir_all(&creds).map_err(io_err("could not clear", &creds))?;
     }
@@ -151,8 +151,7 @@ pub fn refresh_credentials(
     // The mounts of a running container point at these paths: only refresh the files.
     let (dir, files, home_file) = login_files(harness);
     let staged = layout
-        .box_state(&leaf)
-        .join("credentials")
+        .credentials_dir(&leaf)
         .join(dir.trim_start_matches('.'));
     if !staged.is_dir() {
         stage_credentials(layout, &leaf, harness, &host_home, &rec.home)?;
@@ -166,8 +165,7 @@ pub fn refresh_credentials(
             (
                 host_home.join(hf),
                 layout
-                    .box_state(&leaf)
-                    .join("credentials")
+                    .credentials_dir(&leaf)
                     .join(hf.trim_start_matches('.')),
             )
         }))

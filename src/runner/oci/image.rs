@@ -146,19 +146,13 @@ impl Spec<'_> {
         // One build at a time per engine on this machine: concurrent creates would
         // build the same image twice, and podman's builds race with each other. The
         // first waits-and-builds; the rest find the image made when they get the lock.
-        let lock_path = self
-            .layout
-            .repo_state
-            .parent()
-            .and_then(Path::parent)
-            .unwrap_or(&self.layout.repo_state)
-            .join(format!("build-{}.lock", self.engine.program()));
+        let lock_path = self.layout.build_lock_path(self.engine.program());
         let _build_lock = crate::state::WaitedLock::acquire(&lock_path)
             .map_err(io_err("could not lock", &lock_path))?;
         if self.engine.image_exists(&tag) {
             return Ok(tag);
         }
-        let ctx = self.layout.box_state(self.leaf).join("build");
+        let ctx = self.layout.build_dir(self.leaf);
         if ctx.exists() {
             std::fs::remove_dir_all(&ctx).map_err(io_err("could not clear", &ctx))?;
         }

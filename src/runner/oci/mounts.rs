@@ -125,10 +125,7 @@ impl Spec<'_> {
             ("folder", _) | (_, None) => {}
             ("clone", Some(repo)) => {
                 m.push(Mount::same(&repo.common_dir.join("objects"), true));
-                m.push(Mount::same(
-                    &self.layout.box_state(self.leaf).join("hooks"),
-                    true,
-                ));
+                m.push(Mount::same(&self.layout.hooks_dir(self.leaf), true));
             }
             (_, Some(repo)) => {
                 let common = &repo.common_dir;
@@ -171,7 +168,7 @@ impl Spec<'_> {
             &host_home,
             agent_home,
         )?);
-        let status = self.layout.box_state(self.leaf).join("status");
+        let status = self.layout.status_dir(self.leaf);
         std::fs::create_dir_all(&status).map_err(io_err("could not create", &status))?;
         m.push(Mount {
             src: status,

@@ -38,9 +38,7 @@ pub fn check_guard(
         h.update([0]);
         h.update(&bytes);
         let key: String = h.finalize().iter().map(|b| format!("{b:02x}")).collect();
-        crate::state::layout::state_root()
-            .ok()
-            .map(|root| root.join("guard-runs").join(key))
+        crate::state::layout::guard_run_marker(&key).ok()
     });
     if marker.as_ref().is_some_and(|m| m.is_file()) {
         return Ok(());

@@ -16,7 +16,7 @@ const MAX_STATUS_BYTES: u64 = 4096;
 /// directory: a small file `state` whose first word is the status, parsed as untrusted
 /// data. `None` when absent or not one of the three.
 pub fn read_status(layout: &Layout, leaf: &Leaf) -> Option<(String, std::time::SystemTime)> {
-    let p = layout.box_state(leaf).join("status").join("state");
+    let p = layout.status_state_path(leaf);
     let m = std::fs::symlink_metadata(&p).ok()?;
     if !m.is_file() || m.len() > MAX_STATUS_BYTES {
         return None;
