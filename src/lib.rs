@@ -9,11 +9,15 @@
 //!   setup → record), driven by an immutable [`plan::Plan`] that `--dry-run` prints
 //!   and the real run applies. Refusals happen while planning, before anything is
 //!   written.
-//! - [`runner`] decides where a program in a box runs (host; containers later). A
-//!   runner returns the [`cmd::Cmd`] it would run; the CLI spawns or prints it.
+//! - [`runner`] decides where a program in a box runs: [`runner::host`], or
+//!   [`runner::oci`] for docker and podman. A runner returns the [`cmd::Cmd`] it would
+//!   run; the CLI spawns or prints it. The runner never imports [`provision`].
 //! - [`git`] reads repositories through libgit2 (no hooks, filters or helpers run)
 //!   and builds every `git` subprocess with exec-shaped config pinned inert.
-//! - [`state`] owns the host-side bookkeeping (records, locks), outside every box.
+//! - [`state`] owns the host-side bookkeeping (records, locks), outside every box; its
+//!   [`state::Store`] is the only code that spells the on-disk layout.
+//! - [`template`] (operator-owned container templates), [`doctor`] (checks as data) and
+//!   [`maintain`] (park, prune) are the other engine rooms.
 //! - [`guard`] is the pure pre-push decision; [`guard::hook`] is the small runtime that
 //!   is copied into each box's private hooks dir and chains to the repo's own hooks.
 //! - [`vocab`] ([`vocab::GitMode`], [`vocab::RunnerKind`], [`vocab::Isolation`]),
@@ -21,7 +25,12 @@
 //!   are the strings records and JSON use; nothing else spells them.
 //! - [`boxes`] is the read model of existing boxes; provisioning uses it, never the
 //!   reverse.
-//! - [`cli`] is the only layer that prints or picks exit codes.
+//! - [`cli`] is the only layer that prints or picks exit codes, and it neither touches
+//!   the filesystem nor spawns: one file per subcommand, one `Ui`, one `ErrorKind`
+//!   table, one serde struct per published JSON schema.
+//!
+//! Data flows one way: CLI → request → plan → apply → record → runner
+//! (`docs/design.md` draws the map).
 //!
 //! The engine modules never print: progress reaches the CLI through
 //! [`provision::Reporter`], failures as typed errors carrying paths and refs.
