@@ -153,7 +153,7 @@ fn up_folder(
                 base_commit: r.base_commit.as_deref(),
                 git_mode: r.git_mode,
                 runner: r.runner,
-                harness: &r.harness,
+                harness: r.harness,
                 fetched: false,
                 resumed: done.resumed,
                 ecosystems: &r.ecosystems,
