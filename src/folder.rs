@@ -94,13 +94,13 @@ pub fn up(
             &folder,
             MODE,
             req.runner,
-            req.harness.as_str(),
+            req.harness,
             (&req.template, req.firewall),
         ),
     };
     record.save(&record_path)?;
     let ecos = crate::provision::setup::detect(&folder);
-    record.ecosystems = ecos.iter().map(|e| e.as_str().to_string()).collect();
+    record.ecosystems = ecos.clone();
     if !record.runner.is_container() {
         let mut warnings = Vec::new();
         let (report, _) = run_setup(&folder, &leaf, &layout, cfg, false, reporter, &mut warnings)?;

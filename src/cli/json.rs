@@ -20,6 +20,8 @@ use serde::{Serialize, Serializer};
 use serde_json::Value;
 
 use crate::cmd::Cmd;
+use crate::ecosystem::Ecosystem;
+use crate::harness::Harness;
 use crate::plan::Plan;
 use crate::provision::copy::EnvOutcome;
 use crate::vocab::{GitMode, RunnerKind};
@@ -86,10 +88,10 @@ pub struct CreateDocument<'a> {
     pub base_commit: Option<&'a str>,
     pub git_mode: GitMode,
     pub runner: RunnerKind,
-    pub harness: &'a str,
+    pub harness: Harness,
     pub fetched: bool,
     pub resumed: bool,
-    pub ecosystems: &'a [String],
+    pub ecosystems: &'a [Ecosystem],
     pub lockfile_hash: Option<&'a str>,
     pub setup_completed: bool,
     pub setup: Vec<SetupStep<'a>>,
@@ -128,7 +130,7 @@ impl<'a> CreateDocument<'a> {
             base_commit: r.base_commit.as_deref(),
             git_mode: r.git_mode,
             runner: r.runner,
-            harness: &r.harness,
+            harness: r.harness,
             fetched: c.fetched,
             resumed: c.resumed,
             ecosystems: &r.ecosystems,

@@ -85,7 +85,7 @@ fn row(e: &BoxEntry, repo: &Repo, layout: &Layout) -> Row {
         branch,
         git_mode: e.record.as_ref().map(|r| r.git_mode.to_string()),
         runner: e.record.as_ref().map(|r| r.runner.to_string()),
-        harness: e.record.as_ref().map(|r| r.harness.clone()),
+        harness: e.record.as_ref().map(|r| r.harness.to_string()),
         last_commit,
         deps,
         env: crate::maintain::has_env_file(&e.path),

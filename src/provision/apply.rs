@@ -142,7 +142,7 @@ fn apply(
                 &plan.path,
                 plan.git_mode,
                 plan.runner,
-                plan.harness.as_str(),
+                plan.harness,
                 (&ctx.template, ctx.firewall),
             )
         },
@@ -321,7 +321,7 @@ fn apply(
         reporter,
         &mut warnings,
     )?;
-    record.ecosystems = ecos.iter().map(|e| e.as_str().to_string()).collect();
+    record.ecosystems = ecos.clone();
     record.lockfile_hash = setup::lockfile_hash(&plan.path, &ecos);
     record.setup_completed = setup_ok && report.completed;
     timed(reporter, "record", || record.save(&record_path))?;

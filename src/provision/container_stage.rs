@@ -33,7 +33,7 @@ pub(super) fn container_stage(
     warnings: Vec<String>,
     reporter: &mut dyn Reporter,
 ) -> Result<Created, ProvisionError> {
-    let harness = record.harness.parse().unwrap_or_default();
+    let harness = record.harness;
     container_up(
         Some(&ctx.repo),
         &ctx.layout,
@@ -103,7 +103,7 @@ pub(crate) fn container_up(
         timed(reporter, "container", || spec.create(&ecos))?
     };
     record.container = Some(crec.clone());
-    record.ecosystems = ecos.iter().map(|e| e.as_str().to_string()).collect();
+    record.ecosystems = ecos.clone();
     record.save(&record_path)?;
     if setup {
         let engine = crate::runner::oci::Engine::parse(&crec.engine)

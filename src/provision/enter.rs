@@ -188,10 +188,7 @@ pub fn enter(
     let ecos = super::setup::detect(&entry.path);
     let hash = super::setup::lockfile_hash(&entry.path, &ecos);
     let needs_sync = finished_setup || req.cold || hash != record.lockfile_hash;
-    let harness = req
-        .harness
-        .or_else(|| record.harness.parse().ok())
-        .unwrap_or_default();
+    let harness = req.harness.unwrap_or(record.harness);
     let deps = if record.runner.is_container() {
         // The container: running (started or remade), credentials fresh, then any
         // setup inside it. A failure is loud, as on create.
@@ -222,7 +219,7 @@ pub fn enter(
             reporter,
             &mut warnings,
         )?;
-        record.ecosystems = ecos.iter().map(|e| e.as_str().to_string()).collect();
+        record.ecosystems = ecos.clone();
         record.lockfile_hash = super::setup::lockfile_hash(&entry.path, &ecos);
         record.setup_completed = report.completed;
         Deps::Synced {

@@ -3,12 +3,17 @@
 //! Later commands reuse the recorded choices instead of drifting to today's config
 //! (SPEC §5). The record is host-owned (outside every mount) and written atomically.
 //! It is still parsed as untrusted data: a malformed record is an error naming the file.
+//! The harness and the ecosystems are the closed vocabularies, read leniently: an
+//! unknown harness reads as the default one and an unknown ecosystem is dropped, so a
+//! record written by another version stays usable (it always has been).
 
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
 use super::atomic;
+use crate::ecosystem::Ecosystem;
+use crate::harness::Harness;
 use crate::vocab::{GitMode, RunnerKind};
 
 /// Largest record accepted.
@@ -37,8 +42,12 @@ pub struct Record {
     pub runner: RunnerKind,
     pub template: Option<String>,
     pub firewall: bool,
-    pub harness: String,
-    pub ecosystems: Vec<String>,
+    /// An unknown name reads as the default harness.
+    #[serde(deserialize_with = "lenient_harness")]
+    pub harness: Harness,
+    /// The ecosystems setup found, in detection order; unknown names are dropped.
+    #[serde(deserialize_with = "known_ecosystems")]
+    pub ecosystems: Vec<Ecosystem>,
     pub lockfile_hash: Option<String>,
     pub setup_completed: bool,
     /// The checkout (and, for a clone, its pin) was made whole. From then on the box
@@ -77,6 +86,20 @@ fn complete() -> bool {
     true
 }
 
+/// A harness name; one this version does not know reads as the default harness
+/// (as records were always read). Anything but a string is still malformed.
+fn lenient_harness<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Harness, D::Error> {
+    let name = String::deserialize(d)?;
+    Ok(name.parse().unwrap_or_default())
+}
+
+/// The ecosystem names this version knows, in their recorded order; others dropped.
+/// Anything but a list of strings is still malformed.
+fn known_ecosystems<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<Ecosystem>, D::Error> {
+    let names = Vec::<String>::deserialize(d)?;
+    Ok(names.iter().filter_map(|n| n.parse().ok()).collect())
+}
+
 pub fn now() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -96,7 +119,7 @@ impl Record {
         path: &Path,
         git_mode: GitMode,
         runner: RunnerKind,
-        harness: &str,
+        harness: Harness,
         container_choices: (&str, bool),
     ) -> Record {
         let container = runner.is_container();
@@ -115,7 +138,7 @@ impl Record {
             runner,
             template: container.then(|| container_choices.0.to_string()),
             firewall: container && container_choices.1,
-            harness: harness.to_string(),
+            harness,
             ecosystems: Vec::new(),
             lockfile_hash: None,
             setup_completed: false,
@@ -189,7 +212,7 @@ pub(crate) mod tests {
             runner: RunnerKind::Host,
             template: None,
             firewall: false,
-            harness: "claude".into(),
+            harness: Harness::Claude,
             ecosystems: vec![],
             lockfile_hash: None,
             setup_completed: false,
@@ -210,6 +233,47 @@ pub(crate) mod tests {
         r.save(&p).unwrap();
         assert_eq!(Record::load(&p).unwrap().unwrap().name, "fix");
         std::fs::write(&p, "{").unwrap();
+        assert!(matches!(
+            Record::load(&p),
+            Err(RecordError::Malformed { .. })
+        ));
+    }
+
+    #[test]
+    fn vocabularies_keep_their_names_on_disk() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("record.json");
+        let mut r = sample();
+        r.harness = Harness::Codex;
+        r.ecosystems = vec![Ecosystem::Pnpm, Ecosystem::Cargo];
+        r.save(&p).unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&p).unwrap()).unwrap();
+        assert_eq!(v["harness"], "codex");
+        assert_eq!(v["ecosystems"], serde_json::json!(["pnpm", "cargo"]));
+        assert_eq!(Record::load(&p).unwrap().unwrap(), r);
+    }
+
+    #[test]
+    fn unknown_harness_and_ecosystems_still_load() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("record.json");
+        let mut v = serde_json::to_value(sample()).unwrap();
+        v["harness"] = "gpt-agent".into();
+        v["ecosystems"] = serde_json::json!(["bun", "uv", "maven", "go"]);
+        std::fs::write(&p, serde_json::to_vec(&v).unwrap()).unwrap();
+        let r = Record::load(&p).unwrap().unwrap();
+        assert_eq!(r.harness, Harness::default());
+        assert_eq!(r.ecosystems, [Ecosystem::Uv, Ecosystem::Go]);
+        // Not a string (or a list of them) is still a malformed record.
+        v["harness"] = 7.into();
+        std::fs::write(&p, serde_json::to_vec(&v).unwrap()).unwrap();
+        assert!(matches!(
+            Record::load(&p),
+            Err(RecordError::Malformed { .. })
+        ));
+        v["harness"] = "claude".into();
+        v["ecosystems"] = "uv".into();
+        std::fs::write(&p, serde_json::to_vec(&v).unwrap()).unwrap();
         assert!(matches!(
             Record::load(&p),
             Err(RecordError::Malformed { .. })

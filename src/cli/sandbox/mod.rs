@@ -5,21 +5,26 @@
 //! removed by the other. `down` keeps its own manners (SPEC §2): naming the box is the
 //! decision, and it asks only when something would be lost that the user may not know
 //! about — a clone holding commits the repository lacks, or a live session.
+//!
+//! Each subcommand is its own file (its Args and `run`); this one holds the clap tree
+//! and the box lookups they share: `find` and `find_any`, `target` (a box ready
+//! to run in, for `attach` and `run`) and `clone_box` (for `bundle` and `fetch`).
 
+mod attach;
 mod bundle;
 mod down;
+mod fetch;
 mod ls;
 mod park;
 mod prune;
 mod run;
+mod up;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Parser, Subcommand};
 
-use super::error::{self, CliError, ErrorKind};
-use super::json::{CreateDocument, Document, Launch, V1};
+use super::error::{CliError, ErrorKind};
 use super::ui::Ui;
 use super::GlobalOpts;
-use crate::provision::{self, CreateRequest};
 
 /// Sandboxes for coding agents, box first: bring one up, work in it, take it down.
 #[derive(Debug, Parser)]
@@ -39,9 +44,9 @@ pub struct SandboxCli {
 #[derive(Debug, Subcommand)]
 pub enum SandboxCommand {
     /// Provision a box (like `git treebox create NAME --no-launch`) and open a shell in it.
-    Up(UpArgs),
+    Up(up::UpArgs),
     /// Open a login shell in a box.
-    Attach(run::AttachArgs),
+    Attach(attach::AttachArgs),
     /// Run a command in a box (no shell) and exit with its code.
     Run(run::RunArgs),
     /// List every box on this machine, across repositories.
@@ -57,40 +62,7 @@ pub enum SandboxCommand {
     /// Write a git bundle of a clone box's branch.
     Bundle(bundle::BundleArgs),
     /// Import a clone box's branch into refs/hort/<name>/incoming of this repository.
-    Fetch(bundle::FetchArgs),
-}
-
-#[derive(Debug, Args)]
-pub struct UpArgs {
-    /// The box's branch (created from the base).
-    pub name: String,
-    /// Check out this existing branch instead of creating NAME.
-    #[arg(long, value_name = "BRANCH")]
-    pub branch: Option<String>,
-    /// Base branch [default: main].
-    #[arg(long, value_name = "BRANCH")]
-    pub base: Option<String>,
-    /// Do not fetch origin first.
-    #[arg(long)]
-    pub no_fetch: bool,
-    /// Where the box runs.
-    #[arg(long, value_parser = ["host", "docker", "podman", "auto"])]
-    pub isolation: Option<String>,
-    /// How the box's checkout is made.
-    #[arg(long = "git", value_name = "MODE", value_parser = ["worktree", "clone"])]
-    pub git_mode: Option<String>,
-    /// Container template (operator-owned; see `git treebox template list`).
-    #[arg(long, value_name = "NAME")]
-    pub template: Option<String>,
-    /// Containers: deny egress except the template's allowlist.
-    #[arg(long)]
-    pub firewall: bool,
-    /// Detached: provision only, print the box path.
-    #[arg(short = 'd', long)]
-    pub detach: bool,
-    /// Provision only and print the result as JSON (implies -d).
-    #[arg(long)]
-    pub json: bool,
+    Fetch(fetch::FetchArgs),
 }
 
 impl SandboxCommand {
@@ -111,101 +83,16 @@ impl SandboxCommand {
 
 pub fn run(cli: SandboxCli, ui: &mut Ui) -> Result<i32, CliError> {
     match cli.command {
-        SandboxCommand::Up(a) => up(a, ui),
-        SandboxCommand::Attach(a) => run::attach(a, ui),
+        SandboxCommand::Up(a) => up::run(a, ui),
+        SandboxCommand::Attach(a) => attach::run(a, ui),
         SandboxCommand::Run(a) => run::run(a, ui),
         SandboxCommand::Ls(a) => ls::run(a, ui),
         SandboxCommand::Down(a) => down::run(a, ui),
         SandboxCommand::Prune(a) => prune::run(a, ui),
         SandboxCommand::Park(a) => park::run(a, ui),
-        SandboxCommand::Bundle(a) => bundle::bundle(a, ui),
-        SandboxCommand::Fetch(a) => bundle::fetch(a, ui),
+        SandboxCommand::Bundle(a) => bundle::run(a, ui),
+        SandboxCommand::Fetch(a) => fetch::run(a, ui),
     }
-}
-
-/// `up` in a project that is not a git repository: the box is the folder itself.
-/// A git mode asked for by flag cannot be honoured and is refused (exit 2); one that
-/// comes from the config only covers every folder on the machine, so it warns.
-fn up_folder(
-    a: UpArgs,
-    cfg: &crate::config::UserConfig,
-    cwd: std::path::PathBuf,
-    ui: &mut Ui,
-) -> Result<i32, CliError> {
-    if let Some(mode) = &a.git_mode {
-        return Err(CliError::new(
-            ErrorKind::NotARepo,
-            format!("--git {mode} requires a git repository, but this folder is not one"),
-        )
-        .hint("Run it in a git repository, or drop --git to sandbox this folder itself."));
-    }
-    if a.branch.is_some() {
-        return Err(CliError::new(
-            ErrorKind::NotARepo,
-            "--branch requires a git repository, but this folder is not one",
-        )
-        .hint("Drop --branch to sandbox this folder itself."));
-    }
-    if cfg.git.as_deref() == Some("clone") {
-        ui.warning(
-            "the configured 'clone' git mode needs a git repository and this folder is not one, so the sandbox mounts the folder itself",
-        );
-    }
-    let runner =
-        crate::provision::resolve_runner(a.isolation.as_deref().or(cfg.isolation.as_deref()), cfg)?;
-    let req = crate::folder::FolderRequest {
-        folder: cwd,
-        name: a.name.clone(),
-        runner,
-        template: a
-            .template
-            .clone()
-            .or(cfg.template.clone())
-            .unwrap_or_else(|| "default".into()),
-        firewall: a.firewall || cfg.firewall.unwrap_or(false),
-        harness: cfg.harness.unwrap_or_default(),
-    };
-    let done = crate::folder::up(&req, cfg, ui)?;
-    let r = &done.record;
-    if a.json {
-        let runner = super::runner_for(r, false)?;
-        let launch = runner.shell(&r.path, &r.name);
-        ui.out_json(
-            &CreateDocument {
-                schema_version: V1,
-                name: &r.name,
-                branch: None,
-                placeholder: false,
-                path: &r.path,
-                repo: &r.repo,
-                base: None,
-                base_ref: r.base_ref.as_deref(),
-                base_commit: r.base_commit.as_deref(),
-                git_mode: r.git_mode,
-                runner: r.runner,
-                harness: &r.harness,
-                fetched: false,
-                resumed: done.resumed,
-                ecosystems: &r.ecosystems,
-                lockfile_hash: r.lockfile_hash.as_deref(),
-                setup_completed: r.setup_completed,
-                setup: Vec::new(),
-                submodules: 0,
-                env: "absent",
-                launch: Launch::from(&launch),
-                warnings: &ui.warnings,
-            }
-            .to_value(),
-        );
-        return Ok(error::OK);
-    }
-    if a.detach {
-        ui.out(&r.path.to_string_lossy());
-        return Ok(error::OK);
-    }
-    let runner = super::runner_for(r, ui.stdin_is_tty())?;
-    ui.finish();
-    super::create::launch_in_session(&runner.shell(&r.path, &r.name), &done.session_path, ui)
 }
 
 /// A box found by name: in this repository, or (outside any) a folder box.
@@ -258,50 +145,90 @@ pub(crate) fn find(
     Ok((repo, layout, entry))
 }
 
-fn up(a: UpArgs, ui: &mut Ui) -> Result<i32, CliError> {
-    let cfg = super::load_config()?;
-    let cwd = crate::cli::cwd()?;
-    if matches!(
-        crate::git::Repo::discover(&cwd),
-        Err(crate::git::repo::RepoError::NotARepo { .. })
-    ) {
-        return up_folder(a, &cfg, cwd, ui);
-    }
-    let (name, checkout) = match a.branch {
-        Some(b) => (Some(a.name), Some(b)),
-        None => (Some(a.name), None),
+/// The box's runner, with its container started first (after a park or a reboot),
+/// and where the box is (for the working directory and the session marker).
+struct Target {
+    runner: Box<dyn crate::runner::Runner>,
+    path: std::path::PathBuf,
+    leaf: String,
+    session: std::path::PathBuf,
+}
+
+/// The box NAME names, its checkout checked and its container running.
+fn target(name: &str, tty: bool) -> Result<Target, CliError> {
+    let (repo, layout, mut record) = match find_any(name)? {
+        Found::Repo(repo, layout, entry) => {
+            if !entry.dir_exists {
+                return Err(crate::provision::ProvisionError::BoxMissing {
+                    leaf: entry.leaf.to_string(),
+                    path: entry.path.clone(),
+                }
+                .into());
+            }
+            let Some(record) = entry.record.clone() else {
+                return Err(crate::provision::ProvisionError::NoRecord {
+                    leaf: entry.leaf.to_string(),
+                    path: entry.path.clone(),
+                }
+                .into());
+            };
+            (Some(repo), layout, record)
+        }
+        Found::Folder(layout, record) => (None, layout, record),
     };
-    let req = CreateRequest {
-        cwd,
-        name,
-        checkout,
-        base: a.base,
-        no_fetch: a.no_fetch,
-        isolation: a.isolation,
-        git_mode: a.git_mode,
-        launch: false,
-        interactive: ui.stderr_is_tty(),
-        firewall: a.firewall,
-        template: a.template,
-        ..Default::default()
-    };
-    let created = provision::create(&req, &cfg, ui)?;
-    let path = created.plan.path.clone();
-    if a.json {
-        let runner = super::runner_for(&created.record, false)?;
-        let launch = runner.shell(&path, &created.plan.name);
-        ui.out_json(&CreateDocument::created(&created, &launch, &ui.warnings).to_value());
-        return Ok(error::OK);
+    let leaf =
+        crate::names::Leaf::parse(&record.name).map_err(crate::provision::ProvisionError::from)?;
+    crate::provision::check_checkout(&record)?;
+    if let Some(before) = record.container.clone() {
+        let cfg = crate::cli::load_config()?;
+        let now =
+            crate::runner::oci::ensure_running(repo.as_ref(), &layout, &record, &cfg.allowlist)
+                .map_err(crate::provision::ProvisionError::from)?;
+        if now != before {
+            // Started or remade: remember the new container for the fast path.
+            record.container = Some(now);
+            let _ = record.save(&layout.record_path(&leaf));
+        }
     }
-    if a.detach {
-        ui.out(&path.to_string_lossy());
-        return Ok(error::OK);
+    Ok(Target {
+        runner: crate::cli::runner_for(&record, tty)?,
+        path: record.path.clone(),
+        session: layout.session_path(&leaf),
+        leaf: leaf.to_string(),
+    })
+}
+
+/// The clone box NAME names, with its checkout present (for `bundle` and `fetch`).
+fn clone_box(
+    name: &str,
+) -> Result<
+    (
+        crate::git::Repo,
+        crate::state::Layout,
+        crate::boxes::BoxEntry,
+    ),
+    CliError,
+> {
+    let (repo, layout, entry) = find(name)?;
+    if !entry.is_clone() {
+        return Err(CliError::new(
+            ErrorKind::NotAClone,
+            format!(
+                "box `{}` is a worktree: its commits are already in the repository",
+                entry.leaf
+            ),
+        )
+        .hint(format!(
+            "Its branch is `{}`; use it directly.",
+            entry.shown_branch().unwrap_or("?")
+        )));
     }
-    let runner = super::runner_for(&created.record, ui.stdin_is_tty())?;
-    ui.finish();
-    super::create::launch_in_session(
-        &runner.shell(&path, &created.plan.name),
-        &created.session_path,
-        ui,
-    )
+    if !entry.dir_exists {
+        return Err(crate::provision::ProvisionError::BoxMissing {
+            leaf: entry.leaf.to_string(),
+            path: entry.path.clone(),
+        }
+        .into());
+    }
+    Ok((repo, layout, entry))
 }

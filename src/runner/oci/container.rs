@@ -220,16 +220,11 @@ pub fn ensure_running(
                 record,
                 engine,
                 template,
-                harness: record.harness.parse().unwrap_or_default(),
+                harness: record.harness,
                 firewall: record.firewall,
                 extra_allow: cfg_allow.to_vec(),
             };
-            let ecos: Vec<Ecosystem> = record
-                .ecosystems
-                .iter()
-                .filter_map(|e| e.parse().ok())
-                .collect();
-            spec.create(&ecos)
+            spec.create(&record.ecosystems)
         }
     }
 }

@@ -1,0 +1,81 @@
+//! `git sandbox fetch NAME`: import a clone box's branch into
+//! `refs/hort/<name>/incoming` of the user's repository — a quarantined ref the user
+//! inspects and merges as they like.
+//!
+//! The box's work is bundled aside with `bundle::write` (libgit2; no git runs
+//! under the clone's config) and imported from the bundle. Fetching again when nothing
+//! changed is a success that says so. Called from `sandbox::run`.
+
+use crate::cli::json::{Document, FetchDocument, V1};
+use clap::Args;
+
+use crate::cli::error::{self, CliError, ErrorKind};
+use crate::cli::ui::Ui;
+use crate::maintain;
+use crate::provision::clone;
+
+#[derive(Debug, Args)]
+pub struct FetchArgs {
+    /// The clone box.
+    pub name: String,
+    /// Print the result as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(a: FetchArgs, ui: &mut Ui) -> Result<i32, CliError> {
+    let (repo, layout, entry) = super::clone_box(&a.name)?;
+    let incoming = clone::incoming_ref(entry.leaf.as_str());
+    // Its own file: a bundle the user made with `bundle` (the default path) stays.
+    let tmp = layout.scratch_path(&entry.leaf, &format!("{}.fetch.bundle", entry.leaf));
+    let b = match super::bundle::write(&repo, &layout, &entry, Some(tmp)) {
+        Ok(b) => b,
+        Err(e) if e.kind == ErrorKind::NothingToBundle => {
+            // Already fetched: the repository has the tip, and incoming names it.
+            if let Some((Some(branch), Some(tip))) = clone::clone_head(&entry.path) {
+                if repo.git.refname_to_id(&incoming).ok() == Some(tip) {
+                    if a.json {
+                        let doc = FetchDocument {
+                            schema_version: V1,
+                            name: entry.leaf.as_str(),
+                            reference: &incoming,
+                            branch: &branch,
+                            tip: tip.to_string(),
+                            commits: 0,
+                        };
+                        ui.out_json(&doc.to_value());
+                    } else {
+                        ui.info(&format!(
+                            "nothing new: {incoming} is already at `{branch}`'s tip"
+                        ));
+                        ui.out(&incoming);
+                    }
+                    return Ok(error::OK);
+                }
+            }
+            return Err(e);
+        }
+        Err(e) => return Err(e),
+    };
+    clone::import_bundle(&repo, entry.leaf.as_str(), &b)
+        .map_err(|e| CliError::new(ErrorKind::Fetch, crate::sanitize::line(&e.to_string())))?;
+    maintain::bundle::discard(&b.path);
+    if a.json {
+        let doc = FetchDocument {
+            schema_version: V1,
+            name: entry.leaf.as_str(),
+            reference: &incoming,
+            branch: &b.branch,
+            tip: b.tip.to_string(),
+            commits: b.commits,
+        };
+        ui.out_json(&doc.to_value());
+    } else {
+        ui.info(&format!(
+            "fetched {} commit(s) of `{}` into {incoming}; see them with `git log {incoming}`",
+            b.commits, b.branch
+        ));
+        ui.out(&incoming);
+    }
+    Ok(error::OK)
+}

@@ -1,0 +1,179 @@
+//! `git sandbox up NAME`: provision a box exactly like `git treebox create NAME
+//! --no-launch`, then open a shell in it unless `-d` (or `--json`).
+//!
+//! Outside a git repository the box is the folder itself (see [`crate::folder`]): a
+//! git mode or branch asked for by flag is refused there. Called from
+//! `sandbox::run`; the shell holds the box's session marker like `attach` does.
+
+use clap::Args;
+
+use crate::cli::error::{self, CliError, ErrorKind};
+use crate::cli::json::{CreateDocument, Document, Launch, V1};
+use crate::cli::ui::Ui;
+use crate::provision::{self, CreateRequest};
+
+#[derive(Debug, Args)]
+pub struct UpArgs {
+    /// The box's branch (created from the base).
+    pub name: String,
+    /// Check out this existing branch instead of creating NAME.
+    #[arg(long, value_name = "BRANCH")]
+    pub branch: Option<String>,
+    /// Base branch [default: main].
+    #[arg(long, value_name = "BRANCH")]
+    pub base: Option<String>,
+    /// Do not fetch origin first.
+    #[arg(long)]
+    pub no_fetch: bool,
+    /// Where the box runs.
+    #[arg(long, value_parser = ["host", "docker", "podman", "auto"])]
+    pub isolation: Option<String>,
+    /// How the box's checkout is made.
+    #[arg(long = "git", value_name = "MODE", value_parser = ["worktree", "clone"])]
+    pub git_mode: Option<String>,
+    /// Container template (operator-owned; see `git treebox template list`).
+    #[arg(long, value_name = "NAME")]
+    pub template: Option<String>,
+    /// Containers: deny egress except the template's allowlist.
+    #[arg(long)]
+    pub firewall: bool,
+    /// Detached: provision only, print the box path.
+    #[arg(short = 'd', long)]
+    pub detach: bool,
+    /// Provision only and print the result as JSON (implies -d).
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(a: UpArgs, ui: &mut Ui) -> Result<i32, CliError> {
+    let cfg = crate::cli::load_config()?;
+    let cwd = crate::cli::cwd()?;
+    if matches!(
+        crate::git::Repo::discover(&cwd),
+        Err(crate::git::repo::RepoError::NotARepo { .. })
+    ) {
+        return up_folder(a, &cfg, cwd, ui);
+    }
+    let (name, checkout) = match a.branch {
+        Some(b) => (Some(a.name), Some(b)),
+        None => (Some(a.name), None),
+    };
+    let req = CreateRequest {
+        cwd,
+        name,
+        checkout,
+        base: a.base,
+        no_fetch: a.no_fetch,
+        isolation: a.isolation,
+        git_mode: a.git_mode,
+        launch: false,
+        interactive: ui.stderr_is_tty(),
+        firewall: a.firewall,
+        template: a.template,
+        ..Default::default()
+    };
+    let created = provision::create(&req, &cfg, ui)?;
+    let path = created.plan.path.clone();
+    if a.json {
+        let runner = crate::cli::runner_for(&created.record, false)?;
+        let launch = runner.shell(&path, &created.plan.name);
+        ui.out_json(&CreateDocument::created(&created, &launch, &ui.warnings).to_value());
+        return Ok(error::OK);
+    }
+    if a.detach {
+        ui.out(&path.to_string_lossy());
+        return Ok(error::OK);
+    }
+    let runner = crate::cli::runner_for(&created.record, ui.stdin_is_tty())?;
+    ui.finish();
+    crate::cli::create::launch_in_session(
+        &runner.shell(&path, &created.plan.name),
+        &created.session_path,
+        ui,
+    )
+}
+
+/// `up` in a project that is not a git repository: the box is the folder itself.
+/// A git mode asked for by flag cannot be honoured and is refused (exit 2); one that
+/// comes from the config only covers every folder on the machine, so it warns.
+fn up_folder(
+    a: UpArgs,
+    cfg: &crate::config::UserConfig,
+    cwd: std::path::PathBuf,
+    ui: &mut Ui,
+) -> Result<i32, CliError> {
+    if let Some(mode) = &a.git_mode {
+        return Err(CliError::new(
+            ErrorKind::NotARepo,
+            format!("--git {mode} requires a git repository, but this folder is not one"),
+        )
+        .hint("Run it in a git repository, or drop --git to sandbox this folder itself."));
+    }
+    if a.branch.is_some() {
+        return Err(CliError::new(
+            ErrorKind::NotARepo,
+            "--branch requires a git repository, but this folder is not one",
+        )
+        .hint("Drop --branch to sandbox this folder itself."));
+    }
+    if cfg.git.as_deref() == Some("clone") {
+        ui.warning(
+            "the configured 'clone' git mode needs a git repository and this folder is not one, so the sandbox mounts the folder itself",
+        );
+    }
+    let runner =
+        crate::provision::resolve_runner(a.isolation.as_deref().or(cfg.isolation.as_deref()), cfg)?;
+    let req = crate::folder::FolderRequest {
+        folder: cwd,
+        name: a.name.clone(),
+        runner,
+        template: a
+            .template
+            .clone()
+            .or(cfg.template.clone())
+            .unwrap_or_else(|| "default".into()),
+        firewall: a.firewall || cfg.firewall.unwrap_or(false),
+        harness: cfg.harness.unwrap_or_default(),
+    };
+    let done = crate::folder::up(&req, cfg, ui)?;
+    let r = &done.record;
+    if a.json {
+        let runner = crate::cli::runner_for(r, false)?;
+        let launch = runner.shell(&r.path, &r.name);
+        ui.out_json(
+            &CreateDocument {
+                schema_version: V1,
+                name: &r.name,
+                branch: None,
+                placeholder: false,
+                path: &r.path,
+                repo: &r.repo,
+                base: None,
+                base_ref: r.base_ref.as_deref(),
+                base_commit: r.base_commit.as_deref(),
+                git_mode: r.git_mode,
+                runner: r.runner,
+                harness: r.harness,
+                fetched: false,
+                resumed: done.resumed,
+                ecosystems: &r.ecosystems,
+                lockfile_hash: r.lockfile_hash.as_deref(),
+                setup_completed: r.setup_completed,
+                setup: Vec::new(),
+                submodules: 0,
+                env: "absent",
+                launch: Launch::from(&launch),
+                warnings: &ui.warnings,
+            }
+            .to_value(),
+        );
+        return Ok(error::OK);
+    }
+    if a.detach {
+        ui.out(&r.path.to_string_lossy());
+        return Ok(error::OK);
+    }
+    let runner = crate::cli::runner_for(r, ui.stdin_is_tty())?;
+    ui.finish();
+    crate::cli::create::launch_in_session(&runner.shell(&r.path, &r.name), &done.session_path, ui)
+}
