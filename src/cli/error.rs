@@ -285,7 +285,7 @@ fn classify(e: &ProvisionError) -> CliError {
                 .hint("`git branch -a` lists the branches; to start a new one, run `git treebox create <name>`."),
             P::DefaultBaseNotFound { .. } => CliError::new(ErrorKind::BaseNotFound, msg)
                 .hint("Name the base with `--base <branch>`, or have git record origin's default branch: `git remote set-head origin --auto`."),
-            P::BranchExists { branch } => CliError::new(ErrorKind::BranchExists, msg).hint(format!(
+            P::BranchExists { branch } | P::BranchOnOrigin { branch } => CliError::new(ErrorKind::BranchExists, msg).hint(format!(
                 "To work on the existing branch, run `git treebox create --checkout {}`.",
                 q(branch)
             )),

@@ -61,11 +61,12 @@ pub fn create(
     // Refuse early, before the (slow) fetch, whatever can be refused now; the checks
     // are repeated under the lock below.
     match make_plan(req, cfg, &ctx, &leaf, &branch, placeholder, Fetch::Skipped) {
-        // The base or a remote branch may only appear with the fetch.
+        // The base or a remote branch may only appear (or, pruned, go) with the fetch.
         Err(
             ProvisionError::BaseNotFound { .. }
             | ProvisionError::DefaultBaseNotFound { .. }
-            | ProvisionError::BranchNotFound { .. },
+            | ProvisionError::BranchNotFound { .. }
+            | ProvisionError::BranchOnOrigin { .. },
         ) if fetch == Fetch::Origin => {}
         Err(e) => return Err(e),
         Ok(_) => {}

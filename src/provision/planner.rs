@@ -95,6 +95,12 @@ pub(super) fn make_plan(
                         branch: branch.to_string(),
                     });
                 }
+                // A new local NAME would shadow origin's NAME: taking it is `--checkout`.
+                if ctx.origin_branch(branch).is_some() {
+                    return Err(ProvisionError::BranchOnOrigin {
+                        branch: branch.to_string(),
+                    });
+                }
                 new_branch(ctx, branch, &mut base_ref, &mut base_commit)?
             }
         }
@@ -419,6 +425,30 @@ mod tests {
                 origin_head: true,
                 ..
             })
+        ));
+        assert!(!f.state.exists());
+    }
+
+    #[test]
+    fn a_new_name_origin_already_has_is_refused() {
+        let f = fixture(&[]);
+        git(&f.repo, &["push", "-q", "origin", "main:theirs"]);
+        git(&f.repo, &["update-ref", "-d", "refs/remotes/origin/theirs"]);
+        // Refused whether origin/theirs is fetched yet (dry run asks origin) or not.
+        assert!(matches!(
+            plan(&f, &req(&f, Some("theirs"))),
+            Err(ProvisionError::BranchOnOrigin { .. })
+        ));
+        let mut r = req(&f, Some("theirs"));
+        r.no_fetch = true;
+        assert!(
+            plan(&f, &r).is_ok(),
+            "not fetched: local refs do not know it"
+        );
+        git(&f.repo, &["fetch", "-q", "origin"]);
+        assert!(matches!(
+            plan(&f, &r),
+            Err(ProvisionError::BranchOnOrigin { .. })
         ));
         assert!(!f.state.exists());
     }

@@ -252,7 +252,7 @@ pub(super) fn choose_name(
         let name = BoxName::parse(n)?;
         return Ok((name.leaf(), name.as_str().to_string(), false));
     }
-    // A petname whose leaf and branch are both free.
+    // A petname whose leaf and branch (here and on origin) are free.
     let mut last = None;
     for attempt in 0..32 {
         let pet = names::petname(req.seed, attempt);
@@ -260,7 +260,8 @@ pub(super) fn choose_name(
         let leaf = name.leaf();
         let taken = ctx.layout.record_path(&leaf).exists()
             || ctx.layout.box_path(&leaf).exists()
-            || ctx.repo.local_branch(name.as_str()).is_some();
+            || ctx.repo.local_branch(name.as_str()).is_some()
+            || ctx.origin_branch(name.as_str()).is_some();
         last = Some((leaf, name.as_str().to_string()));
         if !taken {
             break;

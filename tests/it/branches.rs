@@ -179,3 +179,59 @@ fn no_origin_head_falls_back_to_main() {
     let doc = env.treebox(&["create", "x", "--json"]).ok().json();
     assert_eq!(doc["base"], "master");
 }
+
+#[test]
+fn a_new_name_that_only_origin_has_is_refused_and_checkout_takes_it() {
+    let env = TestEnv::new();
+    let theirs = push_on_origin(&env, "feat/theirs", "t.txt");
+    let refused = |r: &crate::env::Run| {
+        r.code(5);
+        assert!(
+            r.stderr
+                .contains("branch `feat/theirs` already exists on origin"),
+            "{r:?}"
+        );
+        assert!(
+            r.stderr
+                .contains("`git treebox create --checkout feat/theirs`"),
+            "{r:?}"
+        );
+        assert_eq!(r.stderr.lines().count(), 2, "one line and a hint: {r:?}");
+    };
+    // Not fetched yet: the create's own fetch brings origin/feat/theirs, and nothing
+    // else is written (no branch, worktree, record or lock).
+    let before = env.snapshot();
+    refused(&env.treebox(&["create", "feat/theirs", "--no-launch"]));
+    let mut after = env.snapshot();
+    assert!(after.refs.contains("refs/remotes/origin/feat/theirs "));
+    after.refs = after
+        .refs
+        .lines()
+        .filter(|l| !l.starts_with("refs/remotes/origin/feat/theirs "))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert_eq!(after, before, "the refusal wrote more than the fetch");
+    // Fetched: refused the same by every front end, dry run and --no-fetch included.
+    let before = env.snapshot();
+    refused(&env.treebox(&["create", "feat/theirs", "--no-launch"]));
+    refused(&env.treebox(&["create", "feat/theirs", "--dry-run"]));
+    refused(&env.treebox(&["create", "feat/theirs", "--no-fetch", "--no-launch"]));
+    refused(&env.sandbox(&["up", "feat/theirs", "-d"]));
+    let r = env.treebox(&["create", "feat/theirs", "--json"]);
+    r.code(5);
+    let err: serde_json::Value = serde_json::from_str(r.stderr.trim()).unwrap();
+    assert_eq!(err["error"]["kind"], "branch-exists");
+    assert_eq!(env.snapshot(), before, "a refusal wrote something");
+    assert!(!env.box_path("feat--theirs").exists());
+
+    // The hint's command takes the existing branch, tracking origin's.
+    env.treebox(&["create", "--checkout", "feat/theirs", "--no-launch"])
+        .ok();
+    let path = env.box_path("feat--theirs");
+    assert_eq!(env.git(&path, &["rev-parse", "HEAD"]).trim(), theirs);
+    assert_eq!(
+        env.git(&path, &["rev-parse", "--abbrev-ref", "@{upstream}"])
+            .trim(),
+        "origin/feat/theirs"
+    );
+}
