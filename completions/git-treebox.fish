@@ -42,7 +42,7 @@ complete -c git-treebox -n "__fish_git_treebox_needs_command" -f -a "template" -
 complete -c git-treebox -n "__fish_git_treebox_needs_command" -f -a "version" -d 'Print the version'
 complete -c git-treebox -n "__fish_git_treebox_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c git-treebox -n "__fish_git_treebox_using_subcommand create" -l checkout -d 'Work on an existing local or origin/ branch instead of creating one' -r
-complete -c git-treebox -n "__fish_git_treebox_using_subcommand create" -l base -d 'Base branch to cut the box from [default: main]' -r
+complete -c git-treebox -n "__fish_git_treebox_using_subcommand create" -l base -d 'Base branch to cut the box from [default: the configured `base`, else origin\'s default branch (origin/HEAD), else main]' -r
 complete -c git-treebox -n "__fish_git_treebox_using_subcommand create" -l harness -d 'Which agent to launch' -r -f -a "claude\t''
 codex\t''"
 complete -c git-treebox -n "__fish_git_treebox_using_subcommand create" -l isolation -d 'Where the agent runs' -r -f -a "host\t''

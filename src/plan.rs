@@ -59,6 +59,35 @@ pub enum Fetch {
     NoOrigin,
 }
 
+/// Where the base branch's name came from (SPEC §4: the first of these that names one).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum BaseFrom {
+    /// `--base`.
+    Flag,
+    /// The project file's `base` (`.treebox.json`).
+    ProjectFile,
+    /// The user config's `base`.
+    Config,
+    /// origin's default branch, as `refs/remotes/origin/HEAD` names it.
+    OriginHead,
+    /// None of the above: `main`.
+    Default,
+}
+
+impl BaseFrom {
+    /// Why this base, for `--dry-run` on a terminal.
+    pub fn describe(self) -> &'static str {
+        match self {
+            BaseFrom::Flag => "--base",
+            BaseFrom::ProjectFile => "the project file .treebox.json",
+            BaseFrom::Config => "the user config",
+            BaseFrom::OriginHead => "origin's default branch (origin/HEAD)",
+            BaseFrom::Default => "the default (origin/HEAD names no branch)",
+        }
+    }
+}
+
 /// Where setup's package managers keep their downloads.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -79,6 +108,8 @@ pub struct Plan {
     pub path: PathBuf,
     pub fetch: Fetch,
     pub base: String,
+    /// Where the name of `base` came from.
+    pub base_from: BaseFrom,
     /// The ref the base resolved to (`refs/remotes/origin/main`), when a new branch is made.
     pub base_ref: Option<String>,
     pub base_commit: Option<String>,
@@ -113,6 +144,9 @@ impl Plan {
         } else {
             "git worktree add"
         };
+        if matches!(self.checkout, Checkout::NewBranch { .. }) {
+            out.push(format!("base {}: {}", self.base, self.base_from.describe()));
+        }
         match &self.checkout {
             Checkout::NewBranch { branch, start } => out.push(format!(
                 "{make} {} on new branch {branch} from {} ({})",

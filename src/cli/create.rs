@@ -17,7 +17,8 @@ pub struct CreateArgs {
     /// Work on an existing local or origin/ branch instead of creating one.
     #[arg(long, value_name = "BRANCH")]
     pub checkout: Option<String>,
-    /// Base branch to cut the box from [default: main].
+    /// Base branch to cut the box from [default: the configured `base`, else origin's
+    /// default branch (origin/HEAD), else main].
     #[arg(long, value_name = "BRANCH")]
     pub base: Option<String>,
     /// Do not fetch origin first (the base may be stale).

@@ -283,7 +283,9 @@ fn classify(e: &ProvisionError) -> CliError {
                 .hint("Name an existing base with `--base <branch>`; `git branch -a` lists them."),
             P::BranchNotFound { .. } => CliError::new(ErrorKind::BranchNotFound, msg)
                 .hint("`git branch -a` lists the branches; to start a new one, run `git treebox create <name>`."),
-            P::BranchExists { branch } => CliError::new(ErrorKind::BranchExists, msg).hint(format!(
+            P::DefaultBaseNotFound { .. } => CliError::new(ErrorKind::BaseNotFound, msg)
+                .hint("Name the base with `--base <branch>`, or have git record origin's default branch: `git remote set-head origin --auto`."),
+            P::BranchExists { branch } | P::BranchOnOrigin { branch } => CliError::new(ErrorKind::BranchExists, msg).hint(format!(
                 "To work on the existing branch, run `git treebox create --checkout {}`.",
                 q(branch)
             )),

@@ -108,6 +108,16 @@ impl Repo {
         self.git.find_remote(name).is_ok()
     }
 
+    /// origin's default branch: the branch the symbolic ref `refs/remotes/origin/HEAD`
+    /// names (`git clone` and `git remote set-head` write it; a fetch does not). `None`
+    /// when it is missing, or not a symbolic ref to one of origin's branches.
+    pub fn origin_head_branch(&self) -> Option<String> {
+        let head = self.git.find_reference("refs/remotes/origin/HEAD").ok()?;
+        let target = head.symbolic_target().ok()??;
+        let branch = target.strip_prefix("refs/remotes/origin/")?;
+        (!branch.is_empty() && branch != "HEAD").then(|| branch.to_string())
+    }
+
     /// `origin/<base>` when the repo has an origin and that ref exists, else the local
     /// branch `<base>`.
     pub fn resolve_base(&self, base: &str) -> Option<ResolvedRef> {

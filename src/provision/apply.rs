@@ -45,7 +45,7 @@ pub fn create(
     cfg: &UserConfig,
     reporter: &mut dyn Reporter,
 ) -> Result<Created, ProvisionError> {
-    let ctx = context(req, cfg)?;
+    let mut ctx = context(req, cfg)?;
     for w in &ctx.warnings {
         reporter.warn(w.clone());
     }
@@ -61,9 +61,13 @@ pub fn create(
     // Refuse early, before the (slow) fetch, whatever can be refused now; the checks
     // are repeated under the lock below.
     match make_plan(req, cfg, &ctx, &leaf, &branch, placeholder, Fetch::Skipped) {
-        // The base or a remote branch may only appear with the fetch.
-        Err(ProvisionError::BaseNotFound { .. } | ProvisionError::BranchNotFound { .. })
-            if fetch == Fetch::Origin => {}
+        // The base or a remote branch may only appear (or, pruned, go) with the fetch.
+        Err(
+            ProvisionError::BaseNotFound { .. }
+            | ProvisionError::DefaultBaseNotFound { .. }
+            | ProvisionError::BranchNotFound { .. }
+            | ProvisionError::BranchOnOrigin { .. },
+        ) if fetch == Fetch::Origin => {}
         Err(e) => return Err(e),
         Ok(_) => {}
     }
@@ -78,6 +82,9 @@ pub fn create(
         })?,
         Fetch::Skipped => reporter.warn("--no-fetch: the base may be stale".into()),
         Fetch::NoOrigin => reporter.note("no origin remote: using local refs".into()),
+    }
+    if fetch == Fetch::Origin {
+        ctx.refresh_default_base();
     }
     let lock = BoxLock::try_acquire(&ctx.layout.lock_path(&leaf), leaf.as_str())?;
     // An interrupted create of this very box: make its checkout whole first.

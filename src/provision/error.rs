@@ -95,6 +95,18 @@ pub enum ProvisionError {
         #[source]
         source: std::io::Error,
     },
+    /// `create NAME` when NAME is a branch only origin has: a new local NAME would
+    /// shadow it (the way to take it is `--checkout NAME`).
+    #[error("branch `{branch}` already exists on origin (origin/{branch})")]
+    BranchOnOrigin { branch: String },
+    /// No base was named and the default one is missing. `origin_head`: the default came
+    /// from `origin/HEAD` (which names a branch that is gone), else it is `main`.
+    #[error("{}", if *.origin_head {
+        format!("origin's default branch `{base}` (as origin/HEAD names it) not found: neither origin/{base} nor a local {base}")
+    } else {
+        format!("no base branch: origin/HEAD is not set, and there is neither origin/{base} nor a local {base}")
+    })]
+    DefaultBaseNotFound { base: String, origin_head: bool },
 }
 
 pub(super) fn io_err<'a>(

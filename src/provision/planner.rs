@@ -9,7 +9,7 @@ use crate::config::UserConfig;
 use crate::ecosystem::Ecosystem;
 use crate::git::Repo;
 use crate::names::Leaf;
-use crate::plan::{Caches, Checkout, Fetch, Plan};
+use crate::plan::{BaseFrom, Caches, Checkout, Fetch, Plan};
 use crate::state::Record;
 use crate::vocab::GitMode;
 
@@ -95,6 +95,12 @@ pub(super) fn make_plan(
                         branch: branch.to_string(),
                     });
                 }
+                // A new local NAME would shadow origin's NAME: taking it is `--checkout`.
+                if ctx.origin_branch(branch).is_some() {
+                    return Err(ProvisionError::BranchOnOrigin {
+                        branch: branch.to_string(),
+                    });
+                }
                 new_branch(ctx, branch, &mut base_ref, &mut base_commit)?
             }
         }
@@ -127,6 +133,7 @@ pub(super) fn make_plan(
         path,
         fetch,
         base: ctx.base.clone(),
+        base_from: ctx.base_from,
         base_ref,
         base_commit,
         checkout,
@@ -156,9 +163,18 @@ fn new_branch(
     let empty = ctx.repo.has_no_commits() && ctx.remote_heads.as_ref().is_none_or(|h| h.is_empty());
     let Some(resolved) = ctx.resolve_base() else {
         // A clone can start with no commits; a worktree needs one.
-        if empty && ctx.git_mode == GitMode::Clone && !ctx.base_named {
+        let named = ctx.base_from == BaseFrom::Flag;
+        if empty && ctx.git_mode == GitMode::Clone && !named {
             return Ok(Checkout::Unborn {
                 branch: branch.to_string(),
+            });
+        }
+        // Nobody chose this base: say where the default came from, and how to fix it.
+        let defaulted = matches!(ctx.base_from, BaseFrom::OriginHead | BaseFrom::Default);
+        if defaulted && !empty && ctx.repo.has_remote("origin") {
+            return Err(ProvisionError::DefaultBaseNotFound {
+                base: ctx.base.clone(),
+                origin_head: ctx.base_from == BaseFrom::OriginHead,
             });
         }
         return Err(ProvisionError::BaseNotFound {
@@ -255,9 +271,14 @@ mod tests {
 
     /// origin (bare) with `main` holding `files`, cloned as the repo.
     fn fixture(files: &[&str]) -> Fixture {
+        fixture_on("main", files)
+    }
+
+    /// origin (bare) whose default branch is `default`, holding `files`, cloned.
+    fn fixture_on(default: &str, files: &[&str]) -> Fixture {
         let tmp = tempfile::tempdir().unwrap();
         let root = tmp.path().canonicalize().unwrap();
-        git(&root, &["init", "-q", "-b", "main", "seed"]);
+        git(&root, &["init", "-q", "-b", default, "seed"]);
         for f in files {
             std::fs::write(root.join("seed").join(f), "x").unwrap();
         }
@@ -355,6 +376,79 @@ mod tests {
         assert!(matches!(
             plan(&f, &req(&f, Some("squat"))),
             Err(ProvisionError::PathTaken { .. })
+        ));
+        assert!(!f.state.exists());
+    }
+
+    #[test]
+    fn base_defaults_to_the_branch_origin_head_names() {
+        let f = fixture_on("master", &[]);
+        let p = plan(&f, &req(&f, Some("x"))).unwrap();
+        assert_eq!(
+            (p.base.as_str(), p.base_from),
+            ("master", BaseFrom::OriginHead)
+        );
+        assert_eq!(p.base_ref.as_deref(), Some("refs/remotes/origin/master"));
+        // The user config beats origin/HEAD; the flag beats the config.
+        git(&f.repo, &["branch", "dev"]);
+        let cfg = UserConfig {
+            base: Some("dev".into()),
+            ..Default::default()
+        };
+        let (p, _) = dry_run(&req(&f, Some("y")), &cfg).unwrap();
+        assert_eq!((p.base.as_str(), p.base_from), ("dev", BaseFrom::Config));
+        let mut r = req(&f, Some("y"));
+        r.base = Some("master".into());
+        let (p, _) = dry_run(&r, &cfg).unwrap();
+        assert_eq!((p.base.as_str(), p.base_from), ("master", BaseFrom::Flag));
+        // Without origin/HEAD the default is `main`, which this repository lacks.
+        git(&f.repo, &["remote", "set-head", "origin", "--delete"]);
+        assert!(matches!(
+            plan(&f, &req(&f, Some("z"))),
+            Err(ProvisionError::DefaultBaseNotFound {
+                origin_head: false,
+                ..
+            })
+        ));
+        // origin/HEAD naming a branch that is gone.
+        git(
+            &f.repo,
+            &[
+                "symbolic-ref",
+                "refs/remotes/origin/HEAD",
+                "refs/remotes/origin/gone",
+            ],
+        );
+        assert!(matches!(
+            plan(&f, &req(&f, Some("z"))),
+            Err(ProvisionError::DefaultBaseNotFound {
+                origin_head: true,
+                ..
+            })
+        ));
+        assert!(!f.state.exists());
+    }
+
+    #[test]
+    fn a_new_name_origin_already_has_is_refused() {
+        let f = fixture(&[]);
+        git(&f.repo, &["push", "-q", "origin", "main:theirs"]);
+        git(&f.repo, &["update-ref", "-d", "refs/remotes/origin/theirs"]);
+        // Refused whether origin/theirs is fetched yet (dry run asks origin) or not.
+        assert!(matches!(
+            plan(&f, &req(&f, Some("theirs"))),
+            Err(ProvisionError::BranchOnOrigin { .. })
+        ));
+        let mut r = req(&f, Some("theirs"));
+        r.no_fetch = true;
+        assert!(
+            plan(&f, &r).is_ok(),
+            "not fetched: local refs do not know it"
+        );
+        git(&f.repo, &["fetch", "-q", "origin"]);
+        assert!(matches!(
+            plan(&f, &r),
+            Err(ProvisionError::BranchOnOrigin { .. })
         ));
         assert!(!f.state.exists());
     }

@@ -11,7 +11,7 @@ use crate::config::{ProjectConfig, UserConfig};
 use crate::git::{GitCli, Repo};
 use crate::harness::Harness;
 use crate::names::{self, BoxName, Leaf};
-use crate::plan::Fetch;
+use crate::plan::{BaseFrom, Fetch};
 use crate::state::Layout;
 use crate::vocab::{GitMode, Isolation, RunnerKind};
 
@@ -49,8 +49,8 @@ pub(super) struct Context {
     pub(super) layout: Layout,
     pub(super) git: GitCli,
     pub(super) base: String,
-    /// The base was named with `--base` (not from a file or the default).
-    pub(super) base_named: bool,
+    /// Where `base` came from (`--base`, a file, or origin's default branch).
+    pub(super) base_from: BaseFrom,
     pub(super) harness: Harness,
     pub(super) runner: RunnerKind,
     pub(super) git_mode: GitMode,
@@ -65,6 +65,14 @@ pub(super) struct Context {
 }
 
 impl Context {
+    /// Read origin's default branch again when the base is not named anywhere: a fetch
+    /// by a newer git creates a missing `origin/HEAD` (`remote.origin.followRemoteHEAD`).
+    pub(super) fn refresh_default_base(&mut self) {
+        if matches!(self.base_from, BaseFrom::OriginHead | BaseFrom::Default) {
+            (self.base, self.base_from) = default_base(&self.repo);
+        }
+    }
+
     /// The commit of `origin/<branch>`.
     pub(super) fn origin_branch(&self, branch: &str) -> Option<git2::Oid> {
         match &self.remote_heads {
@@ -160,12 +168,15 @@ pub(super) fn context(req: &CreateRequest, cfg: &UserConfig) -> Result<Context, 
             ));
         }
     }
-    let base = req
-        .base
-        .clone()
-        .or(project.base.clone())
-        .or(cfg.base.clone())
-        .unwrap_or_else(|| "main".into());
+    let (base, base_from) = if let Some(b) = &req.base {
+        (b.clone(), BaseFrom::Flag)
+    } else if let Some(b) = &project.base {
+        (b.clone(), BaseFrom::ProjectFile)
+    } else if let Some(b) = &cfg.base {
+        (b.clone(), BaseFrom::Config)
+    } else {
+        default_base(&repo)
+    };
     let harness = req.harness.or(cfg.harness).unwrap_or_default();
     let layout = match &req.state_root {
         Some(root) => Layout::with_state_root(&repo.main_root, &repo.common_dir, root),
@@ -181,7 +192,7 @@ pub(super) fn context(req: &CreateRequest, cfg: &UserConfig) -> Result<Context, 
         layout,
         git,
         base,
-        base_named: req.base.is_some(),
+        base_from,
         harness,
         runner,
         git_mode,
@@ -191,6 +202,18 @@ pub(super) fn context(req: &CreateRequest, cfg: &UserConfig) -> Result<Context, 
         notes,
         remote_heads: None,
     })
+}
+
+/// The base when nothing names one (SPEC §4): the branch `origin/HEAD` names (read as a
+/// symbolic ref with libgit2, so no git and no repository config runs), else `main`.
+fn default_base(repo: &Repo) -> (String, BaseFrom) {
+    match repo
+        .origin_head_branch()
+        .filter(|b| names::check_existing_branch(b).is_ok())
+    {
+        Some(b) => (b, BaseFrom::OriginHead),
+        None => ("main".into(), BaseFrom::Default),
+    }
 }
 
 /// The runner for the requested isolation (default `host`): `auto` is a container
@@ -229,7 +252,7 @@ pub(super) fn choose_name(
         let name = BoxName::parse(n)?;
         return Ok((name.leaf(), name.as_str().to_string(), false));
     }
-    // A petname whose leaf and branch are both free.
+    // A petname whose leaf and branch (here and on origin) are free.
     let mut last = None;
     for attempt in 0..32 {
         let pet = names::petname(req.seed, attempt);
@@ -237,7 +260,8 @@ pub(super) fn choose_name(
         let leaf = name.leaf();
         let taken = ctx.layout.record_path(&leaf).exists()
             || ctx.layout.box_path(&leaf).exists()
-            || ctx.repo.local_branch(name.as_str()).is_some();
+            || ctx.repo.local_branch(name.as_str()).is_some()
+            || ctx.origin_branch(name.as_str()).is_some();
         last = Some((leaf, name.as_str().to_string()));
         if !taken {
             break;

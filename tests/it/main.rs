@@ -1,6 +1,7 @@
 //! Integration tests: the real binaries on temp repositories with a bare origin.
 
 mod badinput;
+mod branches;
 mod clone;
 mod container;
 mod create;
