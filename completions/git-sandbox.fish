@@ -42,7 +42,7 @@ complete -c git-sandbox -n "__fish_git_sandbox_needs_command" -f -a "bundle" -d 
 complete -c git-sandbox -n "__fish_git_sandbox_needs_command" -f -a "fetch" -d 'Import a clone box\'s branch into refs/hort/<name>/incoming of this repository'
 complete -c git-sandbox -n "__fish_git_sandbox_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c git-sandbox -n "__fish_git_sandbox_using_subcommand up" -l branch -d 'Check out this existing branch instead of creating NAME' -r
-complete -c git-sandbox -n "__fish_git_sandbox_using_subcommand up" -l base -d 'Base branch [default: main]' -r
+complete -c git-sandbox -n "__fish_git_sandbox_using_subcommand up" -l base -d 'Base branch [default: the configured `base`, else origin\'s default branch (origin/HEAD), else main]' -r
 complete -c git-sandbox -n "__fish_git_sandbox_using_subcommand up" -l isolation -d 'Where the box runs' -r -f -a "host\t''
 docker\t''
 podman\t''

@@ -19,7 +19,8 @@ pub struct UpArgs {
     /// Check out this existing branch instead of creating NAME.
     #[arg(long, value_name = "BRANCH")]
     pub branch: Option<String>,
-    /// Base branch [default: main].
+    /// Base branch [default: the configured `base`, else origin's default branch
+    /// (origin/HEAD), else main].
     #[arg(long, value_name = "BRANCH")]
     pub base: Option<String>,
     /// Do not fetch origin first.
