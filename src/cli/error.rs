@@ -422,4 +422,20 @@ mod tests {
         assert_eq!(e.message, "could not lock /x/lock");
         assert_eq!(e.causes(), vec!["Read-only file system".to_string()]);
     }
+
+    #[test]
+    fn teardown_and_template_failures_keep_their_cause() {
+        let e = crate::cli::teardown::from_teardown(crate::teardown::TeardownError::Remove {
+            path: "/x/box".into(),
+            source: std::io::Error::other("Device or resource busy"),
+        });
+        assert_eq!(e.kind, ErrorKind::Teardown);
+        assert_eq!(e.message, "could not remove /x/box");
+        assert_eq!(e.causes(), vec!["Device or resource busy".to_string()]);
+        let e = CliError::from(crate::template::TemplateError::Io {
+            path: "/x/t".into(),
+            source: std::io::Error::other("Permission denied"),
+        });
+        assert_eq!(e.chain(), "could not read or write /x/t: Permission denied");
+    }
 }
