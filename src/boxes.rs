@@ -97,7 +97,7 @@ pub fn inventory(repo: &Repo, layout: &Layout) -> Vec<BoxEntry> {
     for leaf in layout.recorded_leaves() {
         let (record, record_error) = match Record::load(&layout.record_path(&leaf)) {
             Ok(r) => (r, None),
-            Err(e) => (None, Some(e.to_string())),
+            Err(e) => (None, Some(crate::sanitize::chain(&e))),
         };
         if record.is_none() && record_error.is_none() {
             // A bookkeeping dir without a record (e.g. a session marker): not a box.
@@ -174,7 +174,7 @@ pub fn exact(repo: &Repo, layout: &Layout, leaf: &str) -> Option<BoxEntry> {
     }
     let (record, record_error) = match Record::load(&record_path) {
         Ok(r) => (r, None),
-        Err(e) => (None, Some(e.to_string())),
+        Err(e) => (None, Some(crate::sanitize::chain(&e))),
     };
     let path = layout.box_path(&leaf);
     let dir_exists = path.is_dir();

@@ -26,7 +26,7 @@ pub struct Cmd {
 /// Why a child process did not succeed.
 #[derive(Debug, thiserror::Error)]
 pub enum CmdError {
-    #[error("could not start `{line}`: {source}")]
+    #[error("could not start `{line}`")]
     Spawn {
         line: String,
         #[source]

@@ -35,7 +35,7 @@ pub enum ConfigError {
     },
     #[error("{file}: not valid JSON: {message}")]
     Malformed { file: PathBuf, message: String },
-    #[error("{file}: could not read: {source}")]
+    #[error("could not read {file}")]
     Read {
         file: PathBuf,
         #[source]

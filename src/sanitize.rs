@@ -32,6 +32,28 @@ pub fn block(s: &str) -> String {
     s.lines().map(line).collect::<Vec<_>>().join("\n")
 }
 
+/// The texts of an error and of each of its causes, outermost first, as they are
+/// (not escaped). A cause whose text an outer one already spells out is left out, so
+/// an error that still copies its cause into its own message shows it once.
+pub fn causes(e: &dyn std::error::Error) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut next = Some(e);
+    while let Some(e) = next {
+        let text = e.to_string();
+        if !text.is_empty() && !out.iter().any(|o| o.contains(&text)) {
+            out.push(text);
+        }
+        next = e.source();
+    }
+    out
+}
+
+/// An error and its causes as one text: `what failed: cause: cause` (not escaped).
+/// For the places that keep an error as a string (warnings, doctor checks, details).
+pub fn chain(e: &dyn std::error::Error) -> String {
+    causes(e).join(": ")
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -46,5 +68,19 @@ mod tests {
         assert_eq!(super::line("x\u{202e}txt.exe"), "x\\u{202e}txt.exe");
         assert_eq!(super::line("\u{2066}a\u{2069}"), "\\u{2066}a\\u{2069}");
         assert_eq!(super::line("héllo wörld"), "héllo wörld");
+    }
+
+    #[test]
+    fn chain_joins_causes_once() {
+        #[derive(Debug, thiserror::Error)]
+        #[error("could not write x")]
+        struct Outer(#[source] std::io::Error);
+        let e = Outer(std::io::Error::other("disk on fire"));
+        assert_eq!(super::chain(&e), "could not write x: disk on fire");
+        #[derive(Debug, thiserror::Error)]
+        #[error("could not write x: {0}")]
+        struct Flat(#[source] std::io::Error);
+        let e = Flat(std::io::Error::other("disk on fire"));
+        assert_eq!(super::chain(&e), "could not write x: disk on fire");
     }
 }

@@ -33,7 +33,7 @@ pub enum TeardownError {
     Container(crate::runner::oci::ContainerError),
     #[error("refusing to remove {}: it is not a box under {}", .path.display(), .root.display())]
     NotABoxPath { path: PathBuf, root: PathBuf },
-    #[error("could not remove {}: {source}", .path.display())]
+    #[error("could not remove {}", .path.display())]
     Remove {
         path: PathBuf,
         #[source]
@@ -41,7 +41,7 @@ pub enum TeardownError {
     },
     #[error("box `{leaf}` changed since it was assessed ({now}); nothing of it was removed")]
     Changed { leaf: String, now: String },
-    #[error("could not delete branch `{branch}`: {source}")]
+    #[error("could not delete branch `{branch}`")]
     Branch {
         branch: String,
         #[source]

@@ -180,9 +180,8 @@ pub fn launch_child(cmd: &Cmd) -> Result<i32, CliError> {
         )
         .hint("Install the agent CLI, or point `harnesses.<name>.program` in the config at it.")
         .hint(format!("To start it yourself later: {cmd}"))),
-        Err(e) => Err(CliError::new(
-            ErrorKind::Launch,
-            format!("could not start `{cmd}`: {e}"),
-        )),
+        Err(e) => {
+            Err(CliError::new(ErrorKind::Launch, format!("could not start `{cmd}`")).caused_by(e))
+        }
     }
 }

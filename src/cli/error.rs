@@ -9,6 +9,12 @@
 //! below), a one-line message, runnable hints, and the cause chain (`source`). Call sites
 //! name the kind, never the code. Modelled on jj's `cli/src/command_error.rs`.
 //!
+//! The engine's errors say only what failed and keep what caused it as their `source`;
+//! every conversion here keeps that error as the cause ([`CliError::caused_by`],
+//! [`CliError::of`]). A human sees `error: <what failed>`, one `caused by:` line per
+//! cause, then `hint:` lines; the JSON `message` is the whole chain on one line
+//! ([`CliError::chain`]).
+//!
 //! Who calls it: every `cli/` subcommand; [`super::Ui::error`] prints it.
 
 use crate::provision::ProvisionError;
@@ -148,6 +154,13 @@ impl CliError {
         self
     }
 
+    /// A failure of `kind` that says what `e` says (its own text, one line) and keeps
+    /// `e` as the cause, so its chain is shown as `caused by:` lines.
+    pub fn of(kind: ErrorKind, e: impl Into<Cause>) -> CliError {
+        let e: Cause = e.into();
+        CliError::new(kind, crate::sanitize::line(&e.to_string())).caused_by(e)
+    }
+
     /// Keep `cause` (and its own chain) as the reason for this failure.
     pub fn caused_by(mut self, cause: impl Into<Cause>) -> CliError {
         self.source = Some(cause.into());
@@ -162,20 +175,26 @@ impl CliError {
     /// The causes to show as `caused by:` lines, outermost first. A cause whose text the
     /// message (or an outer cause) already spells out is not repeated.
     pub fn causes(&self) -> Vec<String> {
-        let mut out: Vec<String> = Vec::new();
-        let mut next: Option<&(dyn std::error::Error + 'static)> = match &self.source {
-            Some(s) => Some(s.as_ref()),
-            None => None,
+        let Some(source) = &self.source else {
+            return Vec::new();
         };
-        while let Some(e) = next {
-            let text = crate::sanitize::line(&e.to_string());
+        let mut out: Vec<String> = Vec::new();
+        for text in crate::sanitize::causes(source.as_ref()) {
+            let text = crate::sanitize::line(&text);
             let shown = self.message.contains(&text) || out.iter().any(|o| o.contains(&text));
-            if !text.is_empty() && !shown {
+            if !shown {
                 out.push(text);
             }
-            next = e.source();
         }
         out
+    }
+
+    /// The message and every cause as one line, `what failed: cause: cause`: the
+    /// `message` of the JSON error, so machine readers lose none of the chain.
+    pub fn chain(&self) -> String {
+        let mut parts = vec![self.message.clone()];
+        parts.extend(self.causes());
+        parts.join(": ")
     }
 }
 
@@ -384,5 +403,41 @@ mod tests {
         let e = CliError::new(ErrorKind::Io, "could not write x: disk on fire").caused_by(io);
         assert!(e.causes().is_empty());
         assert_eq!(e.code(), RUNTIME);
+    }
+
+    #[test]
+    fn a_wrapped_cause_gets_its_own_line_and_stays_in_the_chain() {
+        let io = std::io::Error::other("Permission denied");
+        let e = CliError::from(ProvisionError::Io {
+            what: "could not create",
+            path: "/x/y".into(),
+            source: io,
+        });
+        assert_eq!(e.message, "could not create /x/y");
+        assert_eq!(e.causes(), vec!["Permission denied".to_string()]);
+        assert_eq!(e.chain(), "could not create /x/y: Permission denied");
+        let lock = crate::state::LockError::Io {
+            path: "/x/lock".into(),
+            source: std::io::Error::other("Read-only file system"),
+        };
+        let e = CliError::from(ProvisionError::Lock(lock));
+        assert_eq!(e.message, "could not lock /x/lock");
+        assert_eq!(e.causes(), vec!["Read-only file system".to_string()]);
+    }
+
+    #[test]
+    fn teardown_and_template_failures_keep_their_cause() {
+        let e = crate::cli::teardown::from_teardown(crate::teardown::TeardownError::Remove {
+            path: "/x/box".into(),
+            source: std::io::Error::other("Device or resource busy"),
+        });
+        assert_eq!(e.kind, ErrorKind::Teardown);
+        assert_eq!(e.message, "could not remove /x/box");
+        assert_eq!(e.causes(), vec!["Device or resource busy".to_string()]);
+        let e = CliError::from(crate::template::TemplateError::Io {
+            path: "/x/t".into(),
+            source: std::io::Error::other("Permission denied"),
+        });
+        assert_eq!(e.chain(), "could not read or write /x/t: Permission denied");
     }
 }

@@ -441,6 +441,7 @@ impl Document for ErrorDocument<'_> {}
 pub struct ErrorBody<'a> {
     pub code: i32,
     pub kind: &'a str,
+    /// What failed, then each cause, joined by ": " ([`super::error::CliError::chain`]).
     pub message: &'a str,
     /// The hints, joined by a space; absent when there are none.
     #[serde(skip_serializing_if = "Option::is_none")]

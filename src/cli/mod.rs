@@ -193,7 +193,7 @@ pub(crate) fn runner_for(
 /// The current directory, or an error saying it is gone.
 pub(crate) fn cwd() -> Result<std::path::PathBuf, CliError> {
     std::env::current_dir()
-        .map_err(|e| CliError::new(ErrorKind::Cwd, format!("no current directory: {e}")))
+        .map_err(|e| CliError::new(ErrorKind::Cwd, "no current directory").caused_by(e))
 }
 
 /// The repository of the current directory and its bookkeeping layout.

@@ -33,15 +33,14 @@ pub struct TeardownArgs {
 }
 
 pub(crate) fn from_teardown(e: TeardownError) -> CliError {
-    let msg = crate::sanitize::line(&e.to_string());
     match e {
         TeardownError::Lock(l) => CliError::from(ProvisionError::Lock(l)),
-        TeardownError::NotABoxPath { .. } => CliError::new(ErrorKind::NotABoxPath, msg),
         TeardownError::Container(c) => CliError::from(ProvisionError::Container(c)),
-        TeardownError::Changed { .. } => CliError::new(ErrorKind::Changed, msg)
+        e @ TeardownError::NotABoxPath { .. } => CliError::of(ErrorKind::NotABoxPath, e),
+        e @ TeardownError::Changed { .. } => CliError::of(ErrorKind::Changed, e)
             .hint("Look at it again (`git sandbox ls` says what it holds now), then run the same command again."),
-        TeardownError::Remove { .. } | TeardownError::Branch { .. } => {
-            CliError::new(ErrorKind::Teardown, msg)
+        e @ (TeardownError::Remove { .. } | TeardownError::Branch { .. }) => {
+            CliError::of(ErrorKind::Teardown, e)
         }
     }
 }

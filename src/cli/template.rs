@@ -194,7 +194,7 @@ fn path(args: PathArgs, ui: &mut Ui) -> Result<i32, CliError> {
 impl From<TemplateError> for CliError {
     fn from(e: TemplateError) -> CliError {
         let msg = sanitize::line(&e.to_string());
-        match &e {
+        let out = match &e {
             TemplateError::InvalidName { .. } => CliError::new(ErrorKind::InvalidName, msg)
                 .hint("Template names are lower-case letters, digits, '.', '_' and '-', starting with a letter or digit, at most 64 characters: e.g. `git treebox template init my-template`."),
             TemplateError::NotFound { .. } => CliError::new(ErrorKind::TemplateNotFound, msg)
@@ -206,6 +206,7 @@ impl From<TemplateError> for CliError {
             TemplateError::NoConfigDir => CliError::new(ErrorKind::NoConfigDir, msg)
                 .hint("Set XDG_CONFIG_HOME (or HOME), e.g. `export XDG_CONFIG_HOME=$HOME/.config`."),
             TemplateError::Io { .. } => CliError::new(ErrorKind::Runtime, msg),
-        }
+        };
+        out.caused_by(e)
     }
 }

@@ -330,8 +330,10 @@ impl Ui {
     pub fn error(&mut self, e: &CliError) {
         self.spinner = None;
         if self.opts.json {
+            // The whole chain: a JSON reader has no `caused by:` lines.
+            let message = e.chain();
             let doc =
-                super::json::ErrorDocument::new(e.code(), e.kind.as_str(), &e.message, &e.hints)
+                super::json::ErrorDocument::new(e.code(), e.kind.as_str(), &message, &e.hints)
                     .to_value();
             self.write_err(&format!("{doc}\n"));
             return;
@@ -425,6 +427,22 @@ mod tests {
         assert_eq!(doc["error"]["kind"], "branch-exists");
         assert_eq!(doc["error"]["hint"], "h");
         assert_eq!(cap.stderr().lines().count(), 1);
+    }
+
+    #[test]
+    fn a_json_error_message_carries_the_whole_chain() {
+        let (mut ui, cap) = Ui::capture(UiOptions {
+            json: true,
+            ..Default::default()
+        });
+        let e = CliError::new(ErrorKind::Io, "could not write x")
+            .caused_by(std::io::Error::other("disk on fire"))
+            .hint("Free some space.");
+        ui.error(&e);
+        let doc: serde_json::Value = serde_json::from_str(cap.stderr().trim()).unwrap();
+        assert_eq!(doc["error"]["message"], "could not write x: disk on fire");
+        assert_eq!(doc["error"]["kind"], "io");
+        assert_eq!(doc["error"]["hint"], "Free some space.");
     }
 
     #[test]

@@ -53,6 +53,6 @@ pub(super) fn check_origin(
             failed(why)
         }
         Ok(None) => failed(format!("no answer after {} s", limit.as_secs())),
-        Err(e) => failed(first_line(&e.to_string())),
+        Err(e) => failed(first_line(&sanitize::chain(&e))),
     }
 }

@@ -37,7 +37,7 @@ pub(super) fn probe_engine(engine: Engine, limit: Duration) -> Result<String, St
             limit.as_secs()
         )),
         Err(e) if e.is_not_found() => Err(format!("{engine} is not installed or not on PATH")),
-        Err(e) => Err(first_line(&e.to_string())),
+        Err(e) => Err(first_line(&sanitize::chain(&e))),
     }
 }
 

@@ -37,7 +37,7 @@ pub(super) fn check_git(cwd: &Path) -> Check {
             return Check::new("git", Status::Fail, "git is not installed or not on PATH")
                 .hint("Install git 2.30 or newer (e.g. `sudo apt-get install git`).")
         }
-        Err(e) => return Check::new("git", Status::Fail, first_line(&e.to_string())),
+        Err(e) => return Check::new("git", Status::Fail, first_line(&crate::sanitize::chain(&e))),
     };
     let line = out.lines().next().unwrap_or("").trim().to_string();
     match parse_git_version(&out) {
@@ -76,7 +76,7 @@ pub(super) fn check_repo(cwd: &Path, repo: &Result<Repo, RepoError>) -> Check {
             Check::new("repo", Status::Fail, e.to_string()).hint("git clone <url>")
         }
         Err(e @ RepoError::Open { .. }) => {
-            Check::new("repo", Status::Fail, e.to_string()).hint(format!(
+            Check::new("repo", Status::Fail, crate::sanitize::chain(&e)).hint(format!(
                 "git -C {} status",
                 crate::cmd::quote(&cwd.to_string_lossy())
             ))

@@ -13,7 +13,7 @@ pub enum RepoError {
     NotARepo { path: PathBuf },
     #[error("{path} is a bare repository; treebox needs a repository with a working tree")]
     Bare { path: PathBuf },
-    #[error("could not read the repository at {path}: {source}")]
+    #[error("could not read the repository at {path}")]
     Open {
         path: PathBuf,
         #[source]

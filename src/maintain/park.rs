@@ -35,7 +35,7 @@ pub enum ParkError {
     #[error(transparent)]
     State(#[from] NoStateDir),
     /// The engine would not stop a container.
-    #[error("{0}")]
+    #[error("could not stop a container")]
     Stop(#[from] crate::cmd::CmdError),
 }
 

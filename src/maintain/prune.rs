@@ -222,12 +222,12 @@ pub enum Outcome {
 pub enum PruneError {
     #[error(transparent)]
     Teardown(#[from] TeardownError),
-    #[error("could not remove {}: {source}", .path.display())]
+    #[error("could not remove {}", .path.display())]
     RemoveState {
         path: PathBuf,
         source: std::io::Error,
     },
-    #[error("could not delete {name}: {source}")]
+    #[error("could not delete {name}")]
     DeleteRef { name: String, source: git2::Error },
 }
 
@@ -241,7 +241,11 @@ pub fn remove(o: &Orphan, here: Option<(&Repo, &Layout)>) -> Result<Outcome, Pru
         let mut kept = Vec::new();
         for c in records.iter().filter_map(|r| r.container.as_ref()) {
             if let Err(e) = crate::runner::oci::remove(c) {
-                kept.push(format!("kept {}: {e}", state_dir.display()));
+                kept.push(format!(
+                    "kept {}: {}",
+                    state_dir.display(),
+                    crate::sanitize::chain(&e)
+                ));
             }
         }
         if !kept.is_empty() {

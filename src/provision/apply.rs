@@ -298,7 +298,7 @@ fn apply(
             setup_ok = false;
             warnings.push(format!(
                 "submodules: {}",
-                crate::sanitize::line(&e.to_string())
+                crate::sanitize::line(&crate::sanitize::chain(&e))
             ));
             0
         }

@@ -31,17 +31,17 @@ pub const NO_PUSH_URL: &str = "/dev/null/hort-base-is-fetch-only";
 
 #[derive(Debug, thiserror::Error)]
 pub enum CloneError {
-    #[error("git clone failed: {0}")]
+    #[error("git clone failed")]
     Clone(#[source] CmdError),
-    #[error("could not check out `{branch}` in the clone: {source}")]
+    #[error("could not check out `{branch}` in the clone")]
     Checkout {
         branch: String,
         #[source]
         source: CmdError,
     },
-    #[error("could not set up the clone's remotes: {0}")]
+    #[error("could not set up the clone's remotes")]
     Remotes(#[source] git2::Error),
-    #[error("could not write the pin {name}: {source}")]
+    #[error("could not write the pin {name}")]
     Pin {
         name: String,
         #[source]
@@ -254,7 +254,7 @@ pub fn remove_pin(common_dir: &Path, leaf: &str) -> Result<(), git2::Error> {
 
 #[derive(Debug, thiserror::Error)]
 pub enum BundleError {
-    #[error("could not read the clone at {}: {source}", .path.display())]
+    #[error("could not read the clone at {}", .path.display())]
     Open {
         path: std::path::PathBuf,
         #[source]
@@ -264,9 +264,9 @@ pub enum BundleError {
     NoBranch,
     #[error("nothing to bundle: the box's branch has no commits beyond the repository's")]
     Empty,
-    #[error("could not pack the box's commits: {0}")]
+    #[error("could not pack the box's commits")]
     Pack(#[source] git2::Error),
-    #[error("could not write {}: {source}", .path.display())]
+    #[error("could not write {}", .path.display())]
     Write {
         path: std::path::PathBuf,
         #[source]

@@ -184,9 +184,9 @@ pub fn sha256_hex(data: &[u8]) -> String {
 pub enum SubmoduleError {
     #[error("submodule path {path:?} escapes the box")]
     UnsafePath { path: String },
-    #[error("could not read .gitmodules: {0}")]
+    #[error("could not read .gitmodules")]
     Read(#[from] git2::Error),
-    #[error("could not check out submodules: {0}")]
+    #[error("could not check out submodules")]
     Update(#[from] CmdError),
 }
 

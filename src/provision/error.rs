@@ -74,7 +74,7 @@ pub enum ProvisionError {
     Lock(#[from] LockError),
     #[error(transparent)]
     Fetch(#[from] fetch::FetchError),
-    #[error("git worktree add failed: {0}")]
+    #[error("git worktree add failed")]
     Checkout(#[source] crate::cmd::CmdError),
     #[error("no space left on the disk holding {}", .path.display())]
     DiskFull { path: PathBuf },
@@ -88,7 +88,7 @@ pub enum ProvisionError {
     Record(#[from] RecordError),
     #[error(transparent)]
     State(#[from] crate::state::layout::NoStateDir),
-    #[error("{what} {}: {source}", .path.display())]
+    #[error("{what} {}", .path.display())]
     Io {
         what: &'static str,
         path: PathBuf,

@@ -14,7 +14,7 @@ use crate::git::GitCli;
 pub enum FetchError {
     #[error("could not fetch origin: {}", summary(.0))]
     Failed(#[source] CmdError),
-    #[error("could not take the fetch lock {path}: {source}")]
+    #[error("could not take the fetch lock {path}")]
     Lock {
         path: std::path::PathBuf,
         #[source]
@@ -43,7 +43,7 @@ fn summary(e: &CmdError) -> String {
         .copied();
     match s {
         Some(l) => crate::sanitize::line(l.trim()),
-        None => e.to_string(),
+        None => crate::sanitize::chain(e),
     }
 }
 

@@ -155,8 +155,8 @@ fn run_step(name: String, cmd: &Cmd) -> StepReport {
             false,
             Some(failure_detail(out.status, &out.stdout, &out.stderr)),
         ),
-        Err(e) if e.is_not_found() => not_found_detail(cmd, e.to_string()),
-        Err(e) => (false, false, Some(e.to_string())),
+        Err(e) if e.is_not_found() => not_found_detail(cmd, crate::sanitize::chain(&e)),
+        Err(e) => (false, false, Some(crate::sanitize::chain(&e))),
     };
     StepReport {
         name,

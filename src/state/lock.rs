@@ -19,7 +19,7 @@ use fs4::fs_std::FileExt;
 pub enum LockError {
     #[error("box `{leaf}` is busy: another treebox command holds its lock")]
     Held { leaf: String, path: PathBuf },
-    #[error("could not lock {path}: {source}")]
+    #[error("could not lock {path}")]
     Io {
         path: PathBuf,
         #[source]

@@ -66,7 +66,7 @@ pub struct Record {
 
 #[derive(Debug, thiserror::Error)]
 pub enum RecordError {
-    #[error("could not read {path}: {source}")]
+    #[error("could not read {path}")]
     Read {
         path: PathBuf,
         #[source]
@@ -74,7 +74,7 @@ pub enum RecordError {
     },
     #[error("{path}: malformed record: {message}")]
     Malformed { path: PathBuf, message: String },
-    #[error("could not write {path}: {source}")]
+    #[error("could not write {path}")]
     Write {
         path: PathBuf,
         #[source]

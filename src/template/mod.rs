@@ -83,7 +83,7 @@ pub enum TemplateError {
     Exists { name: String, path: PathBuf },
     #[error("no configuration directory for user templates (set HOME or XDG_CONFIG_HOME)")]
     NoConfigDir,
-    #[error("{}: {source}", .path.display())]
+    #[error("could not read or write {}", .path.display())]
     Io {
         path: PathBuf,
         #[source]

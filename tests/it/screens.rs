@@ -1,7 +1,8 @@
 //! Whole screens pinned by snapshot (insta): `--help` of every command of both
 //! binaries, and the human screens where the whole screen is the contract (the `list`
-//! table, a refusal with its hint). Each snapshot holds the exit code, stdout and
-//! stderr together, with the temp dir redacted to `[ROOT]`.
+//! table, a refusal with its hint, a failure with its `caused by:` line). Each snapshot
+//! holds the exit code, stdout and stderr together, with the temp dir redacted to
+//! `[ROOT]`.
 //!
 //! The `.snap` files live in `tests/it/snapshots/`. After an intended change, run
 //! `INSTA_UPDATE=always cargo test --test it screens` (or `cargo insta review`) and
@@ -123,4 +124,39 @@ fn refusal_screens() {
         insta::assert_snapshot!("refusal-teardown-missing", screen(&missing));
         insta::assert_snapshot!("refusal-teardown-needs-confirmation", screen(&unasked));
     });
+}
+
+/// A failure with a cause: what failed on the `error:` line, the cause on its own
+/// `caused by:` line, then the hint. JSON keeps the whole chain in `message`.
+#[test]
+fn cause_screen() {
+    let env = TestEnv::new();
+    // `$XDG_CONFIG_HOME/treebox` is a file, so the config file under it cannot be read
+    // (ENOTDIR, even as root).
+    std::fs::create_dir_all(env.config_dir()).unwrap();
+    std::fs::write(env.config_dir().join("treebox"), "not a directory\n").unwrap();
+    let before = env.snapshot();
+    let r = env.treebox(&["create", "x", "--no-launch"]);
+    let json = env.treebox(&["create", "x", "--json"]);
+    assert_eq!(
+        env.snapshot(),
+        before,
+        "a config it cannot read stops it before any write"
+    );
+    settings(&env).bind(|| insta::assert_snapshot!("cause-config-unreadable", screen(&r)));
+    assert_eq!(json.code, 2, "{json:?}");
+    let doc: serde_json::Value = serde_json::from_str(json.stderr.trim()).unwrap();
+    let config = env.config_dir().join("treebox/config.json");
+    assert_eq!(
+        doc["error"]["message"],
+        format!(
+            "could not read {}: Not a directory (os error 20)",
+            config.display()
+        )
+    );
+    assert_eq!(doc["error"]["kind"], "invalid-config");
+    assert_eq!(
+        doc["error"]["hint"],
+        format!("Fix it in {}.", config.display())
+    );
 }

@@ -36,10 +36,7 @@ pub fn run(a: BundleArgs, ui: &mut Ui) -> Result<i32, CliError> {
         let copied = maintain::bundle::open(&tmp).and_then(|mut f| ui.out_copy(&mut f));
         maintain::bundle::discard(&tmp);
         copied.map_err(|e| {
-            CliError::new(
-                ErrorKind::Io,
-                format!("could not write the bundle to stdout: {e}"),
-            )
+            CliError::new(ErrorKind::Io, "could not write the bundle to stdout").caused_by(e)
         })?;
         ui.info(&format!(
             "bundled {} commit(s) of `{}`",
@@ -88,10 +85,7 @@ pub(super) fn write(
     };
     if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
         maintain::bundle::make_dir(dir).map_err(|e| {
-            CliError::new(
-                ErrorKind::Io,
-                format!("could not create {}: {e}", dir.display()),
-            )
+            CliError::new(ErrorKind::Io, format!("could not create {}", dir.display())).caused_by(e)
         })?;
     }
     let common = entry
@@ -104,12 +98,13 @@ pub(super) fn write(
 
 fn from_bundle(e: BundleError) -> CliError {
     let msg = crate::sanitize::line(&e.to_string());
-    match e {
+    let out = match e {
         BundleError::Empty => CliError::new(ErrorKind::NothingToBundle, msg)
             .hint("Commit in the box first; the repository already has everything else."),
         BundleError::NoBranch => CliError::new(ErrorKind::NoBranch, msg).hint(
             "Put the work on a branch in the box first (`git switch -c <name>` there), then run this again.",
         ),
         _ => CliError::new(ErrorKind::Bundle, msg),
-    }
+    };
+    out.caused_by(e)
 }

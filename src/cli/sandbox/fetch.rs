@@ -58,7 +58,7 @@ pub fn run(a: FetchArgs, ui: &mut Ui) -> Result<i32, CliError> {
         Err(e) => return Err(e),
     };
     clone::import_bundle(&repo, entry.leaf.as_str(), &b)
-        .map_err(|e| CliError::new(ErrorKind::Fetch, crate::sanitize::line(&e.to_string())))?;
+        .map_err(|e| CliError::of(ErrorKind::Fetch, e))?;
     maintain::bundle::discard(&b.path);
     if a.json {
         let doc = FetchDocument {

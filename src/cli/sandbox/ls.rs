@@ -107,8 +107,7 @@ fn row(
 }
 
 fn all_rows() -> Result<Vec<Row>, CliError> {
-    let dirs =
-        layout::repo_state_dirs().map_err(|e| CliError::new(ErrorKind::State, e.to_string()))?;
+    let dirs = layout::repo_state_dirs().map_err(|e| CliError::of(ErrorKind::State, e))?;
     let mut rows = Vec::new();
     let mut engines = Engines::default();
     for repo_state in dirs {

@@ -57,10 +57,8 @@ pub fn run(a: ParkArgs, ui: &mut Ui) -> Result<i32, CliError> {
         ))
     })
     .map_err(|e| match e {
-        park::ParkError::State(e) => CliError::new(ErrorKind::State, e.to_string()),
-        park::ParkError::Stop(e) => {
-            CliError::new(ErrorKind::Park, crate::sanitize::line(&e.to_string())).caused_by(e)
-        }
+        park::ParkError::State(e) => CliError::of(ErrorKind::State, e),
+        e @ park::ParkError::Stop(_) => CliError::of(ErrorKind::Park, e),
     })?;
     let parked: Vec<_> = report
         .parked

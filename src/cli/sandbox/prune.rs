@@ -51,7 +51,7 @@ pub fn run(a: PruneArgs, ui: &mut Ui) -> Result<i32, CliError> {
 fn from_prune(e: prune::PruneError) -> CliError {
     match e {
         prune::PruneError::Teardown(e) => crate::cli::teardown::from_teardown(e),
-        e => CliError::new(ErrorKind::Prune, e.to_string()).caused_by(e),
+        e => CliError::of(ErrorKind::Prune, e),
     }
 }
 

@@ -31,7 +31,7 @@ pub enum ContainerError {
     Setup { step: String, detail: String },
     #[error("the pre-push guard cannot run in this box's image, so git would refuse every commit and push there: {detail}")]
     GuardCannotRun { detail: String },
-    #[error("{what} {}: {source}", .path.display())]
+    #[error("{what} {}", .path.display())]
     Io {
         what: &'static str,
         path: PathBuf,
@@ -54,7 +54,7 @@ pub(super) fn tail(e: &CmdError) -> String {
         .collect::<Vec<_>>()
         .join(" / ");
     if last.is_empty() {
-        e.to_string()
+        crate::sanitize::chain(e)
     } else {
         crate::sanitize::line(&last)
     }
