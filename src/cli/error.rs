@@ -89,6 +89,8 @@ kinds! {
     // 5: conflict.
     ModeMismatch = "mode-mismatch" => CONFLICT,
     BlockingRegistration = "blocking-registration" => CONFLICT,
+    /// A box whose git dir reaches object stores treebox did not give it (SPEC §8.4).
+    ForeignObjects = "foreign-objects" => CONFLICT,
     IsolationMismatch = "isolation-mismatch" => CONFLICT,
     BranchExists = "branch-exists" => CONFLICT,
     BranchCheckedOut = "branch-checked-out" => CONFLICT,

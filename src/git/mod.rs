@@ -4,9 +4,12 @@
 //!   the repository, resolving refs, the worktree registrations.
 //! - [`cli`]: the one builder of `git` subprocesses, with exec-shaped configuration
 //!   pinned to inert values (SPEC §8.1).
+//! - [`objects`]: which object stores a box's git dir reaches, refused unless they
+//!   are the ones treebox gave it (SPEC §8.4).
 //! - [`porcelain`]: pure parsers of git's machine-readable output.
 
 pub mod cli;
+pub mod objects;
 pub mod porcelain;
 pub mod repo;
 

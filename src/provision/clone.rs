@@ -266,6 +266,11 @@ pub enum BundleError {
     Empty,
     #[error("could not pack the box's commits")]
     Pack(#[source] git2::Error),
+    #[error(transparent)]
+    Import(CmdError),
+    /// The box's git dir reaches object stores treebox did not give it.
+    #[error(transparent)]
+    ForeignObjects(crate::git::objects::ForeignObjects),
     #[error("could not write {}", .path.display())]
     Write {
         path: std::path::PathBuf,
@@ -285,15 +290,26 @@ pub struct Bundle {
     pub commits: usize,
 }
 
-/// Write a git bundle (v2) of the clone's branch to `out`, with libgit2 only: the
-/// clone's objects resolve here (its alternates point at the user's object store), and
-/// no git process ever runs under the clone's own config. Commits the user's
-/// repository already has are left out and named as prerequisites.
+/// Refuse a clone whose git dir reaches object stores other than its own and the
+/// user's (`<user_common_dir>/objects`, which `git clone --shared` wrote into its
+/// alternates): see [`crate::git::objects`].
+pub fn check_clone_stores(clone_path: &Path, user_common_dir: &Path) -> Result<(), BundleError> {
+    crate::git::objects::check_stores(&clone_path.join(".git"), &user_common_dir.join("objects"))
+        .map_err(BundleError::ForeignObjects)
+}
+
+/// Write a git bundle (v2) of the clone's branch to `out`, with libgit2 only, and no
+/// git process ever under the clone's own config. Objects are read from the clone's
+/// own store and the user's alone ([`crate::git::objects::box_odb`]), after
+/// [`check_clone_stores`] (and checked again once packed, before anything is written).
+/// Commits the user's repository already has are left out and named as prerequisites.
 pub fn write_bundle(
     clone_path: &Path,
     user_common_dir: &Path,
     out: &Path,
 ) -> Result<Bundle, BundleError> {
+    // First: a FIFO at the alternates is a hostile store, not merely an unreadable one.
+    check_clone_stores(clone_path, user_common_dir)?;
     if !crate::git::repo::plain_git_dir(&clone_path.join(".git")) {
         return Err(BundleError::Open {
             path: clone_path.to_path_buf(),
@@ -320,6 +336,13 @@ pub fn write_bundle(
         .map_err(|_| BundleError::NoBranch)?
         .to_string();
     let tip = head.target().ok_or(BundleError::NoBranch)?;
+    // The refs are the clone's; its objects come from the two stores it was given.
+    let clone =
+        crate::git::objects::box_odb(&clone_path.join(".git"), &user_common_dir.join("objects"))
+            .map_err(|source| BundleError::Open {
+                path: clone_path.to_path_buf(),
+                source,
+            })?;
     let user = git2::Repository::open(user_common_dir).ok();
     let user_odb = user.as_ref().and_then(|u| u.odb().ok());
     let in_user = |oid: git2::Oid| user_odb.as_ref().is_some_and(|o| o.exists(oid));
@@ -354,6 +377,8 @@ pub fn write_bundle(
     pb.insert_walk(&mut hide).map_err(BundleError::Pack)?;
     let mut pack = git2::Buf::new();
     pb.write_buf(&mut pack).map_err(BundleError::Pack)?;
+    // A store swapped while it was read is refused too.
+    check_clone_stores(clone_path, user_common_dir)?;
     let mut data = b"# v2 git bundle\n".to_vec();
     for p in &prerequisites {
         data.extend_from_slice(format!("-{p}\n").as_bytes());
@@ -373,10 +398,20 @@ pub fn write_bundle(
     })
 }
 
-/// Import a bundle of box `leaf` into `refs/hort/<leaf>/incoming` of the user's
-/// repository — a quarantined ref, never a branch. git runs in the user's repository
-/// (with the usual pins), never in the box.
-pub fn import_bundle(repo: &Repo, leaf: &str, bundle: &Bundle) -> Result<(), CmdError> {
+/// Import a bundle of box `leaf` (the clone at `clone_path`) into
+/// `refs/hort/<leaf>/incoming` of the user's repository — a quarantined ref, never a
+/// branch. git runs in the user's repository (with the usual pins), never in the box,
+/// and `git fetch` from a bundle file adds only the objects the bundle holds (its
+/// prerequisites must already be there). The clone's stores are checked once more
+/// first: whatever wrote the bundle, a box reaching another store imports nothing.
+pub fn import_bundle(
+    repo: &Repo,
+    leaf: &str,
+    clone_path: &Path,
+    user_common_dir: &Path,
+    bundle: &Bundle,
+) -> Result<(), BundleError> {
+    check_clone_stores(clone_path, user_common_dir)?;
     let git = GitCli::for_repo(&repo.common_dir, None);
     git.cmd(&repo.main_root)
         .args(["fetch", "--quiet", "--no-tags", "--no-write-fetch-head"])
@@ -388,4 +423,5 @@ pub fn import_bundle(repo: &Repo, leaf: &str, bundle: &Bundle) -> Result<(), Cmd
         ))
         .output()
         .map(|_| ())
+        .map_err(BundleError::Import)
 }

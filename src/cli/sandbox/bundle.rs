@@ -88,17 +88,27 @@ pub(super) fn write(
             CliError::new(ErrorKind::Io, format!("could not create {}", dir.display())).caused_by(e)
         })?;
     }
-    let common = entry
+    clone::write_bundle(&entry.path, &user_common_dir(repo, entry), &out)
+        .map_err(|e| from_bundle(e, entry.leaf.as_str()))
+}
+
+/// The common git dir of the repository the box borrows from, as its record says.
+pub(super) fn user_common_dir(repo: &crate::git::Repo, entry: &crate::boxes::BoxEntry) -> PathBuf {
+    entry
         .record
         .as_ref()
         .map(|r| r.common_dir.clone())
-        .unwrap_or_else(|| repo.common_dir.clone());
-    clone::write_bundle(&entry.path, &common, &out).map_err(from_bundle)
+        .unwrap_or_else(|| repo.common_dir.clone())
 }
 
-fn from_bundle(e: BundleError) -> CliError {
+pub(super) fn from_bundle(e: BundleError, leaf: &str) -> CliError {
     let msg = crate::sanitize::line(&e.to_string());
     let out = match e {
+        BundleError::ForeignObjects(_) => CliError::new(ErrorKind::ForeignObjects, msg).hint(format!(
+            "Nothing was read or imported. Look at what the box wrote there; to remove the box: `git sandbox down -f {}`.",
+            crate::cmd::quote(leaf)
+        )),
+        BundleError::Import(_) => CliError::new(ErrorKind::Fetch, msg),
         BundleError::Empty => CliError::new(ErrorKind::NothingToBundle, msg)
             .hint("Commit in the box first; the repository already has everything else."),
         BundleError::NoBranch => CliError::new(ErrorKind::NoBranch, msg).hint(

@@ -57,9 +57,10 @@ pub fn run(a: FetchArgs, ui: &mut Ui) -> Result<i32, CliError> {
         }
         Err(e) => return Err(e),
     };
-    clone::import_bundle(&repo, entry.leaf.as_str(), &b)
-        .map_err(|e| CliError::of(ErrorKind::Fetch, e))?;
+    let common = super::bundle::user_common_dir(&repo, &entry);
+    let imported = clone::import_bundle(&repo, entry.leaf.as_str(), &entry.path, &common, &b);
     maintain::bundle::discard(&b.path);
+    imported.map_err(|e| super::bundle::from_bundle(e, entry.leaf.as_str()))?;
     if a.json {
         let doc = FetchDocument {
             schema_version: V1,
