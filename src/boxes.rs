@@ -353,6 +353,9 @@ pub struct Assessment {
     /// remote-tracking ones) names a commit the user's repository does not have, or the
     /// clone cannot be read (`None`: not a clone).
     pub unreturned: Option<bool>,
+    /// Worktree mode: the box's HEAD (or, its branch gone, its last HEAD) is a commit no
+    /// ref of the repository reaches — not its branches, tags, nor origin's.
+    pub orphaned: bool,
     /// A digest of where the box's work stands: its HEAD, its changed paths and, for a
     /// clone, every ref but the remote-tracking ones. Two assessments with different digests saw
     /// different work (`teardown::remove_if_unchanged` refuses on a change).
@@ -466,6 +469,13 @@ pub fn assess(entry: &BoxEntry, repo: &Repo) -> Assessment {
     let live_head = opened
         .as_ref()
         .and_then(|r| r.head().ok().and_then(|h| h.target()));
+    if !entry.is_clone() {
+        // A deleted branch leaves its commits only in the box's HEAD or HEAD reflog.
+        let last = || last_head(opened.as_ref()?.path());
+        a.orphaned = live_head
+            .or_else(last)
+            .is_some_and(|t| unreachable(&repo.git, t));
+    }
     let clone = if entry.is_clone() { opened } else { None };
     let tip = live_head.or_else(|| {
         entry
@@ -556,6 +566,34 @@ fn clone_unreturned(clone: &git2::Repository, user: &git2::Repository) -> bool {
         tips.extend(r.target());
     }
     tips.iter().any(|t| !odb.exists(*t))
+}
+
+/// The newest commit a git dir's HEAD reflog names (its `logs/HEAD`, read as a plain
+/// file of bounded size).
+fn last_head(git_dir: &Path) -> Option<git2::Oid> {
+    let log = git_dir.join("logs/HEAD");
+    if !std::fs::metadata(&log).is_ok_and(|m| m.is_file() && m.len() < 64 << 20) {
+        return None;
+    }
+    let text = crate::git::repo::read_plain(&log)?;
+    let line = text.lines().rev().find(|l| !l.trim().is_empty())?;
+    git2::Oid::from_str(line.split(' ').nth(1)?).ok()
+}
+
+/// Does no ref of `repo` (nor its HEAD) reach `tip`? Unreadable counts as yes.
+fn unreachable(repo: &git2::Repository, tip: git2::Oid) -> bool {
+    let walk = || -> Result<bool, git2::Error> {
+        let mut walk = repo.revwalk()?;
+        walk.push(tip)?;
+        let _ = walk.hide_head();
+        for r in repo.references()?.flatten() {
+            if let Ok(c) = r.peel_to_commit() {
+                let _ = walk.hide(c.id());
+            }
+        }
+        Ok(walk.next().is_some())
+    };
+    walk().unwrap_or(true)
 }
 
 fn count_unpushed(repo: &git2::Repository, tip: git2::Oid) -> Result<usize, git2::Error> {
