@@ -1,7 +1,9 @@
 //! Issue 18, points 3 and 4: a box with hostile files is broken for commands on that
 //! box only, and `git sandbox down` never loses work unasked.
 
-use crate::env::{Run, TestEnv, SANDBOX};
+use std::path::Path;
+
+use crate::env::{Run, TestEnv, SANDBOX, TREEBOX};
 
 /// `BIN ARGS` in the repository, killed after 30 s: a hang fails instead of stalling.
 fn timed(env: &TestEnv, bin: &str, args: &[&str]) -> Run {
@@ -128,4 +130,144 @@ fn down_removes_a_clean_box_without_asking() {
     assert!(!env
         .git(&env.repo, &["branch", "--list", "pushed"])
         .is_empty());
+}
+
+/// Plant `kind` at `file`, in place of what git wrote there.
+fn plant(env: &TestEnv, file: &Path, kind: &str) {
+    std::fs::remove_file(file).unwrap();
+    match kind {
+        "fifo" => {
+            let st = std::process::Command::new("mkfifo").arg(file).status();
+            assert!(st.unwrap().success());
+        }
+        "zero" => std::os::unix::fs::symlink("/dev/zero", file).unwrap(),
+        "huge" => {
+            let big = env.root().join("huge");
+            if !big.exists() {
+                let f = std::fs::File::create(&big).unwrap();
+                f.set_len(512 << 20).unwrap();
+            }
+            std::os::unix::fs::symlink(&big, file).unwrap();
+        }
+        "junk" => std::fs::write(file, b"\x00\xff\x1b[2Jjunk\n\x01\x02\n").unwrap(),
+        _ => unreachable!(),
+    }
+}
+
+/// The row of box `name` in `list --json` / `ls --json`.
+fn state_of(doc: &serde_json::Value, name: &str) -> String {
+    doc["boxes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["name"] == name)
+        .unwrap_or_else(|| panic!("{name} not listed: {doc}"))["state"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+/// One kind of hostile file at a box's admin `HEAD`, another box's `gitdir`, a third's
+/// `commondir`: each of those boxes is broken and refused by name; creating other
+/// boxes, `list`, `ls`, `doctor` and `prune` keep working, without hanging.
+fn one_box_blocks_none(kind: &str) {
+    let env = TestEnv::new();
+    for (name, file) in [("h", "HEAD"), ("g", "gitdir"), ("c", "commondir")] {
+        env.treebox(&["create", name, "--no-launch"]).ok();
+        plant(
+            &env,
+            &env.repo.join(".git/worktrees").join(name).join(file),
+            kind,
+        );
+    }
+    let r = timed(&env, TREEBOX, &["create", "fresh", "--no-launch"]);
+    r.ok();
+    assert!(env.box_path("fresh").join("README.md").is_file(), "{r:?}");
+    timed(&env, SANDBOX, &["up", "-d", "upped"]).ok();
+    assert!(env.box_path("upped").join("README.md").is_file());
+    // The new boxes are whole: git in them works, their guard is in place.
+    let st = env.git(&env.box_path("fresh"), &["status", "--porcelain"]);
+    assert_eq!(st.trim(), "", "{st}");
+    let list = timed(&env, TREEBOX, &["list", "--json"]);
+    let ls = timed(&env, SANDBOX, &["ls", "--json"]);
+    for name in ["h", "g", "c"] {
+        assert_eq!(
+            state_of(&list.ok().json(), name),
+            "broken",
+            "list, {kind} in {name}"
+        );
+        assert_eq!(
+            state_of(&ls.ok().json(), name),
+            "broken",
+            "ls, {kind} in {name}"
+        );
+    }
+    for name in ["fresh", "upped"] {
+        assert_ne!(state_of(&list.json(), name), "broken", "{name}");
+    }
+    let doctor = timed(&env, TREEBOX, &["doctor", "--json"]).json();
+    let check = doctor["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "boxes")
+        .unwrap()
+        .clone();
+    assert_eq!(check["status"], "advisory", "{check}");
+    assert!(
+        check["summary"].as_str().unwrap().contains("c, g, h"),
+        "{check}"
+    );
+    // Commands naming a broken box refuse it (5), writing nothing.
+    for name in ["h", "g", "c"] {
+        let before = env.snapshot();
+        for (bin, args) in [
+            (TREEBOX, vec!["enter", name]),
+            (SANDBOX, vec!["run", name, "--", "true"]),
+            (SANDBOX, vec!["attach", name]),
+        ] {
+            let r = timed(&env, bin, &args);
+            r.code(5);
+            assert!(r.stderr.contains("git would hang"), "{args:?}: {r:?}");
+            assert!(r.stderr.contains("teardown --force"), "{args:?}: {r:?}");
+        }
+        assert_eq!(
+            env.snapshot(),
+            before,
+            "{kind} in {name}: something was written"
+        );
+    }
+    assert!(
+        !env.harness_log().contains("box=h"),
+        "{}",
+        env.harness_log()
+    );
+    timed(&env, SANDBOX, &["prune", "-f"]).ok();
+    for name in ["h", "g", "c"] {
+        timed(&env, SANDBOX, &["down", "-f", name]).ok();
+        assert!(!env.box_path(name).exists());
+    }
+    // With the hostile boxes gone, git's own bookkeeping is whole again.
+    timed(&env, "git", &["worktree", "list"]).ok();
+    timed(&env, TREEBOX, &["create", "after", "--no-launch"]).ok();
+}
+
+#[test]
+fn a_fifo_in_one_registration_blocks_no_other_box() {
+    one_box_blocks_none("fifo");
+}
+
+#[test]
+fn a_symlink_to_dev_zero_in_one_registration_blocks_no_other_box() {
+    one_box_blocks_none("zero");
+}
+
+#[test]
+fn a_symlink_to_a_huge_file_in_one_registration_blocks_no_other_box() {
+    one_box_blocks_none("huge");
+}
+
+#[test]
+fn junk_in_one_registration_blocks_no_other_box() {
+    one_box_blocks_none("junk");
 }
