@@ -185,6 +185,8 @@ fn one_box_blocks_none(kind: &str) {
     assert!(env.box_path("fresh").join("README.md").is_file(), "{r:?}");
     timed(&env, SANDBOX, &["up", "-d", "upped"]).ok();
     assert!(env.box_path("upped").join("README.md").is_file());
+    timed(&env, SANDBOX, &["up", "-d", "--git", "clone", "cloned"]).ok();
+    assert!(env.box_path("cloned").join("README.md").is_file());
     // The new boxes are whole: git in them works, their guard is in place.
     let st = env.git(&env.box_path("fresh"), &["status", "--porcelain"]);
     assert_eq!(st.trim(), "", "{st}");
@@ -202,7 +204,7 @@ fn one_box_blocks_none(kind: &str) {
             "ls, {kind} in {name}"
         );
     }
-    for name in ["fresh", "upped"] {
+    for name in ["fresh", "upped", "cloned"] {
         assert_ne!(state_of(&list.json(), name), "broken", "{name}");
     }
     let doctor = timed(&env, TREEBOX, &["doctor", "--json"]).json();
