@@ -19,6 +19,12 @@ use crate::names::Leaf;
 use crate::state::{Layout, Record};
 use crate::vocab::GitMode;
 
+mod assess;
+mod registration;
+
+pub use assess::{assess, Assessment};
+pub use registration::{hostile_registration, registration_blocks};
+
 /// One box.
 #[derive(Debug, Clone)]
 pub struct BoxEntry {
@@ -338,34 +344,14 @@ pub fn resolve<'a>(
     }
 }
 
-/// What removing a box would lose, read through libgit2 (no filters, no hooks).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Assessment {
-    /// Uncommitted changes (tracked or untracked, not ignored). `None`: unknown.
-    pub dirty: Option<bool>,
-    /// Commits on the branch that no remote-tracking ref has.
-    pub unpushed: Option<usize>,
-    /// The branch tip is already in the base.
-    pub merged: Option<bool>,
-    /// No commits beyond the base and no changes.
-    pub empty: bool,
-    /// Clone mode: some ref of the clone (HEAD, a branch, the stash, a tag; not the
-    /// remote-tracking ones) names a commit the user's repository does not have, or the
-    /// clone cannot be read (`None`: not a clone).
-    pub unreturned: Option<bool>,
-    /// A digest of where the box's work stands: its HEAD, its changed paths and, for a
-    /// clone, every ref but the remote-tracking ones. Two assessments with different digests saw
-    /// different work (`teardown::remove_if_unchanged` refuses on a change).
-    pub work: u64,
-}
-
 impl BoxEntry {
     /// Its checkout was made whole, and its `.git` is now gone or of the wrong kind
-    /// (see [`checkout_intact`]).
+    /// (see [`checkout_intact`]), or its registration holds hostile files (see
+    /// [`hostile_registration`]).
     pub fn is_broken(&self) -> bool {
-        self.record
-            .as_ref()
-            .is_some_and(|r| r.checkout_completed && !checkout_intact(r))
+        self.record.as_ref().is_some_and(|r| {
+            r.checkout_completed && (!checkout_intact(r) || hostile_registration(r).is_some())
+        })
     }
 
     /// A clone box: so its record says; without a readable record, a directory with a
@@ -380,191 +366,4 @@ impl BoxEntry {
             }
         }
     }
-}
-
-impl Assessment {
-    /// Would removing the checkout lose uncommitted work (or can't we tell)?
-    pub fn loses_uncommitted(&self) -> bool {
-        self.dirty != Some(false)
-    }
-}
-
-/// Open the box's checkout as a repository: through its `.git` pointer, else through
-/// the registration (when the pointer file is gone).
-fn open_box(entry: &BoxEntry) -> Option<git2::Repository> {
-    if !entry.dir_exists {
-        return None;
-    }
-    let pointer = entry.path.join(".git");
-    // A worktree's `.git` is a pointer file; a clone's is a directory. Either opens
-    // with libgit2 (a symlink planted there is not followed into somewhere else).
-    let kind = std::fs::symlink_metadata(&pointer).ok();
-    // Never open what could block a read (see `plain_git_dir`): unreadable instead.
-    if kind.as_ref().is_some_and(|m| m.is_dir()) && !crate::git::repo::plain_git_dir(&pointer) {
-        return None;
-    }
-    if let Some(admin) = &entry.admin_dir {
-        if !crate::git::repo::plain_git_dir(admin) {
-            return None;
-        }
-    }
-    // The git dir a pointer file names is read by libgit2 too (its `gitdir`, `HEAD`…),
-    // even when the registration could not be matched to this box.
-    if kind.as_ref().is_some_and(|m| m.is_file()) {
-        let named = crate::git::repo::read_plain(&pointer)
-            .and_then(|t| {
-                t.trim()
-                    .strip_prefix("gitdir: ")
-                    .map(std::path::PathBuf::from)
-            })
-            .map(|d| {
-                if d.is_relative() {
-                    entry.path.join(d)
-                } else {
-                    d
-                }
-            });
-        match named {
-            Some(dir) if crate::git::repo::plain_git_dir(&dir) => {}
-            _ => return None,
-        }
-    }
-    if kind.is_some_and(|m| m.is_file() || m.is_dir()) {
-        if let Ok(r) = git2::Repository::open(&entry.path) {
-            return Some(r);
-        }
-    }
-    let admin = entry.admin_dir.as_ref()?;
-    let repo = git2::Repository::open(admin).ok()?;
-    repo.set_workdir(&entry.path, false).ok()?;
-    Some(repo)
-}
-
-/// Assess a box against the repository's refs.
-pub fn assess(entry: &BoxEntry, repo: &Repo) -> Assessment {
-    let mut a = Assessment::default();
-    let opened = open_box(entry);
-    let mut changes: Vec<(Vec<u8>, u32)> = Vec::new();
-    if let Some(r) = &opened {
-        let mut opts = git2::StatusOptions::new();
-        opts.include_untracked(true)
-            .include_ignored(false)
-            .recurse_untracked_dirs(false)
-            .exclude_submodules(false);
-        let statuses = r.statuses(Some(&mut opts)).ok();
-        a.dirty = statuses.as_ref().map(|s| !s.is_empty());
-        if let Some(s) = statuses {
-            changes = s
-                .iter()
-                .map(|e| (e.path_bytes().to_vec(), e.status().bits()))
-                .collect();
-        }
-    } else if !entry.dir_exists {
-        a.dirty = Some(false);
-    }
-    // The box's live HEAD (a detached one too), else its branch as recorded.
-    let live_head = opened
-        .as_ref()
-        .and_then(|r| r.head().ok().and_then(|h| h.target()));
-    let clone = if entry.is_clone() { opened } else { None };
-    let tip = live_head.or_else(|| {
-        entry
-            .branch
-            .as_deref()
-            .filter(|_| clone.is_none())
-            .and_then(|b| repo.local_branch(b))
-    });
-    a.work = work_digest(tip, clone.as_ref(), &changes);
-    if entry.is_clone() {
-        // Unknown (clone unreadable) counts as unreturned.
-        a.unreturned = Some(match &clone {
-            Some(c) => clone_unreturned(c, &repo.git),
-            None => entry.dir_exists,
-        });
-    }
-    if let Some(tip) = tip {
-        let graph = clone.as_ref().unwrap_or(&repo.git);
-        a.unpushed = count_unpushed(graph, tip).ok();
-        let base = entry
-            .record
-            .as_ref()
-            .and_then(|r| r.base_ref.as_deref())
-            .and_then(|b| repo.git.refname_to_id(b).ok());
-        if let Some(base) = base {
-            a.merged =
-                Some(tip == base || repo.git.graph_descendant_of(base, tip).unwrap_or(false));
-        }
-        let started = entry
-            .record
-            .as_ref()
-            .and_then(|r| r.base_commit.as_deref())
-            .and_then(|c| git2::Oid::from_str(c).ok());
-        a.empty = started == Some(tip) && a.dirty == Some(false) && a.unreturned != Some(true);
-    } else {
-        a.empty = a.dirty == Some(false);
-    }
-    a
-}
-
-fn work_digest(
-    head: Option<git2::Oid>,
-    clone: Option<&git2::Repository>,
-    changes: &[(Vec<u8>, u32)],
-) -> u64 {
-    use std::hash::{Hash, Hasher};
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    head.map(|o| o.as_bytes().to_vec()).hash(&mut h);
-    changes.hash(&mut h);
-    if let Some(refs) = clone.and_then(|c| c.references().ok()) {
-        let mut all: Vec<(Vec<u8>, Option<git2::Oid>)> = refs
-            .flatten()
-            .filter(|r| !r.name_bytes().starts_with(b"refs/remotes/"))
-            .map(|r| (r.name_bytes().to_vec(), r.target()))
-            .collect();
-        all.sort();
-        for (n, t) in all {
-            n.hash(&mut h);
-            t.map(|o| o.as_bytes().to_vec()).hash(&mut h);
-        }
-    }
-    h.finish()
-}
-
-/// Does the clone hold a commit the user's repository lacks — at HEAD, on any of its
-/// branches, in its stash, tags or notes (anything but remote-tracking refs, which
-/// are copies of somewhere else)? Anything unreadable counts as yes.
-fn clone_unreturned(clone: &git2::Repository, user: &git2::Repository) -> bool {
-    let Ok(odb) = user.odb() else {
-        return true;
-    };
-    let mut tips = Vec::new();
-    match clone.head() {
-        Ok(h) => tips.extend(h.target()),
-        Err(e) if e.code() == git2::ErrorCode::UnbornBranch => {}
-        Err(_) => return true,
-    }
-    let Ok(refs) = clone.references() else {
-        return true;
-    };
-    for r in refs {
-        let Ok(r) = r else {
-            return true;
-        };
-        if r.name_bytes().starts_with(b"refs/remotes/") {
-            continue;
-        }
-        tips.extend(r.target());
-    }
-    tips.iter().any(|t| !odb.exists(*t))
-}
-
-fn count_unpushed(repo: &git2::Repository, tip: git2::Oid) -> Result<usize, git2::Error> {
-    let mut walk = repo.revwalk()?;
-    walk.push(tip)?;
-    for r in repo.references_glob("refs/remotes/*")?.flatten() {
-        if let Some(oid) = r.target() {
-            let _ = walk.hide(oid);
-        }
-    }
-    Ok(walk.take(10_000).count())
 }

@@ -188,7 +188,7 @@ pub fn remove_if_unchanged(
         let a = &t.assessment;
         (
             t.entry.dir_exists && a.dirty != Some(false),
-            a.unreturned == Some(true),
+            a.unreturned == Some(true) || a.orphaned,
             a.unpushed.unwrap_or(0),
             t.live,
         )
@@ -323,6 +323,9 @@ pub fn describe(t: &Target) -> String {
     }
     if a.unreturned == Some(true) {
         parts.push("holds commits the repository does not have".into());
+    }
+    if a.orphaned {
+        parts.push("holds commits no branch, tag or remote has".into());
     }
     if a.merged == Some(true) && !a.empty {
         parts.push("merged".into());

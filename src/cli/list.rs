@@ -71,10 +71,10 @@ fn row(e: &BoxEntry, repo: &Repo, layout: &Layout) -> Row {
         "missing"
     } else if e.record.is_none() {
         "no-record"
-    } else if e.admin_dir.is_none() && !e.is_clone() {
-        "unregistered"
     } else if e.is_broken() {
         "broken"
+    } else if e.admin_dir.is_none() && !e.is_clone() {
+        "unregistered"
     } else {
         "ok"
     };

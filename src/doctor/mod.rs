@@ -2,8 +2,8 @@
 //!
 //! [`run_checks`] looks at what treebox depends on — the git CLI, the repository, the
 //! user running it, each harness CLI and its login dir, the canonical `.env`, access to
-//! `origin`, and the engine of the chosen runner — and returns one [`Check`] per item,
-//! in a fixed order with stable names. It never prints and never picks an exit code:
+//! `origin`, the engine of the chosen runner, and the repository's broken boxes — and
+//! returns one [`Check`] per item, in a fixed order with stable names. It never prints and never picks an exit code:
 //! `cli/doctor.rs` does both (a [`Status::Fail`] is exit 1, advisories are not).
 //!
 //! Invariants: nothing is written; every git subprocess is built by
@@ -18,8 +18,9 @@
 //!   an engine for its version;
 //! - one file per subject: `system` (git, repository, uid), `harness` (harness CLIs
 //!   and their login dirs), `env` (the canonical `.env`), `origin` (`git ls-remote`),
-//!   `runner` (the chosen isolation and its engine).
+//!   `runner` (the chosen isolation and its engine), `boxes` (broken boxes).
 
+mod boxes;
 mod env;
 mod harness;
 mod origin;
@@ -39,6 +40,7 @@ pub use probe::{output_within, PROBE_TIMEOUT};
 pub use runner::{chosen_isolation, runner_probe, RunnerProbe};
 pub use system::{parse_git_version, MIN_GIT};
 
+use boxes::check_boxes;
 use env::check_env;
 use harness::check_harness;
 use origin::check_origin;
@@ -71,7 +73,7 @@ impl Status {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Check {
     /// A stable id: `git`, `repo`, `uid`, `harness.claude`, `harness.codex`, `env`,
-    /// `origin`, `runner`.
+    /// `origin`, `runner`, `boxes`.
     pub name: &'static str,
     pub status: Status,
     /// One line saying what was found (not yet sanitised for a terminal).
@@ -137,6 +139,10 @@ pub fn run_checks(cwd: &Path, cfg: &UserConfig, isolation_flag: Option<&str>) ->
     });
     checks.push(origin);
     checks.push(runner);
+    checks.push(match &repo {
+        Ok(r) => check_boxes(r),
+        Err(_) => not_checked("boxes"),
+    });
     checks
 }
 

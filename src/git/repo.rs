@@ -298,7 +298,8 @@ pub fn plain_git_dir(git_dir: &Path) -> bool {
 /// A small file's text, without blocking on a FIFO planted in its place: only a
 /// regular file is read.
 pub fn read_plain(path: &Path) -> Option<String> {
-    if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
+    // Bounded: a box can point its `HEAD` or `gitdir` at a huge file.
+    if !std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.len() <= 1 << 20) {
         return None;
     }
     std::fs::read_to_string(path).ok()

@@ -53,10 +53,18 @@ pub fn create(
         reporter.note(n.clone());
     }
     let (leaf, branch, placeholder) = choose_name(req, &ctx)?;
-    let fetch = fetch_mode(req, &ctx);
-    // git reads every worktree's admin files; one a box made unreadable would hang it.
+    let mut fetch = fetch_mode(req, &ctx);
+    // `git fetch` reads every worktree's admin files (`rev-list --all`): one a box made
+    // unreadable would hang it. Such a box is the box's own problem: this create goes
+    // on from local refs (and the checkout is registered without git, see `checkout`).
     if let Some(admin) = blocking_registration(&ctx.repo.common_dir) {
-        return Err(ProvisionError::BlockingRegistration { admin });
+        if fetch == Fetch::Origin {
+            fetch = Fetch::Skipped;
+            reporter.warn(format!(
+                "origin not fetched (the base may be stale): git would hang on {}, which a box made unreadable",
+                admin.display()
+            ));
+        }
     }
     // Refuse early, before the (slow) fetch, whatever can be refused now; the checks
     // are repeated under the lock below.
@@ -80,6 +88,7 @@ pub fn create(
                 req.interactive,
             )
         })?,
+        Fetch::Skipped if !req.no_fetch => {}
         Fetch::Skipped => reporter.warn("--no-fetch: the base may be stale".into()),
         Fetch::NoOrigin => reporter.note("no origin remote: using local refs".into()),
     }
@@ -205,6 +214,7 @@ fn apply(
                 crate::state::WaitedLock::acquire(&ctx.layout.registration_lock_path());
             checkout::add_worktree(
                 &ctx.git,
+                &ctx.repo.common_dir,
                 &ctx.repo.main_root,
                 &plan.path,
                 &plan.checkout,

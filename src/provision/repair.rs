@@ -92,6 +92,7 @@ pub(crate) fn repair_checkout(
         };
         checkout::add_worktree(
             &git,
+            &repo.common_dir,
             &repo.main_root,
             path,
             &checkout,
@@ -103,35 +104,23 @@ pub(crate) fn repair_checkout(
 }
 
 /// A worktree registration whose files a read would block on (a FIFO a box planted in
-/// its own admin dir): git itself would hang on it in `worktree add`, `fetch`, `gc`.
+/// its own admin dir): git itself would hang on it in `worktree add` and `fetch`.
 pub(super) fn blocking_registration(common_dir: &Path) -> Option<PathBuf> {
     let rd = std::fs::read_dir(common_dir.join("worktrees")).ok()?;
-    for e in rd.flatten() {
-        let admin = e.path();
-        let blocking = [
-            "gitdir",
-            "HEAD",
-            "commondir",
-            "locked",
-            "index",
-            "config.worktree",
-        ]
-        .iter()
-        .any(|f| match std::fs::metadata(admin.join(f)) {
-            Ok(m) => !m.is_file(),
-            Err(err) => err.kind() != std::io::ErrorKind::NotFound,
-        });
-        if blocking {
-            return Some(admin);
-        }
-    }
-    None
+    rd.flatten()
+        .map(|e| e.path())
+        .find(|admin| crate::boxes::registration_blocks(admin))
 }
 
 /// Refuse to run anything in a box whose `.git` is gone or is the wrong kind (a clone
 /// has a directory, a worktree a pointer file): git run there would walk up to the
 /// user's own repository, which the box sits inside. Folder boxes have no `.git`.
+/// A worktree box whose registration holds hostile files (a FIFO, a symlink, junk) is
+/// refused too: git there would hang or misread it.
 pub fn check_checkout(record: &Record) -> Result<(), ProvisionError> {
+    if let Some(admin) = crate::boxes::hostile_registration(record) {
+        return Err(ProvisionError::BlockingRegistration { admin });
+    }
     if crate::boxes::checkout_intact(record) {
         return Ok(());
     }

@@ -70,7 +70,8 @@ pub(super) fn undo_checkout(
     } else if made_checkout {
         let _registration = crate::state::WaitedLock::acquire(&ctx.layout.registration_lock_path());
         let created_branch = record_created_branch(&plan.checkout);
-        checkout::remove_worktree(&ctx.git, &ctx.repo.main_root, &plan.path, created_branch);
+        let (git, common) = (&ctx.git, &ctx.repo.common_dir);
+        checkout::remove_worktree(git, common, &ctx.repo.main_root, &plan.path, created_branch);
     }
     let _ = std::fs::remove_dir_all(ctx.layout.box_state(leaf));
     reporter.note(format!("rolled back box `{leaf}`"));

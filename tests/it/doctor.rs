@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use crate::env::{Run, TestEnv};
 
-const NAMES: [&str; 8] = [
+const NAMES: [&str; 9] = [
     "git",
     "repo",
     "uid",
@@ -16,6 +16,7 @@ const NAMES: [&str; 8] = [
     "env",
     "origin",
     "runner",
+    "boxes",
 ];
 
 fn schema() -> Value {

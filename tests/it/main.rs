@@ -11,6 +11,7 @@ mod env;
 mod faults;
 mod guard;
 mod hostile;
+mod hostile_boxes;
 mod hostile_objects;
 mod lifecycle;
 mod proof;

@@ -1,8 +1,9 @@
 //! `git sandbox down NAME [-f]`: naming the box is the decision.
 //!
-//! It asks only when something would be lost that the user may not know about: a
-//! clone holding commits the repository lacks (or whose state cannot be told), or a
-//! live session. Without a terminal it refuses only in those cases (exit 5) unless
+//! It asks only when something would be lost that the user may not know about:
+//! uncommitted or untracked changes (or a checkout whose changes cannot be read),
+//! commits that neither the repository nor origin has (a clone's unreturned work, a
+//! worktree whose branch was deleted), or a live session. Without a terminal it refuses only in those cases (exit 5) unless
 //! `-f`. Nothing is removed on refusal.
 
 use clap::Args;
@@ -16,7 +17,7 @@ use crate::teardown;
 pub struct DownArgs {
     /// The box.
     pub name: String,
-    /// Remove without asking, even with unreturned work or a live session.
+    /// Remove without asking, even with uncommitted or unreturned work or a live session.
     #[arg(short, long)]
     pub force: bool,
     /// Print the result as JSON.
@@ -33,8 +34,16 @@ pub fn run(a: DownArgs, ui: &mut Ui) -> Result<i32, CliError> {
     let t = teardown::target_for(entry, &repo, &layout, a.force);
     let name = t.entry.leaf.to_string();
     let mut reasons = Vec::new();
+    match t.assessment.dirty {
+        Some(true) => reasons.push("it has uncommitted or untracked changes"),
+        None if t.entry.dir_exists => reasons.push("its changes cannot be read"),
+        _ => {}
+    }
     if t.assessment.unreturned == Some(true) {
         reasons.push("it holds commits the repository does not have");
+    }
+    if t.assessment.orphaned {
+        reasons.push("it holds commits that neither the repository nor origin has");
     }
     if t.live {
         reasons.push("an agent session is live in it");

@@ -51,7 +51,7 @@ pub enum SandboxCommand {
     Run(run::RunArgs),
     /// List every box on this machine, across repositories.
     Ls(ls::LsArgs),
-    /// Remove a box; asks only when unreturned work or a live session would be lost.
+    /// Remove a box; asks only when uncommitted or unreturned work or a live session would be lost.
     Down(down::DownArgs),
     /// Stop containers idle for a while (they start again on next use).
     Park(park::ParkArgs),
