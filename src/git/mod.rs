@@ -4,9 +4,12 @@
 //!   the repository, resolving refs, the worktree registrations.
 //! - [`cli`]: the one builder of `git` subprocesses, with exec-shaped configuration
 //!   pinned to inert values (SPEC §8.1).
+//! - `pins`: what the repository-level config (which a box may write) sets, every
+//!   include followed, as git and as a conservative libgit2 walk read it.
 //! - [`porcelain`]: pure parsers of git's machine-readable output.
 
 pub mod cli;
+mod pins;
 pub mod porcelain;
 pub mod repo;
 
