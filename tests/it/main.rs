@@ -11,6 +11,7 @@ mod env;
 mod faults;
 mod guard;
 mod hostile;
+mod hostile_include;
 mod lifecycle;
 mod proof;
 mod races;
