@@ -30,12 +30,15 @@ pub(crate) type Entry = (OsString, OsString);
 pub(crate) fn repo_level_entries(common_dir: &Path, worktree_config: Option<&Path>) -> Vec<Entry> {
     let mut walk = Walk::default();
     walk.file(&common_dir.join("config"), 0);
+    // git's listing runs in the main worktree's context: what it sees depends on the
+    // shared config (and what that includes), not on another worktree's file.
+    let fingerprint = walk.fingerprint.finish();
     if let Some(w) = worktree_config {
         walk.file(w, 0);
     }
     let mut out = walk.entries;
     if walk.mentions_include || walk.unreadable {
-        out.extend(git_listing(common_dir, walk.fingerprint.finish()));
+        out.extend(git_listing(common_dir, fingerprint));
     }
     out
 }
@@ -218,14 +221,44 @@ fn git_listing(common_dir: &Path, fingerprint: u64) -> Vec<Entry> {
     for k in super::cli::SCRUBBED_ENV {
         c = c.env_remove(*k);
     }
-    let entries = match c.env("LC_ALL", "C").output_any() {
-        Ok(o) if o.status.success() => parse_listing(&o.stdout),
-        _ => Vec::new(),
+    let entries = match stdout_within(&c.env("LC_ALL", "C"), LISTING_LIMIT) {
+        Some(out) => parse_listing(&out),
+        None => Vec::new(),
     };
     if let Ok(mut memo) = LISTINGS.lock() {
         memo.push((common_dir.to_path_buf(), fingerprint, entries.clone()));
     }
     entries
+}
+
+/// How long git may take to list the config: an include naming a FIFO would block it.
+const LISTING_LIMIT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// `cmd`'s stdout when it exits successfully within `limit`; else it is killed.
+fn stdout_within(cmd: &Cmd, limit: std::time::Duration) -> Option<Vec<u8>> {
+    use std::io::Read;
+    use std::process::Stdio;
+    let mut child = cmd
+        .to_command()
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .ok()?;
+    let mut pipe = child.stdout.take()?;
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        let _ = pipe.read_to_end(&mut buf);
+        let _ = tx.send(buf);
+    });
+    // git config spawns nothing: its stdout closes when it exits.
+    let out = rx.recv_timeout(limit).ok();
+    if out.is_none() {
+        let _ = child.kill();
+    }
+    let status = child.wait().ok()?;
+    out.filter(|_| status.success())
 }
 
 /// `scope NUL origin NUL key [LF value] NUL`, repeated; local and worktree entries.
@@ -280,6 +313,24 @@ mod tests {
             expand_include(OsStr::new("/abs/x.cfg"), dir),
             vec![PathBuf::from("/abs/x.cfg")]
         );
+    }
+
+    #[test]
+    fn a_listing_that_blocks_is_given_up() {
+        let d = tempfile::tempdir().unwrap();
+        let fifo = d.path().join("fifo");
+        assert!(std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success());
+        let start = std::time::Instant::now();
+        let c = Cmd::new("sh").args(["-c", "exec cat \"$0\"", &fifo.to_string_lossy()]);
+        assert_eq!(
+            stdout_within(&c, std::time::Duration::from_millis(200)),
+            None
+        );
+        assert!(start.elapsed() < std::time::Duration::from_secs(3));
     }
 
     #[test]
