@@ -9,20 +9,18 @@
 //! - fixed pins for exec-shaped configuration (`core.hooksPath=/dev/null`,
 //!   `core.fsmonitor=false`, `protocol.ext.allow=never`, no auto-gc);
 //! - and, because a box can write the repository's shared config (SPEC §8.1), every
-//!   exec-shaped key found in the *repository-level* config files is overridden on the
+//!   exec-shaped key found in the *repository-level* config files (and whatever they
+//!   include, in every form git expands: see [`super::pins`]) is overridden on the
 //!   command line with the user's own (global/system) value, or an inert one. The
 //!   user's credential helpers and ssh command keep working; a helper planted by a
 //!   box never runs.
 
 use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
+use super::pins::Entry;
 use crate::cmd::Cmd;
-
-/// A config entry as git stores it: bytes, not necessarily UTF-8 (git runs a
-/// non-UTF-8 value as readily as any other).
-type Entry = (OsString, OsString);
 
 /// Environment variables git exports to hooks; a child git must not inherit them.
 pub const SCRUBBED_ENV: &[&str] = &[
@@ -109,56 +107,6 @@ pub fn inert_value(name: &str) -> Option<&'static str> {
     }
 }
 
-/// Config entries (name, value) of one file and of every file it includes, read
-/// through libgit2 (which runs nothing). `include.path` and `includeIf.<cond>.path` are
-/// followed whatever their condition: a box can plant keys behind a condition that holds
-/// only for the git that will run, so every included file counts as repo-level.
-fn file_entries(path: &Path) -> Vec<Entry> {
-    let mut out = Vec::new();
-    let mut seen = std::collections::HashSet::new();
-    collect_entries(path, 0, &mut seen, &mut out);
-    out
-}
-
-fn collect_entries(
-    path: &Path,
-    depth: usize,
-    seen: &mut std::collections::HashSet<PathBuf>,
-    out: &mut Vec<Entry>,
-) {
-    // git itself stops at 10 levels of includes.
-    if depth > 10 || !path.is_file() || !seen.insert(path.to_path_buf()) {
-        return;
-    }
-    let Ok(cfg) = git2::Config::open(path) else {
-        return;
-    };
-    let mut includes = Vec::new();
-    if let Ok(mut entries) = cfg.entries(None) {
-        while let Some(Ok(e)) = entries.next() {
-            let n = OsStr::from_bytes(e.name_bytes()).to_os_string();
-            let v = OsStr::from_bytes(e.value_bytes()).to_os_string();
-            let lower = n.to_string_lossy().to_ascii_lowercase();
-            if lower == "include.path"
-                || (lower.starts_with("includeif.") && lower.ends_with(".path"))
-            {
-                includes.push(v.clone());
-            }
-            out.push((n, v));
-        }
-    }
-    let dir = path.parent().unwrap_or(Path::new("/"));
-    for inc in includes {
-        let inc = PathBuf::from(inc);
-        let target = match (inc.strip_prefix("~/"), std::env::var_os("HOME")) {
-            (Ok(rest), Some(home)) => PathBuf::from(home).join(rest),
-            _ if inc.is_absolute() => inc,
-            _ => dir.join(&inc),
-        };
-        collect_entries(&target, depth + 1, seen, out);
-    }
-}
-
 /// The user's own entries (global, XDG, system), in git's order.
 fn user_entries() -> Vec<Entry> {
     let mut out = Vec::new();
@@ -193,9 +141,7 @@ impl GitCli {
     /// written: `common_dir/config`, plus `worktree_config` (the `config.worktree` of
     /// the worktree the command runs in), when given.
     pub fn for_repo(common_dir: &Path, worktree_config: Option<&Path>) -> GitCli {
-        let mut files: Vec<PathBuf> = vec![common_dir.join("config")];
-        files.extend(worktree_config.map(Path::to_path_buf));
-        let repo_level: Vec<Entry> = files.iter().flat_map(|f| file_entries(f)).collect();
+        let repo_level = super::pins::repo_level_entries(common_dir, worktree_config);
         let lower = |n: &OsStr| n.to_string_lossy().to_ascii_lowercase();
         let planted: Vec<&OsString> = repo_level
             .iter()

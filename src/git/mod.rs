@@ -6,10 +6,13 @@
 //!   pinned to inert values (SPEC §8.1).
 //! - [`objects`]: which object stores a box's git dir reaches, refused unless they
 //!   are the ones treebox gave it (SPEC §8.4).
+//! - `pins`: what the repository-level config (which a box may write) sets, every
+//!   include followed, as git and as a conservative libgit2 walk read it.
 //! - [`porcelain`]: pure parsers of git's machine-readable output.
 
 pub mod cli;
 pub mod objects;
+mod pins;
 pub mod porcelain;
 pub mod repo;
 
