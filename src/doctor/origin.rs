@@ -43,12 +43,7 @@ pub(super) fn check_origin(
             )
         }
         Ok(Some(o)) => {
-            let stderr = String::from_utf8_lossy(&o.stderr);
-            let why = stderr
-                .lines()
-                .map(str::trim)
-                .find(|l| !l.is_empty())
-                .map(sanitize::line)
+            let why = super::probe::first_stderr_line(&o.stderr)
                 .unwrap_or_else(|| format!("`git ls-remote` failed ({})", o.status));
             failed(why)
         }

@@ -14,6 +14,15 @@ use crate::sanitize;
 /// How long a probe of the network or of an engine may take before doctor gives up.
 pub const PROBE_TIMEOUT: Duration = Duration::from_secs(20);
 
+/// The first non-empty line a probe wrote to stderr, terminal-safe: its own reason.
+pub(super) fn first_stderr_line(stderr: &[u8]) -> Option<String> {
+    String::from_utf8_lossy(stderr)
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .map(sanitize::line)
+}
+
 /// Ask an engine for its version: `Ok(version)` or `Err(why)`.
 pub(super) fn probe_engine(engine: Engine, limit: Duration) -> Result<String, String> {
     match output_within(&engine.info_cmd(), limit) {
@@ -22,14 +31,8 @@ pub(super) fn probe_engine(engine: Engine, limit: Duration) -> Result<String, St
             if o.status.success() && !version.is_empty() {
                 Ok(sanitize::line(&version))
             } else {
-                let stderr = String::from_utf8_lossy(&o.stderr);
-                let why = stderr
-                    .lines()
-                    .map(str::trim)
-                    .find(|l| !l.is_empty())
-                    .map(sanitize::line)
-                    .unwrap_or_else(|| format!("`{engine} info` failed ({})", o.status));
-                Err(why)
+                Err(first_stderr_line(&o.stderr)
+                    .unwrap_or_else(|| format!("`{engine} info` failed ({})", o.status)))
             }
         }
         Ok(None) => Err(format!(
