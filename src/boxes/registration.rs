@@ -4,6 +4,7 @@
 //! it). git reads *every* registration in `worktree add` and in `fetch` (`rev-list
 //! --all`): a FIFO there, or a symlink to a device, hangs it; a box can also fill its
 //! `HEAD` with junk. Such a box is broken; only stat calls and small reads happen here.
+//! A clone box's own `.git` is judged the same way ([`hostile_clone_git`]).
 
 use std::path::{Path, PathBuf};
 
@@ -39,11 +40,6 @@ fn junk(admin: &Path) -> bool {
         Err(_) => None,
     };
     let one_line = |t: &str| !t.trim().is_empty() && t.trim_end().lines().count() == 1;
-    let head_ok = |t: &str| {
-        let t = t.trim_end();
-        t.strip_prefix("ref: refs/").is_some_and(|r| !r.is_empty())
-            || (matches!(t.len(), 40 | 64) && t.bytes().all(|b| b.is_ascii_hexdigit()))
-    };
     match text("HEAD") {
         Some(Some(t)) if head_ok(&t) => {}
         // A missing HEAD is git's own half-made registration, not junk.
@@ -55,10 +51,124 @@ fn junk(admin: &Path) -> bool {
         .any(|f| matches!(text(f), Some(t) if !t.as_deref().is_some_and(one_line)))
 }
 
+/// A symbolic ref or an object id: what git accepts in a `HEAD`.
+fn head_ok(t: &str) -> bool {
+    let t = t.trim_end();
+    t.strip_prefix("ref: refs/").is_some_and(|r| !r.is_empty())
+        || (matches!(t.len(), 40 | 64) && t.bytes().all(|b| b.is_ascii_hexdigit()))
+}
+
+/// The first `n` bytes of the regular file at `path` (fewer when it is shorter).
+fn head_bytes(path: &Path, n: u64) -> Option<Vec<u8>> {
+    use std::io::Read;
+    let mut b = Vec::new();
+    std::fs::File::open(path)
+        .ok()?
+        .take(n)
+        .read_to_end(&mut b)
+        .ok()?;
+    Some(b)
+}
+
+/// Files of a clone's `.git` git reads as files: never a link, a dir or a device.
+const CLONE_FILES: &[&str] = &[
+    "HEAD",
+    "config",
+    "index",
+    "packed-refs",
+    "ORIG_HEAD",
+    "FETCH_HEAD",
+    "shallow",
+    "logs/HEAD",
+    "objects/info/alternates",
+    "info/exclude",
+    "info/attributes",
+];
+
+/// Would git hang on, or misread, the clone's git dir `git_dir`: not a plain directory,
+/// a file it reads that is a FIFO, a device or a symlink (anywhere under `refs/` and
+/// `objects/pack/` too, see [`crate::git::repo::plain_git_dir`]), or junk where git
+/// keeps a `HEAD`, an index, a packed-refs or a config? Stat calls and the first bytes
+/// of a few small files only.
+pub fn hostile_clone_git(git_dir: &Path) -> bool {
+    if !std::fs::symlink_metadata(git_dir).is_ok_and(|m| m.is_dir()) {
+        return true;
+    }
+    let not_file = |f: &&str| match std::fs::symlink_metadata(git_dir.join(f)) {
+        Ok(m) => !m.is_file(),
+        Err(e) => e.kind() != std::io::ErrorKind::NotFound,
+    };
+    if CLONE_FILES.iter().any(not_file) || !crate::git::repo::plain_git_dir(git_dir) {
+        return true;
+    }
+    let start = |f: &str| head_bytes(&git_dir.join(f), SMALL_MAX + 1);
+    let text = |b: Vec<u8>| String::from_utf8(b).ok().filter(|t| !t.contains('\0'));
+    // HEAD: one line, a symbolic ref or an object id.
+    if !start("HEAD").and_then(text).is_some_and(|t| {
+        t.len() as u64 <= SMALL_MAX && head_ok(&t) && t.trim_end().lines().count() == 1
+    }) {
+        return true;
+    }
+    // The index opens with its signature.
+    if start("index").is_some_and(|b| !b.is_empty() && !b.starts_with(b"DIRC")) {
+        return true;
+    }
+    // packed-refs: its header, or a first line `<id> refs/...`.
+    let packed_ok = |t: &str| {
+        let first = t.lines().next().unwrap_or("");
+        first.starts_with("# pack-refs with:")
+            || first
+                .split_once(' ')
+                .is_some_and(|(id, r)| head_ok(id) && r.starts_with("refs/"))
+    };
+    if start("packed-refs").is_some_and(|b| {
+        !b.is_empty()
+            && !String::from_utf8_lossy(&b)
+                .split('\n')
+                .next()
+                .is_some_and(packed_ok)
+    }) {
+        return true;
+    }
+    // config: text whose lines are sections, comments, `key = value` or continuations.
+    start("config").is_some_and(|b| match text(b) {
+        Some(t) => !config_ok(&t),
+        None => true,
+    })
+}
+
+/// Does `t` read as a git config file (its first 64 KiB: no line judged past that)?
+fn config_ok(t: &str) -> bool {
+    let mut continued = false;
+    for line in t.lines() {
+        let l = line.trim();
+        let was = continued;
+        continued = l.ends_with('\\');
+        if was || l.is_empty() || l.starts_with(['#', ';', '[']) {
+            continue;
+        }
+        if !l.starts_with(|c: char| c.is_ascii_alphabetic()) {
+            return false;
+        }
+        let key = l.split(['=', ' ', '\t']).next().unwrap_or("");
+        if !key.chars().all(|c| c.is_ascii_alphanumeric() || c == '-') {
+            return false;
+        }
+    }
+    true
+}
+
 /// The registration of a worktree box (`record`) when its files are hostile: ones git
 /// would hang on ([`registration_blocks`]) or junk. Found through the box's `.git`
 /// pointer when it names a dir under `<common>/worktrees/`, else by the box's name.
+/// For a clone box, its own `.git` when that is a directory judged hostile by
+/// [`hostile_clone_git`] (one that is gone or not a directory is `checkout_intact`'s).
 pub fn hostile_registration(record: &Record) -> Option<PathBuf> {
+    if record.git_mode == GitMode::Clone {
+        let git_dir = record.path.join(".git");
+        let dir = std::fs::symlink_metadata(&git_dir).is_ok_and(|m| m.is_dir());
+        return (dir && hostile_clone_git(&git_dir)).then_some(git_dir);
+    }
     if record.git_mode != GitMode::Worktree {
         return None;
     }
@@ -79,4 +189,20 @@ pub fn hostile_registration(record: &Record) -> Option<PathBuf> {
         return None;
     }
     (registration_blocks(&admin) || junk(&admin)).then_some(admin)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::config_ok;
+
+    #[test]
+    fn config_ok_takes_what_git_writes_and_refuses_junk() {
+        let real = "[core]\n\trepositoryformatversion = 0\n\tbare = false\n\
+                    [remote \"origin\"]\n\turl = /x\n\tfetch = +refs/heads/*:refs/remotes/origin/*\n\
+                    # a comment\n; another\n[alias]\n\tst = \"!sh -c \\\n  status\"\n\tflag\n";
+        assert!(config_ok(real));
+        assert!(!config_ok("\u{1b}[2Jjunk\n"));
+        assert!(!config_ok("[core]\n\t=bare\n"));
+        assert!(!config_ok("[core]\n\tbare.x = 1\n"));
+    }
 }

@@ -12,6 +12,7 @@ mod faults;
 mod guard;
 mod hostile;
 mod hostile_boxes;
+mod hostile_clone_boxes;
 mod hostile_include;
 mod hostile_objects;
 mod lifecycle;

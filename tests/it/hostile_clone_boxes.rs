@@ -1,0 +1,156 @@
+//! Issue 18, point 3, for clone boxes: a clone whose own `.git` holds a FIFO, a symlink
+//! to a device or junk where git keeps a file is broken — listed so, refused by the
+//! commands on it — and every other box, `list` and `prune` keep working.
+
+use std::path::Path;
+
+use crate::env::{Run, TestEnv, SANDBOX, TREEBOX};
+
+/// `BIN ARGS` in the repository, killed after 30 s: a hang fails instead of stalling.
+fn timed(env: &TestEnv, bin: &str, args: &[&str]) -> Run {
+    let out = env
+        .command("timeout", &env.repo)
+        .arg("30")
+        .arg(bin)
+        .args(args)
+        .output()
+        .unwrap();
+    let r = Run::from_output(out);
+    assert_ne!(r.code, 124, "{bin} {args:?} hung");
+    r
+}
+
+/// Plant `kind` at `file`, in place of what git wrote there (if anything).
+fn plant(file: &Path, kind: &str) {
+    match std::fs::remove_file(file) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => panic!("{e}"),
+        _ => {}
+    }
+    match kind {
+        "fifo" => {
+            let st = std::process::Command::new("mkfifo").arg(file).status();
+            assert!(st.unwrap().success());
+        }
+        "zero" => std::os::unix::fs::symlink("/dev/zero", file).unwrap(),
+        "junk" => std::fs::write(file, b"\x00\xff\x1b[2Jjunk\n\x01\x02\n").unwrap(),
+        _ => unreachable!(),
+    }
+}
+
+/// The `state` of box `name` in a `list --json` / `ls --json` document.
+fn state_of(doc: &serde_json::Value, name: &str) -> String {
+    doc["boxes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["name"] == name)
+        .unwrap_or_else(|| panic!("{name} not listed: {doc}"))["state"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+/// Boxes named after the file of their `.git` that gets the payload.
+const PLANTED: [(&str, &str); 4] = [
+    ("h", "HEAD"),
+    ("c", "config"),
+    ("i", "index"),
+    ("p", "packed-refs"),
+];
+
+/// `kind` planted in four clone boxes, one file each: each is broken and refused by
+/// name; other boxes (worktree and clone) are created, `list`, `ls`, `doctor` and
+/// `prune` work, without hanging; `down -f` removes the hostile boxes.
+fn one_clone_blocks_none(kind: &str) {
+    let env = TestEnv::new();
+    for (name, file) in PLANTED {
+        env.treebox(&["create", name, "--git", "clone", "--no-launch"])
+            .ok();
+        plant(&env.box_path(name).join(".git").join(file), kind);
+    }
+    timed(&env, TREEBOX, &["create", "fresh", "--no-launch"]).ok();
+    assert!(env.box_path("fresh").join("README.md").is_file());
+    let args = ["create", "cloned", "--git", "clone", "--no-launch"];
+    timed(&env, TREEBOX, &args).ok();
+    assert!(env.box_path("cloned").join("README.md").is_file());
+    timed(&env, SANDBOX, &["up", "-d", "--git", "clone", "upped"]).ok();
+    assert!(env.box_path("upped").join("README.md").is_file());
+    let list = timed(&env, TREEBOX, &["list", "--json"]);
+    let ls = timed(&env, SANDBOX, &["ls", "--json"]);
+    timed(&env, TREEBOX, &["list"]).ok();
+    for (name, _) in PLANTED {
+        let what = format!("{kind} in {name}");
+        assert_eq!(state_of(&list.ok().json(), name), "broken", "list, {what}");
+        assert_eq!(state_of(&ls.ok().json(), name), "broken", "ls, {what}");
+    }
+    for name in ["fresh", "cloned", "upped"] {
+        assert_eq!(state_of(&list.json(), name), "ok", "{name}");
+    }
+    let doctor = timed(&env, TREEBOX, &["doctor", "--json"]).json();
+    let check = doctor["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "boxes")
+        .unwrap()
+        .clone();
+    assert_eq!(check["status"], "advisory", "{check}");
+    assert!(
+        check["summary"].as_str().unwrap().contains("c, h, i, p"),
+        "{check}"
+    );
+    // Commands naming a broken box refuse it (5), writing nothing.
+    for (name, _) in PLANTED {
+        let before = env.snapshot();
+        for (bin, args) in [
+            (TREEBOX, vec!["enter", name]),
+            (SANDBOX, vec!["run", name, "--", "true"]),
+            (SANDBOX, vec!["attach", name]),
+        ] {
+            let r = timed(&env, bin, &args);
+            r.code(5);
+            assert!(r.stderr.contains("git would hang"), "{args:?}: {r:?}");
+            let hint = format!("teardown --force {name}");
+            assert!(r.stderr.contains(&hint), "{args:?}: {r:?}");
+        }
+        assert_eq!(
+            env.snapshot(),
+            before,
+            "{kind} in {name}: something was written"
+        );
+    }
+    assert!(
+        !env.harness_log().contains("box=h"),
+        "{}",
+        env.harness_log()
+    );
+    timed(&env, SANDBOX, &["prune", "-f"]).ok();
+    timed(&env, TREEBOX, &["list"]).ok();
+    for (name, _) in PLANTED {
+        timed(&env, SANDBOX, &["down", "-f", name]).ok();
+        assert!(!env.box_path(name).exists(), "{name}");
+    }
+    timed(
+        &env,
+        TREEBOX,
+        &["create", "after", "--git", "clone", "--no-launch"],
+    )
+    .ok();
+    let list = timed(&env, TREEBOX, &["list", "--json"]).json();
+    assert_eq!(state_of(&list, "after"), "ok");
+}
+
+#[test]
+fn a_fifo_in_one_clone_blocks_no_other_box() {
+    one_clone_blocks_none("fifo");
+}
+
+#[test]
+fn a_symlink_to_dev_zero_in_one_clone_blocks_no_other_box() {
+    one_clone_blocks_none("zero");
+}
+
+#[test]
+fn junk_in_one_clone_blocks_no_other_box() {
+    one_clone_blocks_none("junk");
+}
