@@ -130,6 +130,10 @@ pub fn hostile_clone_git(git_dir: &Path) -> bool {
     }) {
         return true;
     }
+    // An include naming a FIFO or device would block libgit2's and git's reads.
+    if crate::git::blocking_include(&git_dir.join("config")).is_some() {
+        return true;
+    }
     // config: text whose lines are sections, comments, `key = value` or continuations.
     start("config").is_some_and(|b| match text(b) {
         Some(t) => !config_ok(&t),
@@ -188,7 +192,8 @@ pub fn hostile_registration(record: &Record) -> Option<PathBuf> {
     if std::fs::symlink_metadata(&admin).is_err() {
         return None;
     }
-    (registration_blocks(&admin) || junk(&admin)).then_some(admin)
+    let include_blocks = crate::git::blocking_include(&admin.join("config.worktree")).is_some();
+    (registration_blocks(&admin) || junk(&admin) || include_blocks).then_some(admin)
 }
 
 #[cfg(test)]

@@ -13,6 +13,7 @@
 pub mod cli;
 pub mod objects;
 mod pins;
+pub(crate) use pins::blocking_include;
 pub mod porcelain;
 pub mod repo;
 

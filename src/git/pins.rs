@@ -74,6 +74,11 @@ impl Walk {
         {
             self.mentions_include = true;
         }
+        // libgit2 follows includes itself: one naming a FIFO would block it.
+        if blocking_include(path).is_some() {
+            self.unreadable = true;
+            return;
+        }
         let Ok(cfg) = git2::Config::open(path) else {
             self.unreadable = true;
             return;
@@ -109,6 +114,74 @@ impl Walk {
             }
         }
     }
+}
+
+/// An include target, reached from the config file `path` through `include.path` or
+/// `includeIf.<cond>.path` (whatever the condition, up to git's 10 levels), that exists
+/// but is not a regular file: git and libgit2 would block reading a FIFO or a device.
+/// Read as text, with nothing opened but regular files, so asking never hangs.
+pub(crate) fn blocking_include(path: &Path) -> Option<PathBuf> {
+    fn walk(path: &Path, depth: usize, seen: &mut HashSet<PathBuf>) -> Option<PathBuf> {
+        if depth > 10 || !seen.insert(path.to_path_buf()) {
+            return None;
+        }
+        let meta = std::fs::metadata(path).ok()?;
+        if !meta.is_file() {
+            return (depth > 0).then(|| path.to_path_buf());
+        }
+        let bytes = std::fs::read(path).ok()?;
+        let dir = path.parent().unwrap_or(Path::new("/")).to_path_buf();
+        for inc in include_values(&bytes) {
+            for target in expand_include(&inc, &dir) {
+                if let Some(b) = walk(&target, depth + 1, seen) {
+                    return Some(b);
+                }
+            }
+        }
+        None
+    }
+    walk(path, 0, &mut HashSet::new())
+}
+
+/// The `path` values of `[include]` and `[includeIf "…"]` sections, read as text
+/// (quotes removed; a value git would read differently only adds a place to look).
+fn include_values(bytes: &[u8]) -> Vec<OsString> {
+    let mut out = Vec::new();
+    let mut in_include = false;
+    for line in bytes.split(|&c| c == b'\n') {
+        let mut l = line.trim_ascii();
+        if let Some(rest) = l.strip_prefix(b"[") {
+            let name: Vec<u8> = rest
+                .iter()
+                .take_while(|&&c| c != b']' && c != b' ' && c != b'\t' && c != b'"' && c != b'.')
+                .map(u8::to_ascii_lowercase)
+                .collect();
+            in_include = name == b"include" || name == b"includeif";
+            // `[include] path = x` on one line.
+            l = match rest.iter().position(|&c| c == b']') {
+                Some(end) => rest[end + 1..].trim_ascii(),
+                None => continue,
+            };
+        }
+        if !in_include {
+            continue;
+        }
+        let Some(eq) = l.iter().position(|&c| c == b'=') else {
+            continue;
+        };
+        if !l[..eq].trim_ascii().eq_ignore_ascii_case(b"path") {
+            continue;
+        }
+        let v = l[eq + 1..].trim_ascii();
+        let v = v
+            .strip_prefix(b"\"")
+            .and_then(|v| v.strip_suffix(b"\""))
+            .unwrap_or(v);
+        if !v.is_empty() {
+            out.push(OsStr::from_bytes(v).to_os_string());
+        }
+    }
+    out
 }
 
 /// Where git may find an included file: `inc` as written in a file in `dir`. More than
@@ -285,6 +358,38 @@ fn parse_listing(out: &[u8]) -> Vec<Entry> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn include_values_are_read_as_text() {
+        let cfg = b"[core]\n\tpath = not-me\n[include]\n\tpath = a.cfg\n\
+                    [includeIf \"gitdir:/x/\"]\n\tPath = \"b c.cfg\"\n[include] path = d\n";
+        let got: Vec<_> = include_values(cfg).into_iter().collect();
+        assert_eq!(got, ["a.cfg", "b c.cfg", "d"].map(OsString::from));
+    }
+
+    #[test]
+    fn an_include_naming_a_fifo_blocks_and_a_file_does_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("fifo");
+        assert!(std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success());
+        std::fs::write(dir.path().join("ok.cfg"), "[user]\n\tname = x\n").unwrap();
+        std::fs::write(dir.path().join("mid.cfg"), "[include]\n\tpath = fifo\n").unwrap();
+        let top = dir.path().join("config");
+        std::fs::write(&top, "[include]\n\tpath = ok.cfg\n").unwrap();
+        assert_eq!(blocking_include(&top), None);
+        std::fs::write(
+            &top,
+            "[include]\n\tpath = ok.cfg\n[include]\n\tpath = mid.cfg\n",
+        )
+        .unwrap();
+        assert_eq!(blocking_include(&top), Some(fifo.clone()));
+        // The file itself being a FIFO is the caller's to judge: nothing is opened.
+        assert_eq!(blocking_include(&fifo), None);
+    }
 
     #[test]
     fn every_include_form_is_expanded() {

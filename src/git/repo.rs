@@ -243,8 +243,8 @@ pub fn canonical(p: &Path) -> PathBuf {
 /// without blocking? A box can put a FIFO (or a link to a device) where git keeps a
 /// small file, and any read of it — by libgit2 or by us — would wait forever: list,
 /// ls and teardown of every box would hang. Checks the files a read of the repository
-/// opens (config, HEAD, index, packed-refs, alternates, info files, logs/HEAD) and
-/// every entry under `refs/` and `objects/pack/` (at most 100,000 entries).
+/// opens (config, HEAD, index, packed-refs, alternates, info files, logs/HEAD), the
+/// files the config includes, and every entry under `refs/` and `objects/pack/` (at most 100,000 entries).
 pub fn plain_git_dir(git_dir: &Path) -> bool {
     const FILES: &[&str] = &[
         "HEAD",
@@ -271,6 +271,13 @@ pub fn plain_git_dir(git_dir: &Path) -> bool {
         Err(e) => e.kind() == std::io::ErrorKind::NotFound,
     };
     if !FILES.iter().all(|f| plain(&git_dir.join(f))) {
+        return false;
+    }
+    // An include in the config naming a FIFO or device blocks libgit2's open too.
+    if ["config", "config.worktree"]
+        .iter()
+        .any(|f| super::blocking_include(&git_dir.join(f)).is_some())
+    {
         return false;
     }
     let mut budget = 100_000usize;

@@ -154,3 +154,51 @@ fn a_symlink_to_dev_zero_in_one_clone_blocks_no_other_box() {
 fn junk_in_one_clone_blocks_no_other_box() {
     one_clone_blocks_none("junk");
 }
+
+/// An include in a clone's own config that names a FIFO (directly, and through an
+/// included regular file) would block libgit2's open: the box is broken, the rest go on.
+#[test]
+fn an_include_naming_a_fifo_in_one_clone_blocks_no_other_box() {
+    let env = TestEnv::new();
+    for name in ["direct", "nested"] {
+        env.treebox(&["create", name, "--git", "clone", "--no-launch"])
+            .ok();
+    }
+    let fifo = env.box_path("direct").join("hang");
+    plant(&fifo, "fifo");
+    let config = |name: &str| env.box_path(name).join(".git").join("config");
+    let append = |name: &str, text: String| {
+        let mut c = std::fs::read_to_string(config(name)).unwrap();
+        c.push_str(&text);
+        std::fs::write(config(name), c).unwrap();
+    };
+    append(
+        "direct",
+        format!("[include]\n\tpath = {}\n", fifo.display()),
+    );
+    let middle = env.box_path("nested").join("middle.cfg");
+    std::fs::write(
+        &middle,
+        format!(
+            "[includeIf \"onbranch:*\"]\n\tpath = \"{}\"\n",
+            fifo.display()
+        ),
+    )
+    .unwrap();
+    append("nested", "[include]\n\tpath = ../middle.cfg\n".to_string());
+    timed(&env, TREEBOX, &["create", "fresh", "--no-launch"]).ok();
+    let list = timed(&env, TREEBOX, &["list", "--json"]).ok().json();
+    let ls = timed(&env, SANDBOX, &["ls", "--json"]).ok().json();
+    for name in ["direct", "nested"] {
+        assert_eq!(state_of(&list, name), "broken", "list {name}");
+        assert_eq!(state_of(&ls, name), "broken", "ls {name}");
+        let before = env.snapshot();
+        timed(&env, TREEBOX, &["enter", name]).code(5);
+        assert_eq!(env.snapshot(), before, "{name}: something was written");
+    }
+    assert_eq!(state_of(&list, "fresh"), "ok");
+    for name in ["direct", "nested"] {
+        timed(&env, SANDBOX, &["down", "-f", name]).ok();
+        assert!(!env.box_path(name).exists(), "{name}");
+    }
+}
