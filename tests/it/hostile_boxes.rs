@@ -6,7 +6,7 @@ use std::path::Path;
 use crate::env::{Run, TestEnv, SANDBOX, TREEBOX};
 
 /// `BIN ARGS` in the repository, killed after 30 s: a hang fails instead of stalling.
-fn timed(env: &TestEnv, bin: &str, args: &[&str]) -> Run {
+pub(crate) fn timed(env: &TestEnv, bin: &str, args: &[&str]) -> Run {
     let out = env
         .command("timeout", &env.repo)
         .arg("30")
@@ -132,9 +132,12 @@ fn down_removes_a_clean_box_without_asking() {
         .is_empty());
 }
 
-/// Plant `kind` at `file`, in place of what git wrote there.
-fn plant(env: &TestEnv, file: &Path, kind: &str) {
-    std::fs::remove_file(file).unwrap();
+/// Plant `kind` at `file`, in place of what git wrote there (if anything).
+pub(crate) fn plant(env: &TestEnv, file: &Path, kind: &str) {
+    match std::fs::remove_file(file) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => panic!("{e}"),
+        _ => {}
+    }
     match kind {
         "fifo" => {
             let st = std::process::Command::new("mkfifo").arg(file).status();
@@ -155,7 +158,7 @@ fn plant(env: &TestEnv, file: &Path, kind: &str) {
 }
 
 /// The row of box `name` in `list --json` / `ls --json`.
-fn state_of(doc: &serde_json::Value, name: &str) -> String {
+pub(crate) fn state_of(doc: &serde_json::Value, name: &str) -> String {
     doc["boxes"]
         .as_array()
         .unwrap()

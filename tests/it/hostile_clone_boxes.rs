@@ -2,53 +2,8 @@
 //! to a device or junk where git keeps a file is broken — listed so, refused by the
 //! commands on it — and every other box, `list` and `prune` keep working.
 
-use std::path::Path;
-
-use crate::env::{Run, TestEnv, SANDBOX, TREEBOX};
-
-/// `BIN ARGS` in the repository, killed after 30 s: a hang fails instead of stalling.
-fn timed(env: &TestEnv, bin: &str, args: &[&str]) -> Run {
-    let out = env
-        .command("timeout", &env.repo)
-        .arg("30")
-        .arg(bin)
-        .args(args)
-        .output()
-        .unwrap();
-    let r = Run::from_output(out);
-    assert_ne!(r.code, 124, "{bin} {args:?} hung");
-    r
-}
-
-/// Plant `kind` at `file`, in place of what git wrote there (if anything).
-fn plant(file: &Path, kind: &str) {
-    match std::fs::remove_file(file) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => panic!("{e}"),
-        _ => {}
-    }
-    match kind {
-        "fifo" => {
-            let st = std::process::Command::new("mkfifo").arg(file).status();
-            assert!(st.unwrap().success());
-        }
-        "zero" => std::os::unix::fs::symlink("/dev/zero", file).unwrap(),
-        "junk" => std::fs::write(file, b"\x00\xff\x1b[2Jjunk\n\x01\x02\n").unwrap(),
-        _ => unreachable!(),
-    }
-}
-
-/// The `state` of box `name` in a `list --json` / `ls --json` document.
-fn state_of(doc: &serde_json::Value, name: &str) -> String {
-    doc["boxes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|b| b["name"] == name)
-        .unwrap_or_else(|| panic!("{name} not listed: {doc}"))["state"]
-        .as_str()
-        .unwrap()
-        .to_string()
-}
+use crate::env::{TestEnv, SANDBOX, TREEBOX};
+use crate::hostile_boxes::{plant, state_of, timed};
 
 /// Boxes named after the file of their `.git` that gets the payload.
 const PLANTED: [(&str, &str); 4] = [
@@ -66,7 +21,7 @@ fn one_clone_blocks_none(kind: &str) {
     for (name, file) in PLANTED {
         env.treebox(&["create", name, "--git", "clone", "--no-launch"])
             .ok();
-        plant(&env.box_path(name).join(".git").join(file), kind);
+        plant(&env, &env.box_path(name).join(".git").join(file), kind);
     }
     timed(&env, TREEBOX, &["create", "fresh", "--no-launch"]).ok();
     assert!(env.box_path("fresh").join("README.md").is_file());
@@ -165,7 +120,7 @@ fn an_include_naming_a_fifo_in_one_clone_blocks_no_other_box() {
             .ok();
     }
     let fifo = env.box_path("direct").join("hang");
-    plant(&fifo, "fifo");
+    plant(&env, &fifo, "fifo");
     let config = |name: &str| env.box_path(name).join(".git").join("config");
     let append = |name: &str, text: String| {
         let mut c = std::fs::read_to_string(config(name)).unwrap();
