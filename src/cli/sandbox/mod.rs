@@ -123,17 +123,15 @@ pub(crate) fn find_any(name: &str) -> Result<Found, CliError> {
 
 pub(crate) use crate::cli::here;
 
+/// A box of this repository: the repository, its bookkeeping and the box.
+pub(crate) type InRepo = (
+    crate::git::Repo,
+    crate::state::Layout,
+    crate::boxes::BoxEntry,
+);
+
 /// The box NAME names in this repository (same rules as `git treebox enter`).
-pub(crate) fn find(
-    name: &str,
-) -> Result<
-    (
-        crate::git::Repo,
-        crate::state::Layout,
-        crate::boxes::BoxEntry,
-    ),
-    CliError,
-> {
+pub(crate) fn find(name: &str) -> Result<InRepo, CliError> {
     let (repo, layout) = here()?;
     let entry = crate::boxes::find(&repo, &layout, name).map_err(|e| {
         crate::cli::box_elsewhere(
@@ -199,16 +197,7 @@ fn target(name: &str, tty: bool) -> Result<Target, CliError> {
 }
 
 /// The clone box NAME names, with its checkout present (for `bundle` and `fetch`).
-fn clone_box(
-    name: &str,
-) -> Result<
-    (
-        crate::git::Repo,
-        crate::state::Layout,
-        crate::boxes::BoxEntry,
-    ),
-    CliError,
-> {
+fn clone_box(name: &str) -> Result<InRepo, CliError> {
     let (repo, layout, entry) = find(name)?;
     if !entry.is_clone() {
         return Err(CliError::new(
