@@ -38,8 +38,8 @@ complete -c git-sandbox -n "__fish_git_sandbox_needs_command" -f -a "ls" -d 'Lis
 complete -c git-sandbox -n "__fish_git_sandbox_needs_command" -f -a "down" -d 'Remove a box; asks only when uncommitted or unreturned work or a live session would be lost'
 complete -c git-sandbox -n "__fish_git_sandbox_needs_command" -f -a "park" -d 'Stop containers idle for a while (they start again on next use)'
 complete -c git-sandbox -n "__fish_git_sandbox_needs_command" -f -a "prune" -d 'Remove leftovers (records without a box, boxes without a record, stale pins, locks, records of repositories that are gone) and, with `--idle`, unused boxes that hold nothing to lose'
-complete -c git-sandbox -n "__fish_git_sandbox_needs_command" -f -a "bundle" -d 'Write a git bundle of a clone box\'s branch'
-complete -c git-sandbox -n "__fish_git_sandbox_needs_command" -f -a "fetch" -d 'Import a clone box\'s branch into refs/hort/<name>/incoming of this repository'
+complete -c git-sandbox -n "__fish_git_sandbox_needs_command" -f -a "bundle" -d 'Write a git bundle of a clone\'s or sandboxed worktree\'s branch'
+complete -c git-sandbox -n "__fish_git_sandbox_needs_command" -f -a "fetch" -d 'Import a clone\'s or sandboxed worktree\'s branch into refs/hort/<name>/incoming'
 complete -c git-sandbox -n "__fish_git_sandbox_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c git-sandbox -n "__fish_git_sandbox_using_subcommand up" -l branch -d 'Check out this existing branch instead of creating NAME' -r
 complete -c git-sandbox -n "__fish_git_sandbox_using_subcommand up" -l base -d 'Base branch [default: the configured `base`, else origin\'s default branch (origin/HEAD), else main]' -r
@@ -135,6 +135,6 @@ complete -c git-sandbox -n "__fish_git_sandbox_using_subcommand help; and not __
 complete -c git-sandbox -n "__fish_git_sandbox_using_subcommand help; and not __fish_seen_subcommand_from up attach run ls down park prune bundle fetch help" -f -a "down" -d 'Remove a box; asks only when uncommitted or unreturned work or a live session would be lost'
 complete -c git-sandbox -n "__fish_git_sandbox_using_subcommand help; and not __fish_seen_subcommand_from up attach run ls down park prune bundle fetch help" -f -a "park" -d 'Stop containers idle for a while (they start again on next use)'
 complete -c git-sandbox -n "__fish_git_sandbox_using_subcommand help; and not __fish_seen_subcommand_from up attach run ls down park prune bundle fetch help" -f -a "prune" -d 'Remove leftovers (records without a box, boxes without a record, stale pins, locks, records of repositories that are gone) and, with `--idle`, unused boxes that hold nothing to lose'
-complete -c git-sandbox -n "__fish_git_sandbox_using_subcommand help; and not __fish_seen_subcommand_from up attach run ls down park prune bundle fetch help" -f -a "bundle" -d 'Write a git bundle of a clone box\'s branch'
-complete -c git-sandbox -n "__fish_git_sandbox_using_subcommand help; and not __fish_seen_subcommand_from up attach run ls down park prune bundle fetch help" -f -a "fetch" -d 'Import a clone box\'s branch into refs/hort/<name>/incoming of this repository'
+complete -c git-sandbox -n "__fish_git_sandbox_using_subcommand help; and not __fish_seen_subcommand_from up attach run ls down park prune bundle fetch help" -f -a "bundle" -d 'Write a git bundle of a clone\'s or sandboxed worktree\'s branch'
+complete -c git-sandbox -n "__fish_git_sandbox_using_subcommand help; and not __fish_seen_subcommand_from up attach run ls down park prune bundle fetch help" -f -a "fetch" -d 'Import a clone\'s or sandboxed worktree\'s branch into refs/hort/<name>/incoming'
 complete -c git-sandbox -n "__fish_git_sandbox_using_subcommand help; and not __fish_seen_subcommand_from up attach run ls down park prune bundle fetch help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

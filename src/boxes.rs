@@ -20,9 +20,11 @@ use crate::state::{Layout, Record};
 use crate::vocab::GitMode;
 
 mod assess;
+mod own_git;
 mod registration;
 
 pub use assess::{assess, Assessment};
+pub use own_git::OwnGit;
 pub use registration::{hostile_registration, registration_blocks};
 
 /// One box.
@@ -123,13 +125,12 @@ pub fn inventory(repo: &Repo, layout: &Layout) -> Vec<BoxEntry> {
                 branch: None,
             }
         });
-        if record
-            .as_ref()
-            .is_some_and(|r| r.git_mode == GitMode::Clone)
-            && entry.dir_exists
-        {
-            // A clone is its own repository: its branch is read from it (libgit2).
-            entry.branch = clone_head(&entry.path).and_then(|(b, _)| b);
+        if let Some(own) = record.as_ref().and_then(OwnGit::of) {
+            // A clone, a sandboxed worktree: the branch lives in the box's own git
+            // data, and is read from there (libgit2).
+            if entry.dir_exists {
+                entry.branch = own.head().and_then(|(b, _)| b);
+            }
         }
         entry.record = record;
         entry.record_error = record_error;
@@ -184,18 +185,15 @@ pub fn exact(repo: &Repo, layout: &Layout, leaf: &str) -> Option<BoxEntry> {
     };
     let path = layout.box_path(&leaf);
     let dir_exists = path.is_dir();
-    let is_clone = record
-        .as_ref()
-        .is_some_and(|r| r.git_mode == GitMode::Clone);
-    let admin_dir = if is_clone {
-        None
-    } else {
-        repo.worktree_admin_dir(&path)
+    let own = record.as_ref().and_then(OwnGit::of);
+    let admin_dir = match own {
+        Some(_) => None,
+        None => repo.worktree_admin_dir(&path),
     };
-    let branch = if is_clone && dir_exists {
-        clone_head(&path).and_then(|(b, _)| b)
-    } else {
-        admin_dir.as_deref().and_then(Repo::worktree_branch)
+    let branch = match &own {
+        Some(own) if dir_exists => own.head().and_then(|(b, _)| b),
+        Some(_) => None,
+        None => admin_dir.as_deref().and_then(Repo::worktree_branch),
     };
     Some(BoxEntry {
         leaf,
@@ -241,48 +239,36 @@ pub fn elsewhere(name: &str, common_dir: Option<&Path>) -> Vec<PathBuf> {
 /// Open the clone at `path` with libgit2, unless its `.git` holds something a read
 /// could block on (see [`crate::git::repo::plain_git_dir`]).
 pub fn open_clone(path: &Path) -> Option<git2::Repository> {
-    if !crate::git::repo::plain_git_dir(&path.join(".git")) {
-        return None;
-    }
-    git2::Repository::open(path).ok()
+    OwnGit::clone_at(path).open()
 }
 
-/// The branch and tip the clone at `path` has checked out now (libgit2; runs nothing).
-/// An unborn branch (no commits yet) is named with no tip.
+/// The branch and tip the clone at `path` has checked out now (see [`OwnGit::head`]).
 pub fn clone_head(path: &Path) -> Option<(Option<String>, Option<git2::Oid>)> {
-    let r = open_clone(path)?;
-    let Ok(head) = r.head() else {
-        let unborn = r
-            .find_reference("HEAD")
-            .ok()
-            .and_then(|h| h.symbolic_target().ok().flatten().map(str::to_string))
-            .and_then(|t| t.strip_prefix("refs/heads/").map(str::to_string));
-        return Some((unborn, None));
-    };
-    let branch = head
-        .shorthand()
-        .ok()
-        .map(str::to_string)
-        .filter(|_| head.is_branch());
-    Some((branch, head.target()))
+    OwnGit::clone_at(path).head()
 }
 
 /// Is the box's `.git` the kind its git mode needs (a clone has a directory, a worktree
-/// a pointer file)? Without it, git run there would walk up to the user's own
-/// repository, which the box sits inside. Folder boxes have no `.git`: always intact.
+/// a pointer file, and a sandboxed worktree its bare clone too)? Without it, git run
+/// there would walk up to the user's own repository, which the box sits inside.
+/// Folder boxes have no `.git`: always intact.
 pub fn checkout_intact(record: &Record) -> bool {
     let want_dir = match record.git_mode {
         GitMode::Clone => true,
         GitMode::Worktree => false,
         GitMode::Folder => return true,
     };
-    std::fs::symlink_metadata(record.path.join(".git")).is_ok_and(|m| {
-        if want_dir {
-            m.is_dir()
-        } else {
-            m.is_file()
-        }
-    })
+    let bare_ok = record
+        .bare_clone
+        .as_ref()
+        .is_none_or(|b| std::fs::symlink_metadata(b).is_ok_and(|m| m.is_dir()));
+    bare_ok
+        && std::fs::symlink_metadata(record.path.join(".git")).is_ok_and(|m| {
+            if want_dir {
+                m.is_dir()
+            } else {
+                m.is_file()
+            }
+        })
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -352,6 +338,24 @@ impl BoxEntry {
         self.record.as_ref().is_some_and(|r| {
             r.checkout_completed && (!checkout_intact(r) || hostile_registration(r).is_some())
         })
+    }
+
+    /// Its own git data, when it has some: a clone's (so its record says; without a
+    /// readable record, as [`Self::is_clone`] judges), or a sandboxed worktree's.
+    pub fn own_git(&self) -> Option<OwnGit> {
+        match &self.record {
+            Some(r) => OwnGit::of(r),
+            None => self.is_clone().then(|| OwnGit::clone_at(&self.path)),
+        }
+    }
+
+    /// Its branch and commits live in git data of its own (a clone, a sandboxed
+    /// worktree), not in the user's repository: its work comes back by fetch.
+    pub fn owns_git(&self) -> bool {
+        match &self.record {
+            Some(r) => OwnGit::of(r).is_some(),
+            None => self.is_clone(),
+        }
     }
 
     /// A clone box: so its record says; without a readable record, a directory with a

@@ -139,8 +139,13 @@ impl Plan {
             Fetch::Skipped => "skip fetch (--no-fetch): the base may be stale".to_string(),
             Fetch::NoOrigin => "no origin remote: use local refs".to_string(),
         });
+        // A worktree in a container hangs off a bare clone of its own (SPEC §6).
+        let sandboxed = self.git_mode == GitMode::Worktree && self.runner.is_container();
+        let owns_git = self.git_mode == GitMode::Clone || sandboxed;
         let make = if self.git_mode == GitMode::Clone {
             "git clone --shared into"
+        } else if sandboxed {
+            "git worktree add (of the box's own bare clone)"
         } else {
             "git worktree add"
         };
@@ -176,7 +181,7 @@ impl Plan {
                 self.path.display()
             )),
         }
-        if self.git_mode == GitMode::Clone && !matches!(self.checkout, Checkout::Unborn { .. }) {
+        if owns_git && !matches!(self.checkout, Checkout::Unborn { .. }) {
             out.push(format!(
                 "pin its start commit as refs/hort/{}/base in the repository",
                 self.name

@@ -63,9 +63,26 @@ pub struct Removed {
 /// The box to remove, assessed unless `forced`: with `--force` nothing is read from
 /// the box (whatever it holds goes anyway), so a box that made its files unreadable
 /// cannot stall its removal.
+///
+/// A box whose own git data (a clone, a sandboxed worktree) holds commits the
+/// repository lacks may have pushed them to origin from inside: then origin is fetched
+/// (once, with the usual pins and no prompt) and the box assessed again, so only work
+/// that is nowhere else holds a removal up. A failed fetch changes nothing.
 pub fn target_for(entry: BoxEntry, repo: &Repo, layout: &Layout, forced: bool) -> Target {
     if !forced {
-        return target(entry, repo, layout);
+        let t = target(entry, repo, layout);
+        let fetchable = repo.has_remote("origin")
+            && crate::provision::repair::blocking_registration(&repo.common_dir).is_none();
+        if t.assessment.unreturned != Some(true) || !fetchable {
+            return t;
+        }
+        let git = crate::git::GitCli::for_repo(&repo.common_dir, None);
+        let fetched =
+            crate::provision::fetch::fetch_origin(&git, &repo.main_root, &layout.repo_state, false);
+        if fetched.is_err() {
+            return t;
+        }
+        return target(t.entry, repo, layout);
     }
     let live = session::is_live(&layout.session_path(&entry.leaf));
     Target {
@@ -221,8 +238,10 @@ fn remove_locked(
         crate::runner::oci::remove(c).map_err(TeardownError::Container)?;
     }
     let pruned_only = !entry.path.exists();
-    // Asked before the directory goes: without a record, only its `.git` says so.
-    let is_clone = entry.is_clone();
+    // Asked before the directory goes: without a record, only its `.git` says so. A
+    // clone or a sandboxed worktree: its branch lived in its own git data (a sandboxed
+    // worktree's bare clone goes with the bookkeeping below).
+    let is_clone = entry.owns_git();
     remove_tree(&entry.path).map_err(|source| TeardownError::Remove {
         path: entry.path.clone(),
         source,
@@ -264,7 +283,8 @@ fn remove_locked(
     }
     let branch = entry.shown_branch().map(str::to_string);
     let mut branch_deleted = false;
-    // A clone's branch lived in the clone, and went with it.
+    // A clone's branch lived in the clone, and went with it (so did a sandboxed
+    // worktree's, in its bare clone).
     if delete_branch && !is_clone {
         if let Some(b) = &branch {
             if !repo.branch_checked_out(b) {

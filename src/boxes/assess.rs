@@ -17,9 +17,9 @@ pub struct Assessment {
     pub merged: Option<bool>,
     /// No commits beyond the base and no changes.
     pub empty: bool,
-    /// Clone mode: some ref of the clone (HEAD, a branch, the stash, a tag; not the
-    /// remote-tracking ones) names a commit the user's repository does not have, or the
-    /// clone cannot be read (`None`: not a clone).
+    /// A clone or sandboxed worktree: some ref of its own git data (HEAD, a branch, the
+    /// stash, a tag; not the remote-tracking ones) names a commit the user's repository
+    /// does not have, or it cannot be read (`None`: the box's branch is the user's).
     pub unreturned: Option<bool>,
     /// Worktree mode: the box's HEAD (or, its branch gone, its last HEAD) is a commit no
     /// ref of the repository reaches — not its branches, tags, nor origin's.
@@ -42,6 +42,10 @@ impl Assessment {
 fn open_box(entry: &BoxEntry) -> Option<git2::Repository> {
     if !entry.dir_exists {
         return None;
+    }
+    // A clone, a sandboxed worktree: only where the record says its git data is.
+    if let Some(own) = entry.own_git() {
+        return own.open();
     }
     let pointer = entry.path.join(".git");
     // A worktree's `.git` is a pointer file; a clone's is a directory. Either opens
@@ -114,14 +118,15 @@ pub fn assess(entry: &BoxEntry, repo: &Repo) -> Assessment {
     let live_head = opened
         .as_ref()
         .and_then(|r| r.head().ok().and_then(|h| h.target()));
-    if !entry.is_clone() {
+    let owns_git = entry.owns_git();
+    if !owns_git {
         // A deleted branch leaves its commits only in the box's HEAD or HEAD reflog.
         let last = || last_head(opened.as_ref()?.path());
         a.orphaned = live_head
             .or_else(last)
             .is_some_and(|t| unreachable(&repo.git, t));
     }
-    let clone = if entry.is_clone() { opened } else { None };
+    let clone = if owns_git { opened } else { None };
     let tip = live_head.or_else(|| {
         entry
             .branch
@@ -130,7 +135,7 @@ pub fn assess(entry: &BoxEntry, repo: &Repo) -> Assessment {
             .and_then(|b| repo.local_branch(b))
     });
     a.work = work_digest(tip, clone.as_ref(), &changes);
-    if entry.is_clone() {
+    if owns_git {
         // Unknown (clone unreadable) counts as unreturned.
         a.unreturned = Some(match &clone {
             Some(c) => clone_unreturned(c, &repo.git),

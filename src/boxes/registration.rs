@@ -167,7 +167,29 @@ fn config_ok(t: &str) -> bool {
 /// pointer when it names a dir under `<common>/worktrees/`, else by the box's name.
 /// For a clone box, its own `.git` when that is a directory judged hostile by
 /// [`hostile_clone_git`] (one that is gone or not a directory is `checkout_intact`'s).
+/// For a sandboxed worktree, its bare clone judged like a clone's `.git`, then its
+/// registration there (which must point back at the bare clone).
 pub fn hostile_registration(record: &Record) -> Option<PathBuf> {
+    if let Some(own) = super::OwnGit::of(record).filter(super::OwnGit::is_worktree) {
+        let bare = &own.common;
+        if !std::fs::symlink_metadata(bare).is_ok_and(|m| m.is_dir()) {
+            return None;
+        }
+        if hostile_clone_git(bare) {
+            return Some(bare.clone());
+        }
+        let admin = &own.head_dir;
+        if std::fs::symlink_metadata(admin).is_err() {
+            return None;
+        }
+        let include_blocks = crate::git::blocking_include(&admin.join("config.worktree")).is_some();
+        let hostile = registration_blocks(admin)
+            || junk(admin)
+            || include_blocks
+            || !crate::git::repo::plain_git_dir(admin)
+            || !own.commondir_ok();
+        return hostile.then(|| admin.clone());
+    }
     if record.git_mode == GitMode::Clone {
         let git_dir = record.path.join(".git");
         let dir = std::fs::symlink_metadata(&git_dir).is_ok_and(|m| m.is_dir());

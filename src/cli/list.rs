@@ -40,9 +40,10 @@ struct Row {
 
 fn row(e: &BoxEntry, repo: &Repo, layout: &Layout) -> Row {
     let branch = e.shown_branch().map(str::to_string);
-    let last_commit = if e.is_clone() {
-        // A clone's commits may exist only in the clone: read them there.
-        crate::provision::clone::open_clone(&e.path).and_then(|c| {
+    let last_commit = if let Some(own) = e.own_git() {
+        // A clone's (a sandboxed worktree's) commits may exist only in the box's own
+        // git data: read them there.
+        own.open().and_then(|c| {
             let tip = c.head().ok()?.target()?;
             let t = c.find_commit(tip).ok()?.time().seconds();
             Some(t)
@@ -73,7 +74,7 @@ fn row(e: &BoxEntry, repo: &Repo, layout: &Layout) -> Row {
         "no-record"
     } else if e.is_broken() {
         "broken"
-    } else if e.admin_dir.is_none() && !e.is_clone() {
+    } else if e.admin_dir.is_none() && !e.owns_git() {
         "unregistered"
     } else {
         "ok"

@@ -1,6 +1,8 @@
-//! The `boxes` check: boxes of this repository that are broken — their `.git` lost, or
-//! their registration holding files git would hang on or misread (a FIFO, a symlink,
-//! junk). Read as `list` reads them (files and libgit2 only), so it never hangs.
+//! The `boxes` check: boxes of this repository that are unsafe — a container worktree
+//! made by an earlier version, whose container mounts the user's git dir read-write
+//! (SPEC §6) — or broken — their `.git` lost, or their registration holding files git
+//! would hang on or misread (a FIFO, a symlink, junk). Read as `list` reads them
+//! (files and libgit2 only), so it never hangs.
 
 use super::{Check, Status};
 use crate::git::repo::Repo;
@@ -10,6 +12,25 @@ pub(super) fn check_boxes(repo: &Repo) -> Check {
         return Check::new("boxes", Status::Advisory, "not checked: no state directory");
     };
     let all = crate::boxes::inventory(repo, &layout);
+    let unsafe_boxes: Vec<String> = all
+        .iter()
+        .filter(|e| e.record.as_ref().is_some_and(|r| r.mounts_user_git()))
+        .map(|e| e.leaf.to_string())
+        .collect();
+    if let Some(first) = unsafe_boxes.first() {
+        let q = crate::cmd::quote(first);
+        return Check::new(
+            "boxes",
+            Status::Fail,
+            format!(
+                "unsafe box(es): {}; made by an earlier version, their container can write your repository's git dir (config, hooks, refs)",
+                unsafe_boxes.join(", ")
+            ),
+        )
+        .hint(format!(
+            "Its branch is already in your repository: commit in the box, then `git treebox teardown {q}` and `git treebox create --checkout {q}` (a sandboxed worktree)."
+        ));
+    }
     let broken: Vec<String> = all
         .iter()
         .filter(|e| e.is_broken())

@@ -94,8 +94,8 @@ fn last_activity(layout: &Layout, e: &boxes::BoxEntry) -> SystemTime {
 fn at_stake(t: &teardown::Target) -> Option<String> {
     let a = &t.assessment;
     // Commits no remote has are at stake, unless the base already holds them; a
-    // clone's are at stake only while the repository lacks them.
-    let unpushed = !t.entry.is_clone()
+    // clone's (a sandboxed worktree's) are at stake only while the repository lacks them.
+    let unpushed = !t.entry.owns_git()
         && a.unpushed.is_some_and(|n| n > 0)
         && !a.empty
         && a.merged != Some(true);

@@ -163,6 +163,10 @@ fn apply(
             )
         },
     };
+    if !resumed && plan.git_mode == GitMode::Worktree && plan.runner.is_container() {
+        // A sandboxed worktree (SPEC §6): its own bare clone, never the user's git dir.
+        record.bare_clone = Some(ctx.layout.bare_clone_dir(&leaf));
+    }
     // The record exists before the checkout does: a crash from here on is resumable.
     record.save(&record_path)?;
     ctx.layout.remember_repo(&ctx.repo.main_root);
@@ -178,7 +182,32 @@ fn apply(
         warnings.push(format!("could not update .git/info/exclude: {e}"));
     }
     let clone_mode = plan.git_mode == GitMode::Clone;
-    if clone_mode {
+    let bare = record.bare_clone.clone();
+    if let Some(bare) = &bare {
+        let made = timed(reporter, "checkout", || {
+            if resumed {
+                return Ok(());
+            }
+            super::sandboxed::make(
+                &ctx.repo,
+                bare,
+                &plan.path,
+                &plan.name,
+                &plan.checkout,
+                plan.base_commit.as_deref(),
+            )
+            .map(drop)
+        });
+        if let Err(e) = made {
+            rollback(reporter);
+            if disk_full(&plan.path) {
+                return Err(ProvisionError::DiskFull {
+                    path: plan.path.parent().unwrap_or(&plan.path).to_path_buf(),
+                });
+            }
+            return Err(e.into());
+        }
+    } else if clone_mode {
         let made = timed(reporter, "checkout", || {
             if resumed {
                 return Ok(None);
@@ -249,9 +278,12 @@ fn apply(
         }
     }
     // The git dir that holds the box's own hooks and per-worktree config: the
-    // worktree's admin dir, or the clone's `.git`.
+    // worktree's admin dir (in the user's repository, or in the sandboxed worktree's
+    // bare clone), or the clone's `.git`.
     let admin = if clone_mode {
         Some(plan.path.join(".git"))
+    } else if let Some(bare) = &bare {
+        Some(bare.join("worktrees").join(leaf.as_str()))
     } else {
         ctx.repo.worktree_admin_dir(&plan.path)
     };
@@ -266,21 +298,23 @@ fn apply(
             });
         }
     };
-    let common_for_guard = if clone_mode {
-        admin.clone()
-    } else {
-        ctx.repo.common_dir.clone()
+    let common_for_guard = match &bare {
+        Some(bare) => bare.clone(),
+        None if clone_mode => admin.clone(),
+        None => ctx.repo.common_dir.clone(),
     };
-    // A clone has its own excludes: without them its `.env` would be one `git add .`
-    // away from a commit.
-    if clone_mode {
-        if let Err(e) = copy::ensure_excludes(&admin) {
-            warnings.push(format!("could not update the clone's info/exclude: {e}"));
+    // A clone (a bare clone) has its own excludes: without them its `.env` would be one
+    // `git add .` away from a commit.
+    if clone_mode || bare.is_some() {
+        if let Err(e) = copy::ensure_excludes(&common_for_guard) {
+            warnings.push(format!("could not update the box's info/exclude: {e}"));
         }
     }
 
     let guard_result = timed(reporter, "guard", || {
-        let hooks = clone_mode.then(|| ctx.layout.hooks_dir(&leaf));
+        // The box's own git data is the agent's to write: its guard lives in host-owned
+        // bookkeeping (mounted read-only into a container).
+        let hooks = (clone_mode || bare.is_some()).then(|| ctx.layout.hooks_dir(&leaf));
         guard::find_guard_exe()
             .and_then(|exe| guard::install_into(&admin, &common_for_guard, hooks.as_deref(), &exe))
     });

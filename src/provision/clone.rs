@@ -21,7 +21,7 @@ use crate::cmd::CmdError;
 use crate::git::{GitCli, Repo};
 use crate::plan::Checkout;
 
-pub use crate::boxes::{clone_head, open_clone};
+pub use crate::boxes::{clone_head, open_clone, OwnGit};
 
 /// The fetch-only remote naming the user's repository.
 pub const BASE_REMOTE: &str = "hort-base";
@@ -290,38 +290,40 @@ pub struct Bundle {
     pub commits: usize,
 }
 
-/// Refuse a clone whose git dir reaches object stores other than its own and the
-/// user's (`<user_common_dir>/objects`, which `git clone --shared` wrote into its
-/// alternates): see [`crate::git::objects`].
-pub fn check_clone_stores(clone_path: &Path, user_common_dir: &Path) -> Result<(), BundleError> {
-    crate::git::objects::check_stores(&clone_path.join(".git"), &user_common_dir.join("objects"))
+/// Refuse a box whose git dir (a clone's `.git`, a sandboxed worktree's bare clone)
+/// reaches object stores other than its own and the user's
+/// (`<user_common_dir>/objects`, which treebox wrote into its alternates): see
+/// [`crate::git::objects`].
+pub fn check_clone_stores(own: &OwnGit, user_common_dir: &Path) -> Result<(), BundleError> {
+    crate::git::objects::check_stores(&own.common, &user_common_dir.join("objects"))
         .map_err(BundleError::ForeignObjects)
 }
 
-/// Write a git bundle (v2) of the clone's branch to `out`, with libgit2 only, and no
-/// git process ever under the clone's own config. Objects are read from the clone's
-/// own store and the user's alone ([`crate::git::objects::box_odb`]), after
-/// [`check_clone_stores`] (and checked again once packed, before anything is written).
-/// Commits the user's repository already has are left out and named as prerequisites.
+/// Write a git bundle (v2) of the box's branch to `out`, with libgit2 only, and no
+/// git process ever under the box's own config. `own` is a clone or a sandboxed
+/// worktree ([`OwnGit`]). Objects are read from the box's own store and the user's
+/// alone ([`crate::git::objects::box_odb`]), after [`check_clone_stores`] (and checked
+/// again once packed, before anything is written). Commits the user's repository
+/// already has are left out and named as prerequisites.
 pub fn write_bundle(
-    clone_path: &Path,
+    own: &OwnGit,
     user_common_dir: &Path,
     out: &Path,
 ) -> Result<Bundle, BundleError> {
     // First: a FIFO at the alternates is a hostile store, not merely an unreadable one.
-    check_clone_stores(clone_path, user_common_dir)?;
-    if !crate::git::repo::plain_git_dir(&clone_path.join(".git")) {
-        return Err(BundleError::Open {
-            path: clone_path.to_path_buf(),
-            source: git2::Error::from_str(
-                "its .git holds something other than files and directories",
-            ),
-        });
-    }
-    let clone = git2::Repository::open(clone_path).map_err(|source| BundleError::Open {
-        path: clone_path.to_path_buf(),
+    check_clone_stores(own, user_common_dir)?;
+    let open_err = |source| BundleError::Open {
+        path: own.workdir.clone(),
         source,
-    })?;
+    };
+    if !own.readable() {
+        return Err(open_err(git2::Error::from_str(
+            "its git data holds something other than files and directories",
+        )));
+    }
+    let clone = own
+        .open()
+        .ok_or_else(|| open_err(git2::Error::from_str("it cannot be opened")))?;
     let head = match clone.head() {
         Ok(h) => h,
         // No commits yet: nothing to bring back.
@@ -337,12 +339,8 @@ pub fn write_bundle(
         .to_string();
     let tip = head.target().ok_or(BundleError::NoBranch)?;
     // The refs are the clone's; its objects come from the two stores it was given.
-    let clone =
-        crate::git::objects::box_odb(&clone_path.join(".git"), &user_common_dir.join("objects"))
-            .map_err(|source| BundleError::Open {
-                path: clone_path.to_path_buf(),
-                source,
-            })?;
+    let clone = crate::git::objects::box_odb(&own.common, &user_common_dir.join("objects"))
+        .map_err(open_err)?;
     let user = git2::Repository::open(user_common_dir).ok();
     let user_odb = user.as_ref().and_then(|u| u.odb().ok());
     let in_user = |oid: git2::Oid| user_odb.as_ref().is_some_and(|o| o.exists(oid));
@@ -378,7 +376,7 @@ pub fn write_bundle(
     let mut pack = git2::Buf::new();
     pb.write_buf(&mut pack).map_err(BundleError::Pack)?;
     // A store swapped while it was read is refused too.
-    check_clone_stores(clone_path, user_common_dir)?;
+    check_clone_stores(own, user_common_dir)?;
     let mut data = b"# v2 git bundle\n".to_vec();
     for p in &prerequisites {
         data.extend_from_slice(format!("-{p}\n").as_bytes());
@@ -398,7 +396,7 @@ pub fn write_bundle(
     })
 }
 
-/// Import a bundle of box `leaf` (the clone at `clone_path`) into
+/// Import a bundle of box `leaf` (whose own git data is `own`) into
 /// `refs/hort/<leaf>/incoming` of the user's repository — a quarantined ref, never a
 /// branch. git runs in the user's repository (with the usual pins), never in the box,
 /// and `git fetch` from a bundle file adds only the objects the bundle holds (its
@@ -407,11 +405,11 @@ pub fn write_bundle(
 pub fn import_bundle(
     repo: &Repo,
     leaf: &str,
-    clone_path: &Path,
+    own: &OwnGit,
     user_common_dir: &Path,
     bundle: &Bundle,
 ) -> Result<(), BundleError> {
-    check_clone_stores(clone_path, user_common_dir)?;
+    check_clone_stores(own, user_common_dir)?;
     let git = GitCli::for_repo(&repo.common_dir, None);
     git.cmd(&repo.main_root)
         .args(["fetch", "--quiet", "--no-tags", "--no-write-fetch-head"])

@@ -151,6 +151,7 @@ fn guard_path(
 ) -> Option<PathBuf> {
     let hooks = match (record.git_mode, repo) {
         (GitMode::Clone, Some(_)) => layout.hooks_dir(leaf),
+        (GitMode::Worktree, Some(_)) if record.bare_clone.is_some() => layout.hooks_dir(leaf),
         (GitMode::Worktree, Some(repo)) => repo
             .worktree_admin_dir(&record.path)?
             .join(guard::HOOKS_DIR_NAME),

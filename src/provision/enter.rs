@@ -142,6 +142,12 @@ pub fn enter(
         }
     }
     let mut warnings = Vec::new();
+    if record.mounts_user_git() && layout.first_time(&leaf, "unsafe.warned") {
+        // Once per box: `doctor` keeps saying it.
+        reporter.warn(format!(
+            "box `{leaf}` is unsafe: made by an earlier version, its container can write your repository's git dir; recreate it (see `git treebox doctor`)"
+        ));
+    }
     let finished_setup = !record.setup_completed;
     if finished_setup {
         reporter.note(format!("finishing the interrupted setup of box `{leaf}`"));
@@ -150,13 +156,14 @@ pub fn enter(
         })?;
         // Before the guard is written into it: a lost `.git` is not remade by that.
         super::check_checkout(&record)?;
-        if record.git_mode == GitMode::Clone {
-            // A clone's guard lives in host-owned bookkeeping (see `create`).
-            let git_dir = entry.path.join(".git");
+        if let Some(own) = crate::boxes::OwnGit::of(&record) {
+            // A clone's (a sandboxed worktree's) guard lives in host-owned bookkeeping
+            // (see `create`).
             let hooks = layout.hooks_dir(&leaf);
             timed(reporter, "guard", || {
-                guard::find_guard_exe()
-                    .and_then(|exe| guard::install_into(&git_dir, &git_dir, Some(&hooks), &exe))
+                guard::find_guard_exe().and_then(|exe| {
+                    guard::install_into(&own.head_dir, &own.common, Some(&hooks), &exe)
+                })
             })?;
         } else if let Some(admin) = repo.worktree_admin_dir(&entry.path) {
             // Looked up again: a repaired checkout has a new registration.

@@ -20,7 +20,7 @@
 //! - [`request`]: [`CreateRequest`] → a resolved context (git mode, runner, name);
 //! - [`planner`]: context → [`Plan`](crate::plan::Plan) ([`dry_run`] stops here);
 //! - [`apply`]: [`create`] — fetch, lock, apply the plan; the stages it runs live in
-//!   [`fetch`], [`checkout`]/[`clone`], [`guard`], [`copy`], [`setup`] (with
+//!   [`fetch`], [`checkout`]/[`clone`]/[`sandboxed`], [`guard`], [`copy`], [`setup`] (with
 //!   [`lockhash`]) and [`container_stage`];
 //! - [`enter`]: finish or re-sync an existing box before an agent runs in it;
 //! - [`rollback`]: undo a checkout when a later stage fails;
@@ -42,6 +42,7 @@ pub mod repair;
 pub mod reporter;
 pub mod request;
 pub mod rollback;
+pub mod sandboxed;
 pub mod setup;
 
 pub use apply::{create, Created};

@@ -67,9 +67,12 @@ pub(super) fn make_plan(
                 .is_some_and(|r| r.created_branch && r.branch == branch);
             if req.checkout.is_some() || own_branch {
                 if ctx.repo.local_branch(branch).is_some() {
-                    // A clone has its own branches; only a worktree competes with the
-                    // other checkouts of this repository.
-                    if ctx.git_mode == GitMode::Worktree && ctx.repo.branch_checked_out(branch) {
+                    // A clone, a sandboxed worktree have their own branches; only a
+                    // worktree of this repository competes with its other checkouts.
+                    if ctx.git_mode == GitMode::Worktree
+                        && !ctx.runner.is_container()
+                        && ctx.repo.branch_checked_out(branch)
+                    {
                         return Err(ProvisionError::BranchCheckedOut {
                             branch: branch.to_string(),
                         });

@@ -33,26 +33,30 @@ pub(crate) fn repair_checkout(
         return Ok(false);
     }
     let path = &record.path;
+    if let Some(bare) = &record.bare_clone {
+        // Nothing has run in it yet: make both again rather than judge half of each.
+        for dir in [path, bare] {
+            if std::fs::symlink_metadata(dir).is_ok() {
+                std::fs::remove_dir_all(dir)
+                    .map_err(super::error::io_err("could not remove", dir))?;
+            }
+        }
+        super::sandboxed::make(
+            repo,
+            bare,
+            path,
+            &record.name,
+            &recorded_checkout(repo, record),
+            record.base_commit.as_deref(),
+        )?;
+        return Ok(true);
+    }
     if record.git_mode == GitMode::Clone {
-        let branch = record.branch.clone();
-        let checkout = match (&record.base_commit, record.created_branch) {
-            (Some(_), _) => Checkout::NewBranch {
-                branch,
-                start: record.base_ref.clone().unwrap_or_default(),
-            },
-            // Made with no base: from origin's branch, or with no commits at all.
-            (None, true) if repo.remote_branch(&branch).is_some() => Checkout::FromRemote {
-                remote_ref: format!("refs/remotes/origin/{branch}"),
-                branch,
-            },
-            (None, true) => Checkout::Unborn { branch },
-            (None, false) => Checkout::ExistingLocal { branch },
-        };
         return Ok(clone::repair(
             repo,
             path,
             &record.name,
-            &checkout,
+            &recorded_checkout(repo, record),
             record.base_commit.as_deref(),
         )?);
     }
@@ -103,9 +107,28 @@ pub(crate) fn repair_checkout(
     Ok(true)
 }
 
+/// The checkout an interrupted create of a box that owns its git was making, from its
+/// record.
+fn recorded_checkout(repo: &Repo, record: &Record) -> Checkout {
+    let branch = record.branch.clone();
+    match (&record.base_commit, record.created_branch) {
+        (Some(_), _) => Checkout::NewBranch {
+            branch,
+            start: record.base_ref.clone().unwrap_or_default(),
+        },
+        // Made with no base: from origin's branch, or with no commits at all.
+        (None, true) if repo.remote_branch(&branch).is_some() => Checkout::FromRemote {
+            remote_ref: format!("refs/remotes/origin/{branch}"),
+            branch,
+        },
+        (None, true) => Checkout::Unborn { branch },
+        (None, false) => Checkout::ExistingLocal { branch },
+    }
+}
+
 /// A worktree registration whose files a read would block on (a FIFO a box planted in
 /// its own admin dir): git itself would hang on it in `worktree add` and `fetch`.
-pub(super) fn blocking_registration(common_dir: &Path) -> Option<PathBuf> {
+pub fn blocking_registration(common_dir: &Path) -> Option<PathBuf> {
     let rd = std::fs::read_dir(common_dir.join("worktrees")).ok()?;
     rd.flatten()
         .map(|e| e.path())

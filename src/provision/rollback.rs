@@ -64,7 +64,9 @@ pub(super) fn undo_checkout(
     made_checkout: bool,
     reporter: &mut dyn Reporter,
 ) {
-    if made_checkout && plan.git_mode == GitMode::Clone {
+    let sandboxed = plan.git_mode == GitMode::Worktree && plan.runner.is_container();
+    if made_checkout && (plan.git_mode == GitMode::Clone || sandboxed) {
+        // The bare clone of a sandboxed worktree goes with the box's bookkeeping below.
         let _ = std::fs::remove_dir_all(&plan.path);
         let _ = clone::remove_pin(&ctx.repo.common_dir, &plan.name);
     } else if made_checkout {

@@ -215,6 +215,12 @@ impl Store {
         self.box_state(leaf).join("hooks")
     }
 
+    /// A sandboxed worktree's own bare clone, mounted read-write into its container
+    /// (beside, never inside, the record and the other host-owned files).
+    pub fn bare_clone_dir(&self, leaf: &Leaf) -> PathBuf {
+        self.box_state(leaf).join("git")
+    }
+
     /// Where the agent's status hooks report, mounted into the container.
     pub fn status_dir(&self, leaf: &Leaf) -> PathBuf {
         self.box_state(leaf).join("status")
@@ -253,6 +259,16 @@ impl Store {
     /// A scratch file of the box's bookkeeping dir, e.g. `stdout.bundle`.
     pub fn scratch_path(&self, leaf: &Leaf, name: &str) -> PathBuf {
         self.box_state(leaf).join(name)
+    }
+
+    /// Note a one-time event of box `leaf` (a marker file `name` in its bookkeeping);
+    /// true only the first time.
+    pub fn first_time(&self, leaf: &Leaf, name: &str) -> bool {
+        let marker = self.box_state(leaf).join(name);
+        if std::fs::symlink_metadata(&marker).is_ok() {
+            return false;
+        }
+        std::fs::write(&marker, b"").is_ok()
     }
 
     /// Note that park has seen box `leaf`; says whether it had been seen before.

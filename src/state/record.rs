@@ -62,6 +62,12 @@ pub struct Record {
     /// The box's container, for the docker and podman runners.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub container: Option<super::ContainerRecord>,
+    /// A sandboxed worktree's own bare clone (SPEC §6): the git dir its worktree hangs
+    /// off, in host-owned bookkeeping. `None` for every other box — and for a container
+    /// worktree made by an earlier version, which mounts the user's git dir instead
+    /// (see [`Record::mounts_user_git`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bare_clone: Option<PathBuf>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -147,7 +153,19 @@ impl Record {
             created_at: now(),
             updated_at: now(),
             container: None,
+            bare_clone: None,
         }
+    }
+
+    /// A worktree box in a container: its worktree hangs off its own bare clone.
+    pub fn is_sandboxed_worktree(&self) -> bool {
+        self.git_mode == GitMode::Worktree && self.runner.is_container()
+    }
+
+    /// A container worktree made before sandboxed worktrees existed: its container
+    /// mounts the user's own git dir read-write (unsafe, SPEC §6).
+    pub fn mounts_user_git(&self) -> bool {
+        self.is_sandboxed_worktree() && self.bare_clone.is_none()
     }
 
     /// Read a record; `Ok(None)` when there is none.
@@ -221,6 +239,7 @@ pub(crate) mod tests {
             created_at: 1,
             updated_at: 1,
             container: None,
+            bare_clone: None,
         }
     }
 

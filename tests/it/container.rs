@@ -15,7 +15,7 @@ use std::process::Command;
 
 use crate::env::{write_exec, Run, TestEnv};
 
-const BASE: &str = "treebox-test-base:1";
+pub(crate) const BASE: &str = "treebox-test-base:1";
 
 fn engine_works(engine: &str) -> bool {
     let ok = Command::new(engine)
@@ -32,10 +32,10 @@ fn engine_works(engine: &str) -> bool {
 }
 
 /// A test environment with a user template `test` for `engine`, and cleanup.
-struct Boxed {
-    env: TestEnv,
-    engine: &'static str,
-    id: String,
+pub(crate) struct Boxed {
+    pub(crate) env: TestEnv,
+    pub(crate) engine: &'static str,
+    pub(crate) id: String,
     /// Environment for every engine command of the test (and its cleanup).
     engine_env: Vec<(String, String)>,
 }
@@ -105,18 +105,18 @@ impl Boxed {
         })
     }
 
-    fn exec(&self, args: &[&str]) -> Run {
+    pub(crate) fn exec(&self, args: &[&str]) -> Run {
         self.env.sandbox(&[&["run"], args].concat())
     }
 
-    fn container(&self, leaf: &str) -> String {
+    pub(crate) fn container(&self, leaf: &str) -> String {
         let doc = self.env.treebox(&["list", "--json"]).ok().json();
         let _ = doc;
         let rec = self.record(leaf);
         rec["container"]["name"].as_str().unwrap().to_string()
     }
 
-    fn record(&self, leaf: &str) -> serde_json::Value {
+    pub(crate) fn record(&self, leaf: &str) -> serde_json::Value {
         let repos = self.env.state_dir().join("treebox/repos");
         let dir = std::fs::read_dir(&repos)
             .unwrap()
@@ -130,7 +130,7 @@ impl Boxed {
         .unwrap()
     }
 
-    fn engine_cmd(&self, args: &[&str]) -> Command {
+    pub(crate) fn engine_cmd(&self, args: &[&str]) -> Command {
         let mut c = Command::new(self.engine);
         c.args(args);
         for (k, v) in &self.engine_env {
@@ -139,7 +139,7 @@ impl Boxed {
         c
     }
 
-    fn engine(&self, args: &[&str]) -> std::process::Output {
+    pub(crate) fn engine(&self, args: &[&str]) -> std::process::Output {
         self.engine_cmd(args).output().unwrap()
     }
 
@@ -147,7 +147,7 @@ impl Boxed {
     /// Debian bookworm's netavark 1.4 does not route between containers on an
     /// `--internal` network, CNI does. The rest of the engine's settings (those
     /// `setup-engines` wrote) are kept.
-    fn use_cni(&mut self) {
+    pub(crate) fn use_cni(&mut self) {
         let mut conf = String::new();
         if let Ok(rd) = std::fs::read_dir("/etc/containers/containers.conf.d") {
             let mut files: Vec<_> = rd.flatten().map(|e| e.path()).collect();
@@ -169,7 +169,7 @@ impl Boxed {
     }
 }
 
-fn each_engine(f: impl Fn(Boxed)) {
+pub(crate) fn each_engine(f: impl Fn(Boxed)) {
     for engine in ["docker", "podman"] {
         if engine == "podman"
             && !Command::new("podman")
@@ -187,7 +187,7 @@ fn each_engine(f: impl Fn(Boxed)) {
     }
 }
 
-fn tree_digest(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+pub(crate) fn tree_digest(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
     let mut out = Vec::new();
     fn go(d: &Path, out: &mut Vec<(PathBuf, Vec<u8>)>) {
         let mut entries: Vec<_> = std::fs::read_dir(d).unwrap().flatten().collect();

@@ -18,6 +18,7 @@ mod hostile_objects;
 mod lifecycle;
 mod proof;
 mod races;
+mod sandboxed;
 mod schema;
 mod screens;
 mod template;

@@ -1,4 +1,4 @@
-//! `git sandbox bundle NAME [-o FILE]`: write a git bundle of a clone box's branch,
+//! `git sandbox bundle NAME [-o FILE]`: write a git bundle of a clone's (a sandboxed worktree's) branch,
 //! bringing its work back without trusting the box.
 //!
 //! The bundle is written with libgit2 (no git runs under the clone's config). `write`
@@ -17,7 +17,7 @@ use crate::provision::clone::{self, BundleError};
 
 #[derive(Debug, Args)]
 pub struct BundleArgs {
-    /// The clone box.
+    /// The clone box, or the sandboxed worktree.
     pub name: String,
     /// Where to write the bundle [default: the box's bookkeeping dir].
     #[arg(short, long, value_name = "FILE")]
@@ -88,7 +88,8 @@ pub(super) fn write(
             CliError::new(ErrorKind::Io, format!("could not create {}", dir.display())).caused_by(e)
         })?;
     }
-    clone::write_bundle(&entry.path, &user_common_dir(repo, entry), &out)
+    let own = super::own_git(entry);
+    clone::write_bundle(&own, &user_common_dir(repo, entry), &out)
         .map_err(|e| from_bundle(e, entry.leaf.as_str()))
 }
 

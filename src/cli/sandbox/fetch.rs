@@ -1,4 +1,4 @@
-//! `git sandbox fetch NAME`: import a clone box's branch into
+//! `git sandbox fetch NAME`: import a clone's (a sandboxed worktree's) branch into
 //! `refs/hort/<name>/incoming` of the user's repository — a quarantined ref the user
 //! inspects and merges as they like.
 //!
@@ -16,7 +16,7 @@ use crate::provision::clone;
 
 #[derive(Debug, Args)]
 pub struct FetchArgs {
-    /// The clone box.
+    /// The clone box, or the sandboxed worktree.
     pub name: String,
     /// Print the result as JSON.
     #[arg(long)]
@@ -32,7 +32,7 @@ pub fn run(a: FetchArgs, ui: &mut Ui) -> Result<i32, CliError> {
         Ok(b) => b,
         Err(e) if e.kind == ErrorKind::NothingToBundle => {
             // Already fetched: the repository has the tip, and incoming names it.
-            if let Some((Some(branch), Some(tip))) = clone::clone_head(&entry.path) {
+            if let Some((Some(branch), Some(tip))) = super::own_git(&entry).head() {
                 if repo.git.refname_to_id(&incoming).ok() == Some(tip) {
                     if a.json {
                         let doc = FetchDocument {
@@ -58,7 +58,8 @@ pub fn run(a: FetchArgs, ui: &mut Ui) -> Result<i32, CliError> {
         Err(e) => return Err(e),
     };
     let common = super::bundle::user_common_dir(&repo, &entry);
-    let imported = clone::import_bundle(&repo, entry.leaf.as_str(), &entry.path, &common, &b);
+    let own = super::own_git(&entry);
+    let imported = clone::import_bundle(&repo, entry.leaf.as_str(), &own, &common, &b);
     maintain::bundle::discard(&b.path);
     imported.map_err(|e| super::bundle::from_bundle(e, entry.leaf.as_str()))?;
     if a.json {

@@ -85,9 +85,11 @@ fn row(
     // Without a record, a directory with a `.git` of its own is a clone all the same.
     let shown_mode = git_mode.as_deref().or(e.is_clone().then_some("clone"));
     let mode_label = match (shown_mode, a.as_ref().and_then(|a| a.unreturned)) {
-        (Some("clone"), Some(true)) if repo.is_some() => "clone, work only in the box".into(),
-        (Some("clone"), Some(false)) => "clone".into(),
-        (Some("clone"), _) => "clone, work unknown".into(),
+        // A clone, a sandboxed worktree: is its work anywhere but in the box?
+        (Some(m), Some(true)) if repo.is_some() => format!("{m}, work only in the box"),
+        (Some(m), Some(true)) => format!("{m}, work unknown"),
+        (Some(m), Some(false)) => m.to_string(),
+        (Some("clone"), None) => "clone, work unknown".into(),
         (Some(m), _) => m.to_string(),
         (None, _) => "worktree".into(),
     };

@@ -59,9 +59,9 @@ pub enum SandboxCommand {
     /// records of repositories that are gone) and, with `--idle`, unused boxes that hold
     /// nothing to lose.
     Prune(prune::PruneArgs),
-    /// Write a git bundle of a clone box's branch.
+    /// Write a git bundle of a clone's or sandboxed worktree's branch.
     Bundle(bundle::BundleArgs),
-    /// Import a clone box's branch into refs/hort/<name>/incoming of this repository.
+    /// Import a clone's or sandboxed worktree's branch into refs/hort/<name>/incoming.
     Fetch(fetch::FetchArgs),
 }
 
@@ -196,10 +196,18 @@ fn target(name: &str, tty: bool) -> Result<Target, CliError> {
     })
 }
 
-/// The clone box NAME names, with its checkout present (for `bundle` and `fetch`).
+/// Where the box `clone_box` found keeps its git data.
+fn own_git(entry: &crate::boxes::BoxEntry) -> crate::boxes::OwnGit {
+    entry
+        .own_git()
+        .unwrap_or_else(|| crate::boxes::OwnGit::clone_at(&entry.path))
+}
+
+/// The box NAME names — a clone, or a sandboxed worktree, whose branch lives in git
+/// data of its own — with its checkout present (for `bundle` and `fetch`).
 fn clone_box(name: &str) -> Result<InRepo, CliError> {
     let (repo, layout, entry) = find(name)?;
-    if !entry.is_clone() {
+    if !entry.owns_git() {
         return Err(CliError::new(
             ErrorKind::NotAClone,
             format!(

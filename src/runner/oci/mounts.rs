@@ -1,9 +1,11 @@
 //! What of the host a box's container sees: the bind [`Mount`]s.
 //!
 //! Invariants:
-//! - The checkout (and, for a worktree, the repository's git dir) at their host paths;
-//!   `.git/hooks`, the guard and the other boxes' registrations read-only; in clone
-//!   mode the borrowed object store read-only; the detected ecosystems' download caches
+//! - The checkout at its host path, and its git data: a clone's own `.git` inside it; a
+//!   sandboxed worktree's bare clone (SPEC §6) at its host path; for both, the
+//!   borrowed object store (the user's) and the guard read-only. Nothing else of the
+//!   user's git dir (a container worktree made by an earlier version still gets the
+//!   repository's git dir, as then; `doctor` calls it unsafe). The detected ecosystems' download caches
 //!   (never a directory holding host executables); the credentials copies; the status
 //!   directory. Nothing else of the host.
 //! - Every path is checked with [`mountable`] before the engine sees it.
@@ -127,6 +129,17 @@ impl Spec<'_> {
                 m.push(Mount::same(&repo.common_dir.join("objects"), true));
                 m.push(Mount::same(&self.layout.hooks_dir(self.leaf), true));
             }
+            // A sandboxed worktree: its own bare clone, the borrowed store read-only,
+            // the guard read-only; nothing else of the user's git dir.
+            (_, Some(repo)) if r.bare_clone.is_some() => {
+                if let Some(bare) = &r.bare_clone {
+                    m.push(Mount::same(bare, false));
+                }
+                m.push(Mount::same(&repo.common_dir.join("objects"), true));
+                m.push(Mount::same(&self.layout.hooks_dir(self.leaf), true));
+            }
+            // A container worktree made before sandboxed worktrees existed (unsafe:
+            // `doctor` says so): the user's git dir, as it was mounted then.
             (_, Some(repo)) => {
                 let common = &repo.common_dir;
                 m.push(Mount::same(common, false));

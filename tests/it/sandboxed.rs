@@ -1,0 +1,193 @@
+//! Sandboxed worktrees (SPEC §6, issue 12): a worktree box in a container hangs off a
+//! bare clone of its own, so a rogue agent inside cannot touch the user's repository,
+//! another box or the guard — and its work still comes back, by `fetch`.
+//!
+//! Real docker and podman (see `container.rs`); real git on the host.
+
+use std::path::{Path, PathBuf};
+
+use crate::container::{each_engine, tree_digest, Boxed};
+
+/// The user's refs, as `git for-each-ref` prints them.
+fn refs(b: &Boxed) -> String {
+    b.env.git(
+        &b.env.repo,
+        &["for-each-ref", "--format=%(refname) %(objectname)"],
+    )
+}
+
+fn bare_of(b: &Boxed, leaf: &str) -> PathBuf {
+    PathBuf::from(b.record(leaf)["bareClone"].as_str().expect("bareClone"))
+}
+
+fn markers(root: &Path) -> Vec<String> {
+    std::fs::read_dir(root)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("pwned"))
+        .collect()
+}
+
+#[test]
+fn a_rogue_agent_in_a_sandboxed_worktree_cannot_touch_the_users_repo() {
+    each_engine(|b| {
+        let env = &b.env;
+        env.treebox(&["create", "host-side", "--isolation", "host", "--no-launch"])
+            .ok();
+        env.treebox(&["create", "other", "--no-launch"]).ok();
+        let doc = env
+            .treebox(&["create", "boxed", "--no-launch", "--json"])
+            .ok()
+            .json();
+        assert_eq!(doc["runner"], b.engine);
+        let bare = bare_of(&b, "boxed");
+        let other_bare = bare_of(&b, "other");
+        let hooks = bare.parent().unwrap().join("hooks");
+        let user_git = env.repo.join(".git");
+
+        // The branch lives in the bare clone; the user's repo has only the pin.
+        let user_refs = refs(&b);
+        assert!(!user_refs.contains("refs/heads/boxed"), "{user_refs}");
+        assert!(user_refs.contains("refs/hort/boxed/base"), "{user_refs}");
+        let listed = env.git(&env.repo, &["worktree", "list"]);
+        assert!(!listed.contains("boxed"), "{listed}");
+
+        // The agent works and commits (before it turns rogue).
+        b.exec(&[
+            "boxed",
+            "--",
+            "sh",
+            "-c",
+            "echo work > work.txt && git add work.txt && git commit -qm 'in the box' && git status --porcelain",
+        ])
+        .ok();
+        let tip = b
+            .exec(&["boxed", "--", "git", "rev-parse", "HEAD"])
+            .ok()
+            .stdout
+            .trim()
+            .to_string();
+        let doc = env.treebox(&["list", "--json"]).ok().json();
+        let row = doc["boxes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["name"] == "boxed")
+            .unwrap()
+            .clone();
+        assert_eq!(row["branch"], "boxed", "{row}");
+
+        // Then it turns rogue.
+        let config_before = std::fs::read(user_git.join("config")).unwrap();
+        let host_side_admin = user_git.join("worktrees/host-side");
+        let admin_before = tree_digest(&host_side_admin);
+        let guard_before = tree_digest(&hooks);
+        let other_before = tree_digest(&other_bare);
+        let refs_before = refs(&b);
+        let root = env.root();
+        let m = bare.join("m.sh");
+        let rogue = format!(
+            r#"M={m}
+printf '#!/bin/sh\ntouch {root}/pwned-$1\n' > $M && chmod +x $M
+U={u}
+git config --file $U/config core.fsmonitor "$M user-config" && echo WROTE user-config
+git config --file $U/config core.hooksPath {root} && echo WROTE user-hookspath
+printf '[core]\n\tfsmonitor = %s\n' "$M user-cw" > $U/config.worktree && echo WROTE user-config.worktree
+git config --file $U/worktrees/host-side/config.worktree core.fsmonitor "$M host-side" && echo WROTE host-side
+git --git-dir=$U update-ref -d refs/heads/main && echo WROTE user-ref
+rm -f $U/packed-refs $U/refs/heads/main && echo WROTE user-ref-file
+find $U/objects -type f -exec rm -f {{}} + 2>/dev/null; ls $U/objects >/dev/null 2>&1 && echo SAW user-objects
+cp $M $U/hooks/post-checkout && echo WROTE user-hook
+touch {repo}/README.md && echo WROTE user-checkout
+git --git-dir={ob} config core.fsmonitor "$M other" && echo WROTE other-bare
+touch {ob}/planted && echo WROTE other-bare-file
+cp $M {hooks}/pre-push && echo WROTE guard
+rm -f {hooks}/git-treebox-guard && echo WROTE guard-exe
+git config core.fsmonitor "$M own" && git config core.hooksPath {bare}
+git config --worktree core.fsmonitor "$M own-wt"
+git config core.pager "$M own-pager"
+true
+"#,
+            m = m.display(),
+            root = root.display(),
+            u = user_git.display(),
+            repo = env.repo.display(),
+            ob = other_bare.display(),
+            hooks = hooks.display(),
+            bare = bare.display(),
+        );
+        let r = b
+            .exec(&["boxed", "--", "sh", "-c", &rogue])
+            .ok()
+            .stdout
+            .clone();
+        // What the agent "wrote" of the user's repository landed in the container's
+        // own filesystem (the engine made the directories above the mounts there):
+        // the host checks below are the proof. The guard, the other box and the
+        // borrowed objects are beyond it.
+        for never in ["guard", "guard-exe", "other-bare", "other-bare-file"] {
+            assert!(!r.contains(&format!("WROTE {never}\n")), "{never}: {r}");
+        }
+        assert!(
+            r.contains("SAW user-objects"),
+            "the borrowed store is readable: {r}"
+        );
+        let objects = std::fs::read_dir(user_git.join("objects")).unwrap().count();
+        assert!(objects > 2, "the user's objects are gone");
+
+        // The user's own git on the host runs nothing planted.
+        env.git(&env.repo, &["status"]);
+        env.git(&env.repo, &["log", "--oneline", "-3"]);
+        env.git(&env.box_path("host-side"), &["status"]);
+        // Nor does treebox reading the box.
+        env.treebox(&["list"]).ok();
+        env.sandbox(&["ls"]).ok();
+        env.treebox(&["enter", "boxed", "--print"]).ok();
+        assert_eq!(
+            markers(&root),
+            Vec::<String>::new(),
+            "planted code ran on the host"
+        );
+        assert_eq!(
+            std::fs::read(user_git.join("config")).unwrap(),
+            config_before
+        );
+        assert!(!user_git.join("config.worktree").exists());
+        assert_eq!(tree_digest(&host_side_admin), admin_before);
+        assert_eq!(tree_digest(&hooks), guard_before, "the guard changed");
+        assert_eq!(
+            tree_digest(&other_bare),
+            other_before,
+            "the other box changed"
+        );
+        assert_eq!(refs(&b), refs_before, "the user's refs changed");
+        env.git(&env.repo, &["fsck", "--no-progress"]);
+
+        // Work the user's repository lacks: `down` refuses without a terminal, removes
+        // nothing; `fetch` brings it back; then `down` needs no force.
+        let r = env.sandbox(&["down", "boxed"]);
+        r.code(5);
+        assert!(r.stderr.contains("fetch"), "{r:?}");
+        assert!(env.box_path("boxed").join("work.txt").is_file());
+        assert!(bare.is_dir());
+        let fetched = env.sandbox(&["fetch", "boxed"]).ok().stdout.clone();
+        assert_eq!(fetched.trim(), "refs/hort/boxed/incoming");
+        assert_eq!(
+            env.git(&env.repo, &["rev-parse", "refs/hort/boxed/incoming"])
+                .trim(),
+            tip
+        );
+        env.sandbox(&["down", "boxed"]).ok();
+        assert!(!env.box_path("boxed").exists());
+        assert!(!bare.exists());
+        assert!(!refs(&b).contains("refs/hort/boxed/base"));
+        assert_eq!(
+            markers(&root),
+            Vec::<String>::new(),
+            "planted code ran on the host"
+        );
+        env.git(&env.repo, &["fsck", "--no-progress"]);
+        env.treebox(&["teardown", "--force", "other"]).ok();
+    });
+}
