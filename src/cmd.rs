@@ -222,6 +222,32 @@ impl Cmd {
         child.wait_with_output().map_err(spawn_err)
     }
 
+    /// Run with no output kept, for at most `limit`: `Ok(None)` when it took longer
+    /// (the child is killed and reaped).
+    pub fn status_within(
+        &self,
+        limit: std::time::Duration,
+    ) -> Result<Option<ExitStatus>, CmdError> {
+        use wait_timeout::ChildExt;
+        let mut c = self.to_command();
+        c.stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        let spawn_err = |source| CmdError::Spawn {
+            line: self.short(),
+            source,
+        };
+        let mut child = c.spawn().map_err(spawn_err)?;
+        match child.wait_timeout(limit).map_err(spawn_err)? {
+            Some(status) => Ok(Some(status)),
+            None => {
+                let _ = child.kill();
+                let _ = child.wait();
+                Ok(None)
+            }
+        }
+    }
+
     /// Run with stdout captured and stderr inherited; returns stdout on success.
     pub fn stdout_string(&self) -> Result<String, CmdError> {
         Ok(String::from_utf8_lossy(&self.output()?.stdout).into_owned())

@@ -60,13 +60,16 @@ pub struct Removed {
     pub pruned_only: bool,
 }
 
+/// How long removing a box waits for origin to say whether it has the box's work.
+const ORIGIN_FETCH_SECS: u64 = 15;
+
 /// The box to remove, assessed unless `forced`: with `--force` nothing is read from
 /// the box (whatever it holds goes anyway), so a box that made its files unreadable
 /// cannot stall its removal.
 ///
 /// A box whose own git data (a clone, a sandboxed worktree) holds commits the
 /// repository lacks may have pushed them to origin from inside: then origin is fetched
-/// (once, with the usual pins and no prompt) and the box assessed again, so only work
+/// (once, with the usual pins, no prompt, for at most [`ORIGIN_FETCH_SECS`]) and the box assessed again, so only work
 /// that is nowhere else holds a removal up. A failed fetch changes nothing.
 pub fn target_for(entry: BoxEntry, repo: &Repo, layout: &Layout, forced: bool) -> Target {
     if !forced {
@@ -77,9 +80,8 @@ pub fn target_for(entry: BoxEntry, repo: &Repo, layout: &Layout, forced: bool) -
             return t;
         }
         let git = crate::git::GitCli::for_repo(&repo.common_dir, None);
-        let fetched =
-            crate::provision::fetch::fetch_origin(&git, &repo.main_root, &layout.repo_state, false);
-        if fetched.is_err() {
+        let limit = std::time::Duration::from_secs(ORIGIN_FETCH_SECS);
+        if !crate::provision::fetch::fetch_origin_within(&git, &repo.main_root, limit) {
             return t;
         }
         return target(t.entry, repo, layout);

@@ -76,6 +76,17 @@ pub fn remote_heads(
 /// Fetch `origin` in the repository at `main_root`. `state_dir` holds the fetch lock
 /// and stamp. `interactive_retry`: after a silent failure, try once more with prompts
 /// allowed (the caller passes true only on a terminal).
+/// Fetch origin quietly (no prompt), for at most `limit`; whether it succeeded. For
+/// a question a command can go on without (may the box go? see `teardown`), never
+/// for a base a box is cut from.
+pub fn fetch_origin_within(git: &GitCli, main_root: &Path, limit: std::time::Duration) -> bool {
+    let mut args: Vec<String> = vec!["fetch".into()];
+    args.extend(git.upload_pack_arg("origin"));
+    args.extend(["--quiet", "--no-recurse-submodules", "origin"].map(String::from));
+    let c = git.silent_remote_cmd(main_root).args(args.iter());
+    matches!(c.status_within(limit), Ok(Some(st)) if st.success())
+}
+
 pub fn fetch_origin(
     git: &GitCli,
     main_root: &Path,

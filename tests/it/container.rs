@@ -48,7 +48,7 @@ impl Drop for Boxed {
                 let _ = self.engine_cmd(&["rm", "-f", id]).output();
             }
         }
-        for srv in ["allowed", "denied"] {
+        for srv in ["allowed", "denied", "git"] {
             let _ = self
                 .engine_cmd(&["rm", "-f", &format!("tbsrv-{srv}-{}", self.id)])
                 .output();

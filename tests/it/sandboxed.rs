@@ -93,6 +93,7 @@ printf '#!/bin/sh\ntouch {root}/pwned-$1\n' > $M && chmod +x $M
 U={u}
 git config --file $U/config core.fsmonitor "$M user-config" && echo WROTE user-config
 git config --file $U/config core.hooksPath {root} && echo WROTE user-hookspath
+mkfifo {bare}/fifo; git config --file $U/config include.path {bare}/fifo && echo WROTE user-include
 printf '[core]\n\tfsmonitor = %s\n' "$M user-cw" > $U/config.worktree && echo WROTE user-config.worktree
 git config --file $U/worktrees/host-side/config.worktree core.fsmonitor "$M host-side" && echo WROTE host-side
 git --git-dir=$U update-ref -d refs/heads/main && echo WROTE user-ref
@@ -171,6 +172,13 @@ true
         assert!(r.stderr.contains("fetch"), "{r:?}");
         assert!(env.box_path("boxed").join("work.txt").is_file());
         assert!(bare.is_dir());
+        // On a terminal it asks; "no" keeps everything.
+        let (_, text) = env.on_tty_answering(crate::env::SANDBOX, "down boxed", "n\n", || {});
+        assert!(text.contains("does not have"), "{text}");
+        assert!(env.box_path("boxed").join("work.txt").is_file());
+        assert!(bare.is_dir());
+        env.treebox(&["teardown", "boxed"]).code(5);
+        assert!(bare.is_dir());
         let fetched = env.sandbox(&["fetch", "boxed"]).ok().stdout.clone();
         assert_eq!(fetched.trim(), "refs/hort/boxed/incoming");
         assert_eq!(
@@ -189,5 +197,206 @@ true
         );
         env.git(&env.repo, &["fsck", "--no-progress"]);
         env.treebox(&["teardown", "--force", "other"]).ok();
+    });
+}
+
+/// A git server on a network of the test's own (`--internal`): the box pushes to it.
+fn git_server(b: &Boxed, net: &str) -> Option<String> {
+    let name = format!("tbsrv-git-{}", b.id);
+    let out = b.engine(&[
+        "run",
+        "-d",
+        "--name",
+        &name,
+        "--network",
+        net,
+        crate::container::BASE,
+        "sh",
+        "-c",
+        "git init -q --bare /srv/o.git && exec git daemon --export-all --enable=receive-pack \
+         --base-path=/srv --reuseaddr --listen=0.0.0.0 /srv",
+    ]);
+    assert!(out.status.success(), "{out:?}");
+    let ip = b.engine(&[
+        "container",
+        "inspect",
+        "--format",
+        "{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}",
+        &name,
+    ]);
+    let ip = String::from_utf8_lossy(&ip.stdout).trim().to_string();
+    // Can a container on this network reach it at all?
+    let probe = b.engine(&[
+        "run", "--rm", "--network", net, crate::container::BASE, "sh", "-c",
+        &format!("for i in 1 2 3 4 5 6 7 8 9 10; do git ls-remote git://{ip}/o.git >/dev/null 2>&1 && exit 0; sleep 0.5; done; exit 1"),
+    ]);
+    if !probe.status.success() {
+        eprintln!(
+            "note: {}: containers on an internal network cannot reach each other here; push test skipped",
+            b.engine
+        );
+        return None;
+    }
+    Some(ip)
+}
+
+#[test]
+fn a_sandboxed_worktree_pushes_to_origin_and_the_guard_still_binds() {
+    each_engine(|mut b| {
+        if b.engine == "podman" {
+            b.use_cni();
+        }
+        let net = format!("tbnet-{}", b.id);
+        assert!(b
+            .engine(&["network", "create", "--internal", &net])
+            .status
+            .success());
+        let Some(ip) = git_server(&b, &net) else {
+            return;
+        };
+        let env = &mut b.env;
+        let url = format!("git://{ip}/o.git");
+        env.git(&env.repo, &["remote", "set-url", "origin", &url]);
+        env.extra_env.push(("TREEBOX_NETWORK".into(), net.clone()));
+        let env = &b.env;
+        env.treebox(&["create", "pushy", "--no-fetch", "--no-launch"])
+            .ok();
+        // origin inside is the user's origin.
+        let inside = b
+            .exec(&["pushy", "--", "git", "remote", "get-url", "origin"])
+            .ok()
+            .stdout
+            .trim()
+            .to_string();
+        assert_eq!(inside, url);
+        b.exec(&[
+            "pushy",
+            "--",
+            "sh",
+            "-c",
+            "echo p > p.txt && git add p.txt && git commit -qm pushed && git push -q origin HEAD",
+        ])
+        .ok();
+        let tip = b
+            .exec(&["pushy", "--", "git", "rev-parse", "HEAD"])
+            .ok()
+            .stdout
+            .trim()
+            .to_string();
+        let server = format!("tbsrv-git-{}", b.id);
+        let on_server = b.engine(&[
+            "exec",
+            &server,
+            "git",
+            "--git-dir=/srv/o.git",
+            "rev-parse",
+            "refs/heads/pushy",
+        ]);
+        assert_eq!(String::from_utf8_lossy(&on_server.stdout).trim(), tip);
+        // The guard refuses a placeholder branch on the way to origin.
+        let r = b.exec(&[
+            "pushy",
+            "--",
+            "sh",
+            "-c",
+            "git switch -q -c treebox/tmp && git push origin HEAD",
+        ]);
+        assert_ne!(r.code, 0, "{r:?}");
+        assert!(r.stderr.contains("git branch -m"), "{r:?}");
+        b.exec(&["pushy", "--", "git", "switch", "-q", "pushy"])
+            .ok();
+        // `down` asks origin (once) before calling the work unreturned: when the host
+        // reaches the server, the pushed work is origin's and `down` needs no force;
+        // when it cannot, the work is only in the box as far as the host knows.
+        let host_reaches = env
+            .command("timeout", &env.repo)
+            .args(["5", "git", "ls-remote", &url])
+            .env("GIT_TERMINAL_PROMPT", "0")
+            .output()
+            .unwrap()
+            .status
+            .success();
+        let r = env.sandbox(&["down", "pushy"]);
+        if host_reaches {
+            r.ok();
+            assert_eq!(
+                env.git(&env.repo, &["rev-parse", "refs/remotes/origin/pushy"])
+                    .trim(),
+                tip
+            );
+        } else {
+            r.code(5);
+            env.sandbox(&["down", "-f", "pushy"]).ok();
+        }
+        assert!(!env.box_path("pushy").exists());
+    });
+}
+
+/// A container worktree made by an earlier version: a worktree of the user's repo
+/// whose record names a container runner and no bare clone.
+#[test]
+fn a_container_worktree_of_an_earlier_version_is_named_unsafe() {
+    each_engine(|b| {
+        let env = &b.env;
+        env.treebox(&["create", "old", "--isolation", "host", "--no-launch"])
+            .ok();
+        let repos = env.state_dir().join("treebox/repos");
+        let state = std::fs::read_dir(&repos)
+            .unwrap()
+            .flatten()
+            .next()
+            .unwrap()
+            .path();
+        let path = state.join("boxes/old/record.json");
+        let mut rec: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        assert!(rec.get("bareClone").is_none());
+        rec["runner"] = b.engine.into();
+        rec["template"] = "test".into();
+        std::fs::write(&path, serde_json::to_string_pretty(&rec).unwrap()).unwrap();
+
+        let doc = env.treebox(&["doctor", "--json"]).json();
+        let check = doc["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == "boxes")
+            .unwrap()
+            .clone();
+        assert_eq!(check["status"], "fail", "{check}");
+        let summary = check["summary"].as_str().unwrap();
+        assert!(
+            summary.contains("unsafe") && summary.contains("old"),
+            "{check}"
+        );
+        let hint = check["hint"].as_str().unwrap();
+        assert!(hint.contains("git treebox teardown old"), "{check}");
+        assert!(hint.contains("--checkout old"), "{check}");
+        env.treebox(&["doctor"]).code(1);
+
+        // `enter` warns once.
+        let first = env.treebox(&["enter", "old", "--print"]);
+        first.ok();
+        assert!(first.stderr.contains("unsafe"), "{first:?}");
+        let second = env.treebox(&["enter", "old", "--print"]);
+        second.ok();
+        assert!(!second.stderr.contains("unsafe"), "{second:?}");
+
+        // The way out: teardown keeps the branch; create --checkout makes it safe.
+        env.treebox(&["teardown", "--force", "old"]).ok();
+        env.treebox(&["create", "--checkout", "old", "--no-launch"])
+            .ok();
+        let rec = b.record("old");
+        assert!(rec["bareClone"].is_string(), "{rec}");
+        let doc = env.treebox(&["doctor", "--json"]).json();
+        let boxes = doc["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == "boxes")
+            .unwrap()
+            .clone();
+        assert_eq!(boxes["status"], "ok", "{boxes}");
+        env.treebox(&["teardown", "--force", "old"]).ok();
     });
 }
