@@ -64,7 +64,7 @@ complete -c git-treebox -n "__fish_git_treebox_using_subcommand create" -l cold 
 complete -c git-treebox -n "__fish_git_treebox_using_subcommand create" -l firewall -d 'Containers: deny egress except the template\'s allowlist'
 complete -c git-treebox -n "__fish_git_treebox_using_subcommand create" -s q -l quiet -d 'Less output on stderr (warnings and errors only)'
 complete -c git-treebox -n "__fish_git_treebox_using_subcommand create" -s v -l verbose -d 'More output on stderr (per-stage timings even off a terminal)'
-complete -c git-treebox -n "__fish_git_treebox_using_subcommand create" -s h -l help -d 'Print help'
+complete -c git-treebox -n "__fish_git_treebox_using_subcommand create" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-treebox -n "__fish_git_treebox_using_subcommand create" -s V -l version -d 'Print version'
 complete -c git-treebox -n "__fish_git_treebox_using_subcommand enter" -l harness -d 'Which agent to launch, this session only (the box keeps its own)' -r -f -a "claude\t''
 codex\t''"

@@ -27,6 +27,16 @@ use super::ui::Ui;
 use super::GlobalOpts;
 
 /// Sandboxes for coding agents, box first: bring one up, work in it, take it down.
+///
+/// In a container (docker, podman) a worktree box is a sandboxed worktree: a worktree
+/// of a bare clone of its own, kept in treebox's state directory and borrowing this
+/// repository's objects. The container sees that worktree and bare clone at their host
+/// paths, this repository's objects read-only, and nothing else of its git dir. The
+/// box's branch lives in the bare clone (this repository gets only the pin
+/// refs/hort/NAME/base); its work comes back by a push to origin from inside (the
+/// pre-push guard still binds) or by `git sandbox fetch NAME` into
+/// refs/hort/NAME/incoming. `down` asks before removing work that neither this
+/// repository nor origin has, and refuses without a terminal unless -f.
 #[derive(Debug, Parser)]
 #[command(
     name = "git-sandbox",

@@ -30,6 +30,13 @@ pub struct UpArgs {
     #[arg(long, value_parser = ["host", "docker", "podman", "auto"])]
     pub isolation: Option<String>,
     /// How the box's checkout is made.
+    ///
+    /// `worktree` (default): on the host runner, a worktree of this repository on branch
+    /// NAME. In a container, a sandboxed worktree: a worktree of a bare clone of its own
+    /// (in treebox's state directory, borrowing this repository's objects), where branch
+    /// NAME lives; this repository gets only refs/hort/NAME/base. `clone`: a clone with
+    /// its own .git, the branch in it. The work of both comes back by a push to origin
+    /// from inside (guarded) or `git sandbox fetch NAME` (into refs/hort/NAME/incoming).
     #[arg(long = "git", value_name = "MODE", value_parser = ["worktree", "clone"])]
     pub git_mode: Option<String>,
     /// Container template (operator-owned; see `git treebox template list`).
