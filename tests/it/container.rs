@@ -652,6 +652,12 @@ fn park_spares_first_sight_and_status_reaches_ls() {
             .to_string()
         };
         assert_eq!(running(&b), "true");
+        assert_eq!(
+            env.sandbox(&["ls", "--json"]).ok().json()["boxes"][0]["state"],
+            "ready",
+            "{}: a running container is shown ready, not parked",
+            b.engine
+        );
         // Second pass: idle, parked.
         let doc = env.sandbox(&["park", "--idle", "0", "--json"]).ok().json();
         assert_eq!(doc["parked"][0]["name"], "idle");

@@ -203,12 +203,12 @@ pub fn run(a: LsArgs, ui: &mut Ui) -> Result<i32, CliError> {
         return Ok(error::OK);
     }
     let mut out = format!(
-        "{:<24} {:<32} {:<12} {:<28} {:<28} {:<6} {}\n",
+        "{:<24} {:<32} {:<12} {:<30} {:<28} {:<6} {}\n",
         "NAME", "REPO", "STATE", "GIT", "BRANCH", "DIRTY", "AGENT"
     );
     for r in &rows {
         out.push_str(&format!(
-            "{:<24} {:<32} {:<12} {:<28} {:<28} {:<6} {}\n",
+            "{:<24} {:<32} {:<12} {:<30} {:<28} {:<6} {}\n",
             crate::sanitize::line(&r.name),
             crate::sanitize::line(&r.repo),
             r.state,

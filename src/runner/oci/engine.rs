@@ -200,7 +200,15 @@ impl Engine {
         Some(
             out.lines()
                 .filter_map(|l| l.split_once(' '))
-                .map(|(name, state)| (name.to_string(), state.trim() == "running"))
+                // docker and newer podman print `running`; podman 4.3 (Debian
+                // bookworm) prints the status, `Up 5 minutes`.
+                .map(|(name, state)| {
+                    let state = state.trim();
+                    (
+                        name.to_string(),
+                        state == "running" || state.starts_with("Up "),
+                    )
+                })
                 .collect(),
         )
     }
