@@ -10,6 +10,10 @@
 //! - `create`: raw `git worktree add -b raw-<i> <dir>/raw-<i> origin/main` vs
 //!   `git treebox create bench-<i> --no-fetch --no-launch`, on a generated repository
 //!   of ~5,000 files. Target: ratio of medians ≤ 1.25.
+//! - `sandboxed`: raw `git worktree add -b sraw-<i> …` vs the git part of creating a
+//!   sandboxed worktree (SPEC §6), `treebox::provision::sandboxed::make` called in this
+//!   process on the same fixture (see [`sandboxed_section`]). Target ≤ 1.25×. Each
+//!   round's worktrees, branch, pin and bare clone are unmade between rounds.
 //! - `startup`: `git --version` (reference) vs `git-treebox --version` and
 //!   `git-sandbox --version`. Target: median ≤ 10 ms.
 //! - `list`: `git treebox list --json` in three repositories of 20 files holding
@@ -37,7 +41,9 @@
 //! (default 30), `BENCH_LIST_RUNS` (list and enter rounds, default 20),
 //! `BENCH_LIST_MAX` (cap on the 10/100/500 box counts), `BENCH_DOCKER_ROUNDS`
 //! (default 12), `BENCH_DOCKER=0` (skip containers), `BENCH_CLEANUP=1` (remove the
-//! worktrees between create rounds; see [`between_rounds`]).
+//! worktrees between create rounds; see [`between_rounds`]), `BENCH_ONLY=sandboxed,…`
+//! (only these groups: `create`, `sandboxed`, `startup`, `list` (with `enter`),
+//! `clone`, `docker`; the big fixture is always made).
 //!
 //! To add a measurement, build another [`Group`] — usually with [`Group::pair`] — and
 //! hand it to [`measure`] in `main`.
@@ -65,6 +71,9 @@ const FILES_PER_DIR: usize = 100;
 /// The small repository the list and container measures use (boxes are cheap on it).
 const SMALL_DIRS: usize = 2;
 const SMALL_FILES_PER_DIR: usize = 10;
+
+/// How the list group's peak RSS is measured (recorded in the results).
+const RSS_METHOD: &str = "/usr/bin/time -f %M (ru_maxrss from wait4) of git-treebox list --json";
 
 /// The local image the container measures build on (as the integration tests do).
 const BASE_IMAGE: &str = "treebox-test-base:1";
@@ -334,8 +343,8 @@ fn between_rounds(w: &World, repo: &Path, cleanup: bool) {
 // Measurement
 // ---------------------------------------------------------------------------------
 
-/// The commands of one timed run, executed in sequence (usually just one).
-type MakeCmd<'a> = Box<dyn FnMut(usize) -> Vec<Command> + 'a>;
+/// One timed run of a variant, given the round number: returns its wall time.
+type RunOnce<'a> = Box<dyn FnMut(usize) -> Duration + 'a>;
 
 #[derive(Clone, Copy, Debug)]
 enum Target {
@@ -376,10 +385,10 @@ impl Target {
     }
 }
 
-/// One command line to time; called with a fresh index every run.
+/// One command line (or library call) to time; called with a fresh index every run.
 struct Variant<'a> {
     label: String,
-    make: MakeCmd<'a>,
+    run: RunOnce<'a>,
     target: Target,
     /// The index (in its group) of the variant this one is compared with; itself for a
     /// reference row. Defaults to the group's first variant.
@@ -391,10 +400,24 @@ impl<'a> Variant<'a> {
         Variant::seq(label, target, move |i| vec![make(i)])
     }
     /// Several commands timed as one run (e.g. `git clone` then `git checkout`).
-    fn seq(label: &str, target: Target, make: impl FnMut(usize) -> Vec<Command> + 'a) -> Self {
+    fn seq(label: &str, target: Target, mut make: impl FnMut(usize) -> Vec<Command> + 'a) -> Self {
         Variant {
             label: label.into(),
-            make: Box::new(make),
+            run: Box::new(move |i| time_once(make(i))),
+            target,
+            baseline: 0,
+        }
+    }
+    /// A call into the library, in this process, timed from entry to return (for a
+    /// stage that has no command of its own). Panics inside are the bench failing.
+    fn call(label: &str, target: Target, mut f: impl FnMut(usize) + 'a) -> Self {
+        Variant {
+            label: label.into(),
+            run: Box::new(move |i| {
+                let start = Instant::now();
+                f(i);
+                start.elapsed()
+            }),
             target,
             baseline: 0,
         }
@@ -479,8 +502,7 @@ fn measure_interleaved(g: &mut Group) -> Vec<Stats> {
         let timed = round >= g.warmup;
         for k in 0..n {
             let v = (round + k) % n;
-            let c = (g.variants[v].make)(round);
-            let d = time_once(c);
+            let d = (g.variants[v].run)(round);
             if timed {
                 stats[v].samples.push(d);
             }
@@ -800,6 +822,123 @@ fn list_rss_kb(w: &World, repo: &Path, runs: usize) -> Option<Vec<f64>> {
 }
 
 // ---------------------------------------------------------------------------------
+// Sandboxed worktrees: the git part, in process
+// ---------------------------------------------------------------------------------
+
+/// Puts the process environment back as it was (see [`adopt_world_env`]).
+struct EnvGuard(Vec<(std::ffi::OsString, std::ffi::OsString)>);
+
+impl Drop for EnvGuard {
+    fn drop(&mut self) {
+        for (k, _) in std::env::vars_os() {
+            std::env::remove_var(k);
+        }
+        for (k, v) in &self.0 {
+            std::env::set_var(k, v);
+        }
+    }
+}
+
+/// Give this process the world's hermetic environment (exactly what [`World::cmd`]
+/// gives a child), so that a library call made here — libgit2's config lookup and the
+/// `git` it spawns — sees what a `git treebox` child would. The bench is one thread.
+fn adopt_world_env(w: &World) -> EnvGuard {
+    let saved: Vec<_> = std::env::vars_os().collect();
+    let probe = w.cmd("true", &w.root);
+    for (k, _) in &saved {
+        std::env::remove_var(k);
+    }
+    for (k, v) in probe.get_envs() {
+        if let Some(v) = v {
+            std::env::set_var(k, v);
+        }
+    }
+    EnvGuard(saved)
+}
+
+/// The `sandboxed` group: raw `git worktree add -b` vs the git part of creating a
+/// sandboxed worktree, `treebox::provision::sandboxed::make` (bare clone by hand,
+/// `git worktree add` in it, the pin in the user's repository), called in this process
+/// on the big fixture. Its timed run includes `Repo::discover` (raw git finds the
+/// repository too). Between rounds, untimed, each round's work is unmade — the raw
+/// worktree's registration and branch, our pin — so every round starts from the same
+/// repository; the directories are moved aside rather than deleted (see
+/// [`between_rounds`] on ext4) and removed after the group.
+fn sandboxed_section(
+    w: &World,
+    fx: &Fixture,
+    rounds: usize,
+    rows: &mut Vec<Row>,
+    loads: &mut Vec<Value>,
+) {
+    use treebox::git::Repo;
+    use treebox::plan::Checkout;
+
+    let repo = &fx.clone;
+    let base = w
+        .git(repo, &["rev-parse", "origin/main"])
+        .trim()
+        .to_string();
+    let dir = w.root.join("sbx");
+    let bares = w.root.join("sbx-state");
+    let trash = w.root.join("sbx-trash");
+    for d in [&dir, &bares, &trash] {
+        fs::create_dir_all(d).expect("mkdir");
+    }
+    let _env = adopt_world_env(w);
+    let mut g = Group::pair(
+        "sandboxed",
+        rounds,
+        Variant::new("git worktree add -b (raw)", Target::None, |i| {
+            let mut c = w.cmd("git", repo);
+            c.args(["worktree", "add", "--quiet", "-b", &format!("sraw-{i}")])
+                .arg(dir.join(format!("raw-{i}")))
+                .arg("origin/main");
+            c
+        }),
+        Variant::call(
+            "provision::sandboxed::make (in process)",
+            Target::Ratio(1.25),
+            |i| {
+                let leaf = format!("sbx-{i}");
+                let r = Repo::discover(repo).expect("discover the fixture");
+                let checkout = Checkout::NewBranch {
+                    branch: leaf.clone(),
+                    start: "refs/remotes/origin/main".into(),
+                };
+                treebox::provision::sandboxed::make(
+                    &r,
+                    &bares.join(&leaf).join("git"),
+                    &dir.join(&leaf),
+                    &leaf,
+                    &checkout,
+                    Some(&base),
+                )
+                .unwrap_or_else(|e| panic!("sandboxed::make {leaf}: {e}"));
+            },
+        ),
+    );
+    g.between = Some(Box::new(|i| {
+        for (from, to) in [
+            (dir.join(format!("raw-{i}")), format!("raw-{i}")),
+            (dir.join(format!("sbx-{i}")), format!("sbx-{i}")),
+            (bares.join(format!("sbx-{i}")), format!("sbx-{i}-bare")),
+        ] {
+            fs::rename(&from, trash.join(to)).expect("move a round's checkout aside");
+        }
+        w.git(repo, &["worktree", "prune"]);
+        w.git(repo, &["branch", "-q", "-D", &format!("sraw-{i}")]);
+        w.git(
+            repo,
+            &["update-ref", "-d", &format!("refs/hort/sbx-{i}/base")],
+        );
+        between_rounds(w, repo, false);
+    }));
+    measure(g, rows, loads);
+    let _ = fs::remove_dir_all(&trash);
+}
+
+// ---------------------------------------------------------------------------------
 // Containers
 // ---------------------------------------------------------------------------------
 
@@ -1069,6 +1208,14 @@ fn iso8601(secs: u64) -> String {
     )
 }
 
+/// Whether `BENCH_ONLY` (a comma-separated list of group names; unset: all) asks for
+/// `group`. `list` and `enter` share their fixtures and run together.
+fn wanted(group: &str) -> bool {
+    std::env::var("BENCH_ONLY").map_or(true, |only| {
+        only.split(',').map(str::trim).any(|g| g == group)
+    })
+}
+
 fn env_usize(name: &str, default: usize) -> usize {
     std::env::var(name)
         .ok()
@@ -1113,332 +1260,353 @@ fn main() {
     let mut loads = Vec::new();
 
     // create: raw `git worktree add` vs `git treebox create`.
-    let mut create = Group::pair(
-        "create",
-        rounds,
-        Variant::new("git worktree add (raw)", Target::None, |i| {
-            let mut c = w.cmd("git", &fx.clone);
-            let dir = fx.raw_dir.join(format!("raw-{i}"));
-            c.args(["worktree", "add", "--quiet", "-b", &format!("raw-{i}")])
-                .arg(&dir)
-                .arg("origin/main");
-            c
-        }),
-        Variant::new("git treebox create --no-fetch", Target::Ratio(1.25), |i| {
-            let mut c = w.cmd("git", &fx.clone);
-            c.args(["treebox", "create", &format!("bench-{i}")])
-                .args(["--no-fetch", "--no-launch"]);
-            c
-        }),
-    );
-    create.between = Some(Box::new(|_| between_rounds(w, &fx.clone, cleanup)));
-    measure(create, &mut rows, &mut loads);
+    if wanted("create") {
+        let mut create = Group::pair(
+            "create",
+            rounds,
+            Variant::new("git worktree add (raw)", Target::None, |i| {
+                let mut c = w.cmd("git", &fx.clone);
+                let dir = fx.raw_dir.join(format!("raw-{i}"));
+                c.args(["worktree", "add", "--quiet", "-b", &format!("raw-{i}")])
+                    .arg(&dir)
+                    .arg("origin/main");
+                c
+            }),
+            Variant::new("git treebox create --no-fetch", Target::Ratio(1.25), |i| {
+                let mut c = w.cmd("git", &fx.clone);
+                c.args(["treebox", "create", &format!("bench-{i}")])
+                    .args(["--no-fetch", "--no-launch"]);
+                c
+            }),
+        );
+        create.between = Some(Box::new(|_| between_rounds(w, &fx.clone, cleanup)));
+        measure(create, &mut rows, &mut loads);
+    }
+
+    // sandboxed: raw `git worktree add` vs the git part of a sandboxed worktree.
+    if wanted("sandboxed") {
+        sandboxed_section(w, &fx, rounds, &mut rows, &mut loads);
+    }
 
     // startup: process start to exit, no work.
-    measure(
-        Group::new(
-            "startup",
-            startup_runs,
-            2,
-            vec![
-                Variant::new("git --version", Target::None, |_| {
-                    let mut c = w.cmd("git", &w.root);
-                    c.arg("--version");
-                    c
-                }),
-                Variant::new("git-treebox --version", Target::MedianMs(10.0), |_| {
-                    let mut c = w.cmd(TREEBOX, &w.root);
-                    c.arg("--version");
-                    c
-                }),
-                Variant::new("git-sandbox --version", Target::MedianMs(10.0), |_| {
-                    let mut c = w.cmd(SANDBOX, &w.root);
-                    c.arg("--version");
-                    c
-                }),
-            ],
-        ),
-        &mut rows,
-        &mut loads,
-    );
+    if wanted("startup") {
+        measure(
+            Group::new(
+                "startup",
+                startup_runs,
+                2,
+                vec![
+                    Variant::new("git --version", Target::None, |_| {
+                        let mut c = w.cmd("git", &w.root);
+                        c.arg("--version");
+                        c
+                    }),
+                    Variant::new("git-treebox --version", Target::MedianMs(10.0), |_| {
+                        let mut c = w.cmd(TREEBOX, &w.root);
+                        c.arg("--version");
+                        c
+                    }),
+                    Variant::new("git-sandbox --version", Target::MedianMs(10.0), |_| {
+                        let mut c = w.cmd(SANDBOX, &w.root);
+                        c.arg("--version");
+                        c
+                    }),
+                ],
+            ),
+            &mut rows,
+            &mut loads,
+        );
+    }
 
-    // list: one small repository per box count.
+    // list: one small repository per box count. Enter reuses its repositories.
     let t = Instant::now();
     let (small_origin, small_files) = make_origin(w, "small", SMALL_DIRS, SMALL_FILES_PER_DIR);
-    eprintln!(
+    let mut list_fixture_s = 0.0;
+    if wanted("list") || wanted("enter") {
+        eprintln!(
         "list fixtures: {small_files} files, {} boxes in {} repositories (BENCH_LIST_MAX={list_max})…",
         counts.iter().sum::<usize>(),
         counts.len()
     );
-    let (list_repos, create_ms) = make_list_repos(w, &small_origin, &counts);
-    let list_fixture_s = t.elapsed().as_secs_f64();
-    let largest = *counts.last().expect("a box count");
-    let largest_repo = list_repos.last().expect("a list repo").clone();
-    let mut variants = Vec::new();
-    for (k, (&n, repo)) in counts.iter().zip(&list_repos).enumerate() {
-        variants.push(
-            Variant::new(
-                &format!("git worktree list --porcelain, {n} boxes"),
-                Target::None,
-                move |_| {
-                    let mut c = w.cmd("git", repo);
-                    c.args(["worktree", "list", "--porcelain"]);
-                    c
-                },
-            )
-            .vs(2 * k),
-        );
-        let target = if n == 100 {
-            Target::MedianMs(50.0)
-        } else {
-            Target::None
-        };
-        variants.push(
-            Variant::new(
-                &format!("git treebox list --json, {n} boxes"),
-                target,
-                move |_| {
-                    let mut c = w.cmd("git", repo);
-                    c.args(["treebox", "list", "--json"]);
-                    c
-                },
-            )
-            .vs(2 * k),
-        );
-    }
-    let first_list_row = rows.len();
-    measure(
-        Group::new("list", list_runs, 2, variants),
-        &mut rows,
-        &mut loads,
-    );
-    // Growth between consecutive counts, from the medians.
-    let medians: Vec<(f64, f64)> = rows[first_list_row..]
-        .chunks(2)
-        .map(|p| (p[0].median, p[1].median))
-        .collect();
-    for (i, pair) in counts.windows(2).enumerate() {
-        let (a, b) = (pair[0], pair[1]);
-        let per = |x: f64, y: f64| (y - x) / (b - a) as f64;
-        rows.push(Row::value(
-            "list",
-            &format!("list --json growth, {a}→{b} boxes"),
-            "ms/box",
-            vec![per(medians[i].1, medians[i + 1].1)],
-        ));
-        rows.push(Row::value(
-            "list",
-            &format!("git worktree list growth, {a}→{b} boxes"),
-            "ms/box",
-            vec![per(medians[i].0, medians[i + 1].0)],
-        ));
-    }
-    // Each create in the largest repository, early vs late.
-    let win = (largest / 10).max(1);
-    let early = create_ms[..win].to_vec();
-    let late = create_ms[largest - win..].to_vec();
-    let (em, lm) = (median(early.clone()), median(late.clone()));
-    rows.push(Row::value(
-        "list",
-        &format!("create (20 files), boxes 1–{win}"),
-        "ms",
-        early,
-    ));
-    rows.push(Row::value(
-        "list",
-        &format!("create (20 files), boxes {}–{largest}", largest - win + 1),
-        "ms",
-        late,
-    ));
-    if largest > win {
-        rows.push(Row::value(
-            "list",
-            "create growth per existing box",
-            "ms/box",
-            vec![(lm - em) / (largest - win) as f64],
-        ));
-    }
-    // Peak RSS.
-    let rss_method = "/usr/bin/time -f %M (ru_maxrss from wait4) of git-treebox list --json";
-    for (&n, repo) in counts.iter().zip(&list_repos) {
-        match list_rss_kb(w, repo, 5) {
-            Some(kb) => {
-                let target = if n == 500 {
-                    Target::AtMost(30.0)
-                } else {
-                    Target::None
-                };
-                rows.push(
-                    Row::value(
-                        "list",
-                        &format!("peak RSS, list --json, {n} boxes"),
-                        "MB",
-                        kb.iter().map(|k| k / 1024.0).collect(),
-                    )
-                    .target(target),
-                );
-            }
-            None => eprintln!("note: no /usr/bin/time; peak RSS not measured"),
+        let (list_repos, create_ms) = make_list_repos(w, &small_origin, &counts);
+        list_fixture_s = t.elapsed().as_secs_f64();
+        let largest = *counts.last().expect("a box count");
+        let largest_repo = list_repos.last().expect("a list repo").clone();
+        let mut variants = Vec::new();
+        for (k, (&n, repo)) in counts.iter().zip(&list_repos).enumerate() {
+            variants.push(
+                Variant::new(
+                    &format!("git worktree list --porcelain, {n} boxes"),
+                    Target::None,
+                    move |_| {
+                        let mut c = w.cmd("git", repo);
+                        c.args(["worktree", "list", "--porcelain"]);
+                        c
+                    },
+                )
+                .vs(2 * k),
+            );
+            let target = if n == 100 {
+                Target::MedianMs(50.0)
+            } else {
+                Target::None
+            };
+            variants.push(
+                Variant::new(
+                    &format!("git treebox list --json, {n} boxes"),
+                    target,
+                    move |_| {
+                        let mut c = w.cmd("git", repo);
+                        c.args(["treebox", "list", "--json"]);
+                        c
+                    },
+                )
+                .vs(2 * k),
+            );
         }
-    }
-
-    // enter: a fresh box (never entered), in the 5,000-file repository and in each list
-    // repository (same box, more neighbours).
-    create_box(w, &fx.clone, "b1", &[]);
-    let big_b1 = box_path(w, &fx.clone, "b1");
-    let small_b1 = box_path(w, &largest_repo, "b1");
-    let enter_in = |label: &str, repo: &Path| -> Variant {
-        let repo = repo.to_path_buf();
-        Variant::new(label, Target::MedianMs(20.0), move |_| {
-            let mut c = w.cmd("git", &repo);
-            c.args(["treebox", "enter", "b1", "--print"]);
-            c
-        })
-    };
-    let rev_parse_in = |label: &str, dir: &Path| -> Variant {
-        let dir = dir.to_path_buf();
-        Variant::new(label, Target::None, move |_| {
-            let mut c = w.cmd("git", &dir);
-            c.args(["rev-parse", "HEAD"]);
-            c
-        })
-    };
-    let mut variants = vec![
-        rev_parse_in("git rev-parse HEAD in box, 5,000 files", &big_b1),
-        enter_in("git treebox enter b1 --print, 5,000 files", &fx.clone),
-        rev_parse_in("git rev-parse HEAD in box, 20 files", &small_b1).vs(2),
-    ];
-    for (&n, repo) in counts.iter().zip(&list_repos) {
-        variants.push(enter_in(&format!("git treebox enter b1 --print, {n} boxes"), repo).vs(2));
-    }
-    let first_enter_row = rows.len() + 3;
-    measure(
-        Group::new("enter", list_runs, 2, variants),
-        &mut rows,
-        &mut loads,
-    );
-    let enter_medians: Vec<f64> = rows[first_enter_row..].iter().map(|r| r.median).collect();
-    for (i, pair) in counts.windows(2).enumerate() {
-        let (a, b) = (pair[0], pair[1]);
+        let first_list_row = rows.len();
+        measure(
+            Group::new("list", list_runs, 2, variants),
+            &mut rows,
+            &mut loads,
+        );
+        // Growth between consecutive counts, from the medians.
+        let medians: Vec<(f64, f64)> = rows[first_list_row..]
+            .chunks(2)
+            .map(|p| (p[0].median, p[1].median))
+            .collect();
+        for (i, pair) in counts.windows(2).enumerate() {
+            let (a, b) = (pair[0], pair[1]);
+            let per = |x: f64, y: f64| (y - x) / (b - a) as f64;
+            rows.push(Row::value(
+                "list",
+                &format!("list --json growth, {a}→{b} boxes"),
+                "ms/box",
+                vec![per(medians[i].1, medians[i + 1].1)],
+            ));
+            rows.push(Row::value(
+                "list",
+                &format!("git worktree list growth, {a}→{b} boxes"),
+                "ms/box",
+                vec![per(medians[i].0, medians[i + 1].0)],
+            ));
+        }
+        // Each create in the largest repository, early vs late.
+        let win = (largest / 10).max(1);
+        let early = create_ms[..win].to_vec();
+        let late = create_ms[largest - win..].to_vec();
+        let (em, lm) = (median(early.clone()), median(late.clone()));
         rows.push(Row::value(
-            "enter",
-            &format!("enter growth, {a}→{b} boxes"),
-            "ms/box",
-            vec![(enter_medians[i + 1] - enter_medians[i]) / (b - a) as f64],
+            "list",
+            &format!("create (20 files), boxes 1–{win}"),
+            "ms",
+            early,
         ));
+        rows.push(Row::value(
+            "list",
+            &format!("create (20 files), boxes {}–{largest}", largest - win + 1),
+            "ms",
+            late,
+        ));
+        if largest > win {
+            rows.push(Row::value(
+                "list",
+                "create growth per existing box",
+                "ms/box",
+                vec![(lm - em) / (largest - win) as f64],
+            ));
+        }
+        // Peak RSS.
+        for (&n, repo) in counts.iter().zip(&list_repos) {
+            match list_rss_kb(w, repo, 5) {
+                Some(kb) => {
+                    let target = if n == 500 {
+                        Target::AtMost(30.0)
+                    } else {
+                        Target::None
+                    };
+                    rows.push(
+                        Row::value(
+                            "list",
+                            &format!("peak RSS, list --json, {n} boxes"),
+                            "MB",
+                            kb.iter().map(|k| k / 1024.0).collect(),
+                        )
+                        .target(target),
+                    );
+                }
+                None => eprintln!("note: no /usr/bin/time; peak RSS not measured"),
+            }
+        }
+
+        // enter: a fresh box (never entered), in the 5,000-file repository and in each list
+        // repository (same box, more neighbours).
+        create_box(w, &fx.clone, "b1", &[]);
+        let big_b1 = box_path(w, &fx.clone, "b1");
+        let small_b1 = box_path(w, &largest_repo, "b1");
+        let enter_in = |label: &str, repo: &Path| -> Variant {
+            let repo = repo.to_path_buf();
+            Variant::new(label, Target::MedianMs(20.0), move |_| {
+                let mut c = w.cmd("git", &repo);
+                c.args(["treebox", "enter", "b1", "--print"]);
+                c
+            })
+        };
+        let rev_parse_in = |label: &str, dir: &Path| -> Variant {
+            let dir = dir.to_path_buf();
+            Variant::new(label, Target::None, move |_| {
+                let mut c = w.cmd("git", &dir);
+                c.args(["rev-parse", "HEAD"]);
+                c
+            })
+        };
+        let mut variants = vec![
+            rev_parse_in("git rev-parse HEAD in box, 5,000 files", &big_b1),
+            enter_in("git treebox enter b1 --print, 5,000 files", &fx.clone),
+            rev_parse_in("git rev-parse HEAD in box, 20 files", &small_b1).vs(2),
+        ];
+        for (&n, repo) in counts.iter().zip(&list_repos) {
+            variants
+                .push(enter_in(&format!("git treebox enter b1 --print, {n} boxes"), repo).vs(2));
+        }
+        let first_enter_row = rows.len() + 3;
+        measure(
+            Group::new("enter", list_runs, 2, variants),
+            &mut rows,
+            &mut loads,
+        );
+        let enter_medians: Vec<f64> = rows[first_enter_row..].iter().map(|r| r.median).collect();
+        for (i, pair) in counts.windows(2).enumerate() {
+            let (a, b) = (pair[0], pair[1]);
+            rows.push(Row::value(
+                "enter",
+                &format!("enter growth, {a}→{b} boxes"),
+                "ms/box",
+                vec![(enter_medians[i + 1] - enter_medians[i]) / (b - a) as f64],
+            ));
+        }
     }
 
     // clone: raw `git clone --shared` + checkout vs `git treebox create --git clone`, on
     // a repository with a history (the size target is about a clone borrowing a real
     // object store; a one-commit store is barely larger than one index).
-    let t = Instant::now();
-    let (hist_origin, hist_files) = make_history_origin(w, "hist");
-    let hist = clone_of(w, &hist_origin, "hist");
-    let hist_raw = w.root.join("raw-hist");
-    fs::create_dir_all(&hist_raw).expect("mkdir raw-hist");
-    let hist_build_s = t.elapsed().as_secs_f64();
-    eprintln!(
-        "history fixture: {hist_files} files, {} commits, in {hist_build_s:.1}s",
-        HISTORY_COMMITS + 1
-    );
-    let mut clone = Group::pair(
-        "clone",
-        rounds,
-        Variant::seq(
-            "git clone --shared --no-checkout + checkout -b (raw)",
-            Target::None,
-            |i| {
-                let dir = hist_raw.join(format!("clone-{i}"));
-                let mut a = w.cmd("git", &hist_raw);
-                a.args(["clone", "--quiet", "--shared", "--no-checkout"])
-                    .arg(&hist)
-                    .arg(&dir);
-                let mut b = w.cmd("git", &hist_raw);
-                b.arg("-C").arg(&dir).args([
-                    "checkout",
-                    "-q",
-                    "-b",
-                    &format!("c{i}"),
-                    "origin/main",
-                ]);
-                vec![a, b]
-            },
-        ),
-        Variant::new(
-            "git treebox create --git clone --no-fetch",
-            Target::Ratio(1.35),
-            |i| {
-                let mut c = w.cmd("git", &hist);
-                c.args(["treebox", "create", &format!("c{i}"), "--git", "clone"])
-                    .args(["--no-fetch", "--no-launch"]);
-                c
-            },
-        ),
-    );
-    clone.between = Some(Box::new(|_| between_rounds(w, &hist, false)));
-    measure(clone, &mut rows, &mut loads);
-    // Sizes: the last clone of each kind, the user's object store, a worktree box.
-    let last = rounds; // warm-up round 0, then rounds 1..=rounds
-    let ours = box_path(w, &hist, &format!("c{last}")).join(".git");
-    let raw = hist_raw.join(format!("clone-{last}/.git"));
-    let objects = hist.join(".git/objects");
-    let size = |p: &Path| tree_bytes(p, &mut HashSet::new());
-    let git_dir = |p: &Path| PathBuf::from(w.git(p, &["rev-parse", "--absolute-git-dir"]).trim());
-    create_box(w, &hist, "wt", &[]);
-    let wt_admin = git_dir(&box_path(w, &hist, "wt"));
-    let (ours_b, raw_b, objects_b, wt_b) =
-        (size(&ours), size(&raw), size(&objects), size(&wt_admin));
-    let index_b = fs::metadata(ours.join("index")).map_or(0, |m| m.len());
-    let ours_objects_b = size(&ours.join("objects"));
-    // The same clone on the one-commit fixture, for comparison with earlier runs.
-    create_box(w, &fx.clone, "c-one", &["--git", "clone"]);
-    let one_b = size(&box_path(w, &fx.clone, "c-one").join(".git"));
-    let one_objects_b = size(&fx.clone.join(".git/objects"));
-    for (label, bytes) in [
-        ("user's .git/objects", objects_b),
-        ("treebox clone's .git", ours_b),
-        ("  of which index", index_b),
-        ("  of which objects/", ours_objects_b),
-        ("raw clone --shared .git", raw_b),
-        ("worktree box's admin dir (reference)", wt_b),
-    ] {
-        rows.push(Row::value("clone size", label, "KB", vec![kb(bytes)]));
-    }
-    let pct = |b: u64, of: u64| 100.0 * b as f64 / of.max(1) as f64;
-    rows.push(
-        Row::value(
+    let (mut hist_files, mut hist_build_s) = (0, 0.0);
+    if wanted("clone") {
+        let t = Instant::now();
+        let hist_origin;
+        (hist_origin, hist_files) = make_history_origin(w, "hist");
+        let hist = clone_of(w, &hist_origin, "hist");
+        let hist_raw = w.root.join("raw-hist");
+        fs::create_dir_all(&hist_raw).expect("mkdir raw-hist");
+        hist_build_s = t.elapsed().as_secs_f64();
+        eprintln!(
+            "history fixture: {hist_files} files, {} commits, in {hist_build_s:.1}s",
+            HISTORY_COMMITS + 1
+        );
+        let mut clone = Group::pair(
+            "clone",
+            rounds,
+            Variant::seq(
+                "git clone --shared --no-checkout + checkout -b (raw)",
+                Target::None,
+                |i| {
+                    let dir = hist_raw.join(format!("clone-{i}"));
+                    let mut a = w.cmd("git", &hist_raw);
+                    a.args(["clone", "--quiet", "--shared", "--no-checkout"])
+                        .arg(&hist)
+                        .arg(&dir);
+                    let mut b = w.cmd("git", &hist_raw);
+                    b.arg("-C").arg(&dir).args([
+                        "checkout",
+                        "-q",
+                        "-b",
+                        &format!("c{i}"),
+                        "origin/main",
+                    ]);
+                    vec![a, b]
+                },
+            ),
+            Variant::new(
+                "git treebox create --git clone --no-fetch",
+                Target::Ratio(1.35),
+                |i| {
+                    let mut c = w.cmd("git", &hist);
+                    c.args(["treebox", "create", &format!("c{i}"), "--git", "clone"])
+                        .args(["--no-fetch", "--no-launch"]);
+                    c
+                },
+            ),
+        );
+        clone.between = Some(Box::new(|_| between_rounds(w, &hist, false)));
+        measure(clone, &mut rows, &mut loads);
+        // Sizes: the last clone of each kind, the user's object store, a worktree box.
+        let last = rounds; // warm-up round 0, then rounds 1..=rounds
+        let ours = box_path(w, &hist, &format!("c{last}")).join(".git");
+        let raw = hist_raw.join(format!("clone-{last}/.git"));
+        let objects = hist.join(".git/objects");
+        let size = |p: &Path| tree_bytes(p, &mut HashSet::new());
+        let git_dir =
+            |p: &Path| PathBuf::from(w.git(p, &["rev-parse", "--absolute-git-dir"]).trim());
+        create_box(w, &hist, "wt", &[]);
+        let wt_admin = git_dir(&box_path(w, &hist, "wt"));
+        let (ours_b, raw_b, objects_b, wt_b) =
+            (size(&ours), size(&raw), size(&objects), size(&wt_admin));
+        let index_b = fs::metadata(ours.join("index")).map_or(0, |m| m.len());
+        let ours_objects_b = size(&ours.join("objects"));
+        // The same clone on the one-commit fixture, for comparison with earlier runs.
+        create_box(w, &fx.clone, "c-one", &["--git", "clone"]);
+        let one_b = size(&box_path(w, &fx.clone, "c-one").join(".git"));
+        let one_objects_b = size(&fx.clone.join(".git/objects"));
+        for (label, bytes) in [
+            ("user's .git/objects", objects_b),
+            ("treebox clone's .git", ours_b),
+            ("  of which index", index_b),
+            ("  of which objects/", ours_objects_b),
+            ("raw clone --shared .git", raw_b),
+            ("worktree box's admin dir (reference)", wt_b),
+        ] {
+            rows.push(Row::value("clone size", label, "KB", vec![kb(bytes)]));
+        }
+        let pct = |b: u64, of: u64| 100.0 * b as f64 / of.max(1) as f64;
+        rows.push(
+            Row::value(
+                "clone size",
+                "treebox clone's .git / user's objects",
+                "%",
+                vec![pct(ours_b, objects_b)],
+            )
+            .target(Target::Below(1.0)),
+        );
+        rows.push(Row::value(
             "clone size",
-            "treebox clone's .git / user's objects",
+            "same, without the index",
             "%",
-            vec![pct(ours_b, objects_b)],
-        )
-        .target(Target::Below(1.0)),
-    );
-    rows.push(Row::value(
-        "clone size",
-        "same, without the index",
-        "%",
-        vec![pct(ours_b - index_b, objects_b)],
-    ));
-    rows.push(Row::value(
-        "clone size",
-        "one-commit fixture: clone's .git / objects (reference)",
-        "%",
-        vec![pct(one_b, one_objects_b)],
-    ));
+            vec![pct(ours_b - index_b, objects_b)],
+        ));
+        rows.push(Row::value(
+            "clone size",
+            "one-commit fixture: clone's .git / objects (reference)",
+            "%",
+            vec![pct(one_b, one_objects_b)],
+        ));
+    }
 
     // containers, last: the section writes a user config that selects docker.
-    let docker = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        docker_section(w, &small_origin, docker_rounds, &mut rows, &mut loads)
-    })) {
-        Ok(Ok(())) => json!({ "status": "measured" }),
-        Ok(Err(why)) => {
-            eprintln!("note: container measures skipped: {why}");
-            json!({ "status": "skipped", "reason": why })
-        }
-        Err(_) => {
-            eprintln!("note: container measures failed (see the panic above); cleaned up");
-            json!({ "status": "failed" })
+    let docker = if !wanted("docker") {
+        json!({ "status": "skipped", "reason": "BENCH_ONLY" })
+    } else {
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            docker_section(w, &small_origin, docker_rounds, &mut rows, &mut loads)
+        })) {
+            Ok(Ok(())) => json!({ "status": "measured" }),
+            Ok(Err(why)) => {
+                eprintln!("note: container measures skipped: {why}");
+                json!({ "status": "skipped", "reason": why })
+            }
+            Err(_) => {
+                eprintln!("note: container measures failed (see the panic above); cleaned up");
+                json!({ "status": "failed" })
+            }
         }
     };
 
@@ -1475,7 +1643,8 @@ fn main() {
             "history_fixture_commits": HISTORY_COMMITS + 1,
             "history_fixture_build_s": hist_build_s,
             "cleanup_between_rounds": cleanup,
-            "rss_method": rss_method,
+            "only": std::env::var("BENCH_ONLY").ok(),
+            "rss_method": RSS_METHOD,
         },
         "docker": docker,
         "results": rows.iter().map(Row::json).collect::<Vec<_>>(),
