@@ -308,9 +308,15 @@ pub fn resolve<'a>(
         boxes
             .iter()
             .filter(|b| {
+                // A placeholder's `treebox/` prefix is not part of its name: `tree`
+                // must not match every nameless box.
+                let branch = b.shown_branch().map(|br| {
+                    br.strip_prefix(crate::names::PLACEHOLDER_PREFIX)
+                        .unwrap_or(br)
+                });
                 !reference.is_empty()
                     && (b.leaf.as_str().contains(reference)
-                        || b.shown_branch().is_some_and(|br| br.contains(reference)))
+                        || branch.is_some_and(|br| br.contains(reference)))
             })
             .collect()
     } else {

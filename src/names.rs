@@ -36,7 +36,10 @@ impl BoxName {
     /// Validate a user-given NAME for `create NAME` (SPEC §5).
     pub fn parse(name: &str) -> Result<BoxName, NameError> {
         check_common(name)?;
-        if name.starts_with(PLACEHOLDER_PREFIX) || name == "treebox" {
+        // Whatever the case: `TreeBox/x` is the same ref as `treebox/x` on a file system
+        // that ignores case.
+        let lower = name.to_ascii_lowercase();
+        if lower.starts_with(PLACEHOLDER_PREFIX) || lower == "treebox" {
             return Err(refuse(
                 name,
                 "the treebox/ prefix is reserved for placeholder branches",
@@ -108,17 +111,17 @@ impl Leaf {
         Ok(Leaf(leaf.to_string()))
     }
 
-    /// The leaf for an existing branch taken with `--checkout`: lower-cased, `/`
-    /// flattened to `--`, anything outside `[a-z0-9._-]` replaced by `-`.
+    /// The leaf for an existing branch taken with `--checkout`: as for `create NAME`,
+    /// `/` flattened to `--` (case kept), and anything outside `[A-Za-z0-9._-]` (which
+    /// git allows in a branch and a box directory does not) replaced by `-`.
     pub fn from_branch(branch: &str) -> Result<Leaf, NameError> {
         let flat: String = branch
-            .to_ascii_lowercase()
             .split('/')
             .map(|seg| {
                 let s: String = seg
                     .chars()
                     .map(|c| match c {
-                        'a'..='z' | '0'..='9' | '.' | '_' => c,
+                        'a'..='z' | 'A'..='Z' | '0'..='9' | '.' | '_' => c,
                         _ => '-',
                     })
                     .collect();
@@ -135,6 +138,15 @@ impl Leaf {
 
     pub fn as_str(&self) -> &str {
         &self.0
+    }
+}
+
+impl Leaf {
+    /// The same box name, whatever the case (`JIRA-1` and `jira-1` are one box: they
+    /// would be one directory on a case-insensitive file system, and one lower-cased
+    /// image or volume name).
+    pub fn same_box(&self, other: &Leaf) -> bool {
+        self.0.eq_ignore_ascii_case(&other.0)
     }
 }
 
@@ -184,7 +196,8 @@ fn check_common(name: &str) -> Result<(), NameError> {
     if name.ends_with('/') || name.contains("//") {
         return Err(refuse(name, "it has an empty path segment"));
     }
-    if name.ends_with(".lock") || name.contains("@{") || name.contains("..") {
+    // `HEAD` names the checked-out commit, never a branch (git refuses it as one).
+    if name.ends_with(".lock") || name.contains("@{") || name.contains("..") || name == "HEAD" {
         return Err(refuse(name, "it is not a valid git branch name"));
     }
     Ok(())
@@ -212,12 +225,14 @@ fn check_segment(name: &str, seg: &str) -> Result<(), NameError> {
             "'--' is reserved: it stands for '/' in box directory names",
         ));
     }
-    if !seg.bytes().all(|b| {
-        b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'.' || b == b'_' || b == b'-'
-    }) {
+    // Upper case too: real branch names carry ticket keys (`JIRA-123-fix`).
+    if !seg
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'_' || b == b'-')
+    {
         return Err(refuse(
             name,
-            "use lower-case letters, digits, '.', '_' and '-', with '/' between segments",
+            "use letters, digits, '.', '_' and '-', with '/' between segments",
         ));
     }
     Ok(())
@@ -261,9 +276,13 @@ mod tests {
         let n = BoxName::parse("feat/login-form").unwrap();
         assert_eq!(n.leaf().as_str(), "feat--login-form");
         assert!(!n.is_placeholder());
-        for ok in ["fix", "a.b_c-d", "x/y/z", "v1.2"] {
+        for ok in ["fix", "a.b_c-d", "x/y/z", "v1.2", "UPPER", "JIRA-123-fix"] {
             BoxName::parse(ok).unwrap();
         }
+        let n = BoxName::parse("feature/ABC-7").unwrap();
+        assert_eq!(n.leaf().as_str(), "feature--ABC-7");
+        assert!(n.leaf().same_box(&Leaf::parse("FEATURE--abc-7").unwrap()));
+        assert!(!n.leaf().same_box(&Leaf::parse("feature--abc-8").unwrap()));
     }
 
     #[test]
@@ -282,7 +301,8 @@ mod tests {
             "/abs",
             "a//b",
             "a/",
-            "UPPER",
+            "TreeBox/x",
+            "TREEBOX",
             "x.lock",
             "a--b",
             ".hidden",
@@ -314,7 +334,7 @@ mod tests {
         assert!(Leaf::parse("a----b").is_err());
         assert_eq!(
             Leaf::from_branch("Feature/Up per").unwrap().as_str(),
-            "feature--up-per"
+            "Feature--Up-per"
         );
     }
 
@@ -365,7 +385,7 @@ mod tests {
                 Just("\u{0}".to_string()),
                 Just("é".to_string()),
                 Just("\u{202e}".to_string()),
-                "[a-z0-9._-]{1,6}",
+                "[A-Za-z0-9._-]{1,6}",
                 any::<char>().prop_map(String::from),
             ];
             prop::collection::vec(piece, 0..12).prop_map(|v| v.concat())
@@ -373,8 +393,13 @@ mod tests {
 
         fn names() -> impl Strategy<Value = String> {
             let segmented =
-                prop::collection::vec("[a-z0-9._-]{1,5}", 1..5).prop_map(|v| v.join("/"));
-            prop_oneof![any::<String>(), tricky(), "[a-z0-9._/-]{0,40}", segmented]
+                prop::collection::vec("[A-Za-z0-9._-]{1,5}", 1..5).prop_map(|v| v.join("/"));
+            prop_oneof![
+                any::<String>(),
+                tricky(),
+                "[A-Za-z0-9._/-]{0,40}",
+                segmented
+            ]
         }
 
         fn assert_safe_leaf(leaf: &str, input: &str) {

@@ -11,8 +11,10 @@ use crate::provision::{self, CreateRequest, Created};
 
 #[derive(Debug, Clone, Args)]
 pub struct CreateArgs {
-    /// Branch to create and work on (`fix/login` → box `fix--login`). Without it, a
-    /// petname box on a placeholder branch `treebox/<petname>`.
+    /// Branch to create and work on (`fix/JIRA-12-login` → box `fix--JIRA-12-login`):
+    /// letters, digits, '.', '_', '-', with '/' between segments. Two names that differ
+    /// only by case are one box. Without it, a petname box on a placeholder branch
+    /// `treebox/<petname>`.
     pub name: Option<String>,
     /// Work on an existing local or origin/ branch instead of creating one.
     #[arg(long, value_name = "BRANCH")]

@@ -96,6 +96,8 @@ kinds! {
     BranchCheckedOut = "branch-checked-out" => CONFLICT,
     BoxExists = "box-exists" => CONFLICT,
     PathTaken = "path-taken" => CONFLICT,
+    /// Another box's name differs only by case (SPEC §5).
+    CaseConflict = "case-conflict" => CONFLICT,
     Locked = "locked" => CONFLICT,
     Changed = "changed" => CONFLICT,
     /// A removal that must be confirmed, with no terminal to ask on.
@@ -225,7 +227,7 @@ fn classify(e: &ProvisionError) -> CliError {
     let msg = crate::sanitize::line(&e.to_string());
     match e {
             P::Name(_) => CliError::new(ErrorKind::InvalidName, msg).hint(
-                "Names are lower-case letters, digits, '.', '_' and '-', with '/' between segments: e.g. `git treebox create fix/login-form`.",
+                "Names are letters, digits, '.', '_' and '-', with '/' between segments: e.g. `git treebox create fix/JIRA-12-login`.",
             ),
             P::Config(c) => CliError::new(ErrorKind::InvalidConfig, msg)
                 .hint(format!("Fix it in {}.", c.file().display())),
@@ -328,6 +330,10 @@ fn classify(e: &ProvisionError) -> CliError {
             P::BoxExists { path, .. } => CliError::new(ErrorKind::BoxExists, msg).hint(format!(
                 "To work in it, run `cd {}`; or pick another name.",
                 q(&path.to_string_lossy())
+            )),
+            P::CaseConflict { other, .. } => CliError::new(ErrorKind::CaseConflict, msg).hint(format!(
+                "Work in that box (`git treebox enter {}`), or pick a name that differs in more than case.",
+                q(other)
             )),
             P::PathTaken { path, .. } => CliError::new(ErrorKind::PathTaken, msg).hint(format!(
                 "Move it away (`mv {} /tmp/`) or pick another name.",

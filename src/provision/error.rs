@@ -70,6 +70,8 @@ pub enum ProvisionError {
     BoxExists { leaf: String, path: PathBuf },
     #[error("{} exists but is not a treebox box", .path.display())]
     PathTaken { leaf: String, path: PathBuf },
+    #[error("box `{other}` exists, and `{leaf}` differs from it only by case")]
+    CaseConflict { leaf: String, other: String },
     #[error(transparent)]
     Lock(#[from] LockError),
     #[error(transparent)]

@@ -27,10 +27,19 @@ pub(super) fn make_plan(
     fetch: Fetch,
 ) -> Result<Plan, ProvisionError> {
     let path = ctx.layout.box_path(leaf);
+    if let Some(other) = case_twin(&ctx.layout, leaf) {
+        return Err(ProvisionError::CaseConflict {
+            leaf: leaf.to_string(),
+            other: other.to_string(),
+        });
+    }
     let record = Record::load(&ctx.layout.record_path(leaf))?;
-    // A checkout git knows: a registered worktree, or a clone with its own `.git`.
+    // A checkout git knows: a registered worktree, a clone with its own `.git`, or a
+    // sandboxed worktree (registered in its own bare clone).
+    let sandboxed = record.as_ref().is_some_and(|r| r.bare_clone.is_some());
     let registered = ctx.repo.worktree_admin_dir(&path).is_some()
-        || std::fs::symlink_metadata(path.join(".git")).is_ok_and(|m| m.is_dir());
+        || std::fs::symlink_metadata(path.join(".git"))
+            .is_ok_and(|m| m.is_dir() || (sandboxed && m.is_file()));
     let mut base_ref = None;
     let mut base_commit = None;
     let checkout = match &record {
@@ -239,6 +248,21 @@ pub fn dry_run(
     }
     let plan = make_plan(req, cfg, &ctx, &leaf, &branch, placeholder, fetch)?;
     Ok((plan, ctx.warnings))
+}
+
+/// Another box whose leaf differs from `leaf` only by case (by its record or its
+/// directory): the two would be one directory on a case-insensitive file system.
+fn case_twin(layout: &crate::state::Layout, leaf: &Leaf) -> Option<Leaf> {
+    let on_disk = std::fs::read_dir(&layout.box_root)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| Leaf::parse(&e.file_name().to_string_lossy()).ok());
+    layout
+        .recorded_leaves()
+        .into_iter()
+        .chain(on_disk)
+        .find(|l| l != leaf && l.same_box(leaf))
 }
 
 #[cfg(test)]

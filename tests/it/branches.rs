@@ -235,3 +235,46 @@ fn a_new_name_that_only_origin_has_is_refused_and_checkout_takes_it() {
         "origin/feat/theirs"
     );
 }
+
+/// Real branch names carry ticket keys: upper case is a name like any other, for
+/// `create` and `--checkout` alike; two names that differ only by case are one box.
+#[test]
+fn upper_case_names_are_boxes_and_case_twins_conflict() {
+    let env = env_on("main");
+    env.treebox(&["create", "JIRA-123-fix", "--no-launch"]).ok();
+    assert!(env.box_path("JIRA-123-fix").join("README.md").is_file());
+    env.git(
+        &env.repo,
+        &["rev-parse", "--verify", "refs/heads/JIRA-123-fix"],
+    );
+    env.treebox(&["create", "feature/ABC-7", "--no-launch"])
+        .ok();
+    assert!(env.box_path("feature--ABC-7").is_dir());
+    // An existing branch keeps its case in the leaf too.
+    env.git(&env.repo, &["branch", "Topic/Up"]);
+    env.treebox(&["create", "--checkout", "Topic/Up", "--no-launch"])
+        .ok();
+    assert!(env.box_path("Topic--Up").is_dir());
+
+    // A case twin is refused (5), writing nothing.
+    for twin in ["jira-123-fix", "FEATURE/abc-7"] {
+        let before = env.snapshot();
+        let r = env.treebox(&["create", twin, "--no-launch", "--json"]);
+        r.code(5);
+        let err: serde_json::Value = serde_json::from_str(&r.stderr).unwrap();
+        assert_eq!(err["error"]["kind"], "case-conflict", "{r:?}");
+        assert_eq!(env.snapshot(), before, "{twin}: something was written");
+    }
+    let r = env.treebox(&["create", "jira-123-fix", "--no-launch"]);
+    assert!(r.stderr.contains("differs from it only by case"), "{r:?}");
+    assert!(r.stderr.contains("git treebox enter JIRA-123-fix"), "{r:?}");
+
+    // Fragments match upper-case names; the `treebox/` prefix of placeholders is not
+    // part of any name.
+    env.treebox(&["enter", "ABC", "--print"]).ok();
+    env.treebox(&["create", "--no-launch"]).ok();
+    env.treebox(&["create", "--no-launch"]).ok();
+    let r = env.treebox(&["enter", "tree", "--print"]);
+    r.code(3);
+    assert!(r.stderr.contains("no box matches"), "{r:?}");
+}

@@ -14,7 +14,8 @@ use crate::provision::{self, CreateRequest};
 
 #[derive(Debug, Args)]
 pub struct UpArgs {
-    /// The box's branch (created from the base).
+    /// The box's branch (created from the base): letters, digits, '.', '_', '-', with
+    /// '/' between segments; two names that differ only by case are one box.
     pub name: String,
     /// Check out this existing branch instead of creating NAME.
     #[arg(long, value_name = "BRANCH")]
