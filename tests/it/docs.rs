@@ -142,3 +142,58 @@ fn docs_completions_match_the_cli() {
     }
     check_or_update("completions", &scripts);
 }
+
+/// The install script puts the man pages and completions beside the binaries, where
+/// man (from PATH) and the shells find them: `git treebox --help` opens the manual.
+/// (`cargo install` itself is cargo's: the test stands `true` in for it and copies the
+/// built binary into place, as cargo would.)
+#[test]
+fn install_puts_the_manual_where_git_help_finds_it() {
+    let env = crate::env::TestEnv::new();
+    let root = env.root().join("inst");
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("install.sh");
+    let out = env
+        .command("sh", &env.root())
+        .arg(&script)
+        .env("CARGO", "true")
+        .env("CARGO_INSTALL_ROOT", &root)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    for f in [
+        "share/man/man1/git-treebox.1",
+        "share/man/man1/git-sandbox-up.1",
+        "share/bash-completion/completions/git-treebox",
+        "share/zsh/site-functions/_git-sandbox",
+        "share/fish/vendor_completions.d/git-sandbox.fish",
+    ] {
+        assert!(root.join(f).is_file(), "{f} not installed");
+    }
+    std::fs::create_dir_all(root.join("bin")).unwrap();
+    std::fs::copy(crate::env::TREEBOX, root.join("bin/git-treebox")).unwrap();
+    std::fs::copy(crate::env::SANDBOX, root.join("bin/git-sandbox")).unwrap();
+    let path = format!(
+        "{}:{}",
+        root.join("bin").display(),
+        std::env::var("PATH").unwrap()
+    );
+    for (args, want) in [
+        (&["treebox", "--help"][..], "git-treebox"),
+        (&["help", "sandbox"][..], "git-sandbox"),
+        // git hands a subcommand's --help to it: clap's own help.
+        (&["treebox", "create", "--help"][..], "Usage: git treebox create"),
+    ] {
+        let out = env
+            .command("git", &env.repo)
+            .args(args)
+            .env("PATH", &path)
+            .env_remove("MANPATH")
+            .env("MANPAGER", "cat")
+            .env("MANWIDTH", "80")
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "git {args:?}: {out:?}");
+        assert!(text.contains(want), "git {args:?} showed: {text}");
+    }
+}
