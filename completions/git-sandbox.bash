@@ -22,6 +22,9 @@ _git__sandbox() {
             git__sandbox,bundle)
                 cmd="git__sandbox__subcmd__bundle"
                 ;;
+            git__sandbox,completions)
+                cmd="git__sandbox__subcmd__completions"
+                ;;
             git__sandbox,down)
                 cmd="git__sandbox__subcmd__down"
                 ;;
@@ -51,6 +54,9 @@ _git__sandbox() {
                 ;;
             git__sandbox__subcmd__help,bundle)
                 cmd="git__sandbox__subcmd__help__subcmd__bundle"
+                ;;
+            git__sandbox__subcmd__help,completions)
+                cmd="git__sandbox__subcmd__help__subcmd__completions"
                 ;;
             git__sandbox__subcmd__help,down)
                 cmd="git__sandbox__subcmd__help__subcmd__down"
@@ -83,7 +89,7 @@ _git__sandbox() {
 
     case "${cmd}" in
         git__sandbox)
-            opts="-q -v -h -V --quiet --verbose --color --help --version up attach run ls down park prune bundle fetch help"
+            opts="-q -v -h -V --quiet --verbose --color --help --version up attach run ls down park prune bundle fetch completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -100,7 +106,7 @@ _git__sandbox() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        git__subcmd__sandbox__subcmd__attach)
+        git__sandbox__subcmd__attach)
             opts="-q -v -h -V --quiet --verbose --color --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -118,7 +124,7 @@ _git__sandbox() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        git__subcmd__sandbox__subcmd__bundle)
+        git__sandbox__subcmd__bundle)
             opts="-o -q -v -h -V --output --json --quiet --verbose --color --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -144,7 +150,25 @@ _git__sandbox() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        git__subcmd__sandbox__subcmd__down)
+        git__sandbox__subcmd__completions)
+            opts="-q -v -h -V --quiet --verbose --color --help --version bash elvish fish powershell zsh"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__sandbox__subcmd__down)
             opts="-f -q -v -h -V --force --json --quiet --verbose --color --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -162,7 +186,7 @@ _git__sandbox() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        git__subcmd__sandbox__subcmd__fetch)
+        git__sandbox__subcmd__fetch)
             opts="-q -v -h -V --json --quiet --verbose --color --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -180,8 +204,8 @@ _git__sandbox() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        git__subcmd__sandbox__subcmd__help)
-            opts="up attach run ls down park prune bundle fetch help"
+        git__sandbox__subcmd__help)
+            opts="up attach run ls down park prune bundle fetch completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -194,7 +218,7 @@ _git__sandbox() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        git__subcmd__sandbox__subcmd__help__subcmd__attach)
+        git__sandbox__subcmd__help__subcmd__attach)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -208,7 +232,7 @@ _git__sandbox() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        git__subcmd__sandbox__subcmd__help__subcmd__bundle)
+        git__sandbox__subcmd__help__subcmd__bundle)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -222,7 +246,7 @@ _git__sandbox() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        git__subcmd__sandbox__subcmd__help__subcmd__down)
+        git__sandbox__subcmd__help__subcmd__completions)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -236,7 +260,7 @@ _git__sandbox() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        git__subcmd__sandbox__subcmd__help__subcmd__fetch)
+        git__sandbox__subcmd__help__subcmd__down)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -250,7 +274,7 @@ _git__sandbox() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        git__subcmd__sandbox__subcmd__help__subcmd__help)
+        git__sandbox__subcmd__help__subcmd__fetch)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -264,7 +288,7 @@ _git__sandbox() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        git__subcmd__sandbox__subcmd__help__subcmd__ls)
+        git__sandbox__subcmd__help__subcmd__help)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -278,7 +302,7 @@ _git__sandbox() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        git__subcmd__sandbox__subcmd__help__subcmd__park)
+        git__sandbox__subcmd__help__subcmd__ls)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -292,7 +316,7 @@ _git__sandbox() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        git__subcmd__sandbox__subcmd__help__subcmd__prune)
+        git__sandbox__subcmd__help__subcmd__park)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -306,7 +330,7 @@ _git__sandbox() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        git__subcmd__sandbox__subcmd__help__subcmd__run)
+        git__sandbox__subcmd__help__subcmd__prune)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -320,7 +344,7 @@ _git__sandbox() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        git__subcmd__sandbox__subcmd__help__subcmd__up)
+        git__sandbox__subcmd__help__subcmd__run)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -334,7 +358,21 @@ _git__sandbox() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        git__subcmd__sandbox__subcmd__ls)
+        git__sandbox__subcmd__help__subcmd__up)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__sandbox__subcmd__ls)
             opts="-q -v -h -V --json --quiet --verbose --color --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -352,7 +390,7 @@ _git__sandbox() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        git__subcmd__sandbox__subcmd__park)
+        git__sandbox__subcmd__park)
             opts="-q -v -h -V --idle --json --quiet --verbose --color --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -374,7 +412,7 @@ _git__sandbox() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        git__subcmd__sandbox__subcmd__prune)
+        git__sandbox__subcmd__prune)
             opts="-f -q -v -h -V --idle --force --json --quiet --verbose --color --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -396,7 +434,7 @@ _git__sandbox() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        git__subcmd__sandbox__subcmd__run)
+        git__sandbox__subcmd__run)
             opts="-q -v -h -V --quiet --verbose --color --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -414,7 +452,7 @@ _git__sandbox() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        git__subcmd__sandbox__subcmd__up)
+        git__sandbox__subcmd__up)
             opts="-d -q -v -h -V --branch --base --no-fetch --isolation --git --template --firewall --detach --json --quiet --verbose --color --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -460,3 +498,22 @@ if [[ "${BASH_VERSINFO[0]}" -eq 4 && "${BASH_VERSINFO[1]}" -ge 4 || "${BASH_VERS
 else
     complete -F _git__sandbox -o bashdefault -o default git-sandbox
 fi
+
+# `git sandbox …` through git's own completion, which calls _git_sandbox.
+_git_sandbox() {
+    local COMP_WORDS=("git-sandbox" "${words[@]:2}") COMP_CWORD=$((cword - 1))
+    _git__sandbox "git-sandbox" "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD-1]}"
+    local cur="${COMP_WORDS[COMP_CWORD]}"
+    if [[ $COMP_CWORD -eq 2 && $cur != -* ]]; then
+        case "${COMP_WORDS[1]}" in
+            attach|run|down|bundle|fetch) COMPREPLY=($(compgen -W "$(__treebox_box_names)" -- "$cur")) ;;
+        esac
+    fi
+}
+
+# The boxes of the repository here: the directories under its box root.
+__treebox_box_names() {
+    local common
+    common=$(git rev-parse --path-format=absolute --git-common-dir 2>/dev/null) || return 0
+    command ls -1 "${common%/.git}/.treebox/worktrees" 2>/dev/null
+}

@@ -16,6 +16,9 @@ _git__treebox() {
             ",$1")
                 cmd="git__treebox"
                 ;;
+            git__treebox,completions)
+                cmd="git__treebox__subcmd__completions"
+                ;;
             git__treebox,create)
                 cmd="git__treebox__subcmd__create"
                 ;;
@@ -45,6 +48,9 @@ _git__treebox() {
                 ;;
             git__treebox,version)
                 cmd="git__treebox__subcmd__version"
+                ;;
+            git__treebox__subcmd__help,completions)
+                cmd="git__treebox__subcmd__help__subcmd__completions"
                 ;;
             git__treebox__subcmd__help,create)
                 cmd="git__treebox__subcmd__help__subcmd__create"
@@ -113,7 +119,7 @@ _git__treebox() {
 
     case "${cmd}" in
         git__treebox)
-            opts="-q -v -h -V --quiet --verbose --color --help --version create enter list ls teardown rm doctor template version help"
+            opts="-q -v -h -V --quiet --verbose --color --help --version create enter list ls teardown rm doctor template completions version help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -130,7 +136,25 @@ _git__treebox() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        git__subcmd__treebox__subcmd__create)
+        git__treebox__subcmd__completions)
+            opts="-q -v -h -V --quiet --verbose --color --help --version bash elvish fish powershell zsh"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__treebox__subcmd__create)
             opts="-q -v -h -V --checkout --base --no-fetch --no-launch --print --json --dry-run --cold --harness --isolation --git --template --firewall --quiet --verbose --color --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -172,7 +196,7 @@ _git__treebox() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        git__subcmd__treebox__subcmd__doctor)
+        git__treebox__subcmd__doctor)
             opts="-q -v -h -V --json --isolation --quiet --verbose --color --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -194,7 +218,7 @@ _git__treebox() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        git__subcmd__treebox__subcmd__enter)
+        git__treebox__subcmd__enter)
             opts="-q -v -h -V --harness --isolation --git --cold --print --json --quiet --verbose --color --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -224,8 +248,8 @@ _git__treebox() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        git__subcmd__treebox__subcmd__help)
-            opts="create enter list teardown doctor template version help"
+        git__treebox__subcmd__help)
+            opts="create enter list teardown doctor template completions version help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -238,7 +262,7 @@ _git__treebox() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        git__subcmd__treebox__subcmd__help__subcmd__create)
+        git__treebox__subcmd__help__subcmd__completions)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -252,7 +276,7 @@ _git__treebox() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        git__subcmd__treebox__subcmd__help__subcmd__doctor)
+        git__treebox__subcmd__help__subcmd__create)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -266,7 +290,7 @@ _git__treebox() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        git__subcmd__treebox__subcmd__help__subcmd__enter)
+        git__treebox__subcmd__help__subcmd__doctor)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -280,7 +304,7 @@ _git__treebox() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        git__subcmd__treebox__subcmd__help__subcmd__help)
+        git__treebox__subcmd__help__subcmd__enter)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -294,7 +318,7 @@ _git__treebox() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        git__subcmd__treebox__subcmd__help__subcmd__list)
+        git__treebox__subcmd__help__subcmd__help)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -308,7 +332,7 @@ _git__treebox() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        git__subcmd__treebox__subcmd__help__subcmd__teardown)
+        git__treebox__subcmd__help__subcmd__list)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -322,7 +346,21 @@ _git__treebox() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        git__subcmd__treebox__subcmd__help__subcmd__template)
+        git__treebox__subcmd__help__subcmd__teardown)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__treebox__subcmd__help__subcmd__template)
             opts="init list path"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -336,7 +374,7 @@ _git__treebox() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        git__subcmd__treebox__subcmd__help__subcmd__template__subcmd__init)
+        git__treebox__subcmd__help__subcmd__template__subcmd__init)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -350,7 +388,7 @@ _git__treebox() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        git__subcmd__treebox__subcmd__help__subcmd__template__subcmd__list)
+        git__treebox__subcmd__help__subcmd__template__subcmd__list)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -364,7 +402,7 @@ _git__treebox() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        git__subcmd__treebox__subcmd__help__subcmd__template__subcmd__path)
+        git__treebox__subcmd__help__subcmd__template__subcmd__path)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -378,7 +416,7 @@ _git__treebox() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        git__subcmd__treebox__subcmd__help__subcmd__version)
+        git__treebox__subcmd__help__subcmd__version)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -392,7 +430,7 @@ _git__treebox() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        git__subcmd__treebox__subcmd__list)
+        git__treebox__subcmd__list)
             opts="-q -v -h -V --json --quiet --verbose --color --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -410,7 +448,7 @@ _git__treebox() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        git__subcmd__treebox__subcmd__teardown)
+        git__treebox__subcmd__teardown)
             opts="-f -q -v -h -V --force --delete-branch --json --quiet --verbose --color --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -428,7 +466,7 @@ _git__treebox() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        git__subcmd__treebox__subcmd__template)
+        git__treebox__subcmd__template)
             opts="-q -v -h -V --quiet --verbose --color --help --version init list ls path help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -446,7 +484,7 @@ _git__treebox() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        git__subcmd__treebox__subcmd__template__subcmd__help)
+        git__treebox__subcmd__template__subcmd__help)
             opts="init list path help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -460,7 +498,7 @@ _git__treebox() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        git__subcmd__treebox__subcmd__template__subcmd__help__subcmd__help)
+        git__treebox__subcmd__template__subcmd__help__subcmd__help)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -474,7 +512,7 @@ _git__treebox() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        git__subcmd__treebox__subcmd__template__subcmd__help__subcmd__init)
+        git__treebox__subcmd__template__subcmd__help__subcmd__init)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -488,7 +526,7 @@ _git__treebox() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        git__subcmd__treebox__subcmd__template__subcmd__help__subcmd__list)
+        git__treebox__subcmd__template__subcmd__help__subcmd__list)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -502,7 +540,7 @@ _git__treebox() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        git__subcmd__treebox__subcmd__template__subcmd__help__subcmd__path)
+        git__treebox__subcmd__template__subcmd__help__subcmd__path)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -516,7 +554,7 @@ _git__treebox() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        git__subcmd__treebox__subcmd__template__subcmd__init)
+        git__treebox__subcmd__template__subcmd__init)
             opts="-q -v -h -V --force --quiet --verbose --color --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -534,7 +572,7 @@ _git__treebox() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        git__subcmd__treebox__subcmd__template__subcmd__list)
+        git__treebox__subcmd__template__subcmd__list)
             opts="-q -v -h -V --json --quiet --verbose --color --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -552,7 +590,7 @@ _git__treebox() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        git__subcmd__treebox__subcmd__template__subcmd__path)
+        git__treebox__subcmd__template__subcmd__path)
             opts="-q -v -h -V --json --quiet --verbose --color --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -570,7 +608,7 @@ _git__treebox() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        git__subcmd__treebox__subcmd__version)
+        git__treebox__subcmd__version)
             opts="-q -v -h -V --quiet --verbose --color --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -596,3 +634,22 @@ if [[ "${BASH_VERSINFO[0]}" -eq 4 && "${BASH_VERSINFO[1]}" -ge 4 || "${BASH_VERS
 else
     complete -F _git__treebox -o bashdefault -o default git-treebox
 fi
+
+# `git treebox …` through git's own completion, which calls _git_treebox.
+_git_treebox() {
+    local COMP_WORDS=("git-treebox" "${words[@]:2}") COMP_CWORD=$((cword - 1))
+    _git__treebox "git-treebox" "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD-1]}"
+    local cur="${COMP_WORDS[COMP_CWORD]}"
+    if [[ $COMP_CWORD -eq 2 && $cur != -* ]]; then
+        case "${COMP_WORDS[1]}" in
+            enter|teardown|rm) COMPREPLY=($(compgen -W "$(__treebox_box_names)" -- "$cur")) ;;
+        esac
+    fi
+}
+
+# The boxes of the repository here: the directories under its box root.
+__treebox_box_names() {
+    local common
+    common=$(git rev-parse --path-format=absolute --git-common-dir 2>/dev/null) || return 0
+    command ls -1 "${common%/.git}/.treebox/worktrees" 2>/dev/null
+}

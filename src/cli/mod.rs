@@ -3,6 +3,7 @@
 //! clap definitions live here, one file per subcommand (its Args and `run`). This is the
 //! only layer that prints (through [`ui::Ui`]) and picks exit codes ([`error`]).
 
+pub mod completions;
 pub mod create;
 pub mod doctor;
 pub mod enter;
@@ -66,6 +67,8 @@ pub enum TreeboxCommand {
     /// Operator-owned container templates.
     #[command(subcommand)]
     Template(template::TemplateCommand),
+    /// Print the shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(completions::CompletionsArgs),
     /// Print the version.
     Version,
 }
@@ -83,7 +86,7 @@ pub fn treebox_main() -> i32 {
         TreeboxCommand::Teardown(a) => a.json,
         TreeboxCommand::Doctor(a) => a.json,
         TreeboxCommand::Template(t) => t.json(),
-        TreeboxCommand::Version => false,
+        TreeboxCommand::Version | TreeboxCommand::Completions(_) => false,
     };
     let mut ui = Ui::new(options(&cli.global, json));
     let result = match cli.command {
@@ -93,6 +96,10 @@ pub fn treebox_main() -> i32 {
         TreeboxCommand::Teardown(args) => teardown::run(args, &mut ui),
         TreeboxCommand::Doctor(args) => doctor::run(args, &mut ui),
         TreeboxCommand::Template(cmd) => template::run(cmd, &mut ui),
+        TreeboxCommand::Completions(args) => {
+            use clap::CommandFactory;
+            completions::run(args, &mut ui, "git-treebox", TreeboxCli::command())
+        }
         TreeboxCommand::Version => {
             ui.out(&format!("git-treebox {}", env!("CARGO_PKG_VERSION")));
             Ok(error::OK)

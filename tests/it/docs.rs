@@ -50,9 +50,8 @@ fn completions() -> BTreeMap<String, Vec<u8>> {
     let mut out = BTreeMap::new();
     for (bin, cmd) in commands() {
         for shell in [Shell::Bash, Shell::Zsh, Shell::Fish] {
-            let mut script = Vec::new();
-            // The executable's own name: the shells complete `git-treebox …`.
-            clap_complete::generate(shell, &mut cmd.clone(), bin, &mut script);
+            // What `git treebox completions SHELL` prints.
+            let script = treebox::cli::completions::script(bin, cmd.clone(), shell);
             out.insert(shell.file_name(bin), script);
         }
     }
@@ -181,7 +180,10 @@ fn install_puts_the_manual_where_git_help_finds_it() {
         (&["treebox", "--help"][..], "git-treebox"),
         (&["help", "sandbox"][..], "git-sandbox"),
         // git hands a subcommand's --help to it: clap's own help.
-        (&["treebox", "create", "--help"][..], "Usage: git treebox create"),
+        (
+            &["treebox", "create", "--help"][..],
+            "Usage: git treebox create",
+        ),
     ] {
         let out = env
             .command("git", &env.repo)
@@ -196,4 +198,68 @@ fn install_puts_the_manual_where_git_help_finds_it() {
         assert!(out.status.success(), "git {args:?}: {out:?}");
         assert!(text.contains(want), "git {args:?} showed: {text}");
     }
+}
+
+/// `git treebox <TAB>` goes through git's own bash completion, which calls
+/// `_git_treebox` from the script `git treebox completions bash` prints: subcommands,
+/// options and box names complete, for `git sandbox` too.
+#[test]
+fn bash_completes_git_treebox_through_gits_completion() {
+    let git_completion = "/usr/share/bash-completion/completions/git";
+    assert!(
+        Path::new(git_completion).is_file(),
+        "git's bash completion is missing (Debian package bash-completion)"
+    );
+    let env = crate::env::TestEnv::new();
+    env.treebox(&["create", "fix-a", "--no-launch"]).ok();
+    env.treebox(&["create", "JIRA-7", "--no-launch"]).ok();
+    let bin_dir = Path::new(crate::env::TREEBOX).parent().unwrap();
+    let script = format!(
+        r#"
+source {git_completion}
+source <(git-treebox completions bash)
+source <(git-sandbox completions bash)
+complete_line() {{
+    COMP_LINE="$1"; COMP_POINT=${{#COMP_LINE}}
+    read -ra COMP_WORDS <<< "$1"
+    [[ "$1" == *" " ]] && COMP_WORDS+=("")
+    COMP_CWORD=$((${{#COMP_WORDS[@]}} - 1)); COMPREPLY=()
+    __git_wrap__git_main
+    echo "$1=> ${{COMPREPLY[*]}}"
+}}
+complete_line "git treebox cr"
+complete_line "git treebox create --no-l"
+complete_line "git treebox enter "
+complete_line "git treebox enter JI"
+complete_line "git sandbox do"
+complete_line "git sandbox down f"
+"#
+    );
+    let out = env
+        .command("bash", &env.repo)
+        .args(["-c", &script])
+        .env(
+            "PATH",
+            format!("{}:{}", bin_dir.display(), std::env::var("PATH").unwrap()),
+        )
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{out:?}");
+    let line = |l: &str| {
+        text.lines()
+            .find(|t| t.starts_with(&format!("{l}=>")))
+            .unwrap_or_else(|| panic!("no line for {l:?}: {text}"))
+            .split_once("=> ")
+            .map(|(_, r)| r.split_whitespace().map(str::to_string).collect::<Vec<_>>())
+            .unwrap_or_default()
+    };
+    assert_eq!(line("git treebox cr"), ["create"], "{text}");
+    assert_eq!(line("git treebox create --no-l"), ["--no-launch"], "{text}");
+    let mut names = line("git treebox enter ");
+    names.sort();
+    assert_eq!(names, ["JIRA-7", "fix-a"], "{text}");
+    assert_eq!(line("git treebox enter JI"), ["JIRA-7"], "{text}");
+    assert_eq!(line("git sandbox do"), ["down"], "{text}");
+    assert_eq!(line("git sandbox down f"), ["fix-a"], "{text}");
 }

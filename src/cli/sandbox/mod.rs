@@ -73,6 +73,8 @@ pub enum SandboxCommand {
     Bundle(bundle::BundleArgs),
     /// Import a clone's or sandboxed worktree's branch into refs/hort/<name>/incoming.
     Fetch(fetch::FetchArgs),
+    /// Print the shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(crate::cli::completions::CompletionsArgs),
 }
 
 impl SandboxCommand {
@@ -86,7 +88,9 @@ impl SandboxCommand {
             SandboxCommand::Park(a) => a.json,
             SandboxCommand::Down(a) => a.json,
             SandboxCommand::Up(a) => a.json,
-            SandboxCommand::Attach(_) | SandboxCommand::Run(_) => false,
+            SandboxCommand::Attach(_) | SandboxCommand::Run(_) | SandboxCommand::Completions(_) => {
+                false
+            }
         }
     }
 }
@@ -102,6 +106,10 @@ pub fn run(cli: SandboxCli, ui: &mut Ui) -> Result<i32, CliError> {
         SandboxCommand::Park(a) => park::run(a, ui),
         SandboxCommand::Bundle(a) => bundle::run(a, ui),
         SandboxCommand::Fetch(a) => fetch::run(a, ui),
+        SandboxCommand::Completions(a) => {
+            use clap::CommandFactory;
+            crate::cli::completions::run(a, ui, "git-sandbox", SandboxCli::command())
+        }
     }
 }
 
