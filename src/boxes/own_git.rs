@@ -56,8 +56,15 @@ impl OwnGit {
 
     /// Can every git dir a read opens be read without blocking, and does the
     /// registration point back at the bare clone (its `commondir` is `../..`)?
+    /// And is none of it hostile as `list` judges it (a box `broken`)? Without that, a
+    /// symlink out (the bare's `config`, the registration's `HEAD`, linked to the
+    /// user's) would be read through by libgit2, and junk misread: `down` saw a box
+    /// on the user's branch with nothing to lose, `bundle` nothing to bundle.
     pub fn readable(&self) -> bool {
         if !plain_git_dir(&self.common) {
+            return false;
+        }
+        if super::registration::hostile_own_git(self).is_some() {
             return false;
         }
         if !self.is_worktree() {

@@ -170,30 +170,8 @@ fn config_ok(t: &str) -> bool {
 /// For a sandboxed worktree, its bare clone judged like a clone's `.git`, then its
 /// registration there (which must point back at the bare clone).
 pub fn hostile_registration(record: &Record) -> Option<PathBuf> {
-    if let Some(own) = super::OwnGit::of(record).filter(super::OwnGit::is_worktree) {
-        let bare = &own.common;
-        if !std::fs::symlink_metadata(bare).is_ok_and(|m| m.is_dir()) {
-            return None;
-        }
-        if hostile_clone_git(bare) {
-            return Some(bare.clone());
-        }
-        let admin = &own.head_dir;
-        if std::fs::symlink_metadata(admin).is_err() {
-            return None;
-        }
-        let include_blocks = crate::git::blocking_include(&admin.join("config.worktree")).is_some();
-        let hostile = registration_blocks(admin)
-            || junk(admin)
-            || include_blocks
-            || !crate::git::repo::plain_git_dir(admin)
-            || !own.commondir_ok();
-        return hostile.then(|| admin.clone());
-    }
-    if record.git_mode == GitMode::Clone {
-        let git_dir = record.path.join(".git");
-        let dir = std::fs::symlink_metadata(&git_dir).is_ok_and(|m| m.is_dir());
-        return (dir && hostile_clone_git(&git_dir)).then_some(git_dir);
+    if let Some(own) = super::OwnGit::of(record) {
+        return hostile_own_git(&own);
     }
     if record.git_mode != GitMode::Worktree {
         return None;
@@ -216,6 +194,35 @@ pub fn hostile_registration(record: &Record) -> Option<PathBuf> {
     }
     let include_blocks = crate::git::blocking_include(&admin.join("config.worktree")).is_some();
     (registration_blocks(&admin) || junk(&admin) || include_blocks).then_some(admin)
+}
+
+/// The git dir of a box's own git data ([`super::OwnGit`]) that is hostile, judged
+/// as [`hostile_registration`] judges it: a clone's `.git` ([`hostile_clone_git`]), or
+/// a sandboxed worktree's bare clone (the same) and then its registration there (which
+/// must point back at the bare clone). `None` when the git dir is gone or not a
+/// directory (that is `checkout_intact`'s to judge).
+pub fn hostile_own_git(own: &super::OwnGit) -> Option<PathBuf> {
+    let common = &own.common;
+    if !std::fs::symlink_metadata(common).is_ok_and(|m| m.is_dir()) {
+        return None;
+    }
+    if hostile_clone_git(common) {
+        return Some(common.clone());
+    }
+    if !own.is_worktree() {
+        return None;
+    }
+    let admin = &own.head_dir;
+    if std::fs::symlink_metadata(admin).is_err() {
+        return None;
+    }
+    let include_blocks = crate::git::blocking_include(&admin.join("config.worktree")).is_some();
+    let hostile = registration_blocks(admin)
+        || junk(admin)
+        || include_blocks
+        || !crate::git::repo::plain_git_dir(admin)
+        || !own.commondir_ok();
+    hostile.then(|| admin.clone())
 }
 
 #[cfg(test)]

@@ -295,6 +295,22 @@ pub struct Bundle {
 /// (`<user_common_dir>/objects`, which treebox wrote into its alternates): see
 /// [`crate::git::objects`].
 pub fn check_clone_stores(own: &OwnGit, user_common_dir: &Path) -> Result<(), BundleError> {
+    // A sandboxed worktree is read from its registration: a `commondir` there naming
+    // anything but the bare clone (the user's git dir, another box's) would lead the
+    // read to refs and objects the box was never given — refused like a `commondir`
+    // in the bare clone, not merely found unreadable.
+    let commondir = own.head_dir.join("commondir");
+    if own.is_worktree() && std::fs::symlink_metadata(&commondir).is_ok() {
+        let plain = std::fs::symlink_metadata(&commondir).is_ok_and(|m| m.is_file());
+        if !plain || !own.commondir_ok() {
+            return Err(BundleError::ForeignObjects(
+                crate::git::objects::ForeignObjects {
+                    path: commondir,
+                    why: "points the repository at another git dir".into(),
+                },
+            ));
+        }
+    }
     crate::git::objects::check_stores(&own.common, &user_common_dir.join("objects"))
         .map_err(BundleError::ForeignObjects)
 }
@@ -318,7 +334,7 @@ pub fn write_bundle(
     };
     if !own.readable() {
         return Err(open_err(git2::Error::from_str(
-            "its git data holds something other than files and directories",
+            "its git data holds a FIFO, a device, a link or junk where git keeps a file: the box is broken",
         )));
     }
     let clone = own

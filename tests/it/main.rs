@@ -19,6 +19,7 @@ mod lifecycle;
 mod proof;
 mod races;
 mod sandboxed;
+mod sandboxed_hostile;
 mod schema;
 mod screens;
 mod template;
