@@ -25,7 +25,7 @@ mod registration;
 
 pub use assess::{assess, Assessment};
 pub use own_git::OwnGit;
-pub use registration::{hostile_registration, registration_blocks};
+pub use registration::{hostile_own_git, hostile_registration, registration_blocks};
 
 /// One box.
 #[derive(Debug, Clone)]

@@ -270,24 +270,17 @@ fn classify(e: &ProvisionError) -> CliError {
                 "To clean up what is left, run `git treebox teardown {}`.",
                 q(leaf)
             )),
-            // A clone box's own `.git`: removing it would only lose the box's work.
-            P::BlockingRegistration { admin } if admin.file_name() == Some(".git".as_ref()) => {
-                let leaf = admin
-                    .parent()
-                    .and_then(|p| p.file_name())
-                    .map(|n| n.to_string_lossy().into_owned())
-                    .unwrap_or_default();
-                CliError::new(ErrorKind::BlockingRegistration, msg).hint(format!(
-                    "Remove that box (`git treebox teardown --force {}`), or repair {} by hand.",
-                    q(&leaf),
-                    q(&admin.to_string_lossy())
-                ))
-            }
-            P::BlockingRegistration { admin } => {
-                let leaf = admin
-                    .file_name()
-                    .map(|n| n.to_string_lossy().into_owned())
-                    .unwrap_or_default();
+            // A box's own git data: removing it would only lose the box's work.
+            P::BlockingRegistration {
+                leaf,
+                admin,
+                own: true,
+            } => CliError::new(ErrorKind::BlockingRegistration, msg).hint(format!(
+                "Remove that box (`git treebox teardown --force {}`), or repair {} by hand.",
+                q(leaf),
+                q(&admin.to_string_lossy())
+            )),
+            P::BlockingRegistration { leaf, admin, .. } => {
                 CliError::new(ErrorKind::BlockingRegistration, msg).hint(format!(
                     "Remove that box (`git treebox teardown --force {}`), or the registration itself (`rm -r {}`).",
                     q(&leaf),

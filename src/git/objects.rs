@@ -14,8 +14,8 @@
 //! first (and is repeated once the read is done, so a file swapped back in the
 //! meantime is caught too).
 //!
-//! Used by `provision::clone` (bundle and fetch-back); the bare clones of sandboxed
-//! worktrees will use the same check.
+//! Used by `provision::clone` (bundle and fetch-back) for clones and for the bare
+//! clones of sandboxed worktrees alike.
 
 use std::path::{Path, PathBuf};
 

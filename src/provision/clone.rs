@@ -262,6 +262,9 @@ pub enum BundleError {
     },
     #[error("the clone has no branch checked out")]
     NoBranch,
+    /// The box's git data holds hostile files (the box is `broken`).
+    #[error("{} holds a FIFO, a device, a link or junk where git keeps a file: the box is broken", .path.display())]
+    Broken { path: std::path::PathBuf },
     #[error("nothing to bundle: the box's branch has no commits beyond the repository's")]
     Empty,
     #[error("could not pack the box's commits")]
@@ -333,9 +336,8 @@ pub fn write_bundle(
         source,
     };
     if !own.readable() {
-        return Err(open_err(git2::Error::from_str(
-            "its git data holds a FIFO, a device, a link or junk where git keeps a file: the box is broken",
-        )));
+        let path = crate::boxes::hostile_own_git(own).unwrap_or_else(|| own.common.clone());
+        return Err(BundleError::Broken { path });
     }
     let clone = own
         .open()

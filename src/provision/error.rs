@@ -33,8 +33,15 @@ pub enum ProvisionError {
     NoRecord { leaf: String, path: PathBuf },
     #[error("the directory of box `{leaf}` is gone ({})", .path.display())]
     BoxMissing { leaf: String, path: PathBuf },
-    #[error("{} holds something other than files where git keeps its files (a FIFO?): git would hang on it", .admin.display())]
-    BlockingRegistration { admin: PathBuf },
+    /// A box's git files hold a FIFO, a device, a link or junk. `own`: the box's own
+    /// git data (a clone's `.git`, a sandboxed worktree's bare clone), else its
+    /// registration in the user's repository.
+    #[error("{} holds a FIFO, a device, a link or junk where git keeps a file: git would hang on it or misread it", .admin.display())]
+    BlockingRegistration {
+        leaf: String,
+        admin: PathBuf,
+        own: bool,
+    },
     #[error("box `{leaf}` has lost its `.git` ({}): git there would find the repository around it", .path.display())]
     CheckoutBroken {
         leaf: String,

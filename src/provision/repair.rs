@@ -142,7 +142,11 @@ pub fn blocking_registration(common_dir: &Path) -> Option<PathBuf> {
 /// refused too: git there would hang or misread it.
 pub fn check_checkout(record: &Record) -> Result<(), ProvisionError> {
     if let Some(admin) = crate::boxes::hostile_registration(record) {
-        return Err(ProvisionError::BlockingRegistration { admin });
+        return Err(ProvisionError::BlockingRegistration {
+            leaf: record.name.clone(),
+            own: crate::boxes::OwnGit::of(record).is_some(),
+            admin,
+        });
     }
     if crate::boxes::checkout_intact(record) {
         return Ok(());

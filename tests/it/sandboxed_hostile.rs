@@ -221,6 +221,11 @@ fn hostile_files_in_a_sandboxed_worktrees_git_data_break_that_box_alone() {
             let r = timed(env, TREEBOX, &["enter", name, "--print"]);
             r.code(5);
             assert!(r.stderr.contains("git would hang"), "{r:?}");
+            // The hint names the box, not the directory its git data is in.
+            assert!(
+                r.stderr.contains(&format!("teardown --force {name}`")),
+                "{r:?}"
+            );
             assert!(r.stdout.is_empty(), "{r:?}");
             let r = timed(env, SANDBOX, &["down", name]);
             r.code(5);
@@ -235,7 +240,8 @@ fn hostile_files_in_a_sandboxed_worktrees_git_data_break_that_box_alone() {
                 let (code, kind) = if kind == "users-git" {
                     (5, "foreign-objects")
                 } else {
-                    (1, "bundle")
+                    // Refused as `enter` and `run` refuse a broken box.
+                    (5, "blocking-registration")
                 };
                 assert_eq!(
                     (r.code, doc["error"]["kind"].as_str()),

@@ -110,6 +110,11 @@ pub(super) fn from_bundle(e: BundleError, leaf: &str) -> CliError {
             crate::cmd::quote(leaf)
         )),
         BundleError::Import(_) => CliError::new(ErrorKind::Fetch, msg),
+        // As `enter` and `run` refuse a broken box: 5, nothing read.
+        BundleError::Broken { .. } => CliError::new(ErrorKind::BlockingRegistration, msg).hint(format!(
+            "Nothing was read. Copy out what you need, then remove it: `git sandbox down -f {}`.",
+            crate::cmd::quote(leaf)
+        )),
         BundleError::Empty => CliError::new(ErrorKind::NothingToBundle, msg)
             .hint("Commit in the box first; the repository already has everything else."),
         BundleError::NoBranch => CliError::new(ErrorKind::NoBranch, msg).hint(
