@@ -283,7 +283,7 @@ fn classify(e: &ProvisionError) -> CliError {
             P::BlockingRegistration { leaf, admin, .. } => {
                 CliError::new(ErrorKind::BlockingRegistration, msg).hint(format!(
                     "Remove that box (`git treebox teardown --force {}`), or the registration itself (`rm -r {}`).",
-                    q(&leaf),
+                    q(leaf),
                     q(&admin.to_string_lossy())
                 ))
             }
