@@ -29,7 +29,7 @@ always\t''
 never\t''"
 complete -c git-treebox -n "__fish_git_treebox_needs_command" -s q -l quiet -d 'Less output on stderr (warnings and errors only)'
 complete -c git-treebox -n "__fish_git_treebox_needs_command" -s v -l verbose -d 'More output on stderr (per-stage timings even off a terminal)'
-complete -c git-treebox -n "__fish_git_treebox_needs_command" -s h -l help -d 'Print help'
+complete -c git-treebox -n "__fish_git_treebox_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-treebox -n "__fish_git_treebox_needs_command" -s V -l version -d 'Print version'
 complete -c git-treebox -n "__fish_git_treebox_needs_command" -f -a "create" -d 'Provision a box and launch the agent in it'
 complete -c git-treebox -n "__fish_git_treebox_needs_command" -f -a "enter" -d 'Enter a box: finish or refresh its setup, then launch the agent in it'

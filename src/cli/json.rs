@@ -50,7 +50,7 @@ pub fn env_word(env: &EnvOutcome) -> &'static str {
         EnvOutcome::Absent => "absent",
         EnvOutcome::Refused { .. } => "refused",
         EnvOutcome::Unchanged => "unchanged",
-        EnvOutcome::KeptEdited => "kept",
+        EnvOutcome::KeptEdited { .. } => "kept",
     }
 }
 

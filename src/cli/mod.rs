@@ -36,6 +36,12 @@ pub struct GlobalOpts {
 
 /// A box for every coding agent: a git worktree cut from a fresh origin/<base>, with
 /// .env and dependencies in place and a guard against pushing placeholder branches.
+///
+/// The agent is launched with its own permission prompts off — `claude
+/// --dangerously-skip-permissions`, `codex --dangerously-bypass-approvals-and-sandbox`
+/// — so it works unattended: the box is the boundary. On the host runner that boundary
+/// is only a directory (the agent runs as you); with `--isolation docker` or `podman`
+/// it is a container that cannot touch the host or your repository.
 #[derive(Debug, Parser)]
 #[command(
     name = "git-treebox",

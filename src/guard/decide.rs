@@ -207,25 +207,20 @@ fn refusal_message(refs: &[String], local_placeholder: bool) -> String {
     } else {
         (quoted.join(", "), "are placeholder branches")
     };
-    let mut m = format!("push refused: {list} {what} (treebox/*), which is never published.\n");
+    // One plain sentence with the command that fixes it; the escape hatch
+    // (`--no-verify`) is the README's to mention, not something to offer an agent.
     if local_placeholder {
-        m.push_str(
-            "Give the branch a real name first, then push again:\n\
-             \n    git branch -m <type>/<short-name>      e.g. git branch -m feat/login-form\
-             \n    git push -u origin <type>/<short-name>\n\n",
-        );
+        format!(
+            "push refused: {list} {what}, never published; rename it with \
+             `git branch -m <type>/<short-name>` (e.g. `git branch -m feat/login-form`) and push again."
+        )
     } else {
-        m.push_str(
-            "Push under a real branch name instead:\n\
-             \n    git push origin <branch>:<type>/<short-name>   e.g. git push origin HEAD:feat/login-form\n\
-             \n(`git branch -m <type>/<short-name>` renames a local placeholder branch.)\n\n",
-        );
+        format!(
+            "push refused: {list} {what}, never published; push under a real name with \
+             `git push origin HEAD:<type>/<short-name>` (e.g. `git push origin HEAD:feat/login-form`), \
+             or rename a local one with `git branch -m <type>/<short-name>`."
+        )
     }
-    m.push_str(
-        "`git push --no-verify` skips this check; it is the escape hatch for a human who\n\
-         means it, not for an agent.",
-    );
-    m
 }
 
 /// Replaces control characters so a hostile ref name cannot drive the terminal.
@@ -371,7 +366,7 @@ mod tests {
             message.contains("git branch -m feat/login-form"),
             "{message}"
         );
-        assert!(message.contains("--no-verify"), "{message}");
+        assert_eq!(message.lines().count(), 1, "one sentence: {message}");
     }
 
     #[test]

@@ -355,7 +355,9 @@ fn apply(
     match &env {
         copy::EnvOutcome::Copied { hash } => record.env_hash = Some(hash.clone()),
         copy::EnvOutcome::Refused { reason } => warnings.push(format!(".env not copied: {reason}")),
-        copy::EnvOutcome::Absent | copy::EnvOutcome::Unchanged | copy::EnvOutcome::KeptEdited => {}
+        copy::EnvOutcome::Absent
+        | copy::EnvOutcome::Unchanged
+        | copy::EnvOutcome::KeptEdited { .. } => {}
     }
 
     if plan.runner.is_container() {

@@ -72,7 +72,9 @@ pub enum EnvOutcome {
     /// `enter`: the box's copy already matches the canonical file.
     Unchanged,
     /// `enter`: the box's copy was edited in the box since it was copied; kept.
-    KeptEdited,
+    /// `canonical_changed`: the canonical file changed too since then (so the box
+    /// misses that change: worth a warning).
+    KeptEdited { canonical_changed: bool },
 }
 
 /// Where the canonical `.env` is: `override_path` (user config), else `<main>/.env`.
@@ -167,7 +169,9 @@ pub fn refresh_env(
             return EnvOutcome::Unchanged;
         }
         if recorded_hash != Some(cur.as_str()) {
-            return EnvOutcome::KeptEdited;
+            return EnvOutcome::KeptEdited {
+                canonical_changed: canonical.as_deref() != recorded_hash,
+            };
         }
     }
     copy_env(source, box_root, tracked_in_repo)
@@ -298,12 +302,21 @@ mod tests {
             panic!("refresh")
         };
         assert_eq!(std::fs::read_to_string(bx.join(".env")).unwrap(), "A=2\n");
-        // Edited in the box, canonical changed again: the edit is kept.
+        // Edited in the box, canonical as copied: kept, nothing to say.
         std::fs::write(bx.join(".env"), "A=mine\n").unwrap();
+        assert_eq!(
+            refresh_env(Some(&src), &bx, false, Some(&hash)),
+            EnvOutcome::KeptEdited {
+                canonical_changed: false
+            }
+        );
+        // Edited in the box, canonical changed again: the edit is kept, and said.
         std::fs::write(&src, "A=3\n").unwrap();
         assert_eq!(
             refresh_env(Some(&src), &bx, false, Some(&hash)),
-            EnvOutcome::KeptEdited
+            EnvOutcome::KeptEdited {
+                canonical_changed: true
+            }
         );
         assert_eq!(
             std::fs::read_to_string(bx.join(".env")).unwrap(),

@@ -186,11 +186,16 @@ pub fn enter(
     match &env {
         copy::EnvOutcome::Copied { hash } => record.env_hash = Some(hash.clone()),
         copy::EnvOutcome::Refused { reason } => warnings.push(format!(".env not copied: {reason}")),
-        copy::EnvOutcome::KeptEdited => warnings.push(format!(
-            "{}/.env was edited in the box; kept it (the canonical .env changed)",
+        // Only when the main checkout's `.env` really changed since it was copied.
+        copy::EnvOutcome::KeptEdited {
+            canonical_changed: true,
+        } => warnings.push(format!(
+            "{}/.env was edited in the box; kept it (the canonical .env changed since: merge by hand)",
             entry.path.display()
         )),
-        copy::EnvOutcome::Absent | copy::EnvOutcome::Unchanged => {}
+        copy::EnvOutcome::Absent
+        | copy::EnvOutcome::Unchanged
+        | copy::EnvOutcome::KeptEdited { .. } => {}
     }
     let ecos = super::setup::detect(&entry.path);
     let hash = super::setup::lockfile_hash(&entry.path, &ecos);

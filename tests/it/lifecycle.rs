@@ -145,6 +145,12 @@ fn enter_refreshes_env_but_keeps_edits_made_in_the_box() {
     assert_eq!(doc["env"], "copied");
     assert_eq!(std::fs::read_to_string(&boxed).unwrap(), "A=2\n");
     std::fs::write(&boxed, "A=mine\n").unwrap();
+    // The main checkout's `.env` as copied: the edit is kept without a word.
+    let r = env.treebox(&["enter", "v", "--print"]);
+    r.ok();
+    assert!(!r.stderr.contains(".env"), "{r:?}");
+    assert_eq!(std::fs::read_to_string(&boxed).unwrap(), "A=mine\n");
+    // It changed since: the edit is kept, and the warning says so.
     std::fs::write(env.repo.join(".env"), "A=3\n").unwrap();
     let r = env.treebox(&["enter", "v", "--print"]);
     r.ok();
