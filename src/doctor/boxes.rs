@@ -31,6 +31,38 @@ pub(super) fn check_boxes(repo: &Repo) -> Check {
             "Its branch is already in your repository: commit in the box, then `git treebox teardown {q}` and `git treebox create --checkout {q}` (a sandboxed worktree)."
         ));
     }
+    // A hook manager run in a box writes over the guard: until the box is opened
+    // again, a placeholder push from it goes through.
+    let exe = crate::provision::guard::find_guard_exe().ok();
+    let unguarded: Vec<String> = all
+        .iter()
+        .filter(|e| !e.is_broken() && e.dir_exists)
+        .filter(|e| {
+            let Some(r) = e.record.as_ref().filter(|r| r.checkout_completed) else {
+                return false;
+            };
+            let hooks = crate::provision::guard::box_hooks_dir(repo, &layout, r);
+            match (hooks, &exe) {
+                (Some(h), Some(exe)) => !crate::provision::guard::guard_in_place(&h, exe),
+                _ => false,
+            }
+        })
+        .map(|e| e.leaf.to_string())
+        .collect();
+    if let Some(first) = unguarded.first() {
+        return Check::new(
+            "boxes",
+            Status::Advisory,
+            format!(
+                "box(es) whose pre-push guard is not in place (a hook manager wrote over it?): {}",
+                unguarded.join(", ")
+            ),
+        )
+        .hint(format!(
+            "Opening the box puts the guard back and keeps the manager's hooks running behind it: `git treebox enter {}`.",
+            crate::cmd::quote(first)
+        ));
+    }
     let broken: Vec<String> = all
         .iter()
         .filter(|e| e.is_broken())

@@ -57,6 +57,12 @@ pub enum ParseError {
     },
 }
 
+/// The directory beside the guard (inside the box's hooks dir) that holds the hooks a
+/// hook manager run in the box wrote where the guard belongs (`lefthook install`,
+/// husky, …): treebox moves them there and puts the guard back, and the guard runs
+/// them as the repository's own hook of that name.
+pub const CHAINED_DIR: &str = "chained";
+
 /// Every client-side hook name the guard is installed as and forwards to the repo's own
 /// hook of the same name, so a per-worktree `core.hooksPath` does not switch the repo's
 /// hooks (husky, lefthook, `.git/hooks`) off inside a box.

@@ -196,8 +196,19 @@ fn spawn_error(hook: &Path, e: &io::Error) -> String {
     format!("cannot run {}: {e}", hook.display())
 }
 
-/// The repo's own executable hook `name`, or `None` when there is nothing to chain to.
+/// The repo's own executable hook `name`, or `None` when there is nothing to chain to:
+/// the one a hook manager installed in this box (moved into [`guard::CHAINED_DIR`]
+/// beside the guard), else the one in the repo's own hooks dir.
 fn target_hook(name: &str) -> Result<Option<PathBuf>, String> {
+    for own in own_paths() {
+        let Some(dir) = own.parent() else { continue };
+        let chained = dir.join(guard::CHAINED_DIR).join(name);
+        if let Ok(meta) = std::fs::metadata(&chained) {
+            if meta.is_file() && meta.permissions().mode() & 0o111 != 0 && !is_self(&meta) {
+                return Ok(Some(chained));
+            }
+        }
+    }
     let dir = repo_hooks_dir()?;
     if is_own_dir(&dir) {
         return Ok(None);

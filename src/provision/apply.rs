@@ -322,6 +322,15 @@ fn apply(
         rollback(reporter);
         return Err(e.into());
     }
+    // The repository's own hooks run behind the guard in a clone and a sandboxed
+    // worktree too (a worktree of the user's repository finds them by itself).
+    if (clone_mode || bare.is_some()) && !resumed {
+        if let Err(e) = guard::carry_repo_hooks(&ctx.repo, &common_for_guard) {
+            warnings.push(format!(
+                "the repository's own hooks were not carried into the box: {e}"
+            ));
+        }
+    }
 
     // From here on the box is usable; problems are warnings, and the record says
     // whether setup completed.

@@ -10,7 +10,7 @@ use crate::harness::Harness;
 use crate::names::Leaf;
 use crate::plan::Plan;
 use crate::state::{Layout, Record};
-use crate::vocab::{GitMode, Isolation};
+use crate::vocab::Isolation;
 
 use super::apply::Created;
 use super::request::Context;
@@ -108,7 +108,7 @@ pub(crate) fn container_up(
     if setup {
         let engine = crate::runner::oci::Engine::parse(&crec.engine)
             .ok_or(crate::runner::oci::ContainerError::NoEngine)?;
-        if let Some(guard) = guard_path(repo, layout, leaf, record) {
+        if let Some(guard) = guard_path(repo, layout, record) {
             let checked = timed(reporter, "guard", || {
                 crate::runner::oci::check_guard(engine, &crec, &record.path, &guard)
             });
@@ -143,19 +143,7 @@ pub(crate) fn container_up(
 
 /// Where the box's guard copy is (the host path, which is also its path inside the
 /// container); `None` for a folder box, which has no guard.
-fn guard_path(
-    repo: Option<&Repo>,
-    layout: &Layout,
-    leaf: &Leaf,
-    record: &Record,
-) -> Option<PathBuf> {
-    let hooks = match (record.git_mode, repo) {
-        (GitMode::Clone, Some(_)) => layout.hooks_dir(leaf),
-        (GitMode::Worktree, Some(_)) if record.bare_clone.is_some() => layout.hooks_dir(leaf),
-        (GitMode::Worktree, Some(repo)) => repo
-            .worktree_admin_dir(&record.path)?
-            .join(guard::HOOKS_DIR_NAME),
-        _ => return None,
-    };
+fn guard_path(repo: Option<&Repo>, layout: &Layout, record: &Record) -> Option<PathBuf> {
+    let hooks = guard::box_hooks_dir(repo?, layout, record)?;
     Some(hooks.join(guard::GUARD_EXE_NAME)).filter(|p| p.is_file())
 }

@@ -117,6 +117,156 @@ pub fn find_guard_exe() -> Result<PathBuf, GuardInstallError> {
     })
 }
 
+/// Where a box's guard lives: its hooks dir (the host path, which is also its path
+/// inside a container). A worktree of the user's repository keeps it in its private git
+/// dir; a clone or a sandboxed worktree in host-owned bookkeeping. `None` for a folder
+/// box (no guard), or a worktree git no longer registers.
+pub fn box_hooks_dir(
+    repo: &crate::git::Repo,
+    layout: &crate::state::Layout,
+    record: &crate::state::Record,
+) -> Option<PathBuf> {
+    let leaf = crate::names::Leaf::parse(&record.name).ok()?;
+    match crate::boxes::OwnGit::of(record) {
+        Some(_) => Some(layout.hooks_dir(&leaf)),
+        None if record.git_mode == crate::vocab::GitMode::Worktree => repo
+            .worktree_admin_dir(&record.path)
+            .map(|a| a.join(HOOKS_DIR_NAME)),
+        None => None,
+    }
+}
+
+/// Put a box's guard back if a hook manager replaced it ([`reassert`]), wherever the
+/// box keeps it. Every command that opens a box calls this (after
+/// [`super::check_checkout`]). Returns the hook names moved aside (now chained).
+pub fn keep_guard(
+    repo: &crate::git::Repo,
+    layout: &crate::state::Layout,
+    record: &crate::state::Record,
+) -> Result<Vec<String>, GuardInstallError> {
+    let Some(hooks) = box_hooks_dir(repo, layout, record) else {
+        return Ok(Vec::new());
+    };
+    let exe = find_guard_exe()?;
+    let (private, common) = match crate::boxes::OwnGit::of(record) {
+        Some(own) => (own.head_dir, own.common),
+        None => match repo.worktree_admin_dir(&record.path) {
+            Some(admin) => (admin, repo.common_dir.clone()),
+            None => return Ok(Vec::new()),
+        },
+    };
+    // `git config --unset core.hooksPath` (what pre-commit's refusal suggests) would
+    // switch the guard off as surely as overwriting it.
+    let pointed = fs::symlink_metadata(private.join("config.worktree")).is_ok_and(|m| m.is_file())
+        && git2::Config::open(&private.join("config.worktree"))
+            .and_then(|c| c.get_string("core.hooksPath"))
+            .is_ok_and(|v| Path::new(&v) == hooks);
+    if pointed && guard_in_place(&hooks, &exe) {
+        return Ok(Vec::new());
+    }
+    reassert(&private, &common, Some(&hooks), &exe)
+}
+
+/// Give a box with git data of its own (a clone's `.git`, a sandboxed worktree's bare
+/// clone: `box_git`) the repository's own hooks, which the guard chains to as it does
+/// in a worktree: the user's `core.hooksPath` when their repository sets one (husky's
+/// `.husky/_` resolves in the box's checkout as in the main one), else a copy of the
+/// executables in the user's hooks dir (what `lefthook install` or `pre-commit
+/// install` put there). Run once, at creation, before the box has run anything.
+pub fn carry_repo_hooks(user: &crate::git::Repo, box_git: &Path) -> io::Result<()> {
+    let to_io = |e: git2::Error| io::Error::other(e.message().to_string());
+    let local = user
+        .git
+        .config()
+        .and_then(|c| c.open_level(git2::ConfigLevel::Local))
+        .map_err(to_io)?;
+    if let Ok(path) = local.get_string("core.hooksPath") {
+        let mut cfg = git2::Config::open(&box_git.join("config")).map_err(to_io)?;
+        return cfg.set_str("core.hooksPath", &path).map_err(to_io);
+    }
+    let Ok(rd) = fs::read_dir(user.common_dir.join("hooks")) else {
+        return Ok(());
+    };
+    let dest = box_git.join("hooks");
+    for e in rd.flatten() {
+        let name = e.file_name();
+        let name_str = name.to_string_lossy();
+        let Ok(m) = e.metadata() else { continue };
+        if name_str.ends_with(".sample") || !m.is_file() || m.permissions().mode() & 0o111 == 0 {
+            continue;
+        }
+        fs::create_dir_all(&dest)?;
+        fs::copy(e.path(), dest.join(&name))?;
+    }
+    Ok(())
+}
+
+/// Is the guard whole in `hooks`: its copy an executable file the size of `guard_exe`
+/// (a new treebox brings a new guard), and every hook name a link to that copy? (A hook
+/// manager run in the box — `lefthook install`, husky, `pre-commit install` — writes
+/// its own hook there, where git says hooks live.) Stat calls only, no link followed:
+/// every command that opens a box asks.
+pub fn guard_in_place(hooks: &Path, guard_exe: &Path) -> bool {
+    let copy = hooks.join(GUARD_EXE_NAME);
+    let Ok(meta) = fs::symlink_metadata(&copy) else {
+        return false;
+    };
+    let whole = meta.is_file()
+        && meta.permissions().mode() & 0o111 != 0
+        && fs::metadata(guard_exe).is_ok_and(|m| m.len() == meta.len());
+    whole
+        && HOOK_NAMES.iter().all(|n| {
+            fs::symlink_metadata(hooks.join(n))
+                .is_ok_and(|m| m.dev() == meta.dev() && m.ino() == meta.ino())
+        })
+}
+
+/// Put the guard back where a hook manager replaced it: each hook that is not the
+/// guard moves into `<hooks>/chained/` (the guard runs it as the repository's own
+/// hook of that name, so the manager's hooks keep working), then the guard is
+/// installed again ([`install_into`]). Returns the names moved aside. Nothing here
+/// reads or runs what the box wrote: renames only.
+pub fn reassert(
+    private_git_dir: &Path,
+    common_dir: &Path,
+    hooks_dir: Option<&Path>,
+    guard_exe: &Path,
+) -> Result<Vec<String>, GuardInstallError> {
+    let hooks = hooks_dir
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| private_git_dir.join(HOOKS_DIR_NAME));
+    let copy = fs::symlink_metadata(hooks.join(GUARD_EXE_NAME)).ok();
+    let chained = hooks.join(crate::guard::CHAINED_DIR);
+    let mut moved = Vec::new();
+    for name in HOOK_NAMES {
+        let path = hooks.join(name);
+        let Ok(m) = fs::symlink_metadata(&path) else {
+            continue;
+        };
+        let is_guard = copy
+            .as_ref()
+            .is_some_and(|c| c.dev() == m.dev() && c.ino() == m.ino());
+        if is_guard {
+            continue;
+        }
+        let dir_err = |source| GuardInstallError::CreateDir {
+            path: chained.clone(),
+            source,
+        };
+        if !fs::symlink_metadata(&chained).is_ok_and(|c| c.is_dir()) {
+            let _ = fs::remove_file(&chained);
+            fs::create_dir_all(&chained).map_err(dir_err)?;
+        }
+        fs::rename(&path, chained.join(name)).map_err(|source| GuardInstallError::Link {
+            path: path.clone(),
+            source,
+        })?;
+        moved.push(name.to_string());
+    }
+    install_into(private_git_dir, common_dir, Some(&hooks), guard_exe)?;
+    Ok(moved)
+}
+
 fn is_executable(p: &Path) -> bool {
     fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }

@@ -10,6 +10,7 @@ mod doctor;
 mod env;
 mod faults;
 mod guard;
+mod hook_managers;
 mod hostile;
 mod hostile_boxes;
 mod hostile_clone_boxes;

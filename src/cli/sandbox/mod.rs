@@ -195,6 +195,12 @@ fn target(name: &str, tty: bool) -> Result<Target, CliError> {
     let leaf =
         crate::names::Leaf::parse(&record.name).map_err(crate::provision::ProvisionError::from)?;
     crate::provision::check_checkout(&record)?;
+    if let Some(repo) = &repo {
+        // A hook manager may have written over the guard: put it back (its hooks run
+        // behind the guard, so nothing is lost).
+        crate::provision::guard::keep_guard(repo, &layout, &record)
+            .map_err(crate::provision::ProvisionError::from)?;
+    }
     if let Some(before) = record.container.clone() {
         let cfg = crate::cli::load_config()?;
         let now =

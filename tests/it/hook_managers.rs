@@ -1,0 +1,181 @@
+//! Hook managers vs the guard (SPEC §9, issue 14 point 3): lefthook, husky and
+//! pre-commit install by writing into the hooks dir git reports — inside a box, the
+//! guard's. Simulated by doing what they do (`git rev-parse --git-path hooks`, the old
+//! hook moved aside to `<name>.old`, their own script written in its place); then
+//! every command that opens the box puts the guard back with the manager's hook
+//! chained behind it, and `doctor` names a box whose guard is not in place. Clone boxes
+//! (and sandboxed worktrees, see `sandboxed.rs`) run the repository's own hooks.
+
+use std::path::{Path, PathBuf};
+
+use crate::env::{write_exec, TestEnv};
+
+/// What `lefthook install` does in `dir`: into the hooks dir git reports, the old
+/// `pre-push` moved to `pre-push.old`, a script of its own (here: leaves a marker).
+fn lefthook_install(env: &TestEnv, dir: &Path, marker: &Path) {
+    let hooks = PathBuf::from(
+        env.git(
+            dir,
+            &["rev-parse", "--path-format=absolute", "--git-path", "hooks"],
+        )
+        .trim(),
+    );
+    let hook = hooks.join("pre-push");
+    if hook.exists() {
+        std::fs::rename(&hook, hooks.join("pre-push.old")).unwrap();
+    }
+    write_exec(
+        &hook,
+        &format!(
+            "#!/bin/sh\ncat >/dev/null\ntouch '{}'\nexit 0\n",
+            marker.display()
+        ),
+    );
+}
+
+/// Push HEAD of `dir` to origin under its own name; the result.
+fn push(env: &TestEnv, dir: &Path) -> crate::env::Run {
+    env.git_run(dir, &["push", "-q", "origin", "HEAD"])
+}
+
+fn boxes_check(env: &TestEnv) -> serde_json::Value {
+    let doc = env.treebox(&["doctor", "--json"]).json();
+    doc["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "boxes")
+        .unwrap()
+        .clone()
+}
+
+#[test]
+fn a_hook_manager_in_a_box_never_lets_a_placeholder_through() {
+    let env = TestEnv::new();
+    let doc = env
+        .treebox(&["create", "--no-launch", "--json"])
+        .ok()
+        .json();
+    let leaf = doc["name"].as_str().unwrap().to_string();
+    let path = env.box_path(&leaf);
+    let marker = env.root().join("lefthook-ran");
+    lefthook_install(&env, &path, &marker);
+
+    // Until the box is opened again, doctor says the guard is not in place.
+    let check = boxes_check(&env);
+    assert_eq!(check["status"], "advisory", "{check}");
+    assert!(
+        check["summary"].as_str().unwrap().contains(&leaf),
+        "{check}"
+    );
+    assert!(
+        check["hint"]
+            .as_str()
+            .unwrap()
+            .contains("git treebox enter"),
+        "{check}"
+    );
+
+    // `enter` puts the guard back, says so, and keeps the manager's hook.
+    let r = env.treebox(&["enter", &leaf, "--print"]);
+    r.ok();
+    assert!(r.stderr.contains("hook manager"), "{r:?}");
+    assert_eq!(boxes_check(&env)["status"], "ok");
+    let r = push(&env, &path);
+    assert_ne!(r.code, 0, "a placeholder push went through: {r:?}");
+    assert!(r.stderr.contains("git branch -m"), "{r:?}");
+    assert!(
+        !marker.exists(),
+        "the manager's hook ran for a refused push"
+    );
+    // Renamed, the push goes through, with the manager's hook run behind the guard.
+    env.git(&path, &["branch", "-m", "feat/managed"]);
+    push(&env, &path).ok();
+    assert!(marker.exists(), "the manager's pre-push did not run");
+
+    // `git sandbox run` (and attach) put it back too.
+    std::fs::remove_file(&marker).unwrap();
+    lefthook_install(&env, &path, &marker);
+    env.git(&path, &["switch", "-q", "-c", "treebox/again"]);
+    env.sandbox(&["run", &leaf, "--", "true"]).ok();
+    let r = push(&env, &path);
+    assert_ne!(
+        r.code, 0,
+        "a placeholder push went through after run: {r:?}"
+    );
+    assert!(!marker.exists());
+}
+
+/// A clone box runs the repository's own hooks behind the guard: the executables in
+/// the user's hooks dir, or the user's `core.hooksPath` (husky's `.husky/_`).
+#[test]
+fn a_clone_box_runs_the_repositorys_own_hooks_behind_the_guard() {
+    let env = TestEnv::new();
+    let commit_marker = env.root().join("pre-commit-ran");
+    let push_marker = env.root().join("pre-push-ran");
+    write_exec(
+        &env.repo.join(".git/hooks/pre-commit"),
+        &format!("#!/bin/sh\ntouch '{}'\n", commit_marker.display()),
+    );
+    write_exec(
+        &env.repo.join(".git/hooks/pre-push"),
+        &format!(
+            "#!/bin/sh\ncat >/dev/null\ntouch '{}'\n",
+            push_marker.display()
+        ),
+    );
+    env.treebox(&["create", "cl", "--git", "clone", "--no-launch"])
+        .ok();
+    let path = env.box_path("cl");
+    env.commit_file(&path, "a.txt", "a\n", "in the clone");
+    assert!(commit_marker.exists(), "the repo's pre-commit did not run");
+    push(&env, &path).ok();
+    assert!(push_marker.exists(), "the repo's pre-push did not run");
+    // The guard still binds.
+    env.git(&path, &["switch", "-q", "-c", "treebox/x"]);
+    let r = push(&env, &path);
+    assert_ne!(r.code, 0, "{r:?}");
+
+    // husky: the user's repository sets core.hooksPath = .husky/_, which husky fills
+    // in each checkout when it runs (here: by hand, as setup's `npm ci` would).
+    let husky_marker = env.root().join("husky-ran");
+    env.git(&env.repo, &["config", "core.hooksPath", ".husky/_"]);
+    env.treebox(&["create", "hk", "--git", "clone", "--no-launch"])
+        .ok();
+    let hk = env.box_path("hk");
+    write_exec(
+        &hk.join(".husky/_/pre-commit"),
+        &format!("#!/bin/sh\ntouch '{}'\n", husky_marker.display()),
+    );
+    env.commit_file(&hk, "b.txt", "b\n", "husky");
+    assert!(
+        husky_marker.exists(),
+        "husky's pre-commit did not run in the clone"
+    );
+}
+
+/// `pre-commit install` refuses while `core.hooksPath` is set and suggests unsetting
+/// it; done in a box, that switches the guard off until the box is opened again.
+#[test]
+fn unsetting_the_boxs_hooks_path_is_undone_when_the_box_is_opened() {
+    let env = TestEnv::new();
+    let doc = env
+        .treebox(&["create", "--no-launch", "--json"])
+        .ok()
+        .json();
+    let leaf = doc["name"].as_str().unwrap().to_string();
+    let path = env.box_path(&leaf);
+    env.git(
+        &path,
+        &["config", "--worktree", "--unset-all", "core.hooksPath"],
+    );
+    let r = push(&env, &path);
+    assert_eq!(r.code, 0, "without its hooksPath the guard is off: {r:?}");
+    env.git(
+        &env.origin,
+        &["update-ref", "-d", &format!("refs/heads/treebox/{leaf}")],
+    );
+    env.treebox(&["enter", &leaf, "--print"]).ok();
+    let r = push(&env, &path);
+    assert_ne!(r.code, 0, "the guard is still off after enter: {r:?}");
+}
