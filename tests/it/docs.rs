@@ -263,3 +263,64 @@ complete_line "git sandbox down f"
     assert_eq!(line("git sandbox do"), ["down"], "{text}");
     assert_eq!(line("git sandbox down f"), ["fix-a"], "{text}");
 }
+
+/// zsh: `git treebox <TAB>` goes through zsh's own git completion, which calls the
+/// `_git-treebox` function of the installed script. Driven through a pseudo-terminal
+/// (`zpty`), as a user types. Without zsh on the machine there is nothing to test
+/// (`.ci/run` installs it).
+#[test]
+fn zsh_completes_git_treebox_through_gits_completion() {
+    if which("zsh").is_none() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "zsh is missing on CI (.ci/run installs it)"
+        );
+        eprintln!("note: zsh not installed; zsh completion test skipped");
+        return;
+    }
+    let env = crate::env::TestEnv::new();
+    let fpath = Path::new(env!("CARGO_MANIFEST_DIR")).join("completions");
+    let bin_dir = Path::new(crate::env::TREEBOX).parent().unwrap();
+    // Type LINE and TAB; read until the completed line shows WANT (or 10 s pass).
+    let script = format!(
+        r#"
+zmodload zsh/zpty
+zpty z zsh -f -i
+zpty -w z 'PS1="%% "; fpath=({fpath} $fpath); autoload -Uz compinit; compinit -u -D'
+complete_line() {{
+    local out chunk i
+    zpty -w z $'\x15'
+    zpty -n -w z "$1"$'\t'
+    for i in {{1..50}}; do
+        while zpty -r -t z chunk; do out+=$chunk; done
+        [[ $out == *"$2"* ]] && {{ print -r -- "ok: $1"; return; }}
+        sleep 0.2
+    done
+    print -r -- "missing: $1 -> $2 in: ${{out//$'\e'/^[}}"
+}}
+complete_line 'git treebox cr' 'git treebox create '
+complete_line 'git treebox create --no-l' 'create --no-launch'
+complete_line 'git sandbox do' 'git sandbox down '
+zpty -d z
+"#,
+        fpath = fpath.display()
+    );
+    let out = env
+        .command("zsh", &env.repo)
+        .args(["-f", "-c", &script])
+        .env(
+            "PATH",
+            format!("{}:{}", bin_dir.display(), std::env::var("PATH").unwrap()),
+        )
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(text.matches("ok: ").count(), 3, "{text}");
+}
+
+fn which(program: &str) -> Option<PathBuf> {
+    std::env::split_paths(&std::env::var_os("PATH")?)
+        .map(|d| d.join(program))
+        .find(|p| p.is_file())
+}
