@@ -77,6 +77,46 @@ pub fn script(bin: &str, cmd: clap::Command, shell: Shell) -> Vec<u8> {
         };
         out.extend_from_slice(bash_bridge(bin, takes_box).as_bytes());
     }
+    if shell == Shell::Zsh {
+        out = zsh_box_names(&String::from_utf8_lossy(&out)).into_bytes();
+    }
+    out
+}
+
+/// zsh: the arguments that name a box complete box names (zsh's own git completion
+/// already calls `_git-treebox` for `git treebox …`).
+fn zsh_box_names(script: &str) -> String {
+    let mut out = String::with_capacity(script.len() + 512);
+    for line in script.split_inclusive('\n') {
+        let names_a_box = line.starts_with("':reference -- The box")
+            || line.starts_with("'*::refs -- Boxes to remove")
+            || line.starts_with("':name -- The box:")
+            || line.starts_with("':name -- The clone box");
+        match line.rfind(":_default'") {
+            Some(at) if names_a_box => {
+                out.push_str(&line[..at]);
+                out.push_str(":__treebox_boxes'");
+                out.push_str(&line[at + ":_default'".len()..]);
+            }
+            _ => out.push_str(line),
+        }
+    }
+    // Defined before the script's closing block, which calls the completion function
+    // right away when zsh autoloads the file.
+    let helper = r#"(( $+functions[__treebox_boxes] )) ||
+__treebox_boxes() {
+    local common
+    common=$(git rev-parse --path-format=absolute --git-common-dir 2>/dev/null) || return 1
+    local -a boxes
+    boxes=(${(f)"$(command ls -1 "${common%/.git}/.treebox/worktrees" 2>/dev/null)"})
+    compadd -a boxes
+}
+
+"#;
+    match out.rfind("if [ \"$funcstack[1]\" = ") {
+        Some(at) => out.insert_str(at, helper),
+        None => out.push_str(helper),
+    }
     out
 }
 

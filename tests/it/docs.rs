@@ -279,6 +279,7 @@ fn zsh_completes_git_treebox_through_gits_completion() {
         return;
     }
     let env = crate::env::TestEnv::new();
+    env.treebox(&["create", "JIRA-7", "--no-launch"]).ok();
     let fpath = Path::new(env!("CARGO_MANIFEST_DIR")).join("completions");
     let bin_dir = Path::new(crate::env::TREEBOX).parent().unwrap();
     // Type LINE and TAB; read until the completed line shows WANT (or 10 s pass).
@@ -301,6 +302,8 @@ complete_line() {{
 complete_line 'git treebox cr' 'git treebox create '
 complete_line 'git treebox create --no-l' 'create --no-launch'
 complete_line 'git sandbox do' 'git sandbox down '
+complete_line 'git treebox enter JI' 'enter JIRA-7 '
+complete_line 'git sandbox down JI' 'down JIRA-7 '
 zpty -d z
 "#,
         fpath = fpath.display()
@@ -316,7 +319,7 @@ zpty -d z
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{out:?}");
-    assert_eq!(text.matches("ok: ").count(), 3, "{text}");
+    assert_eq!(text.matches("ok: ").count(), 5, "{text}");
 }
 
 fn which(program: &str) -> Option<PathBuf> {
