@@ -16,6 +16,9 @@ _git__treebox() {
             ",$1")
                 cmd="git__treebox"
                 ;;
+            git__treebox,claude-worktree)
+                cmd="git__treebox__subcmd__claude__subcmd__worktree"
+                ;;
             git__treebox,completions)
                 cmd="git__treebox__subcmd__completions"
                 ;;
@@ -49,6 +52,33 @@ _git__treebox() {
             git__treebox,version)
                 cmd="git__treebox__subcmd__version"
                 ;;
+            git__treebox__subcmd__claude__subcmd__worktree,create)
+                cmd="git__treebox__subcmd__claude__subcmd__worktree__subcmd__create"
+                ;;
+            git__treebox__subcmd__claude__subcmd__worktree,help)
+                cmd="git__treebox__subcmd__claude__subcmd__worktree__subcmd__help"
+                ;;
+            git__treebox__subcmd__claude__subcmd__worktree,remove)
+                cmd="git__treebox__subcmd__claude__subcmd__worktree__subcmd__remove"
+                ;;
+            git__treebox__subcmd__claude__subcmd__worktree,settings)
+                cmd="git__treebox__subcmd__claude__subcmd__worktree__subcmd__settings"
+                ;;
+            git__treebox__subcmd__claude__subcmd__worktree__subcmd__help,create)
+                cmd="git__treebox__subcmd__claude__subcmd__worktree__subcmd__help__subcmd__create"
+                ;;
+            git__treebox__subcmd__claude__subcmd__worktree__subcmd__help,help)
+                cmd="git__treebox__subcmd__claude__subcmd__worktree__subcmd__help__subcmd__help"
+                ;;
+            git__treebox__subcmd__claude__subcmd__worktree__subcmd__help,remove)
+                cmd="git__treebox__subcmd__claude__subcmd__worktree__subcmd__help__subcmd__remove"
+                ;;
+            git__treebox__subcmd__claude__subcmd__worktree__subcmd__help,settings)
+                cmd="git__treebox__subcmd__claude__subcmd__worktree__subcmd__help__subcmd__settings"
+                ;;
+            git__treebox__subcmd__help,claude-worktree)
+                cmd="git__treebox__subcmd__help__subcmd__claude__subcmd__worktree"
+                ;;
             git__treebox__subcmd__help,completions)
                 cmd="git__treebox__subcmd__help__subcmd__completions"
                 ;;
@@ -75,6 +105,15 @@ _git__treebox() {
                 ;;
             git__treebox__subcmd__help,version)
                 cmd="git__treebox__subcmd__help__subcmd__version"
+                ;;
+            git__treebox__subcmd__help__subcmd__claude__subcmd__worktree,create)
+                cmd="git__treebox__subcmd__help__subcmd__claude__subcmd__worktree__subcmd__create"
+                ;;
+            git__treebox__subcmd__help__subcmd__claude__subcmd__worktree,remove)
+                cmd="git__treebox__subcmd__help__subcmd__claude__subcmd__worktree__subcmd__remove"
+                ;;
+            git__treebox__subcmd__help__subcmd__claude__subcmd__worktree,settings)
+                cmd="git__treebox__subcmd__help__subcmd__claude__subcmd__worktree__subcmd__settings"
                 ;;
             git__treebox__subcmd__help__subcmd__template,init)
                 cmd="git__treebox__subcmd__help__subcmd__template__subcmd__init"
@@ -119,8 +158,150 @@ _git__treebox() {
 
     case "${cmd}" in
         git__treebox)
-            opts="-q -v -h -V --quiet --verbose --color --help --version create enter list ls teardown rm doctor template completions version help"
+            opts="-q -v -h -V --quiet --verbose --color --help --version create enter list ls teardown rm doctor template completions claude-worktree version help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__treebox__subcmd__claude__subcmd__worktree)
+            opts="-q -v -h -V --quiet --verbose --color --help --version create remove settings help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__treebox__subcmd__claude__subcmd__worktree__subcmd__create)
+            opts="-q -v -h -V --quiet --verbose --color --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__treebox__subcmd__claude__subcmd__worktree__subcmd__help)
+            opts="create remove settings help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__treebox__subcmd__claude__subcmd__worktree__subcmd__help__subcmd__create)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__treebox__subcmd__claude__subcmd__worktree__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__treebox__subcmd__claude__subcmd__worktree__subcmd__help__subcmd__remove)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__treebox__subcmd__claude__subcmd__worktree__subcmd__help__subcmd__settings)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__treebox__subcmd__claude__subcmd__worktree__subcmd__remove)
+            opts="-q -v -h -V --quiet --verbose --color --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__treebox__subcmd__claude__subcmd__worktree__subcmd__settings)
+            opts="-q -v -h -V --quiet --verbose --color --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -249,8 +430,64 @@ _git__treebox() {
             return 0
             ;;
         git__treebox__subcmd__help)
-            opts="create enter list teardown doctor template completions version help"
+            opts="create enter list teardown doctor template completions claude-worktree version help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__treebox__subcmd__help__subcmd__claude__subcmd__worktree)
+            opts="create remove settings"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__treebox__subcmd__help__subcmd__claude__subcmd__worktree__subcmd__create)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__treebox__subcmd__help__subcmd__claude__subcmd__worktree__subcmd__remove)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__treebox__subcmd__help__subcmd__claude__subcmd__worktree__subcmd__settings)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi

@@ -128,6 +128,8 @@ impl Leaf {
                 let s = s.replace("--", "-");
                 s.trim_matches(|c| c == '-' || c == '.').to_string()
             })
+            // `..`, `.` and empty segments say nothing about the name.
+            .filter(|s| !s.is_empty())
             .collect::<Vec<_>>()
             .join("--");
         Leaf::parse(&flat).map_err(|e| NameError {

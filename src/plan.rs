@@ -124,6 +124,8 @@ pub struct Plan {
     pub caches: Caches,
     /// The canonical `.env` that will be copied in, if there is one.
     pub env_source: Option<PathBuf>,
+    /// Ignored files of the main checkout that `.worktreeinclude` brings in, relative.
+    pub included: Vec<PathBuf>,
     /// Whether the harness is launched after provisioning.
     pub launch: bool,
     /// The harness command that will be run in the box.
@@ -193,6 +195,14 @@ impl Plan {
             Some(p) => format!("copy {} (mode 0600)", p.display()),
             None => "no .env to copy".into(),
         });
+        if !self.included.is_empty() {
+            let names: Vec<String> = self
+                .included
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect();
+            out.push(format!("copy from .worktreeinclude: {}", names.join(", ")));
+        }
         match &self.custom_setup {
             Some(cmds) => out.push(format!("setup: {}", cmds.join("; "))),
             None if self.ecosystems.is_empty() => out.push("setup: no ecosystem detected".into()),

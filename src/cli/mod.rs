@@ -3,6 +3,7 @@
 //! clap definitions live here, one file per subcommand (its Args and `run`). This is the
 //! only layer that prints (through [`ui::Ui`]) and picks exit codes ([`error`]).
 
+pub mod claude_worktree;
 pub mod completions;
 pub mod create;
 pub mod doctor;
@@ -75,6 +76,9 @@ pub enum TreeboxCommand {
     Template(template::TemplateCommand),
     /// Print the shell completion script (bash, zsh, fish, elvish, powershell).
     Completions(completions::CompletionsArgs),
+    /// Claude Code's worktree backend: its WorktreeCreate / WorktreeRemove hooks.
+    #[command(subcommand)]
+    ClaudeWorktree(claude_worktree::ClaudeWorktreeCommand),
     /// Print the version.
     Version,
 }
@@ -92,7 +96,9 @@ pub fn treebox_main() -> i32 {
         TreeboxCommand::Teardown(a) => a.json,
         TreeboxCommand::Doctor(a) => a.json,
         TreeboxCommand::Template(t) => t.json(),
-        TreeboxCommand::Version | TreeboxCommand::Completions(_) => false,
+        TreeboxCommand::Version
+        | TreeboxCommand::Completions(_)
+        | TreeboxCommand::ClaudeWorktree(_) => false,
     };
     let mut ui = Ui::new(options(&cli.global, json));
     let result = match cli.command {
@@ -102,6 +108,7 @@ pub fn treebox_main() -> i32 {
         TreeboxCommand::Teardown(args) => teardown::run(args, &mut ui),
         TreeboxCommand::Doctor(args) => doctor::run(args, &mut ui),
         TreeboxCommand::Template(cmd) => template::run(cmd, &mut ui),
+        TreeboxCommand::ClaudeWorktree(cmd) => claude_worktree::run(cmd, &mut ui),
         TreeboxCommand::Completions(args) => {
             use clap::CommandFactory;
             completions::run(args, &mut ui, "git-treebox", TreeboxCli::command())

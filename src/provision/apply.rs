@@ -361,6 +361,16 @@ fn apply(
     let env = timed(reporter, "env", || {
         copy::copy_env(plan.env_source.as_deref(), &plan.path, env_tracked)
     });
+    if !resumed && !plan.included.is_empty() {
+        timed(reporter, "worktreeinclude", || {
+            super::include::copy(
+                &ctx.repo.main_root,
+                &plan.path,
+                &plan.included,
+                &mut warnings,
+            )
+        });
+    }
     match &env {
         copy::EnvOutcome::Copied { hash } => record.env_hash = Some(hash.clone()),
         copy::EnvOutcome::Refused { reason } => warnings.push(format!(".env not copied: {reason}")),

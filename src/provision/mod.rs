@@ -29,6 +29,7 @@
 
 pub mod apply;
 pub mod checkout;
+pub mod claude;
 pub mod clone;
 pub mod container_stage;
 pub mod copy;
@@ -36,6 +37,7 @@ pub mod enter;
 pub mod error;
 pub mod fetch;
 pub mod guard;
+pub mod include;
 pub mod lockhash;
 pub mod planner;
 pub mod repair;

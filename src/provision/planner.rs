@@ -160,6 +160,7 @@ pub(super) fn make_plan(
             Caches::Shared
         },
         env_source: copy::env_source(&ctx.repo.main_root, cfg.env_file.as_deref()),
+        included: super::include::plan(&ctx.repo),
         launch: req.launch,
         launch_argv: ctx.harness.argv(&program, &req.extra_args),
     })

@@ -2,6 +2,7 @@
 
 mod badinput;
 mod branches;
+mod claude_worktree;
 mod clone;
 mod container;
 mod create;
