@@ -1,5 +1,5 @@
 //! The `runner` check: which isolation doctor looks at (the flag, else the config,
-//! else `host`), whether this machine is marked as a runner, and whether the chosen
+//! else `auto`, the default), whether this machine is marked as a runner, and whether the chosen
 //! engine answers (`auto` tries podman, then docker).
 
 use std::time::Duration;
@@ -9,9 +9,10 @@ use super::{Check, Status};
 use crate::runner::oci::Engine;
 use crate::vocab::{Isolation, RunnerKind};
 
-/// The isolation doctor looks at: the flag, else the config, else `host`.
+/// The isolation doctor looks at: the flag, else the config, else `auto` (the default
+/// a new box gets, SPEC §3).
 pub fn chosen_isolation<'a>(flag: Option<&'a str>, config: Option<&'a str>) -> &'a str {
-    flag.or(config).unwrap_or("host")
+    flag.or(config).unwrap_or(Isolation::AUTO)
 }
 
 /// What checking a runner means.
@@ -50,7 +51,8 @@ pub(super) fn check_runner(isolation: &str, marked: bool, limit: Duration) -> Ch
         RunnerProbe::Host { auto: true } => Check::new(
             "runner",
             Status::Ok,
-            "auto → host: this machine is not marked as a runner",
+            "auto → host: this machine is not marked as a runner, so new boxes run on the host \
+             (TREEBOX_RUNNER=1 or config `\"runner\": true` sandboxes them)",
         ),
         RunnerProbe::Unknown => Check::new(
             "runner",
@@ -63,7 +65,14 @@ pub(super) fn check_runner(isolation: &str, marked: bool, limit: Duration) -> Ch
             for &engine in &engines {
                 match probe_engine(engine, limit) {
                     Ok(v) if auto => {
-                        return Check::new("runner", Status::Ok, format!("auto → {engine} {v}"))
+                        return Check::new(
+                            "runner",
+                            Status::Ok,
+                            format!(
+                                "auto → {engine} {v}: this machine is marked as a runner, so new \
+                                 boxes are sandboxed in the first of podman, docker that answers"
+                            ),
+                        )
                     }
                     Ok(v) => return Check::new("runner", Status::Ok, format!("{engine} {v}")),
                     Err(e) => why.push(e),
@@ -99,7 +108,7 @@ mod tests {
     fn isolation_precedence() {
         assert_eq!(chosen_isolation(Some("docker"), Some("podman")), "docker");
         assert_eq!(chosen_isolation(None, Some("podman")), "podman");
-        assert_eq!(chosen_isolation(None, None), "host");
+        assert_eq!(chosen_isolation(None, None), "auto");
     }
 
     #[test]

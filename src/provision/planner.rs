@@ -142,6 +142,7 @@ pub(super) fn make_plan(
         checkout,
         git_mode: ctx.git_mode,
         runner: ctx.runner,
+        runner_reason: ctx.runner_reason.clone(),
         harness: ctx.harness,
         ecosystems,
         custom_setup: cfg.setup.clone(),
