@@ -396,7 +396,10 @@ mod tests {
         assert!(!is_marked_runner(None, Some("yes")));
         assert_eq!(runner_mark(None, None), None);
         assert_eq!(runner_mark(Some(true), Some("1")), Some("TREEBOX_RUNNER=1"));
-        assert_eq!(runner_mark(Some(true), None), Some("config `\"runner\": true`"));
+        assert_eq!(
+            runner_mark(Some(true), None),
+            Some("config `\"runner\": true`")
+        );
     }
 
     fn write(dir: &Path, name: &str, text: &str) -> PathBuf {

@@ -99,7 +99,6 @@ impl Isolation {
     }
 }
 
-
 macro_rules! names {
     ($ty:ty, $what:literal, $expected:literal) => {
         impl fmt::Display for $ty {

@@ -54,7 +54,7 @@ pub fn last_used(store: &Store, leaf: &Leaf, admin: Option<&Path>, box_path: &Pa
     let mtime = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
     let mut times = vec![
         session::last_activity(&store.session_path(leaf)),
-        crate::runner::oci::read_status(store, leaf).map(|(_, t)| t),
+        crate::runner::oci::read_status(store, leaf).map(|r| r.at),
         mtime(&store.record_path(leaf)),
     ];
     if let Some(g) = git_dir {

@@ -375,6 +375,11 @@ fn apply(
     record.ecosystems = ecos.clone();
     record.lockfile_hash = setup::lockfile_hash(&plan.path, &ecos);
     record.setup_completed = setup_ok && report.completed;
+    // The status producer the launch argv names (SPEC §7); without it the agent still
+    // runs, and reports nothing.
+    if let Err(e) = crate::runner::oci::status::install(&ctx.layout, &leaf, plan.runner) {
+        warnings.push(format!("status hooks not installed: {e}"));
+    }
     timed(reporter, "record", || record.save(&record_path))?;
     for w in &warnings {
         reporter.warn(w.clone());
