@@ -337,3 +337,121 @@ fn auto_is_the_default_and_says_why() {
         assert_eq!(runner["status"], "fail", "{runner}");
     }
 }
+
+/// A `systemctl` standing in for the user's systemd: it answers (`exit 0`) or not, and
+/// logs what it was asked.
+fn fake_systemctl(env: &TestEnv, answers: bool) {
+    write_exec(
+        &env.bin.join("systemctl"),
+        &format!(
+            "#!/bin/sh\necho \"$*\" >> \"$HOME/systemctl.log\"\nexit {}\n",
+            if answers { 0 } else { 1 }
+        ),
+    );
+}
+
+#[test]
+fn park_install_writes_a_systemd_user_timer_once() {
+    let env = TestEnv::new();
+    fake_systemctl(&env, true);
+    let units = env.config_dir().join("systemd/user");
+    let r = env.sandbox(&["park", "--install", "--idle", "90m"]);
+    r.ok();
+    assert!(r.stderr.contains("installed `treebox-park.timer`"), "{r:?}");
+    let service = std::fs::read_to_string(units.join("treebox-park.service")).unwrap();
+    let timer = std::fs::read_to_string(units.join("treebox-park.timer")).unwrap();
+    let sandbox = Path::new(crate::env::SANDBOX);
+    assert!(
+        service.contains(&format!(
+            "ExecStart=\"{}\" park --idle \"90m\"\n",
+            sandbox.display()
+        )),
+        "{service}"
+    );
+    // The timer finds the boxes and engines the installing command did.
+    assert!(service.contains("Environment=\"PATH="), "{service}");
+    assert!(
+        service.contains(&format!(
+            "Environment=\"XDG_STATE_HOME={}\"",
+            env.state_dir().display()
+        )),
+        "{service}"
+    );
+    assert!(timer.contains("OnUnitActiveSec=15min"), "{timer}");
+    assert!(timer.contains("WantedBy=timers.target"), "{timer}");
+    let log = std::fs::read_to_string(env.home.join("systemctl.log")).unwrap();
+    assert_eq!(
+        log,
+        "--user show-environment\n--user daemon-reload\n--user enable --now treebox-park.timer\n"
+    );
+    // Again: nothing changes, systemd is told again (harmless), and it says so.
+    let before = (service.clone(), timer.clone());
+    let r = env.sandbox(&["park", "--install", "--idle", "90m"]);
+    r.ok();
+    assert!(r.stderr.contains("already installed"), "{r:?}");
+    let after = (
+        std::fs::read_to_string(units.join("treebox-park.service")).unwrap(),
+        std::fs::read_to_string(units.join("treebox-park.timer")).unwrap(),
+    );
+    assert_eq!(before, after);
+    // A new --idle rewrites treebox's own unit.
+    env.sandbox(&["park", "--install", "--idle", "3h"]).ok();
+    let service = std::fs::read_to_string(units.join("treebox-park.service")).unwrap();
+    assert!(service.contains("park --idle \"3h\"\n"), "{service}");
+}
+
+#[test]
+fn park_install_refuses_a_unit_it_did_not_write() {
+    let env = TestEnv::new();
+    fake_systemctl(&env, true);
+    let units = env.config_dir().join("systemd/user");
+    std::fs::create_dir_all(&units).unwrap();
+    std::fs::write(
+        units.join("treebox-park.timer"),
+        "[Timer]\nOnCalendar=daily\n",
+    )
+    .unwrap();
+    let before = env.snapshot();
+    let r = env.sandbox(&["park", "--install"]);
+    r.code(5);
+    assert!(r.stderr.contains("was not written by treebox"), "{r:?}");
+    assert!(r.stderr.contains("mv "), "{r:?}");
+    assert!(r.stdout.is_empty(), "{r:?}");
+    assert_eq!(env.snapshot(), before, "a refusal writes nothing");
+    assert!(!units.join("treebox-park.service").exists());
+    assert_eq!(
+        std::fs::read_to_string(units.join("treebox-park.timer")).unwrap(),
+        "[Timer]\nOnCalendar=daily\n"
+    );
+    let log = std::fs::read_to_string(env.home.join("systemctl.log")).unwrap();
+    assert!(!log.contains("enable"), "{log}");
+}
+
+#[test]
+fn park_install_without_systemd_prints_the_crontab_line() {
+    let env = TestEnv::new();
+    fake_systemctl(&env, false);
+    let r = env.sandbox(&["park", "--install"]);
+    r.ok();
+    assert!(r.stderr.contains("crontab"), "{r:?}");
+    let line = r.stdout.trim();
+    assert!(line.starts_with("*/15 * * * * PATH="), "{line}");
+    assert!(
+        line.ends_with(&format!(
+            "{} park --idle 2h >/dev/null 2>&1",
+            crate::env::SANDBOX
+        )),
+        "{line}"
+    );
+    assert!(
+        !env.config_dir().join("systemd").exists(),
+        "nothing written"
+    );
+    // The line parks, as the timer would.
+    let out = env
+        .command("sh", &env.root())
+        .args(["-c", line.strip_prefix("*/15 * * * * ").unwrap()])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+}
