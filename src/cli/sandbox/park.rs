@@ -1,7 +1,8 @@
 //! `git sandbox park [--idle DUR]`: stop containers nobody has used for a while.
 //!
 //! A box is idle when no agent session is live and nothing of it — session, status
-//! report, record, git's index, HEAD or reflog — has changed for DUR (default 2h). A box
+//! report, container start, record, git's index, HEAD or reflog — has changed for DUR
+//! (default 2h). A box
 //! seen for the first time is never parked on that pass. A parked box starts again on
 //! the next `enter`, `attach` or `run`. The pass itself is [`crate::maintain::park`].
 //!
