@@ -43,8 +43,9 @@ pub fn runner_probe(isolation: &str, marked: bool) -> RunnerProbe {
     }
 }
 
-pub(super) fn check_runner(isolation: &str, marked: bool, limit: Duration) -> Check {
-    match runner_probe(isolation, marked) {
+/// `mark`: what marks this machine as a runner (`UserConfig::runner_mark`), if anything.
+pub(super) fn check_runner(isolation: &str, mark: Option<&str>, limit: Duration) -> Check {
+    match runner_probe(isolation, mark.is_some()) {
         RunnerProbe::Host { auto: false } => {
             Check::new("runner", Status::Ok, "host: agents run as you")
         }
@@ -69,8 +70,10 @@ pub(super) fn check_runner(isolation: &str, marked: bool, limit: Duration) -> Ch
                             "runner",
                             Status::Ok,
                             format!(
-                                "auto → {engine} {v}: this machine is marked as a runner, so new \
-                                 boxes are sandboxed in the first of podman, docker that answers"
+                                "auto → {engine} {v}: this machine is marked as a runner ({}), \
+                                 so new boxes are sandboxed in the first of podman, docker that \
+                                 answers",
+                                mark.unwrap_or("marked")
                             ),
                         )
                     }
@@ -147,7 +150,7 @@ mod tests {
 
     #[test]
     fn missing_engine_fails_with_hint() {
-        let c = check_runner("auto", true, Duration::from_secs(5));
+        let c = check_runner("auto", Some("TREEBOX_RUNNER=1"), Duration::from_secs(5));
         // Either an engine answers on this machine, or the check fails with a hint.
         match c.status {
             Status::Ok => assert!(c.summary.starts_with("auto → "), "{c:?}"),
@@ -156,7 +159,7 @@ mod tests {
                 assert!(c.hint.is_some());
             }
         }
-        let host = check_runner("host", false, Duration::from_secs(1));
+        let host = check_runner("host", None, Duration::from_secs(1));
         assert_eq!(host.status, Status::Ok);
     }
 }

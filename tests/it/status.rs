@@ -333,6 +333,13 @@ fn auto_is_the_default_and_says_why() {
                 .starts_with(&format!("auto → {engine} ")),
             "{runner}"
         );
+        assert!(
+            runner["summary"]
+                .as_str()
+                .unwrap()
+                .contains("marked as a runner (TREEBOX_RUNNER=1)"),
+            "{runner}"
+        );
     } else {
         assert_eq!(runner["status"], "fail", "{runner}");
     }
