@@ -176,7 +176,7 @@ pub fn install(layout: &Layout, leaf: &Leaf, runner: RunnerKind) -> std::io::Res
 /// The writer: `sh status STATE [--exec PROGRAM ARGS…]`. It writes STATE (one of the
 /// three; anything else is ignored) into the status dir through a temp file and `mv`,
 /// always succeeds (a failing hook must not disturb the agent), and with `--exec` then
-/// becomes PROGRAM. Extra arguments (codex's notification JSON) are ignored.
+/// becomes PROGRAM, with [`STATUS_ENV`] naming the status dir. Extra arguments (codex's notification JSON) are ignored.
 pub fn writer_script(status_dir: &Path) -> String {
     let d = crate::cmd::quote(&status_dir.to_string_lossy());
     format!(
@@ -189,6 +189,7 @@ working|waiting|idle) t="$d/.state.$$"; {{ printf '%s\n' "$s" >"$t" && mv -f "$t
 esac
 if [ "${{1-}}" = --exec ]; then
   shift
+  {STATUS_ENV}=$d; export {STATUS_ENV}
   command -v "$1" >/dev/null 2>&1 || {{ printf 'treebox: could not start `%s`: not found on PATH\n' "$1" >&2; exit 127; }}
   exec "$@"
 fi
@@ -280,9 +281,18 @@ mod tests {
             "idle\n"
         );
         assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1);
-        let out = run(&["working", "--exec", "sh", "-c", "echo ran; exit 3"]);
+        let out = run(&[
+            "working",
+            "--exec",
+            "sh",
+            "-c",
+            "echo \"$TREEBOX_STATUS_DIR\"; exit 3",
+        ]);
         assert_eq!(out.status.code(), Some(3));
-        assert_eq!(String::from_utf8_lossy(&out.stdout), "ran\n");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout),
+            format!("{}\n", dir.display())
+        );
         assert_eq!(
             std::fs::read_to_string(dir.join("state")).unwrap(),
             "working\n"
