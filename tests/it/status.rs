@@ -277,6 +277,24 @@ fn claude_hooks_report_from_inside_a_docker_container() {
             .trim(),
         "/run/treebox/status"
     );
+    let line = env
+        .treebox(&["enter", "inbox", "--print"])
+        .ok()
+        .stdout
+        .clone();
+    assert!(
+        line.contains("--settings /run/treebox/agent/claude-settings.json"),
+        "{line}"
+    );
+    // A container made before the producer existed has no such mount: its agent
+    // launches without `--settings` rather than fail on a missing file.
+    std::fs::remove_dir_all(box_state(env, "inbox").join("agent")).unwrap();
+    let line = env
+        .treebox(&["enter", "inbox", "--print"])
+        .ok()
+        .stdout
+        .clone();
+    assert!(!line.contains("--settings"), "{line}");
     env.treebox(&["teardown", "--force", "inbox"]).ok();
 }
 
