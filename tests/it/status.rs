@@ -23,9 +23,9 @@ struct Agent {
 
 impl Agent {
     fn launch(env: &TestEnv, args: &[&str]) -> Agent {
-        let stderr = env
-            .root()
-            .join(format!("agent-stderr-{}", args.join("_").len()));
+        static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let stderr = env.root().join(format!("agent-stderr-{n}"));
         let mut c = env.command(TREEBOX, &env.repo);
         c.args(args)
             .stdin(Stdio::piped())
