@@ -391,7 +391,7 @@ _git__sandbox() {
             return 0
             ;;
         git__sandbox__subcmd__park)
-            opts="-q -v -h -V --idle --json --quiet --verbose --color --help --version"
+            opts="-q -v -h -V --idle --json --install --quiet --verbose --color --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -98,6 +98,7 @@ complete -c git-sandbox -n "__fish_git_sandbox_using_subcommand park" -l color -
 always\t''
 never\t''"
 complete -c git-sandbox -n "__fish_git_sandbox_using_subcommand park" -l json -d 'Print what was parked as JSON'
+complete -c git-sandbox -n "__fish_git_sandbox_using_subcommand park" -l install -d 'Park automatically: install a systemd user timer that runs this every 15 minutes (with this --idle), or print the crontab line where systemd does not answer'
 complete -c git-sandbox -n "__fish_git_sandbox_using_subcommand park" -s q -l quiet -d 'Less output on stderr (warnings and errors only)'
 complete -c git-sandbox -n "__fish_git_sandbox_using_subcommand park" -s v -l verbose -d 'More output on stderr (per-stage timings even off a terminal)'
 complete -c git-sandbox -n "__fish_git_sandbox_using_subcommand park" -s h -l help -d 'Print help'

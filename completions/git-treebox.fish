@@ -122,7 +122,7 @@ complete -c git-treebox -n "__fish_git_treebox_using_subcommand rm" -s q -l quie
 complete -c git-treebox -n "__fish_git_treebox_using_subcommand rm" -s v -l verbose -d 'More output on stderr (per-stage timings even off a terminal)'
 complete -c git-treebox -n "__fish_git_treebox_using_subcommand rm" -s h -l help -d 'Print help'
 complete -c git-treebox -n "__fish_git_treebox_using_subcommand rm" -s V -l version -d 'Print version'
-complete -c git-treebox -n "__fish_git_treebox_using_subcommand doctor" -l isolation -d 'Check this runner instead of the configured one [default: host]' -r -f -a "host\t''
+complete -c git-treebox -n "__fish_git_treebox_using_subcommand doctor" -l isolation -d 'Check this runner instead of the configured one [default: auto: an engine on a machine marked as a runner, else the host]' -r -f -a "host\t''
 docker\t''
 podman\t''
 auto\t''"

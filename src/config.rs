@@ -194,12 +194,29 @@ pub fn is_marked_runner(config: Option<bool>, env: Option<&str>) -> bool {
     config.unwrap_or(false) || env == Some("1")
 }
 
+/// What marks a machine as a runner (the variable wins when both do).
+pub fn runner_mark(config: Option<bool>, env: Option<&str>) -> Option<&'static str> {
+    if env == Some("1") {
+        Some("TREEBOX_RUNNER=1")
+    } else if config.unwrap_or(false) {
+        Some("config `\"runner\": true`")
+    } else {
+        None
+    }
+}
+
 impl UserConfig {
     /// Is this machine marked as a runner: [`is_marked_runner`] of the config's `runner`
     /// and [`RUNNER_ENV`]. The one place the variable is read (`auto` isolation picks an
     /// engine only on a marked machine).
     pub fn marked_runner(&self) -> bool {
         is_marked_runner(self.runner, std::env::var(RUNNER_ENV).ok().as_deref())
+    }
+
+    /// What marks this machine as a runner, in words (`TREEBOX_RUNNER=1`, or the
+    /// config's `"runner": true`); `None` when it is not marked.
+    pub fn runner_mark(&self) -> Option<&'static str> {
+        runner_mark(self.runner, std::env::var(RUNNER_ENV).ok().as_deref())
     }
 
     /// Load and validate the user config; a missing file is the empty config.
@@ -377,6 +394,12 @@ mod tests {
         assert!(is_marked_runner(None, Some("1")));
         assert!(!is_marked_runner(Some(false), Some("0")));
         assert!(!is_marked_runner(None, Some("yes")));
+        assert_eq!(runner_mark(None, None), None);
+        assert_eq!(runner_mark(Some(true), Some("1")), Some("TREEBOX_RUNNER=1"));
+        assert_eq!(
+            runner_mark(Some(true), None),
+            Some("config `\"runner\": true`")
+        );
     }
 
     fn write(dir: &Path, name: &str, text: &str) -> PathBuf {

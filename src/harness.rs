@@ -4,6 +4,12 @@
 //! without prompting inside its box. The program can be replaced in the user config
 //! (tests and wrappers); the flags and the user's extra arguments are kept. The serde,
 //! `Display` and `FromStr` names are the same strings (records, config, JSON).
+//!
+//! With [`StatusHooks`] (SPEC §7), the argv also wires the status producer: `claude`
+//! gets `--settings` naming the host-owned hook settings; `codex` starts through the
+//! writer (which reports `working`, then execs it) with `-c notify=[…]` reporting
+//! `idle` after each turn. The paths are as the agent sees them
+//! (`runner::oci::status` makes them).
 
 use std::fmt;
 use std::str::FromStr;
@@ -36,10 +42,64 @@ impl Harness {
 
     /// The full argv: program, the harness flags, then the user's arguments verbatim.
     pub fn argv(self, program: &str, extra: &[String]) -> Vec<String> {
-        std::iter::once(program.to_string())
-            .chain(self.flags().iter().map(|s| s.to_string()))
-            .chain(extra.iter().cloned())
-            .collect()
+        self.launch_argv(program, extra, None)
+    }
+
+    /// The argv that launches the agent: [`Harness::argv`], wired to the status
+    /// producer when `hooks` is given (the user's arguments still come last).
+    pub fn launch_argv(
+        self,
+        program: &str,
+        extra: &[String],
+        hooks: Option<&StatusHooks>,
+    ) -> Vec<String> {
+        let mut argv = Vec::new();
+        if let (Harness::Codex, Some(h)) = (self, hooks) {
+            argv.extend([
+                "sh".into(),
+                h.writer.clone(),
+                "working".into(),
+                "--exec".into(),
+            ]);
+        }
+        argv.push(program.to_string());
+        argv.extend(self.flags().iter().map(|s| s.to_string()));
+        match (self, hooks) {
+            (Harness::Claude, Some(h)) => {
+                argv.extend(["--settings".into(), h.claude_settings.clone()]);
+            }
+            (Harness::Codex, Some(h)) => {
+                argv.extend(["-c".into(), h.codex_notify()]);
+            }
+            (_, None) => {}
+        }
+        argv.extend(extra.iter().cloned());
+        argv
+    }
+}
+
+/// Where the status producer is, as the agent sees it: the writer (`sh WRITER STATE`)
+/// and Claude Code's settings file holding the hooks that run it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StatusHooks {
+    pub writer: String,
+    pub claude_settings: String,
+}
+
+impl StatusHooks {
+    /// The shell command a hook runs to report `state`.
+    pub fn command(&self, state: &str) -> String {
+        format!("sh {} {state}", crate::cmd::quote(&self.writer))
+    }
+
+    /// codex's `notify` program, as a `-c` TOML value: the writer reporting `idle` (codex
+    /// appends its notification JSON, which the writer ignores).
+    pub fn codex_notify(&self) -> String {
+        let items: Vec<String> = ["sh", self.writer.as_str(), "idle"]
+            .iter()
+            .map(|s| serde_json::to_string(s).expect("a string serializes"))
+            .collect();
+        format!("notify=[{}]", items.join(","))
     }
 }
 
@@ -80,6 +140,44 @@ mod tests {
             a,
             ["/opt/codex", "--dangerously-bypass-approvals-and-sandbox"]
         );
+    }
+
+    #[test]
+    fn launch_argv_wires_the_status_producer() {
+        let h = StatusHooks {
+            writer: "/run/treebox/agent/status".into(),
+            claude_settings: "/run/treebox/agent/claude-settings.json".into(),
+        };
+        let extra = ["go on".to_string()];
+        assert_eq!(
+            Harness::Claude.launch_argv("claude", &extra, Some(&h)),
+            [
+                "claude",
+                "--dangerously-skip-permissions",
+                "--settings",
+                "/run/treebox/agent/claude-settings.json",
+                "go on"
+            ]
+        );
+        assert_eq!(
+            Harness::Codex.launch_argv("codex", &extra, Some(&h)),
+            [
+                "sh",
+                "/run/treebox/agent/status",
+                "working",
+                "--exec",
+                "codex",
+                "--dangerously-bypass-approvals-and-sandbox",
+                "-c",
+                r#"notify=["sh","/run/treebox/agent/status","idle"]"#,
+                "go on"
+            ]
+        );
+        let odd = StatusHooks {
+            writer: "/s/it's here/status".into(),
+            claude_settings: String::new(),
+        };
+        assert_eq!(odd.command("idle"), r#"sh '/s/it'\''s here/status' idle"#);
     }
 
     #[test]

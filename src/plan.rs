@@ -116,6 +116,8 @@ pub struct Plan {
     pub checkout: Checkout,
     pub git_mode: GitMode,
     pub runner: RunnerKind,
+    /// Why this runner: the flag or config, or what `auto` found (SPEC §3).
+    pub runner_reason: String,
     pub harness: Harness,
     /// Ecosystems found at the top of the base tree (what setup will install).
     pub ecosystems: Vec<Ecosystem>,
@@ -189,6 +191,7 @@ impl Plan {
                 self.name
             ));
         }
+        out.push(format!("runner {}: {}", self.runner, self.runner_reason));
         out.push("install the pre-push guard".into());
         out.push("check out submodules, if any".into());
         out.push(match &self.env_source {

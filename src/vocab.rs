@@ -80,8 +80,10 @@ impl RunnerKind {
 
 /// What the user asked for (`--isolation`, config `isolation`): a runner, or `auto`
 /// (a container engine on a machine marked as a runner, else the host).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum Isolation {
+    /// The default (SPEC §3): sandboxed on a machine marked as a runner, else the host.
+    #[default]
     Auto,
     Runner(RunnerKind),
 }
@@ -94,12 +96,6 @@ impl Isolation {
             Isolation::Auto => Self::AUTO,
             Isolation::Runner(r) => r.as_str(),
         }
-    }
-}
-
-impl Default for Isolation {
-    fn default() -> Self {
-        Isolation::Runner(RunnerKind::Host)
     }
 }
 

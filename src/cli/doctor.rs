@@ -19,7 +19,8 @@ pub struct DoctorArgs {
     /// Print the result as JSON.
     #[arg(long)]
     pub json: bool,
-    /// Check this runner instead of the configured one [default: host].
+    /// Check this runner instead of the configured one [default: auto: an engine on a
+    /// machine marked as a runner, else the host].
     #[arg(long, value_parser = ["host", "docker", "podman", "auto"])]
     pub isolation: Option<String>,
 }

@@ -223,6 +223,11 @@ pub struct ListBox<'a> {
     /// `live` or `none`.
     pub session: &'static str,
     pub state: &'a str,
+    /// The agent's last report (`working`, `waiting`, `idle`, `unknown`); `None` when
+    /// it has reported nothing.
+    pub status: Option<&'static str>,
+    /// When it reported, in seconds since the epoch.
+    pub status_time: Option<i64>,
 }
 
 /// `docs/schema/teardown.schema.json` and `sandbox-down.schema.json`: `teardown --json`
@@ -355,6 +360,8 @@ pub struct SandboxLsBox<'a> {
     pub dirty: Option<bool>,
     pub runner: Option<&'a str>,
     pub status: Option<&'a str>,
+    /// When the agent reported `status`, in seconds since the epoch.
+    pub status_time: Option<i64>,
 }
 
 /// `docs/schema/sandbox-bundle.schema.json`: `git sandbox bundle --json`.

@@ -36,6 +36,8 @@ struct Row {
     env: bool,
     live: bool,
     state: &'static str,
+    /// What the agent last reported through the status channel, and when.
+    status: Option<crate::runner::oci::Reported>,
 }
 
 fn row(e: &BoxEntry, repo: &Repo, layout: &Layout) -> Row {
@@ -92,11 +94,26 @@ fn row(e: &BoxEntry, repo: &Repo, layout: &Layout) -> Row {
         env: crate::maintain::has_env_file(&e.path),
         live: session::is_live(&layout.session_path(&e.leaf)),
         state,
+        status: crate::runner::oci::read_status(layout, &e.leaf),
+    }
+}
+
+/// Seconds since the epoch (JSON's `statusTime`).
+pub(crate) fn unix_seconds(t: std::time::SystemTime) -> i64 {
+    t.duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
+}
+
+/// A status cell: `working 3m` (the report and its age), `-` when none.
+pub(crate) fn status_cell(status: Option<&crate::runner::oci::Reported>, now: i64) -> String {
+    match status {
+        Some(r) => format!("{} {}", r.status.as_str(), age(now, unix_seconds(r.at))),
+        None => "-".into(),
     }
 }
 
 /// `3m`, `5h`, `2d`, `7w`.
-fn age(now: i64, then: i64) -> String {
+pub(crate) fn age(now: i64, then: i64) -> String {
     let s = (now - then).max(0);
     match s {
         0..=59 => format!("{s}s"),
@@ -130,6 +147,8 @@ pub fn run(args: ListArgs, ui: &mut Ui) -> Result<i32, CliError> {
                 env: if r.env { "present" } else { "absent" },
                 session: if r.live { "live" } else { "none" },
                 state: r.state,
+                status: r.status.map(|s| s.status.as_str()),
+                status_time: r.status.map(|s| unix_seconds(s.at)),
             })
             .collect();
         let doc = ListDocument {
@@ -147,8 +166,8 @@ pub fn run(args: ListArgs, ui: &mut Ui) -> Result<i32, CliError> {
     let now = crate::state::record::now() as i64;
     let mut out = String::new();
     out.push_str(&format!(
-        "{:<28} {:<30} {:<8} {:<6} {:>5} {:<7} {:<7} {:<7} {}\n",
-        "NAME", "BRANCH", "GIT", "RUNNER", "AGE", "DEPS", "ENV", "AGENT", "STATE"
+        "{:<28} {:<30} {:<8} {:<6} {:>5} {:<7} {:<7} {:<7} {:<11} {}\n",
+        "NAME", "BRANCH", "GIT", "RUNNER", "AGE", "DEPS", "ENV", "AGENT", "STATUS", "STATE"
     ));
     for r in &rows {
         let branch = match (&r.branch, r.placeholder) {
@@ -157,7 +176,7 @@ pub fn run(args: ListArgs, ui: &mut Ui) -> Result<i32, CliError> {
             (None, _) => "-".into(),
         };
         out.push_str(&format!(
-            "{:<28} {:<30} {:<8} {:<6} {:>5} {:<7} {:<7} {:<7} {}\n",
+            "{:<28} {:<30} {:<8} {:<6} {:>5} {:<7} {:<7} {:<7} {:<11} {}\n",
             crate::sanitize::line(&r.name),
             crate::sanitize::line(&branch),
             r.git_mode.as_deref().unwrap_or("-"),
@@ -168,6 +187,7 @@ pub fn run(args: ListArgs, ui: &mut Ui) -> Result<i32, CliError> {
             r.deps,
             if r.env { "present" } else { "absent" },
             if r.live { "live" } else { "-" },
+            status_cell(r.status.as_ref(), now),
             r.state,
         ));
     }

@@ -103,7 +103,7 @@ impl Check {
 pub fn run_checks(cwd: &Path, cfg: &UserConfig, isolation_flag: Option<&str>) -> Vec<Check> {
     let repo = Repo::discover(cwd);
     let isolation = chosen_isolation(isolation_flag, cfg.isolation.as_deref()).to_string();
-    let marked = cfg.marked_runner();
+    let mark = cfg.runner_mark();
     // The two slow probes (network, engine) run side by side; libgit2 handles stay on
     // this thread, so the origin probe gets plain paths.
     let remote = repo.as_ref().ok().map(|r| {
@@ -118,7 +118,7 @@ pub fn run_checks(cwd: &Path, cfg: &UserConfig, isolation_flag: Option<&str>) ->
             Some((has, common, root)) => check_origin(*has, common, root, PROBE_TIMEOUT),
             None => not_checked("origin"),
         });
-        let runner = s.spawn(|| check_runner(&isolation, marked, PROBE_TIMEOUT));
+        let runner = s.spawn(|| check_runner(&isolation, mark, PROBE_TIMEOUT));
         (
             origin.join().unwrap_or_else(|_| {
                 Check::new("origin", Status::Advisory, "the origin check crashed")

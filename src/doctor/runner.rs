@@ -1,5 +1,5 @@
 //! The `runner` check: which isolation doctor looks at (the flag, else the config,
-//! else `host`), whether this machine is marked as a runner, and whether the chosen
+//! else `auto`, the default), whether this machine is marked as a runner, and whether the chosen
 //! engine answers (`auto` tries podman, then docker).
 
 use std::time::Duration;
@@ -9,9 +9,10 @@ use super::{Check, Status};
 use crate::runner::oci::Engine;
 use crate::vocab::{Isolation, RunnerKind};
 
-/// The isolation doctor looks at: the flag, else the config, else `host`.
+/// The isolation doctor looks at: the flag, else the config, else `auto` (the default
+/// a new box gets, SPEC §3).
 pub fn chosen_isolation<'a>(flag: Option<&'a str>, config: Option<&'a str>) -> &'a str {
-    flag.or(config).unwrap_or("host")
+    flag.or(config).unwrap_or(Isolation::AUTO)
 }
 
 /// What checking a runner means.
@@ -42,15 +43,17 @@ pub fn runner_probe(isolation: &str, marked: bool) -> RunnerProbe {
     }
 }
 
-pub(super) fn check_runner(isolation: &str, marked: bool, limit: Duration) -> Check {
-    match runner_probe(isolation, marked) {
+/// `mark`: what marks this machine as a runner (`UserConfig::runner_mark`), if anything.
+pub(super) fn check_runner(isolation: &str, mark: Option<&str>, limit: Duration) -> Check {
+    match runner_probe(isolation, mark.is_some()) {
         RunnerProbe::Host { auto: false } => {
             Check::new("runner", Status::Ok, "host: agents run as you")
         }
         RunnerProbe::Host { auto: true } => Check::new(
             "runner",
             Status::Ok,
-            "auto → host: this machine is not marked as a runner",
+            "auto → host: this machine is not marked as a runner, so new boxes run on the host \
+             (TREEBOX_RUNNER=1 or config `\"runner\": true` sandboxes them)",
         ),
         RunnerProbe::Unknown => Check::new(
             "runner",
@@ -63,7 +66,16 @@ pub(super) fn check_runner(isolation: &str, marked: bool, limit: Duration) -> Ch
             for &engine in &engines {
                 match probe_engine(engine, limit) {
                     Ok(v) if auto => {
-                        return Check::new("runner", Status::Ok, format!("auto → {engine} {v}"))
+                        return Check::new(
+                            "runner",
+                            Status::Ok,
+                            format!(
+                                "auto → {engine} {v}: this machine is marked as a runner ({}), \
+                                 so new boxes are sandboxed in the first of podman, docker that \
+                                 answers",
+                                mark.unwrap_or("marked")
+                            ),
+                        )
                     }
                     Ok(v) => return Check::new("runner", Status::Ok, format!("{engine} {v}")),
                     Err(e) => why.push(e),
@@ -99,7 +111,7 @@ mod tests {
     fn isolation_precedence() {
         assert_eq!(chosen_isolation(Some("docker"), Some("podman")), "docker");
         assert_eq!(chosen_isolation(None, Some("podman")), "podman");
-        assert_eq!(chosen_isolation(None, None), "host");
+        assert_eq!(chosen_isolation(None, None), "auto");
     }
 
     #[test]
@@ -138,7 +150,7 @@ mod tests {
 
     #[test]
     fn missing_engine_fails_with_hint() {
-        let c = check_runner("auto", true, Duration::from_secs(5));
+        let c = check_runner("auto", Some("TREEBOX_RUNNER=1"), Duration::from_secs(5));
         // Either an engine answers on this machine, or the check fails with a hint.
         match c.status {
             Status::Ok => assert!(c.summary.starts_with("auto → "), "{c:?}"),
@@ -147,7 +159,7 @@ mod tests {
                 assert!(c.hint.is_some());
             }
         }
-        let host = check_runner("host", false, Duration::from_secs(1));
+        let host = check_runner("host", None, Duration::from_secs(1));
         assert_eq!(host.status, Status::Ok);
     }
 }

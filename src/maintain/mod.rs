@@ -10,6 +10,7 @@
 pub mod bundle;
 pub mod park;
 pub mod prune;
+pub mod timer;
 
 /// Does the box at `box_path` have a `.env` (a file or a link, dangling or not)?
 pub fn has_env_file(box_path: &std::path::Path) -> bool {

@@ -1,7 +1,8 @@
 //! Parking: stop the containers of boxes nobody has used for a while.
 //!
-//! A box is idle when no agent session is live and nothing of it — session, status
-//! report, record, git's index, HEAD or reflog — has changed for the limit. A box seen
+//! A box is idle when no agent session is live and nothing of it — session activity,
+//! the agent's status report, its container's start, record, git's index, HEAD or
+//! reflog — has changed for the limit. A box seen
 //! for the first time is never parked on that pass (it may have been made a moment ago
 //! by an older treebox, or just now): the pass marks it seen instead. Called by
 //! `git sandbox park`; [`last_used`] also by prune's `--idle`.
@@ -54,7 +55,7 @@ pub fn last_used(store: &Store, leaf: &Leaf, admin: Option<&Path>, box_path: &Pa
     let mtime = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
     let mut times = vec![
         session::last_activity(&store.session_path(leaf)),
-        crate::runner::oci::read_status(store, leaf).map(|(_, t)| t),
+        crate::runner::oci::read_status(store, leaf).map(|r| r.at),
         mtime(&store.record_path(leaf)),
     ];
     if let Some(g) = git_dir {
@@ -67,6 +68,11 @@ pub fn last_used(store: &Store, leaf: &Leaf, admin: Option<&Path>, box_path: &Pa
         .flatten()
         .max()
         .unwrap_or(SystemTime::UNIX_EPOCH)
+}
+
+/// The later of the box's last use and its container's start.
+pub fn latest(used: SystemTime, started: Option<SystemTime>) -> SystemTime {
+    started.map_or(used, |s| s.max(used))
 }
 
 /// Stop every running container of a box idle for at least `limit`, machine-wide.
@@ -91,18 +97,23 @@ pub fn park_idle(
             if session::is_live(&store.session_path(&leaf)) {
                 continue;
             }
-            let idle = now
-                .duration_since(last_used(&store, &leaf, None, &record.path))
-                .unwrap_or_default();
-            if idle < limit {
+            let used = last_used(&store, &leaf, None, &record.path);
+            if now.duration_since(used).unwrap_or_default() < limit {
                 continue;
             }
             let Some(engine) = Engine::parse(&c.engine) else {
                 continue;
             };
-            match engine.state(&c.name) {
-                Ok(Some(s)) if s.running => {}
+            let started = match engine.state(&c.name) {
+                Ok(Some(s)) if s.running => s.started_at,
                 _ => continue,
+            };
+            // A container (re)started since counts as use: `enter` on a parked box.
+            let idle = now
+                .duration_since(latest(used, started))
+                .unwrap_or_default();
+            if idle < limit {
+                continue;
             }
             engine.stop(&c.name).output()?;
             let p = Parked {
@@ -115,4 +126,37 @@ pub fn park_idle(
         }
     }
     Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn activity_is_the_latest_of_status_and_container_start() {
+        let d = tempfile::tempdir().unwrap();
+        let store = Store::around_box(&d.path().join("r/.treebox/worktrees/b"), d.path().join("s"));
+        let leaf = Leaf::parse("b").unwrap();
+        let box_path = store.box_path(&leaf);
+        // Nothing at all: never used.
+        assert_eq!(
+            last_used(&store, &leaf, None, &box_path),
+            SystemTime::UNIX_EPOCH
+        );
+        // The agent reported: that is use, whatever it said.
+        let dir = store.status_dir(&leaf);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("state"), "junk\n").unwrap();
+        let reported = std::fs::metadata(dir.join("state"))
+            .unwrap()
+            .modified()
+            .unwrap();
+        assert_eq!(last_used(&store, &leaf, None, &box_path), reported);
+        // A container started later wins; one started earlier does not.
+        let later = reported + Duration::from_secs(60);
+        let earlier = reported - Duration::from_secs(60);
+        assert_eq!(latest(reported, Some(later)), later);
+        assert_eq!(latest(reported, Some(earlier)), reported);
+        assert_eq!(latest(reported, None), reported);
+    }
 }

@@ -396,6 +396,10 @@ fn apply(
     record.ecosystems = ecos.clone();
     record.lockfile_hash = setup::lockfile_hash(&plan.path, &ecos);
     record.setup_completed = setup_ok && report.completed;
+    // The status producer the launch argv names (SPEC §7), in the box's bookkeeping.
+    let hooks = ctx.layout.agent_hooks_dir(&leaf);
+    crate::runner::oci::status::install(&ctx.layout, &leaf, plan.runner)
+        .map_err(io_err("could not write the status hooks in", &hooks))?;
     timed(reporter, "record", || record.save(&record_path))?;
     for w in &warnings {
         reporter.warn(w.clone());

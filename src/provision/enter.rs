@@ -258,12 +258,15 @@ pub fn enter(
         reporter.warn(w.clone());
     }
     let program = cfg.harness_program(harness);
+    // The status producer (SPEC §7): rewritten for a host box, present in a container
+    // made with its mount.
+    let hooks = crate::runner::oci::status::launch_hooks(&layout, &leaf, record.runner);
     Ok(Entered {
         branch: entry
             .shown_branch()
             .unwrap_or(record.branch.as_str())
             .to_string(),
-        launch_argv: harness.argv(&program, &req.extra_args),
+        launch_argv: harness.launch_argv(&program, &req.extra_args, hooks.as_ref()),
         harness,
         session_path: layout.session_path(&leaf),
         record,

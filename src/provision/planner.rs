@@ -151,6 +151,7 @@ pub(super) fn make_plan(
         checkout,
         git_mode: ctx.git_mode,
         runner: ctx.runner,
+        runner_reason: ctx.runner_reason.clone(),
         harness: ctx.harness,
         ecosystems,
         custom_setup: cfg.setup.clone(),
@@ -162,7 +163,15 @@ pub(super) fn make_plan(
         env_source: copy::env_source(&ctx.repo.main_root, cfg.env_file.as_deref()),
         included: super::include::plan(&ctx.repo),
         launch: req.launch,
-        launch_argv: ctx.harness.argv(&program, &req.extra_args),
+        launch_argv: ctx.harness.launch_argv(
+            &program,
+            &req.extra_args,
+            Some(&crate::runner::oci::status::planned_hooks(
+                &ctx.layout,
+                leaf,
+                ctx.runner,
+            )),
+        ),
     })
 }
 
@@ -350,7 +359,19 @@ mod tests {
         assert_eq!(p.fetch, Fetch::Origin);
         // pnpm wins over npm; detected from the base tree, before any checkout.
         assert_eq!(p.ecosystems, [Ecosystem::Pnpm, Ecosystem::Cargo]);
-        assert_eq!(p.launch_argv, ["claude", "--dangerously-skip-permissions"]);
+        // The status producer's settings, in the box's bookkeeping (SPEC §7).
+        let settings = f.state.join("repos");
+        assert_eq!(
+            p.launch_argv[..3],
+            ["claude", "--dangerously-skip-permissions", "--settings"]
+        );
+        assert!(
+            Path::new(&p.launch_argv[3]).starts_with(&settings),
+            "{:?}",
+            p.launch_argv
+        );
+        assert!(p.launch_argv[3].ends_with("feat--x/agent/claude-settings.json"));
+        assert_eq!(p.launch_argv.len(), 4);
         assert!(!f.state.exists(), "planning writes nothing");
         assert!(!p.path.exists());
     }
@@ -517,13 +538,15 @@ mod tests {
         assert_eq!(p.fetch, Fetch::Skipped);
         assert_eq!(p.caches, Caches::Cold);
         assert_eq!(
-            p.launch_argv,
+            p.launch_argv[3..6],
             [
+                "--exec",
                 "codex",
                 "--dangerously-bypass-approvals-and-sandbox",
-                "do it"
             ]
         );
+        assert_eq!(p.launch_argv[..3], ["sh", &*p.launch_argv[1], "working"]);
+        assert_eq!(p.launch_argv.last().map(String::as_str), Some("do it"));
         git(&f.repo, &["remote", "remove", "origin"]);
         let p = plan(&f, &req(&f, Some("y"))).unwrap();
         assert_eq!(p.fetch, Fetch::NoOrigin);

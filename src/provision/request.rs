@@ -53,6 +53,8 @@ pub(super) struct Context {
     pub(super) base_from: BaseFrom,
     pub(super) harness: Harness,
     pub(super) runner: RunnerKind,
+    /// Why `runner` was chosen, in words (`create --dry-run` says it).
+    pub(super) runner_reason: String,
     pub(super) git_mode: GitMode,
     pub(super) template: String,
     pub(super) firewall: bool,
@@ -136,7 +138,8 @@ pub(super) fn context(req: &CreateRequest, cfg: &UserConfig) -> Result<Context, 
             })
         }
     };
-    let runner = resolve_runner(req.isolation.as_deref().or(cfg.isolation.as_deref()), cfg)?;
+    let (runner, runner_reason) =
+        runner_choice(req.isolation.as_deref().or(cfg.isolation.as_deref()), cfg)?;
     let template = req
         .template
         .clone()
@@ -162,7 +165,7 @@ pub(super) fn context(req: &CreateRequest, cfg: &UserConfig) -> Result<Context, 
             }
         }
         let asked = req.isolation.as_deref().or(cfg.isolation.as_deref());
-        if asked.and_then(|s| s.parse().ok()) == Some(Isolation::Auto) {
+        if asked.is_none_or(|s| s.parse().ok() == Some(Isolation::Auto)) {
             notes.push(format!(
                 "isolation auto: this machine is a runner; using {runner}"
             ));
@@ -195,6 +198,7 @@ pub(super) fn context(req: &CreateRequest, cfg: &UserConfig) -> Result<Context, 
         base_from,
         harness,
         runner,
+        runner_reason,
         git_mode,
         template,
         firewall: req.firewall || cfg.firewall.unwrap_or(false),
@@ -216,24 +220,51 @@ fn default_base(repo: &Repo) -> (String, BaseFrom) {
     }
 }
 
-/// The runner for the requested isolation (default `host`): `auto` is a container
+/// The runner for the requested isolation (default `auto`): `auto` is a container
 /// engine on a machine marked as a runner, else the host (SPEC §3).
 pub(crate) fn resolve_runner(
     isolation: Option<&str>,
     cfg: &UserConfig,
 ) -> Result<RunnerKind, ProvisionError> {
-    let marked = cfg.marked_runner();
+    runner_choice(isolation, cfg).map(|(r, _)| r)
+}
+
+/// [`resolve_runner`], with why it chose that runner in words (`create --dry-run`).
+pub(crate) fn runner_choice(
+    isolation: Option<&str>,
+    cfg: &UserConfig,
+) -> Result<(RunnerKind, String), ProvisionError> {
     let asked = match isolation {
         None => Isolation::default(),
         Some(s) => s.parse().map_err(|_| ProvisionError::Unsupported {
             what: format!("isolation `{s}`"),
         })?,
     };
-    match asked {
-        Isolation::Runner(r) => Ok(r),
-        Isolation::Auto if !marked => Ok(RunnerKind::Host),
-        Isolation::Auto => Ok(crate::runner::oci::resolve_engine(Isolation::Auto)?.kind()),
-    }
+    let from = if isolation.is_some() {
+        "asked for"
+    } else {
+        "the default"
+    };
+    Ok(match (asked, cfg.runner_mark()) {
+        (Isolation::Runner(r), _) => (r, format!("isolation {r}, {from}")),
+        (Isolation::Auto, None) => (
+            RunnerKind::Host,
+            format!(
+                "isolation auto, {from}, and this machine is not marked as a runner \
+                 (TREEBOX_RUNNER=1 or config `\"runner\": true` would sandbox new boxes)"
+            ),
+        ),
+        (Isolation::Auto, Some(mark)) => {
+            let engine = crate::runner::oci::resolve_engine(Isolation::Auto)?;
+            (
+                engine.kind(),
+                format!(
+                    "isolation auto, {from}; this machine is marked as a runner ({mark}) \
+                     and {engine} is the first of podman, docker that answers"
+                ),
+            )
+        }
+    })
 }
 
 /// The box name, branch and leaf for this request (petname when nameless).

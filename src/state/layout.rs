@@ -9,7 +9,7 @@
 //!     locks/<leaf>.lock                        lock_path, lock_files
 //!     boxes/<leaf>/                            box_state
 //!       record.json  session.lock  park.seen  container.env
-//!       credentials/  build/  hooks/  status/state
+//!       credentials/  build/  hooks/  status/state  agent/
 //! <main>/.treebox/worktrees/<leaf>             box_path
 //! ```
 //!
@@ -226,6 +226,12 @@ impl Store {
         self.box_state(leaf).join("status")
     }
 
+    /// The host-owned status producer (the writer and the harness's hook settings),
+    /// mounted read-only into the container: the box cannot change what it runs.
+    pub fn agent_hooks_dir(&self, leaf: &Leaf) -> PathBuf {
+        self.box_state(leaf).join("agent")
+    }
+
     /// The agent's last reported state (`status/state`).
     pub fn status_state_path(&self, leaf: &Leaf) -> PathBuf {
         self.status_dir(leaf).join("state")
@@ -349,6 +355,7 @@ mod tests {
         assert_eq!(s.credentials_dir(&leaf), b.join("credentials"));
         assert_eq!(s.build_dir(&leaf), b.join("build"));
         assert_eq!(s.hooks_dir(&leaf), b.join("hooks"));
+        assert_eq!(s.agent_hooks_dir(&leaf), b.join("agent"));
         assert_eq!(s.status_state_path(&leaf), b.join("status/state"));
         assert_eq!(s.container_env_path(&leaf), b.join("container.env"));
         assert_eq!(s.park_seen_path(&leaf), b.join("park.seen"));

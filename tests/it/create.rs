@@ -90,9 +90,11 @@ fn codex_harness_and_config_program_override() {
     ));
     env.treebox(&["create", "cx"]).ok();
     let log = std::fs::read_to_string(env.home.join("wrapped.log")).unwrap();
-    assert_eq!(
-        log.trim(),
-        "wrapped --dangerously-bypass-approvals-and-sandbox"
+    // The flags, then the status producer's `notify` program (SPEC §7).
+    assert!(
+        log.trim()
+            .starts_with("wrapped --dangerously-bypass-approvals-and-sandbox -c notify=[\"sh\","),
+        "{log}"
     );
     // --harness overrides the config for this box.
     env.treebox(&["create", "cl", "--harness", "claude"]).ok();

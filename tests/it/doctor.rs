@@ -95,7 +95,12 @@ fn doctor_healthy_repo() {
     }
     assert!(summary(check(&doc, "git")).starts_with("git version "));
     assert!(summary(check(&doc, "repo")).contains(&*env.repo.to_string_lossy()));
-    assert_eq!(summary(check(&doc, "runner")), "host: agents run as you");
+    // `auto` is the default: an unmarked machine runs new boxes on the host, and says why.
+    let runner = summary(check(&doc, "runner"));
+    assert!(
+        runner.starts_with("auto → host: this machine is not marked"),
+        "{runner}"
+    );
     // The fake harnesses are on PATH, but nobody logged in: advisories with a hint.
     let claude = check(&doc, "harness.claude");
     assert_eq!(claude["status"], "advisory", "{doc:#}");

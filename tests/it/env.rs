@@ -70,14 +70,62 @@ pub struct Snapshot {
     state: Vec<String>,
 }
 
-const FAKE_HARNESS: &str = r#"#!/bin/sh
+pub(crate) const FAKE_HARNESS: &str = r#"#!/bin/sh
 # Records how it was launched, then exits with $FAKE_EXIT (default 0).
+# With `--fake-hooks` among its arguments it stays up, as the real CLI does: each line
+# on stdin names an event, answered on stdout with `done EVENT` once handled. `claude`
+# runs the hooks its `--settings` file gives for that event, with Claude Code's hook
+# JSON on stdin (through `sh -c`, in the project dir); `codex` runs its
+# `-c notify=[...]` program after the event `turn`, with a turn's notification JSON as
+# the last argument.
 {
   printf 'prog=%s\n' "$(basename "$0")"
   printf 'cwd=%s\n' "$PWD"
   printf 'box=%s\n' "$TREEBOX_BOX"
   for a in "$@"; do printf 'arg=%s\n' "$a"; done
 } >> "$HOME/harness.log"
+settings= notify= stay= prev=
+for a in "$@"; do
+  case $prev in
+    --settings) settings=$a ;;
+    -c) case $a in notify=*) notify=${a#notify=} ;; esac ;;
+  esac
+  [ "$a" = --fake-hooks ] && stay=1
+  prev=$a
+done
+[ -n "$stay" ] || exit "${FAKE_EXIT:-0}"
+# The commands of one event's hooks in a settings file as serde_json pretty-prints it.
+hooks_for() {
+  awk -v want="$1" '
+    /^ *"[A-Za-z]+": \[/ { k = $0; sub(/^ *"/, "", k); sub(/".*/, "", k); if (k != "hooks") ev = k; next }
+    /^ *"command": "/ && ev == want { c = $0; sub(/^ *"command": "/, "", c); sub(/",?$/, "", c); gsub(/\\"/, "\"", c); print c }
+  ' "$settings"
+}
+extra() {
+  case $1 in
+    UserPromptSubmit) printf ',"prompt":"go on"' ;;
+    PreToolUse) printf ',"tool_name":"Bash","tool_input":{"command":"true"}' ;;
+    Notification) printf ',"message":"Claude is waiting for your input"' ;;
+    Stop) printf ',"stop_hook_active":false' ;;
+  esac
+}
+# notify=["sh","/x/status","idle"] -> sh /x/status idle (no spaces in a test's paths)
+notify_argv=$(printf '%s' "$notify" | sed 's/^\[//; s/\]$//; s/","/ /g; s/"//g')
+while IFS= read -r event; do
+  case $(basename "$0") in
+    codex)
+      [ "$event" = turn ] && [ -n "$notify_argv" ] && $notify_argv '{"type":"agent-turn-complete","turn-id":"1","input-messages":["go on"],"last-assistant-message":"done"}'
+      ;;
+    *)
+      json=$(printf '{"session_id":"fake-%s","transcript_path":"%s/fake.jsonl","cwd":"%s","permission_mode":"bypassPermissions","hook_event_name":"%s"%s}' "$$" "$HOME" "$PWD" "$event" "$(extra "$event")")
+      [ -n "$settings" ] && hooks_for "$event" | while IFS= read -r cmd; do
+        printf '%s\n' "$json" | CLAUDE_PROJECT_DIR=$PWD sh -c "$cmd"
+        printf 'hook %s %s\n' "$event" "$json" >> "$HOME/harness.log"
+      done
+      ;;
+  esac
+  printf 'done %s\n' "$event"
+done
 exit "${FAKE_EXIT:-0}"
 "#;
 

@@ -24,4 +24,5 @@ mod sandboxed;
 mod sandboxed_hostile;
 mod schema;
 mod screens;
+mod status;
 mod template;

@@ -31,8 +31,8 @@ struct Row {
     branch: Option<String>,
     dirty: Option<bool>,
     runner: Option<String>,
-    /// What the agent last reported through the status channel.
-    status: Option<String>,
+    /// What the agent last reported through the status channel, and when.
+    status: Option<crate::runner::oci::Reported>,
 }
 
 /// Each engine's containers, asked once per engine per `ls` (not once per box).
@@ -104,7 +104,7 @@ fn row(
         // A box whose directory is gone has no working tree to be dirty.
         dirty: a.and_then(|a| a.dirty).filter(|_| e.dir_exists),
         runner: e.record.as_ref().map(|r| r.runner.to_string()),
-        status: crate::runner::oci::read_status(layout, &e.leaf).map(|(s, _)| s),
+        status: crate::runner::oci::read_status(layout, &e.leaf),
     }
 }
 
@@ -188,7 +188,8 @@ pub fn run(a: LsArgs, ui: &mut Ui) -> Result<i32, CliError> {
                 branch: r.branch.as_deref(),
                 dirty: r.dirty,
                 runner: r.runner.as_deref(),
-                status: r.status.as_deref(),
+                status: r.status.map(|s| s.status.as_str()),
+                status_time: r.status.map(|s| crate::cli::list::unix_seconds(s.at)),
             })
             .collect();
         let doc = SandboxLsDocument {
@@ -206,6 +207,7 @@ pub fn run(a: LsArgs, ui: &mut Ui) -> Result<i32, CliError> {
         "{:<24} {:<32} {:<12} {:<30} {:<28} {:<6} {}\n",
         "NAME", "REPO", "STATE", "GIT", "BRANCH", "DIRTY", "AGENT"
     );
+    let now = crate::state::record::now() as i64;
     for r in &rows {
         out.push_str(&format!(
             "{:<24} {:<32} {:<12} {:<30} {:<28} {:<6} {}\n",
@@ -219,7 +221,7 @@ pub fn run(a: LsArgs, ui: &mut Ui) -> Result<i32, CliError> {
                 Some(false) => "no",
                 None => "?",
             },
-            r.status.as_deref().unwrap_or("-"),
+            crate::cli::list::status_cell(r.status.as_ref(), now),
         ));
     }
     ui.out(out.trim_end());

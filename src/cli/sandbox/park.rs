@@ -1,11 +1,13 @@
 //! `git sandbox park [--idle DUR]`: stop containers nobody has used for a while.
 //!
 //! A box is idle when no agent session is live and nothing of it — session, status
-//! report, record, git's index, HEAD or reflog — has changed for DUR (default 2h). A box
+//! report, container start, record, git's index, HEAD or reflog — has changed for DUR
+//! (default 2h). A box
 //! seen for the first time is never parked on that pass. A parked box starts again on
 //! the next `enter`, `attach` or `run`. The pass itself is [`crate::maintain::park`].
 //!
-//! Run it from a timer, e.g. cron: `*/15 * * * * git sandbox park`.
+//! `--install` makes it automatic: a systemd user timer running it every 15 minutes,
+//! or, where systemd does not answer, the crontab line to add ([`crate::maintain::timer`]).
 
 use std::time::{Duration, SystemTime};
 
@@ -24,6 +26,65 @@ pub struct ParkArgs {
     /// Print what was parked as JSON.
     #[arg(long)]
     pub json: bool,
+    /// Park automatically: install a systemd user timer that runs this every 15 minutes
+    /// (with this --idle), or print the crontab line where systemd does not answer.
+    #[arg(long, conflicts_with = "json")]
+    pub install: bool,
+}
+
+/// A duration as `--idle` takes it, in its largest whole unit.
+fn duration_word(d: Duration) -> String {
+    let s = d.as_secs();
+    match s {
+        0 => "0".into(),
+        _ if s % 86_400 == 0 => format!("{}d", s / 86_400),
+        _ if s % 3600 == 0 => format!("{}h", s / 3600),
+        _ if s % 60 == 0 => format!("{}m", s / 60),
+        _ => format!("{s}s"),
+    }
+}
+
+fn install(a: &ParkArgs, ui: &mut Ui) -> Result<i32, CliError> {
+    use crate::maintain::timer::{self, Installed, TimerError};
+    let cmd = timer::ParkCommand::current(&duration_word(a.idle));
+    let dir = timer::unit_dir().map_err(|e| CliError::of(ErrorKind::State, e))?;
+    let done = timer::install(&dir, &cmd, timer::systemd_answers()).map_err(|e| match e {
+        TimerError::Foreign { ref path } => {
+            let p = crate::cmd::quote(&path.to_string_lossy());
+            CliError::of(ErrorKind::PathTaken, e).hint(format!(
+                "To let treebox install its own, move it aside: `mv {p} {p}.bak`, then run `git sandbox park --install` again."
+            ))
+        }
+        e @ TimerError::NoConfigDir => CliError::of(ErrorKind::State, e),
+        e @ TimerError::Write { .. } => CliError::of(ErrorKind::Io, e),
+        e @ TimerError::Systemctl(_) => CliError::of(ErrorKind::Park, e)
+            .hint(format!("`systemctl --user status {}` says why.", timer::TIMER)),
+    })?;
+    match done {
+        Installed::Systemd { dir, changed } => {
+            ui.info(&format!(
+                "{} `{}` (in {}): `git sandbox park --idle {}` runs every {} minutes",
+                if changed {
+                    "installed"
+                } else {
+                    "already installed"
+                },
+                timer::TIMER,
+                dir.display(),
+                cmd.idle,
+                timer::EVERY_MINUTES
+            ));
+            ui.info(&format!(
+                "To see it: systemctl --user list-timers {}",
+                timer::TIMER
+            ));
+        }
+        Installed::Cron { line } => {
+            ui.info("systemd does not answer here; to park automatically, add this line to your crontab (`crontab -e`):");
+            ui.out(&line);
+        }
+    }
+    Ok(error::OK)
 }
 
 /// `90s`, `30m`, `2h`, `1d` (a bare number is seconds).
@@ -49,6 +110,9 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
 
 pub fn run(a: ParkArgs, ui: &mut Ui) -> Result<i32, CliError> {
     let _cfg = crate::cli::load_config()?;
+    if a.install {
+        return install(&a, ui);
+    }
     let report = park::park_idle(a.idle, SystemTime::now(), |p| {
         ui.info(&format!(
             "parked `{}` (idle {}m)",
@@ -85,7 +149,7 @@ pub fn run(a: ParkArgs, ui: &mut Ui) -> Result<i32, CliError> {
 
 #[cfg(test)]
 mod tests {
-    use super::parse_duration;
+    use super::{duration_word, parse_duration};
     use std::time::Duration;
 
     #[test]
@@ -100,5 +164,8 @@ mod tests {
         assert!(parse_duration("999999999999999d").is_err());
         assert!(parse_duration("213503982334602d").is_err());
         assert!(parse_duration("99999999999999999999").is_err());
+        for w in ["90s", "30m", "2h", "1d", "0"] {
+            assert_eq!(duration_word(parse_duration(w).unwrap()), w);
+        }
     }
 }

@@ -45,7 +45,7 @@ pub use firewall::{apply_firewall, FIREWALL};
 pub use image::{node_major, Spec};
 pub use mounts::{mountable, Mount};
 pub use setup::{check_guard, setup_inside};
-pub use status::{read_status, STATUS_DIR};
+pub use status::{read_status, AgentStatus, Reported, STATUS_DIR};
 
 /// Environment variables, in order.
 type EnvVars = Vec<(String, String)>;

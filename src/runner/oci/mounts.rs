@@ -7,7 +7,7 @@
 //!   user's git dir (a container worktree made by an earlier version still gets the
 //!   repository's git dir, as then; `doctor` calls it unsafe). The detected ecosystems' download caches
 //!   (never a directory holding host executables); the credentials copies; the status
-//!   directory. Nothing else of the host.
+//!   directory, and its host-owned producer read-only. Nothing else of the host.
 //! - Every path is checked with [`mountable`] before the engine sees it.
 //!
 //! Called by `container` (`create`); `provision` and `folder` use [`mountable`] to
@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use super::credentials::stage_credentials;
 use super::error::{io_err, ContainerError};
 use super::image::Spec;
-use super::status::STATUS_DIR;
+use super::status::{AGENT_DIR, STATUS_DIR, STATUS_ENV};
 use super::{Ecosystem, EnvVars};
 
 /// Where the download caches appear inside.
@@ -181,13 +181,22 @@ impl Spec<'_> {
             &host_home,
             agent_home,
         )?);
+        // The status channel, writable, and its host-owned producer, read-only (SPEC §7).
         let status = self.layout.status_dir(self.leaf);
-        std::fs::create_dir_all(&status).map_err(io_err("could not create", &status))?;
+        let agent = self.layout.agent_hooks_dir(self.leaf);
+        super::status::install(self.layout, self.leaf, self.record.runner)
+            .map_err(io_err("could not write the status hooks in", &agent))?;
         m.push(Mount {
             src: status,
             dst: PathBuf::from(STATUS_DIR),
             readonly: false,
         });
+        m.push(Mount {
+            src: agent,
+            dst: PathBuf::from(AGENT_DIR),
+            readonly: true,
+        });
+        env.push((STATUS_ENV.to_string(), STATUS_DIR.to_string()));
         for mount in &m {
             for p in [&mount.src, &mount.dst] {
                 if !mountable(p) {
