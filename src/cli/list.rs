@@ -31,6 +31,10 @@ struct Row {
     git_mode: Option<String>,
     runner: Option<String>,
     harness: Option<String>,
+    /// The BOX cell: git mode and container runner.
+    kind: String,
+    /// When the box was made (its record's `createdAt`).
+    created: Option<i64>,
     last_commit: Option<i64>,
     deps: &'static str,
     env: bool,
@@ -89,12 +93,46 @@ fn row(e: &BoxEntry, repo: &Repo, layout: &Layout) -> Row {
         git_mode: e.record.as_ref().map(|r| r.git_mode.to_string()),
         runner: e.record.as_ref().map(|r| r.runner.to_string()),
         harness: e.record.as_ref().map(|r| r.harness.to_string()),
+        kind: kind(e.record.as_ref()),
+        created: e
+            .record
+            .as_ref()
+            .and_then(|r| i64::try_from(r.created_at).ok()),
         last_commit,
         deps,
         env: crate::maintain::has_env_file(&e.path),
         live: session::is_live(&layout.session_path(&e.leaf)),
         state,
         status: crate::runner::oci::read_status(layout, &e.leaf),
+    }
+}
+
+/// `s` cut to `width` characters, the cut shown by `…`.
+fn fit(s: &str, width: usize) -> String {
+    if s.chars().count() <= width {
+        return s.to_string();
+    }
+    let mut t: String = s.chars().take(width.saturating_sub(1)).collect();
+    t.push('…');
+    t
+}
+
+/// What a box is, as the table shows it: `wt`, `clone`, `folder`, with `@docker` or
+/// `@podman` in a container.
+fn kind(record: Option<&crate::state::Record>) -> String {
+    use crate::vocab::GitMode;
+    let Some(r) = record else {
+        return "-".into();
+    };
+    let mode = match r.git_mode {
+        GitMode::Worktree => "wt",
+        GitMode::Clone => "clone",
+        GitMode::Folder => "folder",
+    };
+    if r.runner.is_container() {
+        format!("{mode}@{}", r.runner)
+    } else {
+        mode.to_string()
     }
 }
 
@@ -165,31 +203,55 @@ pub fn run(args: ListArgs, ui: &mut Ui) -> Result<i32, CliError> {
     }
     let now = crate::state::record::now() as i64;
     let mut out = String::new();
-    out.push_str(&format!(
-        "{:<28} {:<30} {:<8} {:<6} {:>5} {:<7} {:<7} {:<7} {:<11} {}\n",
-        "NAME", "BRANCH", "GIT", "RUNNER", "AGE", "DEPS", "ENV", "AGENT", "STATUS", "STATE"
-    ));
+    // Fits 80 columns (the usual states): long names are cut with a visible `…`; JSON
+    // has everything. AGE is the box's, LAST its last commit's.
+    let line = |c: [&str; 8]| {
+        format!(
+            "{:<14} {:<17} {:<12} {:>4} {:>4} {:<5} {:<10} {}\n",
+            c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]
+        )
+    };
+    out.push_str(&line([
+        "NAME", "BRANCH", "BOX", "AGE", "LAST", "DEPS", "AGENT", "STATE",
+    ]));
+    let mut placeholders = false;
     for r in &rows {
         let branch = match (&r.branch, r.placeholder) {
-            (Some(b), true) => format!("{b} (placeholder)"),
-            (Some(b), false) => b.clone(),
+            // The mark is part of the cell, so it never shifts the columns after it.
+            (Some(b), true) => {
+                placeholders = true;
+                format!("{}*", fit(&crate::sanitize::line(b), 16))
+            }
+            (Some(b), false) => fit(&crate::sanitize::line(b), 17),
             (None, _) => "-".into(),
         };
-        out.push_str(&format!(
-            "{:<28} {:<30} {:<8} {:<6} {:>5} {:<7} {:<7} {:<7} {:<11} {}\n",
-            crate::sanitize::line(&r.name),
-            crate::sanitize::line(&branch),
-            r.git_mode.as_deref().unwrap_or("-"),
-            r.runner.as_deref().unwrap_or("-"),
-            r.last_commit
-                .map(|t| age(now, t))
-                .unwrap_or_else(|| "-".into()),
-            r.deps,
-            if r.env { "present" } else { "absent" },
-            if r.live { "live" } else { "-" },
-            status_cell(r.status.as_ref(), now),
+        let agent = if r.status.is_some() {
+            status_cell(r.status.as_ref(), now)
+        } else if r.live {
+            "live".into()
+        } else {
+            "-".into()
+        };
+        let deps = match r.deps {
+            "unknown" => "?",
+            d => d,
+        };
+        let ages = |t: Option<i64>| t.map(|t| age(now, t)).unwrap_or_else(|| "-".into());
+        out.push_str(&line([
+            &fit(&crate::sanitize::line(&r.name), 14),
+            &branch,
+            &r.kind,
+            &ages(r.created),
+            &ages(r.last_commit),
+            deps,
+            &agent,
             r.state,
-        ));
+        ]));
+    }
+    if placeholders {
+        out.push_str(
+            "* placeholder branch: `git branch -m <type>/<name>` in the box before pushing\n",
+        );
     }
     ui.out(out.trim_end());
     Ok(error::OK)

@@ -186,7 +186,35 @@ fn list_shows_every_box_and_never_the_main_checkout() {
     assert_eq!(row(&env, "gone")["state"], "missing");
     // The human table has the same rows.
     let table = env.treebox(&["ls"]).ok().stdout.clone();
-    assert!(table.contains("one") && table.contains("(placeholder)") && table.contains("missing"));
+    assert!(
+        table.contains("one")
+            && table.contains("* placeholder branch")
+            && table.contains("missing")
+    );
+    // 80 columns, however long the names: cut visibly, and the placeholder mark keeps
+    // every column where it is.
+    env.treebox(&[
+        "create",
+        "feature/a-rather-long-branch-name-indeed",
+        "--no-launch",
+    ])
+    .ok();
+    let table = env.treebox(&["ls"]).ok().stdout.clone();
+    let lines: Vec<&str> = table.lines().collect();
+    for l in &lines {
+        assert!(l.chars().count() <= 80, "{} chars: {l}", l.chars().count());
+    }
+    assert!(table.contains("feature--a-ra…"), "{table}");
+    let column = |l: &str| {
+        l.find(" wt ")
+            .map_or(usize::MAX, |at| l[..at].chars().count())
+    };
+    let rows: Vec<&&str> = lines.iter().filter(|l| l.contains(" wt ")).collect();
+    assert!(rows.len() >= 3, "{table}");
+    assert!(
+        rows.iter().all(|l| column(l) == column(rows[0])),
+        "columns shift: {table}"
+    );
 }
 
 #[test]
