@@ -1,4 +1,6 @@
-//! `git treebox enter REF`: bring a box up to date, then launch the agent in it.
+//! `git treebox enter REF`: bring a box up to date, then launch the agent in it — or,
+//! on a terminal, attach to the agent's live session (SPEC §7a); `-d` starts the
+//! session without attaching. Launching is [`super::create::launch`].
 
 use super::json::{env_word, Document, EnterDocument, Launch, V1};
 use clap::Args;
@@ -28,6 +30,10 @@ pub struct EnterArgs {
     /// Print the launch command as one shell-quoted line instead of launching.
     #[arg(long, conflicts_with = "json")]
     pub print: bool,
+    /// Detached: start the agent in the box's session (tmux) without attaching, unless
+    /// one is live already; print the box path.
+    #[arg(short = 'd', long, conflicts_with_all = ["print", "json"])]
+    pub detach: bool,
     /// Print the result as JSON instead of launching.
     #[arg(long)]
     pub json: bool,
@@ -52,6 +58,9 @@ pub fn run(args: EnterArgs, ui: &mut Ui) -> Result<i32, CliError> {
         extra_args: args.args.clone(),
         state_root: None,
     };
+    if args.detach {
+        super::create::need_sessions()?;
+    }
     let entered = enter::enter(&req, &cfg, ui).map_err(|e| {
         let here = crate::git::Repo::discover(&req.cwd).ok();
         super::box_elsewhere(
@@ -93,6 +102,20 @@ pub fn run(args: EnterArgs, ui: &mut Ui) -> Result<i32, CliError> {
         ui.out(&launch.to_string());
         return Ok(error::OK);
     }
-    ui.finish();
-    super::create::launch_in_session(&launch, &entered.session_path, ui)
+    let in_session = super::runner_for(r, true)?;
+    let how = super::create::Launching {
+        marker: &entered.session_path,
+        detach: args.detach,
+        again: format!("git treebox enter {}", crate::cmd::quote(&r.name)),
+        path: &r.path,
+        overrides: args.harness.is_some() || !args.args.is_empty(),
+    };
+    super::create::launch(
+        &how,
+        |tty| match tty {
+            true => in_session.exec(&r.path, &r.name, &entered.launch_argv),
+            false => launch.clone(),
+        },
+        ui,
+    )
 }

@@ -72,6 +72,9 @@ pub enum TreeboxCommand {
 
 /// Entry point of `git-treebox`: returns the process exit code.
 pub fn treebox_main() -> i32 {
+    if let Some(marker) = crate::session::wrapper_marker() {
+        return create::serve_session(&marker);
+    }
     let cli = match TreeboxCli::try_parse() {
         Ok(c) => c,
         Err(e) => return clap_exit(e),
@@ -103,6 +106,9 @@ pub fn treebox_main() -> i32 {
 
 /// Entry point of `git-sandbox`.
 pub fn sandbox_main() -> i32 {
+    if let Some(marker) = crate::session::wrapper_marker() {
+        return create::serve_session(&marker);
+    }
     let cli = match sandbox::SandboxCli::try_parse() {
         Ok(c) => c,
         Err(e) => return clap_exit(e),

@@ -104,6 +104,9 @@ pub fn park_idle(
                 Ok(Some(s)) if s.running => {}
                 _ => continue,
             }
+            // Stopping the container ends its sessions (SPEC §7a): end the tmux one
+            // first, so no client is left attached to a dead exec.
+            crate::session::end(&store.session_path(&leaf));
             engine.stop(&c.name).output()?;
             let p = Parked {
                 name: record.name.clone(),
