@@ -21,4 +21,5 @@ mod races;
 mod sandboxed;
 mod schema;
 mod screens;
+mod sessions;
 mod template;
