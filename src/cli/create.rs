@@ -212,7 +212,7 @@ pub struct Launching<'a> {
 /// says: detached, attached through tmux (re-attaching to a live session instead of
 /// starting a second program), or as a foreground child without a terminal or tmux.
 pub fn launch(how: &Launching, build: impl Fn(bool) -> Cmd, ui: &mut Ui) -> Result<i32, CliError> {
-    use crate::session::{Ended, Session};
+    use crate::session::Session;
     let tmux = how.detach || (ui.stdin_is_tty() && crate::session::available());
     if !tmux {
         ui.finish();
@@ -229,6 +229,18 @@ pub fn launch(how: &Launching, build: impl Fn(bool) -> Cmd, ui: &mut Ui) -> Resu
     if !live {
         session.start(&build(true)).map_err(from_session)?;
     }
+    join(&session, how, live, ui)
+}
+
+/// Attach to `session` (or, with `-d`, say it runs and print the box path); `live`: it
+/// was running before this command.
+pub fn join(
+    session: &crate::session::Session,
+    how: &Launching,
+    live: bool,
+    ui: &mut Ui,
+) -> Result<i32, CliError> {
+    use crate::session::Ended;
     if how.detach {
         ui.info(&format!(
             "{} in session `{}`; attach with `{}`",

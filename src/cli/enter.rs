@@ -61,6 +61,11 @@ pub fn run(args: EnterArgs, ui: &mut Ui) -> Result<i32, CliError> {
     if args.detach {
         super::create::need_sessions()?;
     }
+    if !args.print && !args.json {
+        if let Some(code) = rejoin(&args, ui)? {
+            return Ok(code);
+        }
+    }
     let entered = enter::enter(&req, &cfg, ui).map_err(|e| {
         let here = crate::git::Repo::discover(&req.cwd).ok();
         super::box_elsewhere(
@@ -118,4 +123,47 @@ pub fn run(args: EnterArgs, ui: &mut Ui) -> Result<i32, CliError> {
         },
         ui,
     )
+}
+
+/// The box's agent session, when one is live and this command would attach to it (or,
+/// with `-d`, leave it be): joined as it is, without touching the box — no setup
+/// re-sync under a running agent. `None`: no live session (or no box by that name, which
+/// the full path reports), so the agent is launched as usual.
+fn rejoin(args: &EnterArgs, ui: &mut Ui) -> Result<Option<i32>, CliError> {
+    use crate::session::Session;
+    let joins = args.detach || (ui.stdin_is_tty() && crate::session::available());
+    if !joins {
+        return Ok(None);
+    }
+    let Ok((repo, layout)) = super::here() else {
+        return Ok(None);
+    };
+    let Ok(entry) = crate::boxes::find(&repo, &layout, &args.reference) else {
+        return Ok(None);
+    };
+    let marker = layout.session_path(&entry.leaf);
+    let Ok(session) = Session::for_marker(&marker) else {
+        return Ok(None);
+    };
+    if !session.exists() {
+        return Ok(None);
+    }
+    let how = super::create::Launching {
+        marker: &marker,
+        detach: args.detach,
+        again: format!(
+            "git treebox enter {}",
+            crate::cmd::quote(entry.leaf.as_str())
+        ),
+        path: &entry.path,
+        overrides: args.harness.is_some() || !args.args.is_empty(),
+    };
+    if how.overrides {
+        ui.warning(&format!(
+            "session `{}` is already running: attaching to it as it is (the agent and arguments asked for are not used)",
+            session.name()
+        ));
+    }
+    // Should the agent end in the meantime, attaching reports its exit code.
+    super::create::join(&session, &how, true, ui).map(Some)
 }

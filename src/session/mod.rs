@@ -102,6 +102,8 @@ pub fn missing() -> SessionError {
     }
 }
 
+/// The longest socket path tmux can bind (`sun_path` holds 108 bytes, with a margin).
+const SOCKET_MAX: usize = 100;
 /// How long a new session may take to show its program running.
 const START_LIMIT: Duration = Duration::from_secs(15);
 /// How long an ended session's agent may take to go after its terminal hung up.
@@ -137,7 +139,7 @@ impl Session {
         let c = Cmd::new(program()).env_remove("TMUX").cwd("/");
         // A socket path tmux cannot bind (sun_path holds 108 bytes): a named socket in
         // tmux's own directory, still one per state root.
-        if self.socket.as_os_str().len() > 100 {
+        if self.socket.as_os_str().len() > SOCKET_MAX {
             let key = crate::state::layout::repo_key(&self.socket);
             c.args(["-L".to_string(), format!("treebox-{key}")])
         } else {
@@ -147,6 +149,9 @@ impl Session {
 
     /// Does the session exist now (its program may be starting or ending)?
     pub fn exists(&self) -> bool {
+        if self.socket.as_os_str().len() <= SOCKET_MAX && !self.socket.exists() {
+            return false; // no server on treebox's socket, no session
+        }
         self.tmux()
             .args(["has-session", "-t", &self.target()])
             .output()
