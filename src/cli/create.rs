@@ -227,7 +227,12 @@ pub fn launch(how: &Launching, build: impl Fn(bool) -> Cmd, ui: &mut Ui) -> Resu
         ));
     }
     if !live {
-        session.start(&build(true)).map_err(from_session)?;
+        if let Err(e) = session.start(&build(true)) {
+            // Another command started it a moment ago: join that one.
+            if !matches!(e, crate::session::SessionError::Tmux(_)) || !session.exists() {
+                return Err(from_session(e));
+            }
+        }
     }
     join(&session, how, live, ui)
 }
@@ -291,10 +296,10 @@ pub(crate) fn from_session(e: crate::session::SessionError) -> CliError {
     }
 }
 
-/// The program of a tmux session (`<exe> __treebox-session <marker>`): run the agent,
+/// The program of a tmux session (`<exe> __treebox-session <marker> <launch>`): run the agent,
 /// record its exit code, exit with it.
-pub fn serve_session(marker: &std::path::Path) -> i32 {
-    match crate::session::serve(marker) {
+pub fn serve_session(marker: &std::path::Path, launch: &std::path::Path) -> i32 {
+    match crate::session::serve(marker, launch) {
         Ok(code) => code,
         Err(e) => {
             let code = match &e {

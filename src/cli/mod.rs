@@ -72,8 +72,8 @@ pub enum TreeboxCommand {
 
 /// Entry point of `git-treebox`: returns the process exit code.
 pub fn treebox_main() -> i32 {
-    if let Some(marker) = crate::session::wrapper_marker() {
-        return create::serve_session(&marker);
+    if let Some((marker, launch)) = crate::session::wrapper_marker() {
+        return create::serve_session(&marker, &launch);
     }
     let cli = match TreeboxCli::try_parse() {
         Ok(c) => c,
@@ -106,8 +106,8 @@ pub fn treebox_main() -> i32 {
 
 /// Entry point of `git-sandbox`.
 pub fn sandbox_main() -> i32 {
-    if let Some(marker) = crate::session::wrapper_marker() {
-        return create::serve_session(&marker);
+    if let Some((marker, launch)) = crate::session::wrapper_marker() {
+        return create::serve_session(&marker, &launch);
     }
     let cli = match sandbox::SandboxCli::try_parse() {
         Ok(c) => c,

@@ -162,13 +162,18 @@ impl Session {
     /// terminal) with this process's environment plus `cmd`'s changes. Returns once
     /// the program runs (the box's session is live) or has already ended.
     pub fn start(&self, cmd: &Cmd) -> Result<(), SessionError> {
-        for stale in [
-            marker::exit_path(&self.marker),
-            marker::pid_path(&self.marker),
-        ] {
-            let _ = std::fs::remove_file(stale);
+        if !self.exists() {
+            // What an earlier session left (never a running one's files).
+            for stale in [
+                marker::exit_path(&self.marker),
+                marker::pid_path(&self.marker),
+            ] {
+                let _ = std::fs::remove_file(stale);
+            }
         }
-        let launch = marker::launch_path(&self.marker);
+        // A launch file of its own: two commands starting the same box's session at
+        // once never read each other's (the second one's tmux refuses the name).
+        let launch = marker::launch_path(&self.marker, &launch_id());
         if let Some(dir) = launch.parent() {
             std::fs::create_dir_all(dir).map_err(|source| SessionError::Write {
                 path: dir.to_path_buf(),
@@ -194,6 +199,7 @@ impl Session {
             .arg(&exe)
             .arg(WRAPPER_ARG)
             .arg(&self.marker)
+            .arg(&launch)
             // The user's tmux.conf stays in force, but not the options that would
             // keep a finished session around or end a detached one (no `-t`: the
             // session just made).
@@ -325,6 +331,17 @@ impl Session {
         let text = crate::git::repo::read_plain(&marker::exit_path(&self.marker))?;
         wrapper::parse_report(&text)
     }
+}
+
+/// A name for one start's launch file: this process and a counter.
+fn launch_id() -> String {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static N: AtomicU32 = AtomicU32::new(0);
+    format!(
+        "{}-{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    )
 }
 
 /// End the tmux session of the box whose marker is `marker`, if it has one.

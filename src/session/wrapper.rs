@@ -1,5 +1,5 @@
 //! The program a tmux session runs: treebox's own binary, called as
-//! `git-treebox __treebox-session <marker>` (both binaries answer to it before parsing
+//! `git-treebox __treebox-session <marker> <launch file>` (both binaries answer to it before parsing
 //! their command line, see `cli::treebox_main`).
 //!
 //! It holds the box's session marker while the agent runs, reads (and removes) the
@@ -29,12 +29,14 @@ const TERMINAL_VARS: [&str; 3] = ["TERM", "TMUX", "TMUX_PANE"];
 
 /// The marker this process was asked to serve, when it was started as a session's
 /// program (`<exe> __treebox-session <marker>`).
-pub fn wrapper_marker() -> Option<PathBuf> {
+pub fn wrapper_marker() -> Option<(PathBuf, PathBuf)> {
     let mut args = std::env::args_os().skip(1);
     if args.next()? != WRAPPER_ARG {
         return None;
     }
-    Some(PathBuf::from(args.next().unwrap_or_default()))
+    let marker = PathBuf::from(args.next().unwrap_or_default());
+    let launch = PathBuf::from(args.next().unwrap_or_default());
+    Some((marker, launch))
 }
 
 /// The launch file for `cmd`: NUL-separated fields — the magic line, the working
@@ -163,22 +165,24 @@ extern "C" fn pass_on(sig: libc::c_int) {
 
 /// Run the session's program for `marker` and return its exit code (what this
 /// process should exit with). The exit code also goes to `session.exit`.
-pub fn serve(marker_path: &Path) -> Result<i32, ServeError> {
+pub fn serve(marker_path: &Path, launch_path: &Path) -> Result<i32, ServeError> {
+    if !marker::is_launch_path(marker_path, launch_path) {
+        return Err(ServeError::Launch(launch_path.to_path_buf()));
+    }
     let _held = marker::Session::hold(marker_path).map_err(|source| ServeError::Marker {
         path: marker_path.to_path_buf(),
         source,
     })?;
-    let launch_path = marker::launch_path(marker_path);
     let exit_path = marker::exit_path(marker_path);
     let pid_path = marker::pid_path(marker_path);
-    let data = std::fs::symlink_metadata(&launch_path)
+    let data = std::fs::symlink_metadata(launch_path)
         .ok()
         .filter(|m| m.is_file() && m.len() <= 4 << 20)
-        .and_then(|_| std::fs::read(&launch_path).ok());
-    let _ = std::fs::remove_file(&launch_path);
+        .and_then(|_| std::fs::read(launch_path).ok());
+    let _ = std::fs::remove_file(launch_path);
     let Some(launch) = data.as_deref().and_then(decode) else {
         let _ = crate::state::atomic::write(&exit_path, b"1\n", 0o600);
-        return Err(ServeError::Launch(launch_path));
+        return Err(ServeError::Launch(launch_path.to_path_buf()));
     };
     let mut c = Cmd::new(&launch.argv[0])
         .args(&launch.argv[1..])

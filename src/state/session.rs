@@ -9,7 +9,7 @@
 //! a crashed session never looks live.
 //!
 //! Beside the marker live the files of a tmux session (all host-owned, outside every
-//! mount): what to launch (`session.launch`, 0600, consumed at start), the agent's pid
+//! mount): what to launch (`session.launch.<id>`, 0600, consumed at start), the agent's pid
 //! while it runs (`session.pid`) and its exit code when it ended (`session.exit`).
 
 use std::fs::File;
@@ -45,9 +45,19 @@ pub fn last_activity(path: &Path) -> Option<std::time::SystemTime> {
     std::fs::metadata(path).and_then(|m| m.modified()).ok()
 }
 
-/// The launch file of the tmux session of the box whose marker is `marker`.
-pub fn launch_path(marker: &Path) -> PathBuf {
-    marker.with_file_name("session.launch")
+/// A launch file (`session.launch.<id>`) of the tmux session of the box whose marker
+/// is `marker`.
+pub fn launch_path(marker: &Path, id: &str) -> PathBuf {
+    marker.with_file_name(format!("session.launch.{id}"))
+}
+
+/// Is `path` one of the launch files of the box whose marker is `marker`?
+pub fn is_launch_path(marker: &Path, path: &Path) -> bool {
+    path.parent() == marker.parent()
+        && path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.starts_with("session.launch."))
 }
 
 /// Where the session's program writes the agent's exit code (128+signal) when it ends.
