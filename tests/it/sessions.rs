@@ -14,8 +14,11 @@ use crate::env::{write_exec, TestEnv, SANDBOX, TREEBOX};
 
 /// A fake agent that stays up: it writes what it was started with to
 /// `$HOME/agent-<box>.env`, appends its pid to `$HOME/agent.pids`, and exits with
-/// `$FAKE_EXIT` once `$STOP_DIR/stop-<box>` (default `$HOME`) exists.
+/// `$FAKE_EXIT` once `$STOP_DIR/stop-<box>` (default `$HOME`) exists; with `$DEAF`
+/// set it ignores hang-ups and terminations.
 const STAYING_AGENT: &str = r#"#!/bin/sh
+# With $DEAF set, it ignores hang-ups and terminations (as a stubborn agent might).
+[ -n "$DEAF" ] && trap '' HUP TERM
 {
   printf 'pid=%s\n' "$$"
   printf 'key=%s\n' "$MODEL_KEY"
@@ -334,6 +337,20 @@ fn forced_removal_ends_the_session_and_the_agent() {
     assert!(!env.box_path("doomed").exists());
     env.sandbox(&["down", "-f", "downed"]).ok();
     assert!(!process_exists(downed), "the agent outlived down -f");
+    // An agent deaf to the hang-up is killed all the same.
+    let o = env
+        .command(TREEBOX, &env.repo)
+        .args(["create", "-d", "deaf"])
+        .env("DEAF", "1")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{o:?}");
+    let deaf = pid_in(&started(&env.home, "deaf", 3));
+    env.treebox(&["teardown", "--force", "deaf"]).ok();
+    assert!(
+        !process_exists(deaf),
+        "a deaf agent outlived teardown --force"
+    );
     assert!(server.sessions().is_empty(), "{:?}", server.sessions());
 }
 
