@@ -212,10 +212,10 @@ impl Session {
         }
         let since = Instant::now();
         let mut polls = 0u32;
+        let pid_file = marker::pid_path(&self.marker);
         loop {
-            if marker::is_live(&self.marker) {
-                return Ok(());
-            }
+            // The program is running once its pid is written (it holds the marker by
+            // then); a program that could not start, or has already ended, says so.
             if let Some(report) = self.exit_report() {
                 return match report {
                     Report::SpawnFailed {
@@ -230,6 +230,9 @@ impl Session {
                     }),
                     Report::Code(_) => Ok(()),
                 };
+            }
+            if pid_file.exists() && marker::is_live(&self.marker) {
+                return Ok(());
             }
             polls += 1;
             if (polls % 20 == 0 && !self.exists()) || since.elapsed() > START_LIMIT {

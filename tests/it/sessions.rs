@@ -449,3 +449,19 @@ fn a_container_agent_runs_in_a_session_and_down_ends_it() {
         assert!(server.sessions().is_empty(), "{:?}", server.sessions());
     });
 }
+
+#[test]
+fn a_detached_agent_that_cannot_start_is_reported_as_in_the_foreground() {
+    let env = TestEnv::new();
+    let _server = Server::of(&env);
+    std::fs::remove_file(env.bin.join("claude")).unwrap();
+    let r = env.treebox(&["create", "-d", "nocli"]);
+    r.code(1);
+    assert!(
+        r.stderr
+            .contains("could not start `claude`: not found on PATH"),
+        "{r:?}"
+    );
+    assert!(r.stderr.contains("harnesses.<name>.program"), "{r:?}");
+    assert_eq!(session_of(&env, "nocli"), "none");
+}
