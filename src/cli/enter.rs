@@ -61,7 +61,10 @@ pub fn run(args: EnterArgs, ui: &mut Ui) -> Result<i32, CliError> {
     if args.detach {
         super::create::need_sessions()?;
     }
-    if !args.print && !args.json {
+    // Flags that must be checked against the box (or that ask for a re-sync) take the
+    // full path, which joins a live session at its end all the same.
+    let checks = args.isolation.is_some() || args.git_mode.is_some() || args.cold;
+    if !args.print && !args.json && !checks {
         if let Some(code) = rejoin(&args, ui)? {
             return Ok(code);
         }
