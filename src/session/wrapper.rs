@@ -152,13 +152,21 @@ pub enum ServeError {
 /// Whether a hang-up or termination was passed on to the process group already.
 static PASSED_ON: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
+/// The agent's pid, once it runs (0 before).
+static CHILD: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
+
 /// Signal handler: pass the first hang-up or termination on to the process group
-/// (this process included, which then ignores it: only the first one is passed on).
+/// (this process included, which then ignores it: only the first one is passed on),
+/// and to the agent's own group should it have made one (an interactive shell does).
 extern "C" fn pass_on(sig: libc::c_int) {
     if !PASSED_ON.swap(true, std::sync::atomic::Ordering::SeqCst) {
-        // SAFETY: kill(2) is async-signal-safe.
+        let child = CHILD.load(std::sync::atomic::Ordering::SeqCst);
+        // SAFETY: kill(2) is async-signal-safe; a group that does not exist is ESRCH.
         unsafe {
             libc::kill(0, sig);
+            if child > 1 {
+                libc::kill(-child, sig);
+            }
         }
     }
 }
@@ -233,6 +241,7 @@ pub fn serve(marker_path: &Path, launch_path: &Path) -> Result<i32, ServeError> 
             return Err(ServeError::Spawn { program, source });
         }
     };
+    CHILD.store(child.id() as i32, std::sync::atomic::Ordering::SeqCst);
     let _ = crate::state::atomic::write(&pid_path, format!("{}\n", child.id()).as_bytes(), 0o600);
     let code = match child.wait() {
         Ok(st) => crate::cmd::exit_code(st),
