@@ -465,3 +465,33 @@ fn a_detached_agent_that_cannot_start_is_reported_as_in_the_foreground() {
     assert!(r.stderr.contains("harnesses.<name>.program"), "{r:?}");
     assert_eq!(session_of(&env, "nocli"), "none");
 }
+
+#[test]
+fn up_on_a_terminal_opens_its_shell_in_a_session_and_returns_its_code() {
+    use std::io::Write;
+    let env = TestEnv::new();
+    let server = Server::of(&env);
+    let mut client = on_tty_running(&env, SANDBOX, "up --no-fetch shelled", &[]);
+    wait_for("the terminal to attach", || server.clients() == 1);
+    let names = server.sessions();
+    assert!(
+        names.len() == 1 && names[0].ends_with("/shelled"),
+        "{names:?}"
+    );
+    assert_eq!(session_of(&env, "shelled"), "live");
+    // What is typed reaches the shell in the box, through tmux.
+    let mut keys = client.stdin.take().unwrap();
+    keys.write_all(b"pwd > where.txt; exit 4\r").unwrap();
+    keys.flush().unwrap();
+    let status = client.wait().unwrap();
+    drop(keys);
+    assert_eq!(status.code(), Some(4), "{}", shown(&env));
+    let path = env.box_path("shelled");
+    assert_eq!(
+        std::fs::read_to_string(path.join("where.txt"))
+            .unwrap()
+            .trim(),
+        path.to_string_lossy()
+    );
+    assert_eq!(session_of(&env, "shelled"), "none");
+}
