@@ -329,6 +329,23 @@ impl Session {
         true
     }
 
+    /// When the session's window last showed output (tmux's `window_activity`: an
+    /// agent at work redraws its screen), if the session exists.
+    pub fn activity(&self) -> Option<std::time::SystemTime> {
+        if !self.exists() {
+            return None;
+        }
+        let out = self
+            .tmux()
+            .args(["display-message", "-p", "-t"])
+            .arg(format!("{}:", self.target()))
+            .arg("#{window_activity}")
+            .output()
+            .ok()?;
+        let secs: u64 = String::from_utf8_lossy(&out.stdout).trim().parse().ok()?;
+        Some(std::time::UNIX_EPOCH + Duration::from_secs(secs))
+    }
+
     /// What the session's program reported when the agent ended, if it did.
     fn exit_report(&self) -> Option<Report> {
         let text = crate::git::repo::read_plain(&marker::exit_path(&self.marker))?;
@@ -352,6 +369,12 @@ pub fn end(marker: &Path) {
     if let Ok(s) = Session::for_marker(marker) {
         s.end();
     }
+}
+
+/// When the session of the box whose marker is `marker` last showed output (for idle
+/// parking); `None` without a session.
+pub fn activity(marker: &Path) -> Option<std::time::SystemTime> {
+    Session::for_marker(marker).ok()?.activity()
 }
 
 /// The session program's last word, from `session.exit`.

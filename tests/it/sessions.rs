@@ -163,6 +163,7 @@ fn on_tty_running(env: &TestEnv, binary: &str, args: &str, extra: &[(&str, &str)
 fn a_detached_agent_is_live_protects_its_box_and_ends() {
     let env = env_with_agent();
     let server = Server::of(&env);
+    let before = std::time::SystemTime::now();
     let r = env.treebox(&["create", "-d", "solo", "--", "fix the bug"]);
     r.ok();
     let path = env.box_path("solo");
@@ -183,6 +184,21 @@ fn a_detached_agent_is_live_protects_its_box_and_ends() {
         "{started}"
     );
     assert!(started.contains("arg=fix the bug"), "{started}");
+    // The session's activity (what idle parking reads) is the agent's output.
+    let marker = env
+        .state_dir()
+        .join("treebox/repos")
+        .join(treebox::state::layout::repo_key(
+            &env.repo.join(".git").canonicalize().unwrap(),
+        ))
+        .join("boxes/solo/session.lock");
+    let seen = treebox::session::activity(&marker).expect("a live session's activity");
+    // (tmux counts whole seconds.)
+    assert!(
+        seen + Duration::from_secs(1) >= before,
+        "{seen:?} {before:?}"
+    );
+    assert!(seen <= std::time::SystemTime::now());
     // `git sandbox ls` sees the same session.
     let ls = env.sandbox(&["ls", "--json"]).ok().json();
     assert!(ls.to_string().contains("\"live\""), "{ls:#}");
@@ -207,6 +223,7 @@ fn a_detached_agent_is_live_protects_its_box_and_ends() {
     std::fs::write(env.home.join("stop-solo"), "").unwrap();
     wait_for("the session to end", || session_of(&env, "solo") == "none");
     assert!(server.sessions().is_empty());
+    assert_eq!(treebox::session::activity(&marker), None);
     env.treebox(&["teardown", "--force", "solo"]).ok();
 }
 
