@@ -336,7 +336,7 @@ _git__treebox() {
             return 0
             ;;
         git__treebox__subcmd__create)
-            opts="-q -v -h -V --checkout --base --no-fetch --no-launch --print --json --dry-run --cold --harness --isolation --git --template --firewall --quiet --verbose --color --help --version"
+            opts="-d -q -v -h -V --checkout --base --no-fetch --no-launch --detach --print --json --dry-run --cold --harness --isolation --git --template --firewall --quiet --verbose --color --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -400,7 +400,7 @@ _git__treebox() {
             return 0
             ;;
         git__treebox__subcmd__enter)
-            opts="-q -v -h -V --harness --isolation --git --cold --print --json --quiet --verbose --color --help --version"
+            opts="-d -q -v -h -V --harness --isolation --git --cold --print --detach --json --quiet --verbose --color --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -16,6 +16,8 @@
 //!   and builds every `git` subprocess with exec-shaped config pinned inert.
 //! - [`state`] owns the host-side bookkeeping (records, locks), outside every box; its
 //!   [`state::Store`] is the only code that spells the on-disk layout.
+//! - [`session`] runs the agent in a tmux session on treebox's own socket, so it
+//!   outlives the terminal that started it (SPEC §7a).
 //! - [`template`] (operator-owned container templates), [`doctor`] (checks as data) and
 //!   [`maintain`] (park, prune) are the other engine rooms.
 //! - [`guard`] is the pure pre-push decision; [`guard::hook`] is the small runtime that
@@ -51,6 +53,7 @@ pub mod plan;
 pub mod provision;
 pub mod runner;
 pub mod sanitize;
+pub mod session;
 pub mod state;
 mod suggest;
 pub mod teardown;

@@ -234,6 +234,9 @@ fn remove_locked(
 ) -> Result<Removed, TeardownError> {
     let entry = &target.entry;
     check_box_path(&entry.path, layout, repo)?;
+    // A live session was decided on (refused, asked, or forced): end it, so the agent
+    // is gone before its box is.
+    crate::session::end(&layout.session_path(&entry.leaf));
     // The container first: with the engine down, nothing is removed and the box stays
     // whole, so a later teardown (or `git sandbox prune`) finishes the job.
     if let Some(c) = entry.record.as_ref().and_then(|r| r.container.as_ref()) {

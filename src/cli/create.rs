@@ -1,4 +1,11 @@
 //! `git treebox create`: provision a box, then launch the agent in it.
+//!
+//! Launching (here for `create`, and through [`launch`] for `enter`, `git sandbox
+//! attach` and `up`) follows SPEC §7a: on a terminal with tmux, the agent runs in the
+//! box's session on treebox's own socket and this terminal attaches to it (to the live
+//! one, when there is one); `-d` starts the session without attaching; without a
+//! terminal (and without `-d`), or without tmux, the agent is a foreground child. The
+//! command exits with the agent's code (128+signal) whenever it ends while attached.
 
 use clap::Args;
 
@@ -29,6 +36,10 @@ pub struct CreateArgs {
     /// Provision only; do not launch the agent.
     #[arg(long)]
     pub no_launch: bool,
+    /// Detached: start the agent in its session (tmux, on treebox's own socket) without
+    /// attaching, and print the box path. `git treebox enter NAME` attaches later.
+    #[arg(short = 'd', long, conflicts_with_all = ["no_launch", "print", "json"])]
+    pub detach: bool,
     /// Provision, then print the launch command as one shell-quoted line.
     #[arg(long, conflicts_with_all = ["json", "no_launch"])]
     pub print: bool,
@@ -122,8 +133,20 @@ pub fn run(args: CreateArgs, ui: &mut Ui) -> Result<i32, CliError> {
         }
         return Ok(error::OK);
     }
+    if args.detach {
+        // Refused before anything is made: a detached agent needs a session host.
+        need_sessions()?;
+    }
     let created = provision::create(&req, &cfg, ui)?;
-    hand_off(&created, ui, args.print, args.json)
+    hand_off(&created, ui, args.print, args.json, args.detach)
+}
+
+/// `-d` needs tmux: refuse (exit 1) before anything is written when it is missing.
+pub fn need_sessions() -> Result<(), CliError> {
+    if crate::session::available() {
+        return Ok(());
+    }
+    Err(from_session(crate::session::missing()))
 }
 
 /// The last pipeline step: launch, print, or describe the box.
@@ -132,6 +155,7 @@ pub fn hand_off(
     ui: &mut Ui,
     print: bool,
     json_out: bool,
+    detach: bool,
 ) -> Result<i32, CliError> {
     let plan = &created.plan;
     let launching = plan.launch && !print && !json_out;
@@ -153,8 +177,146 @@ pub fn hand_off(
         ui.out(&plan.path.to_string_lossy());
         return Ok(error::OK);
     }
+    let in_session = super::runner_for(&created.record, true)?;
+    let how = Launching {
+        marker: &created.session_path,
+        detach,
+        again: format!("git treebox enter {}", crate::cmd::quote(&plan.name)),
+        path: &plan.path,
+        overrides: false,
+    };
+    self::launch(
+        &how,
+        |tty| match tty {
+            true => in_session.exec(&plan.path, &plan.name, &plan.launch_argv),
+            false => launch.clone(),
+        },
+        ui,
+    )
+}
+
+/// How a launching command meets the box's session.
+pub struct Launching<'a> {
+    /// The box's session marker (`Layout::session_path`).
+    pub marker: &'a std::path::Path,
+    /// `-d`: start the session, do not attach.
+    pub detach: bool,
+    /// The command that attaches to the session later.
+    pub again: String,
+    /// The box, printed on stdout by a detached start.
+    pub path: &'a std::path::Path,
+    /// The command asked for a program or arguments of its own (`--harness`, `-- ARGS`),
+    /// which a live session, re-attached, does not take.
+    pub overrides: bool,
+}
+
+/// Launch the program `build(tty)` builds (`tty`: it will have a terminal) as SPEC §7a
+/// says: detached, attached through tmux (re-attaching to a live session instead of
+/// starting a second program), or as a foreground child without a terminal or tmux.
+pub fn launch(how: &Launching, build: impl Fn(bool) -> Cmd, ui: &mut Ui) -> Result<i32, CliError> {
+    use crate::session::Session;
+    let tmux = how.detach || (ui.stdin_is_tty() && crate::session::available());
+    if !tmux {
+        ui.finish();
+        return launch_in_session(&build(ui.stdin_is_tty()), how.marker, ui);
+    }
+    let session = Session::for_marker(how.marker).map_err(from_session)?;
+    let live = session.exists();
+    if live && how.overrides {
+        ui.warning(&format!(
+            "session `{}` is already running: attaching to it as it is (the agent and arguments asked for are not used)",
+            session.name()
+        ));
+    }
+    if !live {
+        if let Err(e) = session.start(&build(true)) {
+            // Another command started it a moment ago: join that one.
+            if !matches!(e, crate::session::SessionError::Tmux(_)) || !session.exists() {
+                return Err(from_session(e));
+            }
+        }
+    }
+    join(&session, how, live, ui)
+}
+
+/// Attach to `session` (or, with `-d`, say it runs and print the box path); `live`: it
+/// was running before this command.
+pub fn join(
+    session: &crate::session::Session,
+    how: &Launching,
+    live: bool,
+    ui: &mut Ui,
+) -> Result<i32, CliError> {
+    use crate::session::Ended;
+    if how.detach {
+        ui.info(&format!(
+            "{} in session `{}`; attach with `{}`",
+            if live { "already running" } else { "started" },
+            session.name(),
+            how.again
+        ));
+        ui.out(&how.path.to_string_lossy());
+        return Ok(error::OK);
+    }
     ui.finish();
-    launch_in_session(&launch, &created.session_path, ui)
+    match session.attach().map_err(from_session)? {
+        Ended::Exited(code) => Ok(code),
+        Ended::Detached => {
+            ui.info(&format!(
+                "detached; session `{}` runs on. Attach again with `{}`",
+                session.name(),
+                how.again
+            ));
+            Ok(error::OK)
+        }
+    }
+}
+
+/// A session failure as the user sees it.
+pub(crate) fn from_session(e: crate::session::SessionError) -> CliError {
+    use crate::session::SessionError as S;
+    match &e {
+        S::NoTmux { .. } => CliError::new(
+            ErrorKind::Launch,
+            "cannot start a detached session: tmux is not installed",
+        )
+        .hint("Install tmux (e.g. `sudo apt-get install tmux`), or run it without -d to keep the agent in this terminal."),
+        S::Spawn {
+            program,
+            not_found: true,
+            ..
+        } => CliError::new(
+            ErrorKind::HarnessMissing,
+            format!(
+                "could not start `{}`: not found on PATH",
+                crate::sanitize::line(program)
+            ),
+        )
+        .hint("Install the agent CLI, or point `harnesses.<name>.program` in the config at it."),
+        _ => CliError::of(ErrorKind::Launch, e),
+    }
+}
+
+/// The program of a tmux session (`<exe> __treebox-session <marker> <launch>`): run the agent,
+/// record its exit code, exit with it.
+pub fn serve_session(marker: &std::path::Path, launch: &std::path::Path) -> i32 {
+    match crate::session::serve(marker, launch) {
+        Ok(code) => code,
+        Err(e) => {
+            let code = match &e {
+                crate::session::ServeError::Spawn { source, .. }
+                    if source.kind() == std::io::ErrorKind::NotFound =>
+                {
+                    127
+                }
+                crate::session::ServeError::Spawn { .. } => 126,
+                _ => error::RUNTIME,
+            };
+            let mut ui = Ui::new(super::ui::UiOptions::default());
+            ui.error(&CliError::of(ErrorKind::Launch, e));
+            code
+        }
+    }
 }
 
 /// Launch the agent while holding the box's session marker, so `list` shows the

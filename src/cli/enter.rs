@@ -1,4 +1,6 @@
-//! `git treebox enter REF`: bring a box up to date, then launch the agent in it.
+//! `git treebox enter REF`: bring a box up to date, then launch the agent in it — or,
+//! on a terminal, attach to the agent's live session (SPEC §7a); `-d` starts the
+//! session without attaching. Launching is [`super::create::launch`].
 
 use super::json::{env_word, Document, EnterDocument, Launch, V1};
 use clap::Args;
@@ -28,6 +30,10 @@ pub struct EnterArgs {
     /// Print the launch command as one shell-quoted line instead of launching.
     #[arg(long, conflicts_with = "json")]
     pub print: bool,
+    /// Detached: start the agent in the box's session (tmux) without attaching, unless
+    /// one is live already; print the box path.
+    #[arg(short = 'd', long, conflicts_with_all = ["print", "json"])]
+    pub detach: bool,
     /// Print the result as JSON instead of launching.
     #[arg(long)]
     pub json: bool,
@@ -52,6 +58,17 @@ pub fn run(args: EnterArgs, ui: &mut Ui) -> Result<i32, CliError> {
         extra_args: args.args.clone(),
         state_root: None,
     };
+    if args.detach {
+        super::create::need_sessions()?;
+    }
+    // Flags that must be checked against the box (or that ask for a re-sync) take the
+    // full path, which joins a live session at its end all the same.
+    let checks = args.isolation.is_some() || args.git_mode.is_some() || args.cold;
+    if !args.print && !args.json && !checks {
+        if let Some(code) = rejoin(&args, ui)? {
+            return Ok(code);
+        }
+    }
     let entered = enter::enter(&req, &cfg, ui).map_err(|e| {
         let here = crate::git::Repo::discover(&req.cwd).ok();
         super::box_elsewhere(
@@ -93,6 +110,63 @@ pub fn run(args: EnterArgs, ui: &mut Ui) -> Result<i32, CliError> {
         ui.out(&launch.to_string());
         return Ok(error::OK);
     }
-    ui.finish();
-    super::create::launch_in_session(&launch, &entered.session_path, ui)
+    let in_session = super::runner_for(r, true)?;
+    let how = super::create::Launching {
+        marker: &entered.session_path,
+        detach: args.detach,
+        again: format!("git treebox enter {}", crate::cmd::quote(&r.name)),
+        path: &r.path,
+        overrides: args.harness.is_some() || !args.args.is_empty(),
+    };
+    super::create::launch(
+        &how,
+        |tty| match tty {
+            true => in_session.exec(&r.path, &r.name, &entered.launch_argv),
+            false => launch.clone(),
+        },
+        ui,
+    )
+}
+
+/// The box's agent session, when one is live and this command would attach to it (or,
+/// with `-d`, leave it be): joined as it is, without touching the box — no setup
+/// re-sync under a running agent. `None`: no live session (or no box by that name, which
+/// the full path reports), so the agent is launched as usual.
+fn rejoin(args: &EnterArgs, ui: &mut Ui) -> Result<Option<i32>, CliError> {
+    use crate::session::Session;
+    let joins = args.detach || (ui.stdin_is_tty() && crate::session::available());
+    if !joins {
+        return Ok(None);
+    }
+    let Ok((repo, layout)) = super::here() else {
+        return Ok(None);
+    };
+    let Ok(entry) = crate::boxes::find(&repo, &layout, &args.reference) else {
+        return Ok(None);
+    };
+    let marker = layout.session_path(&entry.leaf);
+    let Ok(session) = Session::for_marker(&marker) else {
+        return Ok(None);
+    };
+    if !session.exists() {
+        return Ok(None);
+    }
+    let how = super::create::Launching {
+        marker: &marker,
+        detach: args.detach,
+        again: format!(
+            "git treebox enter {}",
+            crate::cmd::quote(entry.leaf.as_str())
+        ),
+        path: &entry.path,
+        overrides: args.harness.is_some() || !args.args.is_empty(),
+    };
+    if how.overrides {
+        ui.warning(&format!(
+            "session `{}` is already running: attaching to it as it is (the agent and arguments asked for are not used)",
+            session.name()
+        ));
+    }
+    // Should the agent end in the meantime, attaching reports its exit code.
+    super::create::join(&session, &how, true, ui).map(Some)
 }

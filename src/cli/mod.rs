@@ -85,6 +85,9 @@ pub enum TreeboxCommand {
 
 /// Entry point of `git-treebox`: returns the process exit code.
 pub fn treebox_main() -> i32 {
+    if let Some((marker, launch)) = crate::session::wrapper_marker() {
+        return create::serve_session(&marker, &launch);
+    }
     let cli = match TreeboxCli::try_parse() {
         Ok(c) => c,
         Err(e) => return clap_exit(e),
@@ -123,6 +126,9 @@ pub fn treebox_main() -> i32 {
 
 /// Entry point of `git-sandbox`.
 pub fn sandbox_main() -> i32 {
+    if let Some((marker, launch)) = crate::session::wrapper_marker() {
+        return create::serve_session(&marker, &launch);
+    }
     let cli = match sandbox::SandboxCli::try_parse() {
         Ok(c) => c,
         Err(e) => return clap_exit(e),

@@ -1,7 +1,7 @@
 //! `doctor`: checks of the machine and the repository, as data.
 //!
 //! [`run_checks`] looks at what treebox depends on — the git CLI, the repository, the
-//! user running it, each harness CLI and its login dir, the canonical `.env`, access to
+//! user running it, tmux (the session host), each harness CLI and its login dir, the canonical `.env`, access to
 //! `origin`, the engine of the chosen runner, and the repository's broken boxes — and
 //! returns one [`Check`] per item, in a fixed order with stable names. It never prints and never picks an exit code:
 //! `cli/doctor.rs` does both (a [`Status::Fail`] is exit 1, advisories are not).
@@ -16,7 +16,7 @@
 //! - this file: [`Check`], [`Status`] and [`run_checks`], which orders the checks;
 //! - `probe`: running a probe within [`PROBE_TIMEOUT`] ([`output_within`]) and asking
 //!   an engine for its version;
-//! - one file per subject: `system` (git, repository, uid), `harness` (harness CLIs
+//! - one file per subject: `system` (git, repository, uid, sessions), `harness` (harness CLIs
 //!   and their login dirs), `env` (the canonical `.env`), `origin` (`git ls-remote`),
 //!   `runner` (the chosen isolation and its engine), `boxes` (broken boxes).
 
@@ -45,7 +45,7 @@ use env::check_env;
 use harness::check_harness;
 use origin::check_origin;
 use runner::check_runner;
-use system::{check_git, check_repo, check_uid};
+use system::{check_git, check_repo, check_sessions, check_uid};
 
 /// How bad a finding is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -72,7 +72,7 @@ impl Status {
 /// One finding.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Check {
-    /// A stable id: `git`, `repo`, `uid`, `harness.claude`, `harness.codex`, `env`,
+    /// A stable id: `git`, `repo`, `uid`, `sessions`, `harness.claude`, `harness.codex`, `env`,
     /// `origin`, `runner`, `boxes`.
     pub name: &'static str,
     pub status: Status,
@@ -128,7 +128,12 @@ pub fn run_checks(cwd: &Path, cfg: &UserConfig, isolation_flag: Option<&str>) ->
                 .unwrap_or_else(|_| Check::new("runner", Status::Fail, "the runner check crashed")),
         )
     });
-    let mut checks = vec![check_git(cwd), check_repo(cwd, &repo), check_uid()];
+    let mut checks = vec![
+        check_git(cwd),
+        check_repo(cwd, &repo),
+        check_uid(),
+        check_sessions(),
+    ];
     let default = cfg.harness.unwrap_or_default();
     for h in Harness::ALL {
         checks.push(check_harness(h, h == default, cfg, cwd));

@@ -1,5 +1,6 @@
 //! Checks of the machine itself: the git CLI (`git`), the repository doctor was run in
-//! (`repo`), and the user running it (`uid`).
+//! (`repo`), the user running it (`uid`), and tmux, which hosts the agents' sessions
+//! (`sessions`).
 
 use std::path::Path;
 
@@ -97,6 +98,24 @@ pub(super) fn check_uid() -> Check {
         )
     } else {
         Check::new("uid", Status::Ok, format!("uid {uid}, gid {gid}"))
+    }
+}
+
+/// tmux hosts the sessions that outlive the terminal (SPEC §7a); without it the agent
+/// runs as a foreground child of the command, which is an advisory, not a failure.
+pub(super) fn check_sessions() -> Check {
+    match crate::session::version() {
+        Some(v) => Check::new(
+            "sessions",
+            Status::Ok,
+            format!("{v}: agents run in sessions that outlive the terminal"),
+        ),
+        None => Check::new(
+            "sessions",
+            Status::Advisory,
+            "tmux not found: agents run in the foreground of the command that starts them, so closing the terminal ends them, `-d` is refused, and there is no session to re-attach to",
+        )
+        .hint("Install tmux (e.g. `sudo apt-get install tmux`)."),
     }
 }
 

@@ -115,6 +115,9 @@ pub fn park_idle(
             if idle < limit {
                 continue;
             }
+            // Stopping the container ends its sessions (SPEC §7a): end the tmux one
+            // first, so no client is left attached to a dead exec.
+            crate::session::end(&store.session_path(&leaf));
             engine.stop(&c.name).output()?;
             let p = Parked {
                 name: record.name.clone(),

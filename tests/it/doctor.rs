@@ -7,10 +7,11 @@ use serde_json::Value;
 
 use crate::env::{Run, TestEnv};
 
-const NAMES: [&str; 9] = [
+const NAMES: [&str; 10] = [
     "git",
     "repo",
     "uid",
+    "sessions",
     "harness.claude",
     "harness.codex",
     "env",

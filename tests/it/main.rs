@@ -24,5 +24,6 @@ mod sandboxed;
 mod sandboxed_hostile;
 mod schema;
 mod screens;
+mod sessions;
 mod status;
 mod template;

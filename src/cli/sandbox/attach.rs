@@ -1,8 +1,10 @@
-//! `git sandbox attach NAME`: open a login shell in a box.
+//! `git sandbox attach NAME`: on a terminal, attach to the box's live session (the
+//! agent's, or a shell's), or start a login shell in a new one (SPEC §7a); without a
+//! terminal or tmux, a login shell as a foreground child.
 //!
-//! It holds the box's session marker while the shell runs, so a concurrent `down`
-//! sees a live session and asks (or refuses) instead of pulling the box away. Called
-//! from `sandbox::run`; the box is found and started by `sandbox::target`.
+//! Whatever runs holds the box's session marker, so a concurrent `down` sees a live
+//! session and asks (or refuses) instead of pulling the box away. Called from
+//! `sandbox::run`; the box is found and its container started by `sandbox::target`.
 
 use clap::Args;
 
@@ -18,7 +20,20 @@ pub struct AttachArgs {
 pub fn run(a: AttachArgs, ui: &mut Ui) -> Result<i32, CliError> {
     let _cfg = crate::cli::load_config()?;
     let t = super::target(&a.name, ui.stdin_is_tty())?;
-    let cmd = t.runner.shell(&t.path, &t.leaf);
-    ui.finish();
-    crate::cli::create::launch_in_session(&cmd, &t.session, ui)
+    let in_session = super::target_runner(&t, true)?;
+    let how = crate::cli::create::Launching {
+        marker: &t.session,
+        detach: false,
+        again: format!("git sandbox attach {}", crate::cmd::quote(&t.leaf)),
+        path: &t.path,
+        overrides: false,
+    };
+    crate::cli::create::launch(
+        &how,
+        |tty| match tty {
+            true => in_session.shell(&t.path, &t.leaf),
+            false => t.runner.shell(&t.path, &t.leaf),
+        },
+        ui,
+    )
 }

@@ -101,6 +101,8 @@ fn down_folder(
             crate::cmd::quote(&record.name)
         )));
     }
+    // Forced or not live: a session that remains (starting, ending) ends with the box.
+    crate::session::end(&layout.session_path(&leaf));
     crate::folder::remove(layout, record)?;
     if a.json {
         // Only bookkeeping went: the folder itself stays.

@@ -55,7 +55,7 @@ pub struct SandboxCli {
 pub enum SandboxCommand {
     /// Provision a box (like `git treebox create NAME --no-launch`) and open a shell in it.
     Up(up::UpArgs),
-    /// Open a login shell in a box.
+    /// Attach to a box's live session (its agent, or a shell), or open a login shell in it.
     Attach(attach::AttachArgs),
     /// Run a command in a box (no shell) and exit with its code.
     Run(run::RunArgs),
@@ -165,6 +165,7 @@ pub(crate) fn find(name: &str) -> Result<InRepo, CliError> {
 /// and where the box is (for the working directory and the session marker).
 struct Target {
     runner: Box<dyn crate::runner::Runner>,
+    record: crate::state::Record,
     path: std::path::PathBuf,
     leaf: String,
     session: std::path::PathBuf,
@@ -217,7 +218,13 @@ fn target(name: &str, tty: bool) -> Result<Target, CliError> {
         path: record.path.clone(),
         session: layout.session_path(&leaf),
         leaf: leaf.to_string(),
+        record,
     })
+}
+
+/// The target's runner, giving a container exec a terminal or not (`tty`).
+fn target_runner(t: &Target, tty: bool) -> Result<Box<dyn crate::runner::Runner>, CliError> {
+    crate::cli::runner_for(&t.record, tty)
 }
 
 /// Where the box `clone_box` found keeps its git data.

@@ -1,5 +1,8 @@
 //! `git sandbox up NAME`: provision a box exactly like `git treebox create NAME
-//! --no-launch`, then open a shell in it unless `-d` (or `--json`).
+//! --no-launch`, then open a shell in it unless `-d` (or `--json`): on a terminal in
+//! the box's session, as `attach` does (SPEC §7a). `-d` provisions only and prints
+//! the box path — no shell, no session (an idle shell nobody sees would only hold the
+//! box as live).
 //!
 //! Outside a git repository the box is the folder itself (see [`crate::folder`]): a
 //! git mode or branch asked for by flag is refused there. Called from
@@ -93,11 +96,30 @@ pub fn run(a: UpArgs, ui: &mut Ui) -> Result<i32, CliError> {
         ui.out(&path.to_string_lossy());
         return Ok(error::OK);
     }
-    let runner = crate::cli::runner_for(&created.record, ui.stdin_is_tty())?;
-    ui.finish();
-    crate::cli::create::launch_in_session(
-        &runner.shell(&path, &created.plan.name),
-        &created.session_path,
+    shell_in_session(&created.record, &created.session_path, ui)
+}
+
+/// `up`'s shell, in the box's session like `attach`'s (SPEC §7a).
+fn shell_in_session(
+    r: &crate::state::Record,
+    marker: &std::path::Path,
+    ui: &mut Ui,
+) -> Result<i32, CliError> {
+    let plain = crate::cli::runner_for(r, ui.stdin_is_tty())?;
+    let in_session = crate::cli::runner_for(r, true)?;
+    let how = crate::cli::create::Launching {
+        marker,
+        detach: false,
+        again: format!("git sandbox attach {}", crate::cmd::quote(&r.name)),
+        path: &r.path,
+        overrides: false,
+    };
+    crate::cli::create::launch(
+        &how,
+        |tty| match tty {
+            true => in_session.shell(&r.path, &r.name),
+            false => plain.shell(&r.path, &r.name),
+        },
         ui,
     )
 }
@@ -182,7 +204,5 @@ fn up_folder(
         ui.out(&r.path.to_string_lossy());
         return Ok(error::OK);
     }
-    let runner = crate::cli::runner_for(r, ui.stdin_is_tty())?;
-    ui.finish();
-    crate::cli::create::launch_in_session(&runner.shell(&r.path, &r.name), &done.session_path, ui)
+    shell_in_session(r, &done.session_path, ui)
 }

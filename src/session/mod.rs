@@ -1,0 +1,389 @@
+//! Sessions that outlive the terminal (SPEC §7a): the agent (or `up`'s shell) runs in
+//! a tmux session on treebox's own socket, executing into the box — the host runner's
+//! process, or `docker`/`podman exec -it` into the container.
+//!
+//! - One server per state root, on `<state root>/tmux.sock` (never the user's own
+//!   tmux); one session per box, named `<repo-key>/<leaf>` (see
+//!   [`crate::state::session::session_name`]).
+//! - The session's program is treebox's own binary in [`wrapper`] mode: it holds the
+//!   box's session marker (so `list`/`ls`/`teardown` see the session as live exactly
+//!   while it runs), runs the agent with the environment of the command that started
+//!   the session (written to a 0600 launch file, never to argv, and never taken from
+//!   the tmux server's global environment, which is whoever started the server), and
+//!   writes the agent's exit code (128+signal) to a host-owned file, which tmux itself
+//!   does not pass on. [`Session::attach`] reports it when the session ends while
+//!   attached.
+//! - Ending a session (teardown/down `--force`, park) kills it and waits until the
+//!   agent is gone.
+//!
+//! Without tmux ([`available`] false) the CLI keeps the foreground child it always had.
+//! Called by `cli/` (create, enter, sandbox attach/up), [`crate::teardown`] and
+//! [`crate::maintain::park`].
+
+mod wrapper;
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use crate::cmd::{Cmd, CmdError};
+use crate::state::session as marker;
+
+pub use wrapper::{serve, wrapper_marker, ServeError, WRAPPER_ARG};
+
+/// A box's tmux session (which may or may not exist right now).
+#[derive(Debug, Clone)]
+pub struct Session {
+    marker: PathBuf,
+    name: String,
+    socket: PathBuf,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum SessionError {
+    #[error("tmux is not installed (or `{program}` does not run)")]
+    NoTmux { program: String },
+    #[error("{path} is not a box's session marker", path = .path.display())]
+    NotAMarker { path: PathBuf },
+    #[error("could not write {}", .path.display())]
+    Write {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot find treebox's own program to run in the session")]
+    Exe(#[source] std::io::Error),
+    #[error(transparent)]
+    Tmux(#[from] CmdError),
+    #[error("session `{name}` did not start")]
+    NotStarted { name: String },
+    #[error("could not start `{program}` in session `{name}`: {reason}")]
+    Spawn {
+        name: String,
+        program: String,
+        reason: String,
+        not_found: bool,
+    },
+    #[error("session `{name}` ended without reporting the agent's exit code")]
+    NoExitCode { name: String },
+}
+
+/// How an attached client came back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ended {
+    /// The user detached; the session runs on.
+    Detached,
+    /// The program exited with this code (128+signal when killed).
+    Exited(i32),
+}
+
+/// The tmux program: `$TREEBOX_TMUX`, else `tmux` on PATH.
+fn program() -> OsString {
+    std::env::var_os("TREEBOX_TMUX")
+        .filter(|p| !p.is_empty())
+        .unwrap_or_else(|| "tmux".into())
+}
+
+/// `tmux -V`, when tmux runs at all.
+pub fn version() -> Option<String> {
+    let out = Cmd::new(program()).arg("-V").output().ok()?;
+    Some(String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+/// Can sessions be made on this machine?
+pub fn available() -> bool {
+    version().is_some()
+}
+
+/// The error for a machine without tmux.
+pub fn missing() -> SessionError {
+    SessionError::NoTmux {
+        program: program().to_string_lossy().into_owned(),
+    }
+}
+
+/// The longest socket path tmux can bind (`sun_path` holds 108 bytes, with a margin).
+const SOCKET_MAX: usize = 100;
+/// How long a new session may take to show its program running.
+const START_LIMIT: Duration = Duration::from_secs(15);
+/// How long an ended session's agent may take to go after its terminal hung up.
+const END_GRACE: Duration = Duration::from_secs(5);
+
+impl Session {
+    /// The session of the box whose session marker is `marker`
+    /// (`Layout::session_path`).
+    pub fn for_marker(marker: &Path) -> Result<Session, SessionError> {
+        let not = || SessionError::NotAMarker {
+            path: marker.to_path_buf(),
+        };
+        Ok(Session {
+            marker: marker.to_path_buf(),
+            name: marker::session_name(marker).ok_or_else(not)?,
+            socket: marker::socket_path(marker).ok_or_else(not)?,
+        })
+    }
+
+    /// The session's name on treebox's socket.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// `-t` for this session, matched exactly (no prefix or pattern matching).
+    fn target(&self) -> String {
+        format!("={}", self.name)
+    }
+
+    /// A tmux client command on treebox's socket. `TMUX` is dropped so that a client
+    /// started from inside the user's own tmux is not refused as nested.
+    fn tmux(&self) -> Cmd {
+        let c = Cmd::new(program()).env_remove("TMUX").cwd("/");
+        // A socket path tmux cannot bind (sun_path holds 108 bytes): a named socket in
+        // tmux's own directory, still one per state root.
+        if self.socket.as_os_str().len() > SOCKET_MAX {
+            let key = crate::state::layout::repo_key(&self.socket);
+            c.args(["-L".to_string(), format!("treebox-{key}")])
+        } else {
+            c.arg("-S").arg(&self.socket)
+        }
+    }
+
+    /// Does the session exist now (its program may be starting or ending)?
+    pub fn exists(&self) -> bool {
+        if self.socket.as_os_str().len() <= SOCKET_MAX && !self.socket.exists() {
+            return false; // no server on treebox's socket, no session
+        }
+        self.tmux()
+            .args(["has-session", "-t", &self.target()])
+            .output()
+            .is_ok()
+    }
+
+    /// Start the session detached, running `cmd` (as the runner built it, with a
+    /// terminal) with this process's environment plus `cmd`'s changes. Returns once
+    /// the program runs (the box's session is live) or has already ended.
+    pub fn start(&self, cmd: &Cmd) -> Result<(), SessionError> {
+        if !self.exists() {
+            // What an earlier session left (never a running one's files).
+            for stale in [
+                marker::exit_path(&self.marker),
+                marker::pid_path(&self.marker),
+            ] {
+                let _ = std::fs::remove_file(stale);
+            }
+        }
+        // A launch file of its own: two commands starting the same box's session at
+        // once never read each other's (the second one's tmux refuses the name).
+        let launch = marker::launch_path(&self.marker, &launch_id());
+        if let Some(dir) = launch.parent() {
+            std::fs::create_dir_all(dir).map_err(|source| SessionError::Write {
+                path: dir.to_path_buf(),
+                source,
+            })?;
+        }
+        crate::state::atomic::write(&launch, &wrapper::encode(cmd), 0o600).map_err(|source| {
+            SessionError::Write {
+                path: launch.clone(),
+                source,
+            }
+        })?;
+        if let Some(dir) = self.socket.parent() {
+            let _ = std::fs::create_dir_all(dir);
+        }
+        let exe = std::env::current_exe().map_err(SessionError::Exe)?;
+        let cwd = cmd.cwd.clone().unwrap_or_else(|| PathBuf::from("/"));
+        let started = self
+            .tmux()
+            .args(["new-session", "-d", "-s", &self.name, "-c"])
+            .arg(&cwd)
+            .arg("--")
+            .arg(&exe)
+            .arg(WRAPPER_ARG)
+            .arg(&self.marker)
+            .arg(&launch)
+            // The user's tmux.conf stays in force, but not the options that would
+            // keep a finished session around or end a detached one (no `-t`: the
+            // session just made).
+            .args([";", "set-option", "destroy-unattached", "off"])
+            .args([";", "set-option", "-w", "remain-on-exit", "off"])
+            .output();
+        if let Err(e) = started {
+            let _ = std::fs::remove_file(&launch);
+            return Err(e.into());
+        }
+        let since = Instant::now();
+        let mut polls = 0u32;
+        let pid_file = marker::pid_path(&self.marker);
+        loop {
+            // The program is running once its pid is written (it holds the marker by
+            // then); a program that could not start, or has already ended, says so.
+            if let Some(report) = self.exit_report() {
+                return match report {
+                    Report::SpawnFailed {
+                        program,
+                        reason,
+                        not_found,
+                    } => Err(SessionError::Spawn {
+                        name: self.name.clone(),
+                        program,
+                        reason,
+                        not_found,
+                    }),
+                    Report::Code(_) => Ok(()),
+                };
+            }
+            if pid_file.exists() && marker::is_live(&self.marker) {
+                return Ok(());
+            }
+            polls += 1;
+            if (polls % 20 == 0 && !self.exists()) || since.elapsed() > START_LIMIT {
+                // The program never ran (or ran and vanished without a word).
+                if self.exit_report().is_none() {
+                    return Err(SessionError::NotStarted {
+                        name: self.name.clone(),
+                    });
+                }
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// Attach this terminal to the session until the user detaches or it ends.
+    pub fn attach(&self) -> Result<Ended, SessionError> {
+        let mut client = self
+            .tmux()
+            .args(["attach-session", "-t", &self.target()])
+            .env_remove("TMUX_PANE");
+        if std::env::var_os("TERM").is_none_or(|t| t.is_empty()) {
+            // tmux needs to know the terminal; a plain one is the safe guess.
+            client = client.env("TERM", "xterm");
+        }
+        let status = client.run_in_foreground();
+        if self.exists() {
+            return Ok(Ended::Detached);
+        }
+        match self.exit_report() {
+            Some(Report::Code(c)) => Ok(Ended::Exited(c)),
+            Some(Report::SpawnFailed {
+                program,
+                reason,
+                not_found,
+            }) => Err(SessionError::Spawn {
+                name: self.name.clone(),
+                program,
+                reason,
+                not_found,
+            }),
+            None => match status {
+                Err(source) => Err(SessionError::Tmux(CmdError::Spawn {
+                    line: client.short(),
+                    source,
+                })),
+                Ok(_) => Err(SessionError::NoExitCode {
+                    name: self.name.clone(),
+                }),
+            },
+        }
+    }
+
+    /// End the session: kill it (its terminal hangs up, which ends the agent) and
+    /// wait until the agent is gone; an agent that outlives the hang-up by
+    /// [`END_GRACE`] is killed. Quietly nothing when there is no session.
+    pub fn end(&self) {
+        let pid_file = marker::pid_path(&self.marker);
+        let had = self.exists();
+        if had {
+            let _ = self
+                .tmux()
+                .args(["kill-session", "-t", &self.target()])
+                .output();
+        }
+        if !had && !pid_file.exists() {
+            return;
+        }
+        if self.wait_gone(&pid_file, END_GRACE) {
+            return;
+        }
+        // Still held: the program waits on an agent that ignored the hang-up. The pid
+        // is the agent's while the marker is held (the program has not reaped it).
+        let pid = crate::git::repo::read_plain(&pid_file)
+            .and_then(|t| t.trim().parse::<i32>().ok())
+            .filter(|p| *p > 1);
+        if let (Some(pid), true) = (pid, marker::is_live(&self.marker)) {
+            // SAFETY: kill(2) with a pid and a signal number touches no memory.
+            unsafe {
+                libc::kill(pid, libc::SIGKILL);
+            }
+            self.wait_gone(&pid_file, END_GRACE);
+        }
+    }
+
+    /// Wait until the session's program has let go of the agent (its pid file gone).
+    fn wait_gone(&self, pid_file: &Path, limit: Duration) -> bool {
+        let since = Instant::now();
+        while pid_file.exists() && marker::is_live(&self.marker) {
+            if since.elapsed() > limit {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        true
+    }
+
+    /// When the session's window last showed output (tmux's `window_activity`: an
+    /// agent at work redraws its screen), if the session exists.
+    pub fn activity(&self) -> Option<std::time::SystemTime> {
+        if !self.exists() {
+            return None;
+        }
+        let out = self
+            .tmux()
+            .args(["display-message", "-p", "-t"])
+            .arg(format!("{}:", self.target()))
+            .arg("#{window_activity}")
+            .output()
+            .ok()?;
+        let secs: u64 = String::from_utf8_lossy(&out.stdout).trim().parse().ok()?;
+        Some(std::time::UNIX_EPOCH + Duration::from_secs(secs))
+    }
+
+    /// What the session's program reported when the agent ended, if it did.
+    fn exit_report(&self) -> Option<Report> {
+        let text = crate::git::repo::read_plain(&marker::exit_path(&self.marker))?;
+        wrapper::parse_report(&text)
+    }
+}
+
+/// A name for one start's launch file: this process and a counter.
+fn launch_id() -> String {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static N: AtomicU32 = AtomicU32::new(0);
+    format!(
+        "{}-{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+/// End the tmux session of the box whose marker is `marker`, if it has one.
+pub fn end(marker: &Path) {
+    if let Ok(s) = Session::for_marker(marker) {
+        s.end();
+    }
+}
+
+/// When the session of the box whose marker is `marker` last showed output (for idle
+/// parking); `None` without a session.
+pub fn activity(marker: &Path) -> Option<std::time::SystemTime> {
+    Session::for_marker(marker).ok()?.activity()
+}
+
+/// The session program's last word, from `session.exit`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Report {
+    Code(i32),
+    SpawnFailed {
+        program: String,
+        reason: String,
+        not_found: bool,
+    },
+}

@@ -1,0 +1,514 @@
+//! Sessions that outlive the terminal (SPEC §7a), with real tmux: detached agents,
+//! re-attaching under a pseudo-terminal, the starting command's environment, and
+//! removal refusing or ending a live session.
+//!
+//! Every test's state dir is its own, and so is treebox's tmux socket in it
+//! (`<state>/treebox/tmux.sock`): no test touches the user's tmux, and each one ends
+//! its server when it ends ([`Server`]).
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::env::{write_exec, TestEnv, SANDBOX, TREEBOX};
+
+/// A fake agent that stays up: it writes what it was started with to
+/// `$HOME/agent-<box>.env`, appends its pid to `$HOME/agent.pids`, and exits with
+/// `$FAKE_EXIT` once `$STOP_DIR/stop-<box>` (default `$HOME`) exists; with `$DEAF`
+/// set it ignores hang-ups and terminations.
+const STAYING_AGENT: &str = r#"#!/bin/sh
+# With $DEAF set, it ignores hang-ups and terminations (as a stubborn agent might).
+[ -n "$DEAF" ] && trap '' HUP TERM
+{
+  printf 'pid=%s\n' "$$"
+  printf 'key=%s\n' "$MODEL_KEY"
+  printf 'path=%s\n' "$PATH"
+  printf 'extra=%s\n' "$TREEBOX_EXTRA"
+  printf 'box=%s\n' "$TREEBOX_BOX"
+  printf 'cwd=%s\n' "$PWD"
+  for a in "$@"; do printf 'arg=%s\n' "$a"; done
+} > "${STOP_DIR:-$HOME}/agent-$TREEBOX_BOX.env"
+echo "$$" >> "${STOP_DIR:-$HOME}/agent.pids"
+while [ ! -f "${STOP_DIR:-$HOME}/stop-$TREEBOX_BOX" ]; do sleep 0.05; done
+exit "${FAKE_EXIT:-0}"
+"#;
+
+/// The test's own tmux server (treebox's socket in the test's state dir), ended when
+/// the test ends.
+struct Server {
+    socket: PathBuf,
+}
+
+impl Server {
+    fn of(env: &TestEnv) -> Server {
+        Server {
+            socket: env.state_dir().join("treebox/tmux.sock"),
+        }
+    }
+
+    fn tmux(&self, args: &[&str]) -> std::process::Output {
+        Command::new("tmux")
+            .arg("-S")
+            .arg(&self.socket)
+            .args(args)
+            .env_remove("TMUX")
+            .output()
+            .expect("tmux")
+    }
+
+    fn sessions(&self) -> Vec<String> {
+        let out = self.tmux(&["list-sessions", "-F", "#{session_name}"]);
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(str::to_string)
+            .collect()
+    }
+
+    fn clients(&self) -> usize {
+        let out = self.tmux(&["list-clients", "-F", "#{client_name}"]);
+        String::from_utf8_lossy(&out.stdout).lines().count()
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if self.socket.exists() {
+            let _ = self.tmux(&["kill-server"]);
+        }
+    }
+}
+
+/// Wait (at most a minute: a slow machine is not a failure) until `done` holds.
+#[track_caller]
+fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
+    let since = Instant::now();
+    while !done() {
+        assert!(
+            since.elapsed() < Duration::from_secs(60),
+            "gave up waiting for {what}"
+        );
+        std::thread::sleep(Duration::from_millis(25));
+    }
+}
+
+fn session_of(env: &TestEnv, name: &str) -> String {
+    let doc = env.treebox(&["list", "--json"]).ok().json();
+    doc["boxes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["name"] == name)
+        .unwrap_or_else(|| panic!("no box {name}: {doc:#}"))["session"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+fn agent_env(dir: &Path, leaf: &str) -> String {
+    std::fs::read_to_string(dir.join(format!("agent-{leaf}.env"))).unwrap_or_default()
+}
+
+fn pid_in(text: &str) -> i32 {
+    text.lines()
+        .find_map(|l| l.strip_prefix("pid="))
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("no pid in {text:?}"))
+}
+
+fn process_exists(pid: i32) -> bool {
+    Path::new(&format!("/proc/{pid}")).exists()
+}
+
+/// Wait until `n` agents have started (each appends its pid once its env is written),
+/// and return the newest one's `agent-<leaf>.env`.
+fn started(dir: &Path, leaf: &str, n: usize) -> String {
+    let pids = dir.join("agent.pids");
+    wait_for("the agent to start", || {
+        std::fs::read_to_string(&pids)
+            .unwrap_or_default()
+            .lines()
+            .count()
+            >= n
+    });
+    agent_env(dir, leaf)
+}
+
+fn shown(env: &TestEnv) -> String {
+    std::fs::read_to_string(env.home.join("tty.out")).unwrap_or_default()
+}
+
+fn env_with_agent() -> TestEnv {
+    let env = TestEnv::new();
+    write_exec(&env.bin.join("claude"), STAYING_AGENT);
+    env
+}
+
+/// `BINARY ARGS` on a pseudo-terminal (util-linux `script`), left running; stdin stays
+/// open (nothing is typed) until the child is waited for. What the terminal shows goes
+/// to `$HOME/tty.out`.
+fn on_tty_running(env: &TestEnv, binary: &str, args: &str, extra: &[(&str, &str)]) -> Child {
+    let shown = std::fs::File::create(env.home.join("tty.out")).unwrap();
+    let mut c = env.command("script", &env.repo);
+    c.args(["-qec", &format!("{binary} {args}"), "/dev/null"])
+        .stdin(Stdio::piped())
+        .stdout(shown.try_clone().unwrap())
+        .stderr(shown);
+    for (k, v) in extra {
+        c.env(k, v);
+    }
+    c.spawn().expect("util-linux script")
+}
+
+#[test]
+fn a_detached_agent_is_live_protects_its_box_and_ends() {
+    let env = env_with_agent();
+    let server = Server::of(&env);
+    let before = std::time::SystemTime::now();
+    let r = env.treebox(&["create", "-d", "solo", "--", "fix the bug"]);
+    r.ok();
+    let path = env.box_path("solo");
+    assert_eq!(r.stdout.trim(), path.to_string_lossy(), "{r:?}");
+    assert!(r.stderr.contains("git treebox enter solo"), "{r:?}");
+    // Live as soon as `create -d` returns, in a session named after repo and box.
+    assert_eq!(session_of(&env, "solo"), "live");
+    let names = server.sessions();
+    assert_eq!(names.len(), 1, "{names:?}");
+    assert!(names[0].ends_with("/solo"), "{names:?}");
+    let started = started(&env.home, "solo", 1);
+    assert!(
+        started.contains(&format!("cwd={}", path.display())),
+        "{started}"
+    );
+    assert!(
+        started.contains("arg=--dangerously-skip-permissions"),
+        "{started}"
+    );
+    assert!(started.contains("arg=fix the bug"), "{started}");
+    // The session's activity (what idle parking reads) is the agent's output.
+    let marker = env
+        .state_dir()
+        .join("treebox/repos")
+        .join(treebox::state::layout::repo_key(
+            &env.repo.join(".git").canonicalize().unwrap(),
+        ))
+        .join("boxes/solo/session.lock");
+    let seen = treebox::session::activity(&marker).expect("a live session's activity");
+    // (tmux counts whole seconds.)
+    assert!(
+        seen + Duration::from_secs(1) >= before,
+        "{seen:?} {before:?}"
+    );
+    assert!(seen <= std::time::SystemTime::now());
+    // `git sandbox ls` sees the same session.
+    let ls = env.sandbox(&["ls", "--json"]).ok().json();
+    assert!(ls.to_string().contains("\"live\""), "{ls:#}");
+
+    // Removal refuses while the agent runs, and removes nothing.
+    let before = env.snapshot();
+    let r = env.treebox(&["teardown", "solo"]);
+    r.code(5);
+    assert!(r.stderr.contains("live agent session"), "{r:?}");
+    let r = env.sandbox(&["down", "solo"]);
+    r.code(5);
+    assert!(r.stderr.contains("session is live"), "{r:?}");
+    assert_eq!(env.snapshot(), before);
+    assert!(process_exists(pid_in(&started)));
+
+    // `enter -d` on a live session starts no second agent.
+    env.treebox(&["enter", "-d", "solo"]).ok();
+    let pids = std::fs::read_to_string(env.home.join("agent.pids")).unwrap();
+    assert_eq!(pids.lines().count(), 1, "{pids}");
+
+    // The agent exits: the session is gone, and the box can go.
+    std::fs::write(env.home.join("stop-solo"), "").unwrap();
+    wait_for("the session to end", || session_of(&env, "solo") == "none");
+    assert!(server.sessions().is_empty());
+    assert_eq!(treebox::session::activity(&marker), None);
+    env.treebox(&["teardown", "--force", "solo"]).ok();
+}
+
+#[test]
+fn reattaching_on_a_terminal_returns_the_agents_exit_code() {
+    let env = env_with_agent();
+    let server = Server::of(&env);
+    let r = env
+        .command(TREEBOX, &env.repo)
+        .args(["create", "-d", "coded"])
+        .env("FAKE_EXIT", "7")
+        .output()
+        .unwrap();
+    assert!(r.status.success(), "{r:?}");
+    // Attached from inside the user's own tmux (another server): not refused as nested.
+    let mut client = on_tty_running(
+        &env,
+        TREEBOX,
+        "enter coded",
+        &[("TMUX", "/tmp/tmux-0/default,1,0"), ("TMUX_PANE", "%0")],
+    );
+    wait_for("the terminal to attach", || server.clients() == 1);
+    std::fs::write(env.home.join("stop-coded"), "").unwrap();
+    let status = client.wait().unwrap();
+    assert_eq!(status.code(), Some(7), "{}", shown(&env));
+    // One agent: the terminal joined the one `create -d` started.
+    let pids = std::fs::read_to_string(env.home.join("agent.pids")).unwrap();
+    assert_eq!(pids.lines().count(), 1, "{pids}");
+    assert_eq!(session_of(&env, "coded"), "none");
+
+    // Killed by a signal: 128+signal, as a shell reports it.
+    std::fs::remove_file(env.home.join("stop-coded")).unwrap();
+    env.treebox(&["enter", "-d", "coded"]).ok();
+    let pid = pid_in(&started(&env.home, "coded", 2));
+    let mut client = on_tty_running(&env, SANDBOX, "attach coded", &[]);
+    wait_for("the terminal to attach", || server.clients() == 1);
+    // SAFETY: a plain kill(2) of the fake agent this test started.
+    unsafe {
+        libc::kill(pid, libc::SIGTERM);
+    }
+    let status = client.wait().unwrap();
+    assert_eq!(status.code(), Some(128 + libc::SIGTERM), "{}", shown(&env));
+}
+
+#[test]
+fn on_a_terminal_create_attaches_and_detaching_leaves_the_agent_running() {
+    let env = env_with_agent();
+    let server = Server::of(&env);
+    let mut client = on_tty_running(&env, TREEBOX, "create --no-fetch fresh", &[]);
+    wait_for("the terminal to attach", || server.clients() == 1);
+    assert_eq!(session_of(&env, "fresh"), "live");
+    // Detach the client (what prefix-d does): the command returns 0, the agent runs on.
+    server.tmux(&["detach-client", "-s", &server.sessions()[0]]);
+    let status = client.wait().unwrap();
+    assert_eq!(status.code(), Some(0), "{}", shown(&env));
+    assert!(
+        shown(&env).contains("git treebox enter fresh"),
+        "{}",
+        shown(&env)
+    );
+    assert_eq!(session_of(&env, "fresh"), "live");
+    std::fs::write(env.home.join("stop-fresh"), "").unwrap();
+    wait_for("the session to end", || session_of(&env, "fresh") == "none");
+}
+
+#[test]
+fn each_detached_agent_gets_the_environment_of_the_command_that_started_it() {
+    let env = env_with_agent();
+    let _server = Server::of(&env);
+    let extra = env.root().join("extra-bin");
+    std::fs::create_dir_all(&extra).unwrap();
+    let path_one = format!(
+        "{}:{}",
+        extra.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let run = |leaf: &str, key: &str, more: &str, path: Option<&str>| {
+        let mut c = env.command(TREEBOX, &env.repo);
+        c.args(["create", "-d", leaf])
+            .env("MODEL_KEY", key)
+            .env("TREEBOX_EXTRA", more);
+        if let Some(p) = path {
+            c.env("PATH", format!("{}:{p}", env.bin.display()));
+        }
+        let o = c.output().unwrap();
+        assert!(o.status.success(), "{o:?}");
+    };
+    run("first", "key-one", "one", Some(&path_one));
+    // The server is running now, started by the first command: the second agent still
+    // gets the second command's environment, not the server's.
+    let first = started(&env.home, "first", 1);
+    run("second", "key-two", "two", None);
+    started(&env.home, "second", 2);
+    let second = agent_env(&env.home, "second");
+    assert!(
+        first.contains("key=key-one") && first.contains("extra=one"),
+        "{first}"
+    );
+    assert!(first.contains(&*extra.to_string_lossy()), "{first}");
+    assert!(
+        second.contains("key=key-two") && second.contains("extra=two"),
+        "{second}"
+    );
+    assert!(!second.contains(&*extra.to_string_lossy()), "{second}");
+    assert!(first.contains("box=first") && second.contains("box=second"));
+    for leaf in ["first", "second"] {
+        std::fs::write(env.home.join(format!("stop-{leaf}")), "").unwrap();
+    }
+    wait_for("both sessions to end", || {
+        session_of(&env, "first") == "none" && session_of(&env, "second") == "none"
+    });
+}
+
+#[test]
+fn forced_removal_ends_the_session_and_the_agent() {
+    let env = env_with_agent();
+    let server = Server::of(&env);
+    env.treebox(&["create", "-d", "doomed"]).ok();
+    let doomed = pid_in(&started(&env.home, "doomed", 1));
+    env.treebox(&["create", "-d", "downed"]).ok();
+    let downed = pid_in(&started(&env.home, "downed", 2));
+    assert!(process_exists(doomed) && process_exists(downed));
+    env.treebox(&["teardown", "--force", "doomed"]).ok();
+    assert!(
+        !process_exists(doomed),
+        "the agent outlived teardown --force"
+    );
+    assert!(!env.box_path("doomed").exists());
+    env.sandbox(&["down", "-f", "downed"]).ok();
+    assert!(!process_exists(downed), "the agent outlived down -f");
+    // An agent deaf to the hang-up is killed all the same.
+    let o = env
+        .command(TREEBOX, &env.repo)
+        .args(["create", "-d", "deaf"])
+        .env("DEAF", "1")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{o:?}");
+    let deaf = pid_in(&started(&env.home, "deaf", 3));
+    env.treebox(&["teardown", "--force", "deaf"]).ok();
+    assert!(
+        !process_exists(deaf),
+        "a deaf agent outlived teardown --force"
+    );
+    assert!(server.sessions().is_empty(), "{:?}", server.sessions());
+}
+
+#[test]
+fn without_tmux_detaching_is_refused_and_launching_stays_in_the_foreground() {
+    let mut env = TestEnv::new();
+    env.extra_env
+        .push(("TREEBOX_TMUX".into(), "/nonexistent/tmux".into()));
+    let before = env.snapshot();
+    let r = env.treebox(&["create", "-d", "nope"]);
+    r.code(1);
+    assert!(r.stderr.contains("tmux is not installed"), "{r:?}");
+    assert!(r.stderr.contains("hint:"), "{r:?}");
+    assert_eq!(
+        env.snapshot(),
+        before,
+        "a refused create -d wrote something"
+    );
+    // Without -d (and without a terminal) the agent is a foreground child, as always,
+    // and its exit code is the command's.
+    let o = env
+        .command(TREEBOX, &env.repo)
+        .args(["create", "fg"])
+        .env("FAKE_EXIT", "3")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(3), "{o:?}");
+    assert!(env.harness_log().contains("box=fg"));
+    // On a terminal too.
+    std::fs::write(env.home.join("harness.log"), "").unwrap();
+    let (ok, shown) = env.on_tty(TREEBOX, "enter fg", "");
+    assert!(ok, "{shown}");
+    assert!(env.harness_log().contains("box=fg"), "{shown}");
+    // doctor says what is lost.
+    let doc = env.treebox(&["doctor", "--json"]).json();
+    let check = doc["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "sessions")
+        .cloned()
+        .unwrap_or_else(|| panic!("no sessions check: {doc:#}"));
+    assert_eq!(check["status"], "advisory", "{check}");
+    assert!(
+        check["summary"].as_str().unwrap().contains("foreground"),
+        "{check}"
+    );
+}
+
+/// The container's agent: a script in the box (the test image has no agent CLI) that
+/// keeps its files beside itself, in the one directory the box shares with the host
+/// (the container's environment is its own, not the starting command's).
+const CONTAINER_AGENT: &str = r#"#!/bin/sh
+d=$(dirname "$0")
+echo "box=$TREEBOX_BOX" >> "$d/agent.started"
+while [ ! -f "$d/stop" ]; do sleep 0.05; done
+rm -f "$d/stop"
+exit 9
+"#;
+
+#[test]
+fn a_container_agent_runs_in_a_session_and_down_ends_it() {
+    crate::container::each_engine(|b| {
+        let env = &b.env;
+        let server = Server::of(env);
+        let path = env.box_path("boxed");
+        env.treebox(&["create", "--no-launch", "boxed"]).ok();
+        write_exec(&path.join("agent.sh"), CONTAINER_AGENT);
+        env.write_config(&format!(
+            r#"{{"template": "test", "isolation": "{}", "harnesses": {{"claude": {{"program": "{}/agent.sh"}}}}}}"#,
+            b.engine,
+            path.display()
+        ));
+        let count = || {
+            std::fs::read_to_string(path.join("agent.started"))
+                .unwrap_or_default()
+                .lines()
+                .count()
+        };
+        env.treebox(&["enter", "-d", "boxed"]).ok();
+        wait_for("the agent to start", || count() == 1);
+        assert_eq!(session_of(env, "boxed"), "live");
+        env.sandbox(&["down", "boxed"]).code(5);
+        // `git sandbox attach` joins the agent's session; the agent's code comes back.
+        let mut client = on_tty_running(env, SANDBOX, "attach boxed", &[]);
+        wait_for("the terminal to attach", || server.clients() == 1);
+        std::fs::write(path.join("stop"), "").unwrap();
+        assert_eq!(client.wait().unwrap().code(), Some(9), "{}", shown(env));
+        assert_eq!(count(), 1, "a second agent was started");
+        assert_eq!(session_of(env, "boxed"), "none");
+        // A new agent, then `down -f`: the container goes, and the session with it.
+        env.treebox(&["enter", "-d", "boxed"]).ok();
+        wait_for("the agent to start", || count() == 2);
+        assert_eq!(session_of(env, "boxed"), "live");
+        env.sandbox(&["down", "-f", "boxed"]).ok();
+        assert!(server.sessions().is_empty(), "{:?}", server.sessions());
+    });
+}
+
+#[test]
+fn a_detached_agent_that_cannot_start_is_reported_as_in_the_foreground() {
+    let env = TestEnv::new();
+    let _server = Server::of(&env);
+    std::fs::remove_file(env.bin.join("claude")).unwrap();
+    let r = env.treebox(&["create", "-d", "nocli"]);
+    r.code(1);
+    assert!(
+        r.stderr
+            .contains("could not start `claude`: not found on PATH"),
+        "{r:?}"
+    );
+    assert!(r.stderr.contains("harnesses.<name>.program"), "{r:?}");
+    assert_eq!(session_of(&env, "nocli"), "none");
+}
+
+#[test]
+fn up_on_a_terminal_opens_its_shell_in_a_session_and_returns_its_code() {
+    use std::io::Write;
+    let env = TestEnv::new();
+    let server = Server::of(&env);
+    let mut client = on_tty_running(&env, SANDBOX, "up --no-fetch shelled", &[]);
+    wait_for("the terminal to attach", || server.clients() == 1);
+    let names = server.sessions();
+    assert!(
+        names.len() == 1 && names[0].ends_with("/shelled"),
+        "{names:?}"
+    );
+    assert_eq!(session_of(&env, "shelled"), "live");
+    // What is typed reaches the shell in the box, through tmux.
+    let mut keys = client.stdin.take().unwrap();
+    keys.write_all(b"pwd > where.txt; exit 4\r").unwrap();
+    keys.flush().unwrap();
+    let status = client.wait().unwrap();
+    drop(keys);
+    assert_eq!(status.code(), Some(4), "{}", shown(&env));
+    let path = env.box_path("shelled");
+    assert_eq!(
+        std::fs::read_to_string(path.join("where.txt"))
+            .unwrap()
+            .trim(),
+        path.to_string_lossy()
+    );
+    assert_eq!(session_of(&env, "shelled"), "none");
+}
