@@ -94,10 +94,16 @@ pub fn park_idle(
                 report.first_seen.push(record.name.clone());
                 continue;
             }
-            if session::is_live(&store.session_path(&leaf)) {
-                continue;
+            let mut used = last_used(&store, &leaf, None, &record.path);
+            let marker = store.session_path(&leaf);
+            if session::is_live(&marker) {
+                // A live session counts by its last output (an agent at work redraws
+                // its screen); one treebox cannot ask (a foreground agent) is in use.
+                match crate::session::activity(&marker) {
+                    Some(t) => used = used.max(t),
+                    None => continue,
+                }
             }
-            let used = last_used(&store, &leaf, None, &record.path);
             if now.duration_since(used).unwrap_or_default() < limit {
                 continue;
             }

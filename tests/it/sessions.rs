@@ -462,6 +462,17 @@ fn a_container_agent_runs_in_a_session_and_down_ends_it() {
         env.treebox(&["enter", "-d", "boxed"]).ok();
         wait_for("the agent to start", || count() == 2);
         assert_eq!(session_of(env, "boxed"), "live");
+        // Idle parking counts the session's last output: idle long enough (here: any
+        // time at all), the container stops and its session ends with it.
+        env.sandbox(&["park", "--idle", "0"]).ok();
+        let doc = env.sandbox(&["park", "--idle", "0", "--json"]).ok().json();
+        assert_eq!(doc["parked"][0]["name"], "boxed", "{doc}");
+        assert_eq!(session_of(env, "boxed"), "none");
+        assert!(server.sessions().is_empty(), "{:?}", server.sessions());
+        // Back to work: the next detached agent starts the container again.
+        env.treebox(&["enter", "-d", "boxed"]).ok();
+        wait_for("the agent to start", || count() == 3);
+        assert_eq!(session_of(env, "boxed"), "live");
         env.sandbox(&["down", "-f", "boxed"]).ok();
         assert!(server.sessions().is_empty(), "{:?}", server.sessions());
     });

@@ -145,7 +145,7 @@ fn claude_hooks_report_working_waiting_idle_on_the_host() {
     // The tables show the status and its age.
     let text = env.treebox(&["list"]).ok().stdout.clone();
     let header = text.lines().next().unwrap();
-    assert!(header.contains("STATUS"), "{text}");
+    assert!(header.contains("AGENT"), "{text}");
     let row = text.lines().find(|l| l.starts_with("st ")).unwrap();
     assert!(row.contains(" idle "), "{text}");
     let text = env.sandbox(&["ls"]).ok().stdout.clone();
