@@ -115,23 +115,7 @@ impl Leaf {
     /// `/` flattened to `--` (case kept), and anything outside `[A-Za-z0-9._-]` (which
     /// git allows in a branch and a box directory does not) replaced by `-`.
     pub fn from_branch(branch: &str) -> Result<Leaf, NameError> {
-        let flat: String = branch
-            .split('/')
-            .map(|seg| {
-                let s: String = seg
-                    .chars()
-                    .map(|c| match c {
-                        'a'..='z' | 'A'..='Z' | '0'..='9' | '.' | '_' => c,
-                        _ => '-',
-                    })
-                    .collect();
-                let s = s.replace("--", "-");
-                s.trim_matches(|c| c == '-' || c == '.').to_string()
-            })
-            // `..`, `.` and empty segments say nothing about the name.
-            .filter(|s| !s.is_empty())
-            .collect::<Vec<_>>()
-            .join("--");
+        let flat = clean_segments(branch).join("--");
         Leaf::parse(&flat).map_err(|e| NameError {
             shown: format!("{branch:?}"),
             reason: e.reason,
@@ -156,6 +140,28 @@ impl fmt::Display for Leaf {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.0)
     }
+}
+
+/// The segments of `name` (split at `/`) made fit for a box name: anything outside
+/// `[A-Za-z0-9._-]` replaced by `-`, runs of `-` made one, `-` and `.` trimmed from the
+/// ends; `..`, `.` and empty segments dropped (they say nothing about the name).
+pub fn clean_segments(name: &str) -> Vec<String> {
+    name.split('/')
+        .map(|seg| {
+            let mut s: String = seg
+                .chars()
+                .map(|c| match c {
+                    'a'..='z' | 'A'..='Z' | '0'..='9' | '.' | '_' => c,
+                    _ => '-',
+                })
+                .collect();
+            while s.contains("--") {
+                s = s.replace("--", "-");
+            }
+            s.trim_matches(|c| c == '-' || c == '.').to_string()
+        })
+        .filter(|s| !s.is_empty())
+        .collect()
 }
 
 /// Validate an existing branch name given to `--checkout` (git's rules, no more):

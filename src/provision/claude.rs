@@ -86,24 +86,7 @@ pub fn box_name(raw: &str) -> Result<String, NameError> {
     if let Ok(n) = BoxName::parse(raw) {
         return Ok(n.as_str().to_string());
     }
-    let clean: Vec<String> = raw
-        .split('/')
-        .map(|seg| {
-            let s: String = seg
-                .chars()
-                .map(|c| match c {
-                    'a'..='z' | 'A'..='Z' | '0'..='9' | '.' | '_' => c,
-                    _ => '-',
-                })
-                .collect();
-            let mut s = s;
-            while s.contains("--") {
-                s = s.replace("--", "-");
-            }
-            s.trim_matches(|c| c == '-' || c == '.').to_string()
-        })
-        .filter(|s| !s.is_empty())
-        .collect();
+    let clean = crate::names::clean_segments(raw);
     Ok(BoxName::parse(&clean.join("/"))?.as_str().to_string())
 }
 

@@ -898,13 +898,7 @@ fn work_on_other_branches_or_in_the_stash_is_unreturned_work() {
     env.git(&st, &["stash", "-q"]);
     for name in ["side", "stashed"] {
         let ls = env.sandbox(&["ls", "--json"]).ok().json();
-        let row = ls["boxes"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|b| b["name"] == name)
-            .unwrap()
-            .clone();
+        let row = crate::env::named(&ls, "boxes", name);
         assert_eq!(row["mode"], "clone, work only in the box", "{name}");
         env.sandbox(&["down", name]).code(5);
     }

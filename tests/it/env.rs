@@ -481,3 +481,13 @@ pub fn real_git() -> PathBuf {
         .find(|p| p.is_file())
         .expect("a git binary in /usr/local/bin, /usr/bin or /bin")
 }
+
+/// The element of the array `doc[list]` whose `name` is `name` (a row of `list --json`,
+/// a check of `doctor --json`); panics, showing the document, when there is none.
+pub fn named(doc: &serde_json::Value, list: &str, name: &str) -> serde_json::Value {
+    doc[list]
+        .as_array()
+        .and_then(|a| a.iter().find(|e| e["name"] == name))
+        .cloned()
+        .unwrap_or_else(|| panic!("no {list} entry named {name:?} in {doc}"))
+}

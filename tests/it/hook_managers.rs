@@ -40,13 +40,7 @@ fn push(env: &TestEnv, dir: &Path) -> crate::env::Run {
 
 fn boxes_check(env: &TestEnv) -> serde_json::Value {
     let doc = env.treebox(&["doctor", "--json"]).json();
-    doc["checks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["name"] == "boxes")
-        .unwrap()
-        .clone()
+    crate::env::named(&doc, "checks", "boxes")
 }
 
 #[test]

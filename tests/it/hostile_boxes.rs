@@ -211,13 +211,7 @@ fn one_box_blocks_none(kind: &str) {
         assert_ne!(state_of(&list.json(), name), "broken", "{name}");
     }
     let doctor = timed(&env, TREEBOX, &["doctor", "--json"]).json();
-    let check = doctor["checks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["name"] == "boxes")
-        .unwrap()
-        .clone();
+    let check = crate::env::named(&doctor, "checks", "boxes");
     assert_eq!(check["status"], "advisory", "{check}");
     assert!(
         check["summary"].as_str().unwrap().contains("c, g, h"),

@@ -42,13 +42,7 @@ fn one_clone_blocks_none(kind: &str) {
         assert_eq!(state_of(&list.json(), name), "ok", "{name}");
     }
     let doctor = timed(&env, TREEBOX, &["doctor", "--json"]).json();
-    let check = doctor["checks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["name"] == "boxes")
-        .unwrap()
-        .clone();
+    let check = crate::env::named(&doctor, "checks", "boxes");
     assert_eq!(check["status"], "advisory", "{check}");
     assert!(
         check["summary"].as_str().unwrap().contains("c, h, i, p"),

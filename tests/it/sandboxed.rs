@@ -69,13 +69,7 @@ fn a_rogue_agent_in_a_sandboxed_worktree_cannot_touch_the_users_repo() {
             .trim()
             .to_string();
         let doc = env.treebox(&["list", "--json"]).ok().json();
-        let row = doc["boxes"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|r| r["name"] == "boxed")
-            .unwrap()
-            .clone();
+        let row = crate::env::named(&doc, "boxes", "boxed");
         assert_eq!(row["branch"], "boxed", "{row}");
 
         // Then it turns rogue.
@@ -356,13 +350,7 @@ fn a_container_worktree_of_an_earlier_version_is_named_unsafe() {
         std::fs::write(&path, serde_json::to_string_pretty(&rec).unwrap()).unwrap();
 
         let doc = env.treebox(&["doctor", "--json"]).json();
-        let check = doc["checks"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|c| c["name"] == "boxes")
-            .unwrap()
-            .clone();
+        let check = crate::env::named(&doc, "checks", "boxes");
         assert_eq!(check["status"], "fail", "{check}");
         let summary = check["summary"].as_str().unwrap();
         assert!(
@@ -389,13 +377,7 @@ fn a_container_worktree_of_an_earlier_version_is_named_unsafe() {
         let rec = b.record("old");
         assert!(rec["bareClone"].is_string(), "{rec}");
         let doc = env.treebox(&["doctor", "--json"]).json();
-        let boxes = doc["checks"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|c| c["name"] == "boxes")
-            .unwrap()
-            .clone();
+        let boxes = crate::env::named(&doc, "checks", "boxes");
         assert_eq!(boxes["status"], "ok", "{boxes}");
         env.treebox(&["teardown", "--force", "old"]).ok();
     });

@@ -70,13 +70,7 @@ fn append(path: &Path, text: &str) {
 /// The `boxes` check of `doctor --json`.
 fn doctor_boxes(env: &TestEnv) -> serde_json::Value {
     let doctor = timed(env, TREEBOX, &["doctor", "--json"]).json();
-    doctor["checks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["name"] == "boxes")
-        .unwrap()
-        .clone()
+    crate::env::named(&doctor, "checks", "boxes")
 }
 
 /// Nothing of `leaf`'s bookkeeping, no bundle, no incoming ref: what a refused

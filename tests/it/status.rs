@@ -331,13 +331,7 @@ fn auto_is_the_default_and_says_why() {
     // doctor says the same; with no engine answering, both say so.
     let r = env.treebox(&["create", "b", "--dry-run", "--json"]);
     let doctor = env.treebox(&["doctor", "--json"]).json();
-    let runner = doctor["checks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["name"] == "runner")
-        .unwrap()
-        .clone();
+    let runner = crate::env::named(&doctor, "checks", "runner");
     if r.code == 0 {
         let plan = r.json();
         let engine = plan["runner"].as_str().unwrap();
