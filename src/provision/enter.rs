@@ -176,14 +176,18 @@ pub fn enter(
     super::check_checkout(&record)?;
     // A hook manager run in the box (`lefthook install`, husky…) writes where git says
     // hooks live — over the guard. Its hooks run behind the guard from now on.
-    let moved = timed(reporter, "guard", || {
-        guard::keep_guard(&repo, &layout, &record)
-    })?;
-    if !moved.is_empty() {
-        warnings.push(format!(
+    // The box's own config can stop that (an include setting `core.hooksPath`): the
+    // box's choice, said, never a reason not to enter it.
+    match timed(reporter, "guard", || guard::keep_guard(&repo, &layout, &record)) {
+        Ok(moved) if !moved.is_empty() => warnings.push(format!(
             "box `{leaf}`: a hook manager had replaced the guard's {}; the guard is back and runs them",
             moved.join(", ")
-        ));
+        )),
+        Ok(_) => {}
+        Err(e) => warnings.push(format!(
+            "box `{leaf}`: the pre-push guard could not be put back: {}",
+            crate::sanitize::line(&crate::sanitize::chain(&e))
+        )),
     }
     let env_source = copy::env_source(&repo.main_root, cfg.env_file.as_deref());
     let env = timed(reporter, "env", || {

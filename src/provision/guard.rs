@@ -375,13 +375,22 @@ pub fn install_into(
     set_config(
         &worktree_config,
         "core.hooksPath",
-        |cfg, key| match cfg.get_string(key) {
-            Ok(v) if v == value => Ok(None),
-            Ok(_) => Ok(Some(())),
-            Err(e) if e.code() == git2::ErrorCode::NotFound => Ok(Some(())),
-            Err(e) => Err(e),
+        // Exactly one value, ours. A box may have added others (`git config --add`),
+        // which git reads last-wins: they all go.
+        |cfg, key| {
+            let mut values = Vec::new();
+            if let Ok(entries) = cfg.multivar(key, None) {
+                entries.for_each(|e| values.push(e.value().ok().map(str::to_owned)))?;
+            }
+            Ok((values != [Some(value.clone())]).then_some(()))
         },
-        |cfg, key, ()| cfg.set_str(key, &value),
+        |cfg, key, ()| {
+            match cfg.remove_multivar(key, ".*") {
+                Err(e) if e.code() != git2::ErrorCode::NotFound => return Err(e),
+                _ => {}
+            }
+            cfg.set_str(key, &value)
+        },
     )?;
     Ok(hooks)
 }

@@ -198,9 +198,9 @@ fn target(name: &str, tty: bool) -> Result<Target, CliError> {
     crate::provision::check_checkout(&record)?;
     if let Some(repo) = &repo {
         // A hook manager may have written over the guard: put it back (its hooks run
-        // behind the guard, so nothing is lost).
-        crate::provision::guard::keep_guard(repo, &layout, &record)
-            .map_err(crate::provision::ProvisionError::from)?;
+        // behind the guard, so nothing is lost). The box's own config can stop that
+        // (an include setting core.hooksPath): its choice; `enter` and `doctor` say so.
+        let _ = crate::provision::guard::keep_guard(repo, &layout, &record);
     }
     if let Some(before) = record.container.clone() {
         let cfg = crate::cli::load_config()?;
