@@ -491,3 +491,20 @@ pub fn named(doc: &serde_json::Value, list: &str, name: &str) -> serde_json::Val
         .cloned()
         .unwrap_or_else(|| panic!("no {list} entry named {name:?} in {doc}"))
 }
+
+/// A test's detached sessions (`create -d`, `up -d`) live in a tmux server on the
+/// test's own socket: it goes with the test, never left running on the machine.
+impl Drop for TestEnv {
+    fn drop(&mut self) {
+        let sock = self.state_dir().join("treebox/tmux.sock");
+        if sock.exists() {
+            let _ = Command::new("tmux")
+                .arg("-S")
+                .arg(&sock)
+                .arg("kill-server")
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status();
+        }
+    }
+}
