@@ -84,6 +84,8 @@ pub struct UserConfig {
     pub env_file: Option<String>,
     /// Extra egress allowlist entries for `--firewall` boxes (hosts or CIDRs).
     pub allowlist: Vec<String>,
+    /// Environment variables forwarded into every new box (`--token-from`).
+    pub forward_tokens: Vec<String>,
 }
 
 /// The inert keys a project may set.
@@ -109,6 +111,7 @@ const USER_KEYS: &[(&str, Kind)] = &[
     ("firewall", Kind::Bool),
     ("envFile", Kind::Str),
     ("allowlist", Kind::StrList),
+    ("forwardTokens", Kind::StrList),
 ];
 
 #[derive(Debug, Clone, Copy)]
@@ -266,6 +269,7 @@ impl UserConfig {
             template: s("template"),
             firewall: b("firewall"),
             env_file: s("envFile"),
+            forward_tokens: Vec::new(),
             allowlist: map
                 .get("allowlist")
                 .and_then(Value::as_array)
@@ -276,6 +280,21 @@ impl UserConfig {
                 })
                 .unwrap_or_default(),
         };
+        cfg.forward_tokens = map
+            .get("forwardTokens")
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(|v| v.as_str().map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default();
+        if !cfg.forward_tokens.iter().all(|n| env_name_ok(n)) {
+            return Err(wrong(
+                "forwardTokens",
+                "a list of environment variable names (letters, digits, '_')",
+            ));
+        }
         let bad: Vec<String> =
             crate::template::allowlist_problems(cfg.allowlist.join("\n").as_bytes());
         if !bad.is_empty() {
@@ -381,6 +400,15 @@ impl ProjectConfig {
         }
         Ok((cfg, warnings))
     }
+}
+
+/// An environment variable name a box may be given: `[A-Za-z_][A-Za-z0-9_]*`.
+pub fn env_name_ok(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
 #[cfg(test)]

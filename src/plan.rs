@@ -132,6 +132,8 @@ pub struct Plan {
     pub launch: bool,
     /// The harness command that will be run in the box.
     pub launch_argv: Vec<String>,
+    /// Environment variables forwarded into the box (`--token-from`): names only.
+    pub forward_tokens: Vec<String>,
 }
 
 impl Plan {
@@ -198,6 +200,12 @@ impl Plan {
             Some(p) => format!("copy {} (mode 0600)", p.display()),
             None => "no .env to copy".into(),
         });
+        if !self.forward_tokens.is_empty() {
+            out.push(format!(
+                "forward into the box's environment: {} (names only; values read at start)",
+                self.forward_tokens.join(", ")
+            ));
+        }
         if !self.included.is_empty() {
             let names: Vec<String> = self
                 .included

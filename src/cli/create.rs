@@ -71,6 +71,12 @@ pub struct CreateArgs {
     /// Container template (operator-owned; see `git treebox template list`).
     #[arg(long, value_name = "NAME")]
     pub template: Option<String>,
+    /// Forward this environment variable (e.g. a forge token, GH_TOKEN) into the box:
+    /// its value goes into the box's 0600 env file at container start (the agent's
+    /// environment on the host runner), never into an image, a record or output.
+    /// Repeatable. Without it, GH_TOKEN, GITHUB_TOKEN and GITLAB_TOKEN are kept out.
+    #[arg(long, value_name = "ENV")]
+    pub token_from: Vec<String>,
     /// Containers: deny egress except the template's allowlist.
     #[arg(long)]
     pub firewall: bool,
@@ -108,6 +114,7 @@ pub fn run(args: CreateArgs, ui: &mut Ui) -> Result<i32, CliError> {
         state_root: None,
         template: args.template.clone(),
         firewall: args.firewall,
+        token_from: args.token_from.clone(),
     };
     if args.dry_run {
         let (plan, warnings) = provision::dry_run(&req, &cfg)?;

@@ -236,6 +236,8 @@ fn classify(e: &ProvisionError) -> CliError {
             P::Repo(RepoError::Bare { .. }) => CliError::new(ErrorKind::BareRepo, msg)
                 .hint("Run it in a clone with a working tree: `git clone <url>`."),
             P::Repo(RepoError::Open { .. }) => CliError::new(ErrorKind::Repo, msg),
+            P::TokenName { .. } => CliError::new(ErrorKind::Usage, msg)
+                .hint("Name the variable to forward, e.g. `--token-from GH_TOKEN`."),
             P::Unsupported { .. } => CliError::new(ErrorKind::Unsupported, msg)
                 .hint("Use the host runner in worktree mode: `--isolation host --git worktree`."),
             P::ModeMismatch { leaf, built, .. } => CliError::new(ErrorKind::ModeMismatch, msg)

@@ -163,6 +163,16 @@ fn apply(
             )
         },
     };
+    if !resumed {
+        // Names only: the values are read where they are used (SPEC §7).
+        record.forward_tokens = plan.forward_tokens.clone();
+        if !plan.forward_tokens.is_empty() {
+            warnings.push(format!(
+                "{} forwarded into a box whose agent runs unwatched: scope the token to this one repository, and protect its branches on the forge",
+                plan.forward_tokens.join(", ")
+            ));
+        }
+    }
     if !resumed && plan.git_mode == GitMode::Worktree && plan.runner.is_container() {
         // A sandboxed worktree (SPEC §6): its own bare clone, never the user's git dir.
         record.bare_clone = Some(ctx.layout.bare_clone_dir(&leaf));

@@ -25,6 +25,8 @@ pub enum ProvisionError {
     Repo(#[from] RepoError),
     #[error("{what} is not available yet in this version of treebox")]
     Unsupported { what: String },
+    #[error("`{name}` is not an environment variable name (letters, digits and '_', not starting with a digit)")]
+    TokenName { name: String },
     #[error(transparent)]
     Resolve(#[from] crate::boxes::ResolveError),
     #[error("{message}")]

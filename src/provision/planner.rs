@@ -163,6 +163,7 @@ pub(super) fn make_plan(
         env_source: copy::env_source(&ctx.repo.main_root, cfg.env_file.as_deref()),
         included: super::include::plan(&ctx.repo),
         launch: req.launch,
+        forward_tokens: forward_tokens(req, cfg)?,
         launch_argv: ctx.harness.launch_argv(
             &program,
             &req.extra_args,
@@ -173,6 +174,23 @@ pub(super) fn make_plan(
             )),
         ),
     })
+}
+
+/// The variables forwarded into the box: `--token-from` and the config's
+/// `forwardTokens`, each name once, checked.
+fn forward_tokens(req: &CreateRequest, cfg: &UserConfig) -> Result<Vec<String>, ProvisionError> {
+    let mut names: Vec<String> = req
+        .token_from
+        .iter()
+        .chain(&cfg.forward_tokens)
+        .cloned()
+        .collect();
+    if let Some(bad) = names.iter().find(|n| !crate::config::env_name_ok(n)) {
+        return Err(ProvisionError::TokenName { name: bad.clone() });
+    }
+    names.sort();
+    names.dedup();
+    Ok(names)
 }
 
 fn new_branch(

@@ -41,6 +41,8 @@ pub struct CreateRequest {
     pub template: Option<String>,
     /// Container runners: default-deny egress with an allowlist.
     pub firewall: bool,
+    /// Environment variables to forward into the box (`--token-from`), by name.
+    pub token_from: Vec<String>,
 }
 
 /// Everything resolved before the plan: the repository, its layout and the choices.

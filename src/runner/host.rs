@@ -1,22 +1,39 @@
 //! The host runner: the agent runs as the user, in the box's directory.
+//!
+//! It inherits the user's environment, except the forge tokens (SPEC §7): those reach
+//! the agent only when the box was made with `--token-from` naming them.
 
 use std::path::Path;
 
 use super::Runner;
 use crate::cmd::Cmd;
 
-pub struct Host;
+/// Tokens that let an agent act on the user's forge account: never passed on unless
+/// forwarded by name.
+pub const FORGE_TOKENS: &[&str] = &["GH_TOKEN", "GITHUB_TOKEN", "GITLAB_TOKEN"];
+
+#[derive(Debug, Default)]
+pub struct Host {
+    /// The variables forwarded into the box (`--token-from`).
+    pub forward: Vec<String>,
+}
 
 impl Runner for Host {
     fn exec(&self, box_path: &Path, leaf: &str, argv: &[String]) -> Cmd {
         let (program, args) = argv
             .split_first()
             .map_or(("true", &[][..]), |(p, a)| (p.as_str(), a));
-        Cmd::new(program)
+        let mut c = Cmd::new(program)
             .args(args)
             .cwd(box_path)
             .env("TREEBOX_BOX", leaf)
-            .env("GIT_CEILING_DIRECTORIES", super::ceiling(box_path))
+            .env("GIT_CEILING_DIRECTORIES", super::ceiling(box_path));
+        for t in FORGE_TOKENS {
+            if !self.forward.iter().any(|f| f == t) {
+                c = c.env_remove(*t);
+            }
+        }
+        c
     }
 
     fn shell(&self, box_path: &Path, leaf: &str) -> Cmd {
@@ -31,7 +48,7 @@ mod tests {
 
     #[test]
     fn exec_runs_in_box() {
-        let c = Host.exec(
+        let c = Host::default().exec(
             Path::new("/r/.treebox/worktrees/fix"),
             "fix",
             &[
@@ -42,7 +59,7 @@ mod tests {
         );
         assert_eq!(
             c.to_string(),
-            "cd /r/.treebox/worktrees/fix && env TREEBOX_BOX=fix GIT_CEILING_DIRECTORIES=/r/.treebox/worktrees claude --dangerously-skip-permissions 'a b'"
+            "cd /r/.treebox/worktrees/fix && env -u GH_TOKEN -u GITHUB_TOKEN -u GITLAB_TOKEN TREEBOX_BOX=fix GIT_CEILING_DIRECTORIES=/r/.treebox/worktrees claude --dangerously-skip-permissions 'a b'"
         );
     }
 }

@@ -22,7 +22,9 @@ pub trait Runner {
 /// The runner recorded for a box; `tty`: give a container exec a terminal.
 pub fn for_record(record: &crate::state::Record, tty: bool) -> Option<Box<dyn Runner>> {
     match record.runner {
-        RunnerKind::Host => Some(Box::new(host::Host)),
+        RunnerKind::Host => Some(Box::new(host::Host {
+            forward: record.forward_tokens.clone(),
+        })),
         RunnerKind::Docker | RunnerKind::Podman => {
             let c = record.container.as_ref()?;
             Some(Box::new(oci::Oci {

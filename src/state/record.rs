@@ -68,6 +68,10 @@ pub struct Record {
     /// (see [`Record::mounts_user_git`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bare_clone: Option<PathBuf>,
+    /// The environment variables forwarded into the box (`--token-from`): their names,
+    /// never their values (those are read at container start, into the 0600 env file).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub forward_tokens: Vec<String>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -154,6 +158,7 @@ impl Record {
             updated_at: now(),
             container: None,
             bare_clone: None,
+            forward_tokens: Vec::new(),
         }
     }
 
@@ -240,6 +245,7 @@ pub(crate) mod tests {
             updated_at: 1,
             container: None,
             bare_clone: None,
+            forward_tokens: Vec::new(),
         }
     }
 

@@ -82,6 +82,7 @@ pub(crate) const FAKE_HARNESS: &str = r#"#!/bin/sh
   printf 'prog=%s\n' "$(basename "$0")"
   printf 'cwd=%s\n' "$PWD"
   printf 'box=%s\n' "$TREEBOX_BOX"
+  printf 'gh_token=%s\n' "${GH_TOKEN-unset}"
   for a in "$@"; do printf 'arg=%s\n' "$a"; done
 } >> "$HOME/harness.log"
 settings= notify= stay= prev=

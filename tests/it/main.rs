@@ -27,3 +27,4 @@ mod screens;
 mod sessions;
 mod status;
 mod template;
+mod tokens;

@@ -46,6 +46,10 @@ pub struct UpArgs {
     /// Container template (operator-owned; see `git treebox template list`).
     #[arg(long, value_name = "NAME")]
     pub template: Option<String>,
+    /// Forward this environment variable (e.g. GH_TOKEN) into the box's 0600 env file
+    /// at container start, never into an image, a record or output. Repeatable.
+    #[arg(long, value_name = "ENV")]
+    pub token_from: Vec<String>,
     /// Containers: deny egress except the template's allowlist.
     #[arg(long)]
     pub firewall: bool,
@@ -82,6 +86,7 @@ pub fn run(a: UpArgs, ui: &mut Ui) -> Result<i32, CliError> {
         interactive: ui.stderr_is_tty(),
         firewall: a.firewall,
         template: a.template,
+        token_from: a.token_from.clone(),
         ..Default::default()
     };
     let created = provision::create(&req, &cfg, ui)?;

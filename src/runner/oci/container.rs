@@ -89,7 +89,13 @@ impl Spec<'_> {
                     .iter()
                     .map(|(k, v)| (k.clone(), v.clone()))
                     .collect();
-                let text = env_lines(self.repo, self.leaf, &spec_env, &cache_env);
+                let text = env_lines(
+                    self.repo,
+                    self.leaf,
+                    &spec_env,
+                    &cache_env,
+                    &self.record.forward_tokens,
+                );
                 atomic::write(&env_file, text.as_bytes(), 0o600)
                     .map_err(io_err("could not write", &env_file))?;
                 let mut caps: Vec<String> = Vec::new();

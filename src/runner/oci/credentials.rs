@@ -95,6 +95,7 @@ pub(super) fn env_lines(
     leaf: &Leaf,
     spec_env: &[(String, String)],
     extra: &[(String, String)],
+    forwarded: &[String],
 ) -> String {
     let mut vars: Vec<(String, String)> = vec![("TREEBOX_BOX".into(), leaf.to_string())];
     // The repository's view of the identity, or (a folder box) the user's own config.
@@ -121,6 +122,12 @@ pub(super) fn env_lines(
     ] {
         if let Ok(v) = std::env::var(k) {
             vars.push((k.into(), v));
+        }
+    }
+    // `--token-from`: the named variables as the starting command has them.
+    for k in forwarded {
+        if let Ok(v) = std::env::var(k) {
+            vars.push((k.clone(), v));
         }
     }
     vars.extend(spec_env.iter().cloned());
@@ -215,6 +222,7 @@ mod tests {
             Some(&repo),
             &leaf,
             &[("A".into(), "1".into()), ("B".into(), "x\ny".into())],
+            &[],
             &[],
         );
         assert!(text.contains("TREEBOX_BOX=b\n"));

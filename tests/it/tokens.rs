@@ -1,0 +1,144 @@
+//! Forge tokens (SPEC §7, issue 17 points 1, 2, 5): a token reaches a box only when
+//! forwarded by name (`--token-from`, config `forwardTokens`), and then only its
+//! environment — never an image layer, the record or any output.
+
+use crate::container::each_engine;
+use crate::env::TestEnv;
+
+fn log_lines(env: &TestEnv) -> Vec<String> {
+    env.harness_log()
+        .lines()
+        .filter(|l| l.starts_with("gh_token="))
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn on_the_host_a_forge_token_reaches_the_agent_only_when_forwarded() {
+    let mut env = TestEnv::new();
+    env.extra_env
+        .push(("GH_TOKEN".into(), "ghp_secret_host".into()));
+    // Not forwarded: the agent does not inherit it.
+    env.treebox(&["create", "plain"]).ok();
+    assert_eq!(log_lines(&env), ["gh_token=unset"]);
+    // Forwarded: the agent has it; the record and the output have only its name.
+    let r = env.treebox(&["create", "fwd", "--token-from", "GH_TOKEN"]);
+    r.ok();
+    assert_eq!(
+        log_lines(&env),
+        ["gh_token=unset", "gh_token=ghp_secret_host"]
+    );
+    assert!(r.stderr.contains("GH_TOKEN forwarded"), "{r:?}");
+    assert!(!r.stderr.contains("ghp_secret_host") && !r.stdout.contains("ghp_secret_host"));
+    let state = std::fs::read_dir(env.state_dir().join("treebox/repos"))
+        .unwrap()
+        .flatten()
+        .next()
+        .unwrap()
+        .path();
+    let record = std::fs::read_to_string(state.join("boxes/fwd/record.json")).unwrap();
+    assert!(
+        record.contains(r#""forwardTokens""#) && record.contains("GH_TOKEN"),
+        "{record}"
+    );
+    assert!(!record.contains("ghp_secret_host"));
+    // `enter` reuses the recorded choice.
+    env.treebox(&["enter", "fwd"]).ok();
+    assert_eq!(log_lines(&env).last().unwrap(), "gh_token=ghp_secret_host");
+    env.treebox(&["enter", "plain"]).ok();
+    assert_eq!(log_lines(&env).last().unwrap(), "gh_token=unset");
+    // The plan names it, the JSON documents never hold the value.
+    let plan = env
+        .treebox(&[
+            "create",
+            "p",
+            "--token-from",
+            "GH_TOKEN",
+            "--dry-run",
+            "--json",
+        ])
+        .ok()
+        .json();
+    assert_eq!(plan["forwardTokens"], serde_json::json!(["GH_TOKEN"]));
+    for args in [
+        vec!["create", "j", "--token-from", "GH_TOKEN", "--json"],
+        vec!["list", "--json"],
+        vec!["enter", "fwd", "--json"],
+    ] {
+        let r = env.treebox(&args);
+        r.ok();
+        assert!(!r.stdout.contains("ghp_secret_host"), "{args:?}: {r:?}");
+    }
+}
+
+#[test]
+fn a_bad_token_name_is_refused_and_writes_nothing() {
+    let env = TestEnv::new();
+    let before = env.snapshot();
+    for bad in ["A-B", "1X", "", "X=Y"] {
+        let r = env.treebox(&["create", "b", "--token-from", bad, "--no-launch"]);
+        r.code(2);
+        assert!(r.stderr.contains("--token-from GH_TOKEN"), "{bad}: {r:?}");
+    }
+    assert_eq!(env.snapshot(), before, "something was written");
+    env.write_config(r#"{"forwardTokens": ["GH TOKEN"]}"#);
+    let r = env.treebox(&["create", "b", "--no-launch"]);
+    r.code(2);
+    assert!(r.stderr.contains("forwardTokens"), "{r:?}");
+}
+
+#[test]
+fn in_a_container_a_forwarded_token_is_in_the_environment_and_nowhere_else() {
+    each_engine(|mut b| {
+        let secret = format!("tok_{}_secret", b.id);
+        b.env
+            .extra_env
+            .push(("FORGE_TEST_TOKEN".into(), secret.clone()));
+        b.env
+            .extra_env
+            .push(("GH_TOKEN".into(), format!("ghp_{}", b.id)));
+        let env = &b.env;
+        let r = env.treebox(&[
+            "create",
+            "tk",
+            "--git",
+            "clone",
+            "--token-from",
+            "FORGE_TEST_TOKEN",
+            "--no-launch",
+            "--json",
+        ]);
+        r.ok();
+        assert!(!r.stdout.contains(&secret) && !r.stderr.contains(&secret));
+        let inside = b
+            .exec(&["tk", "--", "printenv", "FORGE_TEST_TOKEN"])
+            .ok()
+            .stdout
+            .trim()
+            .to_string();
+        assert_eq!(inside, secret);
+        // Not forwarded: absent inside, though the starting environment has it.
+        let gh = b.exec(&["tk", "--", "sh", "-c", "echo ${GH_TOKEN-unset}"]);
+        assert_eq!(gh.ok().stdout.trim(), "unset");
+        let rec = b.record("tk");
+        let text = rec.to_string();
+        assert!(!text.contains(&secret), "the record holds the token");
+        let image = rec["container"]["image"].as_str().unwrap().to_string();
+        for args in [
+            vec!["history", "--no-trunc", image.as_str()],
+            vec!["image", "inspect", image.as_str()],
+        ] {
+            let out = b.engine(&args);
+            assert!(out.status.success(), "{args:?}");
+            assert!(
+                !String::from_utf8_lossy(&out.stdout).contains(&secret),
+                "{args:?} shows the token"
+            );
+        }
+        for args in [vec!["list", "--json"], vec!["enter", "tk", "--print"]] {
+            let r = env.treebox(&args);
+            assert!(!r.stdout.contains(&secret), "{args:?}");
+        }
+        env.treebox(&["teardown", "--force", "tk"]).ok();
+    });
+}
