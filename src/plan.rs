@@ -134,6 +134,8 @@ pub struct Plan {
     pub launch_argv: Vec<String>,
     /// Environment variables forwarded into the box (`--token-from`): names only.
     pub forward_tokens: Vec<String>,
+    /// `--allow-forge`: origin's forge hosts added to the firewall's allowlist.
+    pub forge_hosts: Vec<String>,
 }
 
 impl Plan {
@@ -200,6 +202,12 @@ impl Plan {
             Some(p) => format!("copy {} (mode 0600)", p.display()),
             None => "no .env to copy".into(),
         });
+        if !self.forge_hosts.is_empty() {
+            out.push(format!(
+                "firewall: also allow origin's forge: {}",
+                self.forge_hosts.join(", ")
+            ));
+        }
         if !self.forward_tokens.is_empty() {
             out.push(format!(
                 "forward into the box's environment: {} (names only; values read at start)",

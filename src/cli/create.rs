@@ -77,6 +77,10 @@ pub struct CreateArgs {
     /// Repeatable. Without it, GH_TOKEN, GITHUB_TOKEN and GITLAB_TOKEN are kept out.
     #[arg(long, value_name = "ENV")]
     pub token_from: Vec<String>,
+    /// With --firewall: also allow the hosts of origin's URL (and api.github.com for
+    /// GitHub), so the box can push and open its pull request. Shown in the plan.
+    #[arg(long)]
+    pub allow_forge: bool,
     /// Containers: deny egress except the template's allowlist.
     #[arg(long)]
     pub firewall: bool,
@@ -115,6 +119,7 @@ pub fn run(args: CreateArgs, ui: &mut Ui) -> Result<i32, CliError> {
         template: args.template.clone(),
         firewall: args.firewall,
         token_from: args.token_from.clone(),
+        allow_forge: args.allow_forge,
     };
     if args.dry_run {
         let (plan, warnings) = provision::dry_run(&req, &cfg)?;

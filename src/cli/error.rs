@@ -236,6 +236,12 @@ fn classify(e: &ProvisionError) -> CliError {
             P::Repo(RepoError::Bare { .. }) => CliError::new(ErrorKind::BareRepo, msg)
                 .hint("Run it in a clone with a working tree: `git clone <url>`."),
             P::Repo(RepoError::Open { .. }) => CliError::new(ErrorKind::Repo, msg),
+            P::ForgeNeedsFirewall => CliError::new(ErrorKind::Usage, msg).hint(
+                "Add --firewall (with --isolation docker or podman); without a firewall every host is reachable already.",
+            ),
+            P::NoForge { .. } => CliError::new(ErrorKind::Usage, msg).hint(
+                "--allow-forge reads the host from origin's URL (https://, ssh:// or user@host:); list hosts yourself in the config's allowlist otherwise.",
+            ),
             P::TokenName { .. } => CliError::new(ErrorKind::Usage, msg)
                 .hint("Name the variable to forward, e.g. `--token-from GH_TOKEN`."),
             P::Unsupported { .. } => CliError::new(ErrorKind::Unsupported, msg)

@@ -166,6 +166,7 @@ fn apply(
     if !resumed {
         // Names only: the values are read where they are used (SPEC §7).
         record.forward_tokens = plan.forward_tokens.clone();
+        record.forge_hosts = plan.forge_hosts.clone();
         if !plan.forward_tokens.is_empty() {
             warnings.push(format!(
                 "{} forwarded into a box whose agent runs unwatched: scope the token to this one repository, and protect its branches on the forge",

@@ -98,7 +98,12 @@ pub(crate) fn container_up(
             template,
             harness,
             firewall: record.firewall,
-            extra_allow: cfg.allowlist.clone(),
+            extra_allow: cfg
+                .allowlist
+                .iter()
+                .chain(&record.forge_hosts)
+                .cloned()
+                .collect(),
         };
         timed(reporter, "container", || spec.create(&ecos))?
     };

@@ -27,6 +27,10 @@ pub enum ProvisionError {
     Unsupported { what: String },
     #[error("`{name}` is not an environment variable name (letters, digits and '_', not starting with a digit)")]
     TokenName { name: String },
+    #[error("--allow-forge opens the firewall to the forge, and this box has no firewall")]
+    ForgeNeedsFirewall,
+    #[error("origin ({url}) names no forge host to allow")]
+    NoForge { url: String },
     #[error(transparent)]
     Resolve(#[from] crate::boxes::ResolveError),
     #[error("{message}")]

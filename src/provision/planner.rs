@@ -164,6 +164,7 @@ pub(super) fn make_plan(
         included: super::include::plan(&ctx.repo),
         launch: req.launch,
         forward_tokens: forward_tokens(req, cfg)?,
+        forge_hosts: forge_hosts(req, ctx)?,
         launch_argv: ctx.harness.launch_argv(
             &program,
             &req.extra_args,
@@ -191,6 +192,29 @@ fn forward_tokens(req: &CreateRequest, cfg: &UserConfig) -> Result<Vec<String>, 
     names.sort();
     names.dedup();
     Ok(names)
+}
+
+/// `--allow-forge`: the hosts of origin's URL (and GitHub's API host), for a box with
+/// a firewall; refused without one (every host is reachable then) or without a forge.
+fn forge_hosts(req: &CreateRequest, ctx: &Context) -> Result<Vec<String>, ProvisionError> {
+    if !req.allow_forge {
+        return Ok(Vec::new());
+    }
+    if !ctx.firewall || !ctx.runner.is_container() {
+        return Err(ProvisionError::ForgeNeedsFirewall);
+    }
+    let url = ctx
+        .repo
+        .git
+        .find_remote("origin")
+        .ok()
+        .and_then(|r| r.url().ok().map(str::to_string))
+        .unwrap_or_default();
+    let hosts = crate::config::forge_hosts(&url);
+    if hosts.is_empty() {
+        return Err(ProvisionError::NoForge { url });
+    }
+    Ok(hosts)
 }
 
 fn new_branch(

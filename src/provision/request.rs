@@ -43,6 +43,8 @@ pub struct CreateRequest {
     pub firewall: bool,
     /// Environment variables to forward into the box (`--token-from`), by name.
     pub token_from: Vec<String>,
+    /// `--allow-forge`: add origin's forge hosts to the firewall's allowlist.
+    pub allow_forge: bool,
 }
 
 /// Everything resolved before the plan: the repository, its layout and the choices.

@@ -72,6 +72,9 @@ pub struct Record {
     /// never their values (those are read at container start, into the 0600 env file).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub forward_tokens: Vec<String>,
+    /// `--allow-forge`: the hosts of origin's forge added to the firewall's allowlist.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub forge_hosts: Vec<String>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -159,6 +162,7 @@ impl Record {
             container: None,
             bare_clone: None,
             forward_tokens: Vec::new(),
+            forge_hosts: Vec::new(),
         }
     }
 
@@ -246,6 +250,7 @@ pub(crate) mod tests {
             container: None,
             bare_clone: None,
             forward_tokens: Vec::new(),
+            forge_hosts: Vec::new(),
         }
     }
 

@@ -142,3 +142,59 @@ fn in_a_container_a_forwarded_token_is_in_the_environment_and_nowhere_else() {
         env.treebox(&["teardown", "--force", "tk"]).ok();
     });
 }
+
+/// `--allow-forge` (issue 17 point 3): origin's forge hosts join a firewalled box's
+/// allowlist, shown in the plan and never added silently; refused without a firewall
+/// or without a forge.
+#[test]
+fn allow_forge_adds_origins_hosts_to_a_firewalled_box_only() {
+    let Some(b) = crate::container::Boxed::new("docker") else {
+        return;
+    };
+    let env = &b.env;
+    env.git(
+        &env.repo,
+        &["remote", "set-url", "origin", "git@github.com:o/r.git"],
+    );
+    let plan = |extra: &[&str]| {
+        let args = [
+            &[
+                "create",
+                "f",
+                "--firewall",
+                "--no-fetch",
+                "--dry-run",
+                "--json",
+            ][..],
+            extra,
+        ]
+        .concat();
+        env.treebox(&args).ok().json()
+    };
+    assert_eq!(
+        plan(&["--allow-forge"])["forgeHosts"],
+        serde_json::json!(["github.com", "api.github.com"])
+    );
+    assert_eq!(plan(&[])["forgeHosts"], serde_json::json!([]));
+    let before = env.snapshot();
+    let r = env.treebox(&["create", "f", "--allow-forge", "--no-fetch", "--no-launch"]);
+    r.code(2);
+    assert!(r.stderr.contains("--firewall"), "{r:?}");
+    assert_eq!(env.snapshot(), before, "something was written");
+    env.git(
+        &env.repo,
+        &["remote", "set-url", "origin", &env.origin.to_string_lossy()],
+    );
+    let before = env.snapshot();
+    let r = env.treebox(&[
+        "create",
+        "f",
+        "--firewall",
+        "--allow-forge",
+        "--no-fetch",
+        "--no-launch",
+    ]);
+    r.code(2);
+    assert!(r.stderr.contains("names no forge host"), "{r:?}");
+    assert_eq!(env.snapshot(), before, "something was written");
+}

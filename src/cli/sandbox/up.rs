@@ -50,6 +50,9 @@ pub struct UpArgs {
     /// at container start, never into an image, a record or output. Repeatable.
     #[arg(long, value_name = "ENV")]
     pub token_from: Vec<String>,
+    /// With --firewall: also allow the hosts of origin's URL (and api.github.com).
+    #[arg(long)]
+    pub allow_forge: bool,
     /// Containers: deny egress except the template's allowlist.
     #[arg(long)]
     pub firewall: bool,
@@ -87,6 +90,7 @@ pub fn run(a: UpArgs, ui: &mut Ui) -> Result<i32, CliError> {
         firewall: a.firewall,
         template: a.template,
         token_from: a.token_from.clone(),
+        allow_forge: a.allow_forge,
         ..Default::default()
     };
     let created = provision::create(&req, &cfg, ui)?;

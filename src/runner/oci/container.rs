@@ -170,6 +170,13 @@ pub fn ensure_running(
     record: &Record,
     cfg_allow: &[String],
 ) -> Result<ContainerRecord, ContainerError> {
+    // The user's entries and, with `--allow-forge`, the forge's hosts.
+    let allow: Vec<String> = cfg_allow
+        .iter()
+        .chain(&record.forge_hosts)
+        .cloned()
+        .collect();
+    let cfg_allow = allow.as_slice();
     let Some(rec) = record.container.as_ref() else {
         return Err(ContainerError::NoEngine);
     };
