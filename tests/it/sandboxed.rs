@@ -195,7 +195,7 @@ true
 }
 
 /// A git server on a network of the test's own (`--internal`): the box pushes to it.
-fn git_server(b: &Boxed, net: &str) -> Option<String> {
+pub(crate) fn git_server(b: &Boxed, net: &str) -> Option<String> {
     let name = format!("tbsrv-git-{}", b.id);
     let out = b.engine(&[
         "run",

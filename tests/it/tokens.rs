@@ -198,3 +198,62 @@ fn allow_forge_adds_origins_hosts_to_a_firewalled_box_only() {
     assert!(r.stderr.contains("names no forge host"), "{r:?}");
     assert_eq!(env.snapshot(), before, "something was written");
 }
+
+/// A clone box delivers its own work: with origin on a git server of the test's own
+/// (`--internal` network), a commit inside is pushed to origin from the box.
+#[test]
+fn a_clone_box_pushes_its_work_to_origin() {
+    each_engine(|mut b| {
+        if b.engine == "podman" {
+            b.use_cni();
+        }
+        let net = format!("tbnet-{}", b.id);
+        assert!(b
+            .engine(&["network", "create", "--internal", &net])
+            .status
+            .success());
+        let Some(ip) = crate::sandboxed::git_server(&b, &net) else {
+            return;
+        };
+        let url = format!("git://{ip}/o.git");
+        b.env
+            .git(&b.env.repo, &["remote", "set-url", "origin", &url]);
+        b.env
+            .extra_env
+            .push(("TREEBOX_NETWORK".into(), net.clone()));
+        let env = &b.env;
+        env.treebox(&[
+            "create",
+            "deliver",
+            "--git",
+            "clone",
+            "--no-fetch",
+            "--no-launch",
+        ])
+        .ok();
+        b.exec(&[
+            "deliver",
+            "--",
+            "sh",
+            "-c",
+            "echo d > d.txt && git add d.txt && git commit -qm delivered && git push -q origin HEAD",
+        ])
+        .ok();
+        let tip = b
+            .exec(&["deliver", "--", "git", "rev-parse", "HEAD"])
+            .ok()
+            .stdout
+            .trim()
+            .to_string();
+        let on_server = b.engine(&[
+            "exec",
+            &format!("tbsrv-git-{}", b.id),
+            "git",
+            "--git-dir=/srv/o.git",
+            "rev-parse",
+            "refs/heads/deliver",
+        ]);
+        assert_eq!(String::from_utf8_lossy(&on_server.stdout).trim(), tip);
+        env.sandbox(&["down", "-f", "deliver"]).ok();
+    });
+}
