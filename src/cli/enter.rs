@@ -5,7 +5,7 @@
 use super::json::{env_word, Document, EnterDocument, Launch, V1};
 use clap::Args;
 
-use super::error::{self, CliError};
+use super::error::{self, CliError, ErrorKind};
 use super::ui::Ui;
 use crate::harness::Harness;
 use crate::provision::enter::{self, Deps, EnterRequest};
@@ -131,11 +131,12 @@ pub fn run(args: EnterArgs, ui: &mut Ui) -> Result<i32, CliError> {
 /// The box's agent session, when one is live and this command would attach to it (or,
 /// with `-d`, leave it be): joined as it is, without touching the box — no setup
 /// re-sync under a running agent. `None`: no live session (or no box by that name, which
-/// the full path reports), so the agent is launched as usual.
+/// the full path reports), so the agent is launched as usual. Off a terminal (no `-d`)
+/// a live session is refused (5) rather than joined by a second, foreground agent.
 fn rejoin(args: &EnterArgs, ui: &mut Ui) -> Result<Option<i32>, CliError> {
     use crate::session::Session;
     let joins = args.detach || (ui.stdin_is_tty() && crate::session::available());
-    if !joins {
+    if !joins && !crate::session::available() {
         return Ok(None);
     }
     let Ok((repo, layout)) = super::here() else {
@@ -150,6 +151,21 @@ fn rejoin(args: &EnterArgs, ui: &mut Ui) -> Result<Option<i32>, CliError> {
     };
     if !session.exists() {
         return Ok(None);
+    }
+    if !joins {
+        // Off a terminal there is nothing to attach to it: a second agent beside the
+        // live one (SPEC §7a: re-attach, or start one when none is live) is refused.
+        let leaf = crate::cmd::quote(entry.leaf.as_str());
+        return Err(CliError::new(
+            ErrorKind::SessionLive,
+            format!(
+                "box `{}` has a live agent session, and there is no terminal to attach it to",
+                entry.leaf
+            ),
+        )
+        .hint(format!(
+            "Attach on a terminal with `git treebox enter {leaf}`, or end it: `git treebox teardown --force {leaf}`."
+        )));
     }
     let how = super::create::Launching {
         marker: &marker,

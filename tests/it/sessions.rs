@@ -214,8 +214,15 @@ fn a_detached_agent_is_live_protects_its_box_and_ends() {
     assert_eq!(env.snapshot(), before);
     assert!(process_exists(pid_in(&started)));
 
-    // `enter -d` on a live session starts no second agent.
+    // `enter -d` on a live session starts no second agent; nor does `enter` off a
+    // terminal, which has nothing to attach it to: refused, nothing written.
     env.treebox(&["enter", "-d", "solo"]).ok();
+    let before = env.snapshot();
+    let r = env.treebox(&["enter", "solo"]);
+    r.code(5);
+    assert!(r.stderr.contains("no terminal to attach"), "{r:?}");
+    assert!(r.stderr.contains("git treebox enter solo"), "{r:?}");
+    assert_eq!(env.snapshot(), before);
     let pids = std::fs::read_to_string(env.home.join("agent.pids")).unwrap();
     assert_eq!(pids.lines().count(), 1, "{pids}");
 
