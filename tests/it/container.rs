@@ -143,6 +143,29 @@ impl Boxed {
         self.engine_cmd(args).output().unwrap()
     }
 
+    /// Make the test's own `--internal` network `net`. Tests run in parallel, and two
+    /// engines' network creations at once can pick the same free subnet (podman with
+    /// CNI): one at a time in this process, and a failed one tried again.
+    pub(crate) fn internal_network(&self, net: &str) -> bool {
+        static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+        let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+        for attempt in 0..5 {
+            let out = self.engine(&["network", "create", "--internal", net]);
+            if out.status.success() {
+                return true;
+            }
+            eprintln!(
+                "note: {} network create {net} (attempt {}): {}",
+                self.engine,
+                attempt + 1,
+                String::from_utf8_lossy(&out.stderr).trim()
+            );
+            let _ = self.engine(&["network", "rm", net]);
+            std::thread::sleep(std::time::Duration::from_millis(300));
+        }
+        false
+    }
+
     /// Podman with the CNI network backend, for this test and the boxes it makes:
     /// Debian bookworm's netavark 1.4 does not route between containers on an
     /// `--internal` network, CNI does. The rest of the engine's settings (those
@@ -519,10 +542,10 @@ fn the_firewall_allows_the_allowlist_and_nothing_else() {
         }
         let env = &b.env;
         let net = format!("tbnet-{}", b.id);
-        assert!(b
-            .engine(&["network", "create", "--internal", &net])
-            .status
-            .success());
+        assert!(
+            b.internal_network(&net),
+            "could not make the test's network"
+        );
         let mut ips = Vec::new();
         for srv in ["allowed", "denied"] {
             let name = format!("tbsrv-{srv}-{}", b.id);

@@ -241,10 +241,10 @@ fn a_sandboxed_worktree_pushes_to_origin_and_the_guard_still_binds() {
             b.use_cni();
         }
         let net = format!("tbnet-{}", b.id);
-        assert!(b
-            .engine(&["network", "create", "--internal", &net])
-            .status
-            .success());
+        assert!(
+            b.internal_network(&net),
+            "could not make the test's network"
+        );
         let Some(ip) = git_server(&b, &net) else {
             return;
         };

@@ -208,10 +208,10 @@ fn a_clone_box_pushes_its_work_to_origin() {
             b.use_cni();
         }
         let net = format!("tbnet-{}", b.id);
-        assert!(b
-            .engine(&["network", "create", "--internal", &net])
-            .status
-            .success());
+        assert!(
+            b.internal_network(&net),
+            "could not make the test's network"
+        );
         let Some(ip) = crate::sandboxed::git_server(&b, &net) else {
             return;
         };
