@@ -42,6 +42,9 @@ pub struct BoxEntry {
     pub branch: Option<String>,
     /// Whether the checkout directory exists.
     pub dir_exists: bool,
+    /// A clone's or sandboxed worktree's tip commit time, read with its branch (the
+    /// user's repository may not have the commit).
+    pub own_tip_time: Option<i64>,
 }
 
 impl BoxEntry {
@@ -99,6 +102,7 @@ pub fn inventory(repo: &Repo, layout: &Layout) -> Vec<BoxEntry> {
                 leaf,
                 record: None,
                 record_error: None,
+                own_tip_time: None,
             },
         );
     }
@@ -123,13 +127,16 @@ pub fn inventory(repo: &Repo, layout: &Layout) -> Vec<BoxEntry> {
                 record_error: None,
                 admin_dir: None,
                 branch: None,
+                own_tip_time: None,
             }
         });
         if let Some(own) = record.as_ref().and_then(OwnGit::of) {
             // A clone, a sandboxed worktree: the branch lives in the box's own git
             // data, and is read from there (libgit2).
             if entry.dir_exists {
-                entry.branch = own.head().and_then(|(b, _)| b);
+                let head = own.head_and_time();
+                entry.branch = head.as_ref().and_then(|(b, _, _)| b.clone());
+                entry.own_tip_time = head.and_then(|(_, _, t)| t);
             }
         }
         entry.record = record;
@@ -153,10 +160,12 @@ pub fn inventory(repo: &Repo, layout: &Layout) -> Vec<BoxEntry> {
             if !own_git || !std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_dir()) {
                 continue;
             }
+            let head = OwnGit::clone_at(&path).head_and_time();
             by_leaf.insert(
                 leaf.clone(),
                 BoxEntry {
-                    branch: clone_head(&path).and_then(|(b, _)| b),
+                    branch: head.as_ref().and_then(|(b, _, _)| b.clone()),
+                    own_tip_time: head.and_then(|(_, _, t)| t),
                     dir_exists: true,
                     path,
                     leaf,
@@ -190,9 +199,12 @@ pub fn exact(repo: &Repo, layout: &Layout, leaf: &str) -> Option<BoxEntry> {
         Some(_) => None,
         None => repo.worktree_admin_dir(&path),
     };
+    let head = own
+        .as_ref()
+        .filter(|_| dir_exists)
+        .and_then(OwnGit::head_and_time);
     let branch = match &own {
-        Some(own) if dir_exists => own.head().and_then(|(b, _)| b),
-        Some(_) => None,
+        Some(_) => head.as_ref().and_then(|(b, _, _)| b.clone()),
         None => admin_dir.as_deref().and_then(Repo::worktree_branch),
     };
     Some(BoxEntry {
@@ -203,6 +215,7 @@ pub fn exact(repo: &Repo, layout: &Layout, leaf: &str) -> Option<BoxEntry> {
         admin_dir,
         branch,
         dir_exists,
+        own_tip_time: head.and_then(|(_, _, t)| t),
     })
 }
 

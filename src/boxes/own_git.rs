@@ -9,7 +9,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::git::repo::{canonical, plain_git_dir, read_plain};
+use crate::git::repo::{canonical, read_plain};
 use crate::state::Record;
 use crate::vocab::GitMode;
 
@@ -60,17 +60,15 @@ impl OwnGit {
     /// symlink out (the bare's `config`, the registration's `HEAD`, linked to the
     /// user's) would be read through by libgit2, and junk misread: `down` saw a box
     /// on the user's branch with nothing to lose, `bundle` nothing to bundle.
+    ///
+    /// One judgement, [`super::registration::hostile_own_git`] (which walks the git
+    /// dirs with [`crate::git::repo::plain_git_dir`] and checks `commondir`): `list`
+    /// asks it per box.
     pub fn readable(&self) -> bool {
-        if !plain_git_dir(&self.common) {
-            return false;
-        }
-        if super::registration::hostile_own_git(self).is_some() {
-            return false;
-        }
-        if !self.is_worktree() {
-            return true;
-        }
-        plain_git_dir(&self.head_dir) && self.commondir_ok()
+        let is_dir = |p: &Path| std::fs::symlink_metadata(p).is_ok_and(|m| m.is_dir());
+        is_dir(&self.common)
+            && (!self.is_worktree() || is_dir(&self.head_dir))
+            && super::registration::hostile_own_git(self).is_none()
     }
 
     /// The registration's `commondir` names the bare clone (as `git worktree add`
@@ -99,6 +97,12 @@ impl OwnGit {
     /// The branch and tip checked out now (libgit2; runs nothing). An unborn branch
     /// (no commits yet) is named with no tip.
     pub fn head(&self) -> Option<(Option<String>, Option<git2::Oid>)> {
+        self.head_and_time().map(|(b, tip, _)| (b, tip))
+    }
+
+    /// [`Self::head`], and the tip's commit time (seconds since the epoch), from one
+    /// open of the box's git data (what `list` shows).
+    pub fn head_and_time(&self) -> Option<(Option<String>, Option<git2::Oid>, Option<i64>)> {
         let r = self.open()?;
         let Ok(head) = r.head() else {
             let unborn = r
@@ -106,13 +110,17 @@ impl OwnGit {
                 .ok()
                 .and_then(|h| h.symbolic_target().ok().flatten().map(str::to_string))
                 .and_then(|t| t.strip_prefix("refs/heads/").map(str::to_string));
-            return Some((unborn, None));
+            return Some((unborn, None, None));
         };
         let branch = head
             .shorthand()
             .ok()
             .map(str::to_string)
             .filter(|_| head.is_branch());
-        Some((branch, head.target()))
+        let tip = head.target();
+        let time = tip
+            .and_then(|t| r.find_commit(t).ok())
+            .map(|c| c.time().seconds());
+        Some((branch, tip, time))
     }
 }

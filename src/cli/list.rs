@@ -46,14 +46,10 @@ struct Row {
 
 fn row(e: &BoxEntry, repo: &Repo, layout: &Layout) -> Row {
     let branch = e.shown_branch().map(str::to_string);
-    let last_commit = if let Some(own) = e.own_git() {
+    let last_commit = if e.owns_git() {
         // A clone's (a sandboxed worktree's) commits may exist only in the box's own
-        // git data: read them there.
-        own.open().and_then(|c| {
-            let tip = c.head().ok()?.target()?;
-            let t = c.find_commit(tip).ok()?.time().seconds();
-            Some(t)
-        })
+        // git data: read there with its branch, by the inventory.
+        e.own_tip_time
     } else {
         branch
             .as_deref()

@@ -41,11 +41,9 @@ pub(super) fn check_boxes(repo: &Repo) -> Check {
             let Some(r) = e.record.as_ref().filter(|r| r.checkout_completed) else {
                 return false;
             };
-            let hooks = crate::provision::guard::box_hooks_dir(repo, &layout, r);
-            match (hooks, &exe) {
-                (Some(h), Some(exe)) => !crate::provision::guard::guard_in_place(&h, exe),
-                _ => false,
-            }
+            exe.as_deref().is_some_and(|exe| {
+                crate::provision::guard::guard_armed(repo, &layout, r, exe) == Some(false)
+            })
         })
         .map(|e| e.leaf.to_string())
         .collect();
@@ -54,12 +52,12 @@ pub(super) fn check_boxes(repo: &Repo) -> Check {
             "boxes",
             Status::Advisory,
             format!(
-                "box(es) whose pre-push guard is not in place (a hook manager wrote over it?): {}",
+                "box(es) whose pre-push guard is not in place (a hook manager wrote over it, or the box's own core.hooksPath switched it off): {}",
                 unguarded.join(", ")
             ),
         )
         .hint(format!(
-            "Opening the box puts the guard back and keeps the manager's hooks running behind it: `git treebox enter {}`.",
+            "Opening the box puts the guard back, keeping a hook manager's hooks running behind it: `git treebox enter {}` (it says when the box's own config prevents it).",
             crate::cmd::quote(first)
         ));
     }

@@ -73,20 +73,31 @@ pub fn remote_heads(
     Ok(crate::git::porcelain::parse_ls_remote_heads(&out))
 }
 
-/// Fetch `origin` in the repository at `main_root`. `state_dir` holds the fetch lock
-/// and stamp. `interactive_retry`: after a silent failure, try once more with prompts
-/// allowed (the caller passes true only on a terminal).
+/// `git fetch [--upload-pack=…] --quiet [--prune] --no-recurse-submodules origin`.
+fn origin_fetch_args(git: &GitCli, prune: bool) -> Vec<String> {
+    let mut args: Vec<String> = vec!["fetch".into()];
+    args.extend(git.upload_pack_arg("origin"));
+    args.push("--quiet".into());
+    if prune {
+        args.push("--prune".into());
+    }
+    args.extend(["--no-recurse-submodules", "origin"].map(String::from));
+    args
+}
+
 /// Fetch origin quietly (no prompt), for at most `limit`; whether it succeeded. For
 /// a question a command can go on without (may the box go? see `teardown`), never
 /// for a base a box is cut from.
 pub fn fetch_origin_within(git: &GitCli, main_root: &Path, limit: std::time::Duration) -> bool {
-    let mut args: Vec<String> = vec!["fetch".into()];
-    args.extend(git.upload_pack_arg("origin"));
-    args.extend(["--quiet", "--no-recurse-submodules", "origin"].map(String::from));
-    let c = git.silent_remote_cmd(main_root).args(args.iter());
+    let c = git
+        .silent_remote_cmd(main_root)
+        .args(origin_fetch_args(git, false).iter());
     matches!(c.status_within(limit), Ok(Some(st)) if st.success())
 }
 
+/// Fetch `origin` in the repository at `main_root`. `state_dir` holds the fetch lock
+/// and stamp. `interactive_retry`: after a silent failure, try once more with prompts
+/// allowed (the caller passes true only on a terminal).
 pub fn fetch_origin(
     git: &GitCli,
     main_root: &Path,
@@ -108,9 +119,7 @@ pub fn fetch_origin(
     if fresh {
         return Ok(());
     }
-    let mut args: Vec<String> = vec!["fetch".into()];
-    args.extend(git.upload_pack_arg("origin"));
-    args.extend(["--quiet", "--prune", "--no-recurse-submodules", "origin"].map(String::from));
+    let args = origin_fetch_args(git, true);
     let silent = git.silent_remote_cmd(main_root).args(args.iter()).output();
     let result = match silent {
         Ok(_) => Ok(()),

@@ -136,35 +136,77 @@ pub fn box_hooks_dir(
     }
 }
 
-/// Put a box's guard back if a hook manager replaced it ([`reassert`]), wherever the
-/// box keeps it. Every command that opens a box calls this (after
-/// [`super::check_checkout`]). Returns the hook names moved aside (now chained).
+/// Where a box's guard is: its private git dir (where `config.worktree` names the
+/// hooks dir), its common git dir and its hooks dir. `None` for a box with no guard (a
+/// folder) or a worktree git no longer registers.
+struct GuardPlaces {
+    private: PathBuf,
+    common: PathBuf,
+    hooks: PathBuf,
+}
+
+fn guard_places(
+    repo: &crate::git::Repo,
+    layout: &crate::state::Layout,
+    record: &crate::state::Record,
+) -> Option<GuardPlaces> {
+    let hooks = box_hooks_dir(repo, layout, record)?;
+    let (private, common) = match crate::boxes::OwnGit::of(record) {
+        Some(own) => (own.head_dir, own.common),
+        None => (
+            repo.worktree_admin_dir(&record.path)?,
+            repo.common_dir.clone(),
+        ),
+    };
+    Some(GuardPlaces {
+        private,
+        common,
+        hooks,
+    })
+}
+
+impl GuardPlaces {
+    /// The guard whole in its hooks dir ([`guard_in_place`]) and that dir the box's
+    /// `core.hooksPath` — `git config --unset core.hooksPath` (what pre-commit's
+    /// refusal suggests) switches it off as surely as overwriting it.
+    fn armed(&self, guard_exe: &Path) -> bool {
+        let cfg = self.private.join("config.worktree");
+        let pointed = fs::symlink_metadata(&cfg).is_ok_and(|m| m.is_file())
+            && git2::Config::open(&cfg)
+                .and_then(|c| c.get_string("core.hooksPath"))
+                .is_ok_and(|v| Path::new(&v) == self.hooks);
+        pointed && guard_in_place(&self.hooks, guard_exe)
+    }
+}
+
+/// Is the box's guard armed (see [`keep_guard`])? `None`: the box has no guard. What
+/// `doctor` reports.
+pub fn guard_armed(
+    repo: &crate::git::Repo,
+    layout: &crate::state::Layout,
+    record: &crate::state::Record,
+    guard_exe: &Path,
+) -> Option<bool> {
+    guard_places(repo, layout, record).map(|g| g.armed(guard_exe))
+}
+
+/// Put a box's guard back if a hook manager replaced it, or its `core.hooksPath` was
+/// unset ([`reassert`]), wherever the box keeps it. Every command that opens a box
+/// calls this (after [`super::check_checkout`]). Returns the hook names moved aside
+/// (now chained).
 pub fn keep_guard(
     repo: &crate::git::Repo,
     layout: &crate::state::Layout,
     record: &crate::state::Record,
 ) -> Result<Vec<String>, GuardInstallError> {
-    let Some(hooks) = box_hooks_dir(repo, layout, record) else {
+    let Some(g) = guard_places(repo, layout, record) else {
         return Ok(Vec::new());
     };
     let exe = find_guard_exe()?;
-    let (private, common) = match crate::boxes::OwnGit::of(record) {
-        Some(own) => (own.head_dir, own.common),
-        None => match repo.worktree_admin_dir(&record.path) {
-            Some(admin) => (admin, repo.common_dir.clone()),
-            None => return Ok(Vec::new()),
-        },
-    };
-    // `git config --unset core.hooksPath` (what pre-commit's refusal suggests) would
-    // switch the guard off as surely as overwriting it.
-    let pointed = fs::symlink_metadata(private.join("config.worktree")).is_ok_and(|m| m.is_file())
-        && git2::Config::open(&private.join("config.worktree"))
-            .and_then(|c| c.get_string("core.hooksPath"))
-            .is_ok_and(|v| Path::new(&v) == hooks);
-    if pointed && guard_in_place(&hooks, &exe) {
+    if g.armed(&exe) {
         return Ok(Vec::new());
     }
-    reassert(&private, &common, Some(&hooks), &exe)
+    reassert(&g.private, &g.common, Some(&g.hooks), &exe)
 }
 
 /// Give a box with git data of its own (a clone's `.git`, a sandboxed worktree's bare

@@ -165,11 +165,13 @@ fn unsetting_the_boxs_hooks_path_is_undone_when_the_box_is_opened() {
     );
     let r = push(&env, &path);
     assert_eq!(r.code, 0, "without its hooksPath the guard is off: {r:?}");
+    assert_eq!(boxes_check(&env)["status"], "advisory");
     env.git(
         &env.origin,
         &["update-ref", "-d", &format!("refs/heads/treebox/{leaf}")],
     );
     env.treebox(&["enter", &leaf, "--print"]).ok();
+    assert_eq!(boxes_check(&env)["status"], "ok");
     let r = push(&env, &path);
     assert_ne!(r.code, 0, "the guard is still off after enter: {r:?}");
 }

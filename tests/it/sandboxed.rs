@@ -234,24 +234,62 @@ pub(crate) fn git_server(b: &Boxed, net: &str) -> Option<String> {
     Some(ip)
 }
 
+/// The user's origin moved to a git server on the test's own `--internal` network,
+/// and new boxes put on that network; the origin URL. `None` where containers on an
+/// internal network cannot reach each other (the test has nothing to show there).
+pub(crate) fn origin_on_a_server(b: &mut Boxed) -> Option<String> {
+    if b.engine == "podman" {
+        b.use_cni();
+    }
+    let net = format!("tbnet-{}", b.id);
+    assert!(
+        b.internal_network(&net),
+        "could not make the test's network"
+    );
+    let ip = git_server(b, &net)?;
+    let url = format!("git://{ip}/o.git");
+    b.env
+        .git(&b.env.repo, &["remote", "set-url", "origin", &url]);
+    b.env.extra_env.push(("TREEBOX_NETWORK".into(), net));
+    Some(url)
+}
+
+/// Commit in box `name` and push its branch to origin from inside; the commit.
+pub(crate) fn commit_and_push(b: &Boxed, name: &str) -> String {
+    b.exec(&[
+        name,
+        "--",
+        "sh",
+        "-c",
+        "echo w > pushed.txt && git add pushed.txt && git commit -qm pushed && git push -q origin HEAD",
+    ])
+    .ok();
+    b.exec(&[name, "--", "git", "rev-parse", "HEAD"])
+        .ok()
+        .stdout
+        .trim()
+        .to_string()
+}
+
+/// The commit the test's git server has for `branch`.
+pub(crate) fn on_server(b: &Boxed, branch: &str) -> String {
+    let out = b.engine(&[
+        "exec",
+        &format!("tbsrv-git-{}", b.id),
+        "git",
+        "--git-dir=/srv/o.git",
+        "rev-parse",
+        &format!("refs/heads/{branch}"),
+    ]);
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
 #[test]
 fn a_sandboxed_worktree_pushes_to_origin_and_the_guard_still_binds() {
     each_engine(|mut b| {
-        if b.engine == "podman" {
-            b.use_cni();
-        }
-        let net = format!("tbnet-{}", b.id);
-        assert!(
-            b.internal_network(&net),
-            "could not make the test's network"
-        );
-        let Some(ip) = git_server(&b, &net) else {
+        let Some(url) = origin_on_a_server(&mut b) else {
             return;
         };
-        let env = &mut b.env;
-        let url = format!("git://{ip}/o.git");
-        env.git(&env.repo, &["remote", "set-url", "origin", &url]);
-        env.extra_env.push(("TREEBOX_NETWORK".into(), net.clone()));
         let env = &b.env;
         env.treebox(&["create", "pushy", "--no-fetch", "--no-launch"])
             .ok();
@@ -263,30 +301,8 @@ fn a_sandboxed_worktree_pushes_to_origin_and_the_guard_still_binds() {
             .trim()
             .to_string();
         assert_eq!(inside, url);
-        b.exec(&[
-            "pushy",
-            "--",
-            "sh",
-            "-c",
-            "echo p > p.txt && git add p.txt && git commit -qm pushed && git push -q origin HEAD",
-        ])
-        .ok();
-        let tip = b
-            .exec(&["pushy", "--", "git", "rev-parse", "HEAD"])
-            .ok()
-            .stdout
-            .trim()
-            .to_string();
-        let server = format!("tbsrv-git-{}", b.id);
-        let on_server = b.engine(&[
-            "exec",
-            &server,
-            "git",
-            "--git-dir=/srv/o.git",
-            "rev-parse",
-            "refs/heads/pushy",
-        ]);
-        assert_eq!(String::from_utf8_lossy(&on_server.stdout).trim(), tip);
+        let tip = commit_and_push(&b, "pushy");
+        assert_eq!(on_server(&b, "pushy"), tip);
         // The guard refuses a placeholder branch on the way to origin.
         let r = b.exec(&[
             "pushy",

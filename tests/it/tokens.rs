@@ -204,56 +204,22 @@ fn allow_forge_adds_origins_hosts_to_a_firewalled_box_only() {
 #[test]
 fn a_clone_box_pushes_its_work_to_origin() {
     each_engine(|mut b| {
-        if b.engine == "podman" {
-            b.use_cni();
-        }
-        let net = format!("tbnet-{}", b.id);
-        assert!(
-            b.internal_network(&net),
-            "could not make the test's network"
-        );
-        let Some(ip) = crate::sandboxed::git_server(&b, &net) else {
+        if crate::sandboxed::origin_on_a_server(&mut b).is_none() {
             return;
-        };
-        let url = format!("git://{ip}/o.git");
+        }
         b.env
-            .git(&b.env.repo, &["remote", "set-url", "origin", &url]);
-        b.env
-            .extra_env
-            .push(("TREEBOX_NETWORK".into(), net.clone()));
+            .treebox(&[
+                "create",
+                "deliver",
+                "--git",
+                "clone",
+                "--no-fetch",
+                "--no-launch",
+            ])
+            .ok();
+        let tip = crate::sandboxed::commit_and_push(&b, "deliver");
+        assert_eq!(crate::sandboxed::on_server(&b, "deliver"), tip);
         let env = &b.env;
-        env.treebox(&[
-            "create",
-            "deliver",
-            "--git",
-            "clone",
-            "--no-fetch",
-            "--no-launch",
-        ])
-        .ok();
-        b.exec(&[
-            "deliver",
-            "--",
-            "sh",
-            "-c",
-            "echo d > d.txt && git add d.txt && git commit -qm delivered && git push -q origin HEAD",
-        ])
-        .ok();
-        let tip = b
-            .exec(&["deliver", "--", "git", "rev-parse", "HEAD"])
-            .ok()
-            .stdout
-            .trim()
-            .to_string();
-        let on_server = b.engine(&[
-            "exec",
-            &format!("tbsrv-git-{}", b.id),
-            "git",
-            "--git-dir=/srv/o.git",
-            "rev-parse",
-            "refs/heads/deliver",
-        ]);
-        assert_eq!(String::from_utf8_lossy(&on_server.stdout).trim(), tip);
         env.sandbox(&["down", "-f", "deliver"]).ok();
     });
 }

@@ -3,7 +3,7 @@
 //!
 //! The bundle is written with libgit2 (no git runs under the clone's config). `write`
 //! is shared with `fetch` (which bundles aside, then imports). Called from
-//! `sandbox::run`; the box is found by `sandbox::clone_box`.
+//! `sandbox::run`; the box is found by `sandbox::own_git_box`.
 
 use std::path::PathBuf;
 
@@ -28,7 +28,7 @@ pub struct BundleArgs {
 }
 
 pub fn run(a: BundleArgs, ui: &mut Ui) -> Result<i32, CliError> {
-    let (repo, layout, entry) = super::clone_box(&a.name)?;
+    let (repo, layout, entry) = super::own_git_box(&a.name)?;
     if a.output.as_deref() == Some(std::path::Path::new("-")) {
         // To stdout, like `git bundle create -`: written aside first, then copied.
         let tmp = layout.scratch_path(&entry.leaf, "stdout.bundle");

@@ -24,7 +24,7 @@ pub struct FetchArgs {
 }
 
 pub fn run(a: FetchArgs, ui: &mut Ui) -> Result<i32, CliError> {
-    let (repo, layout, entry) = super::clone_box(&a.name)?;
+    let (repo, layout, entry) = super::own_git_box(&a.name)?;
     let incoming = clone::incoming_ref(entry.leaf.as_str());
     // Its own file: a bundle the user made with `bundle` (the default path) stays.
     let tmp = layout.scratch_path(&entry.leaf, &format!("{}.fetch.bundle", entry.leaf));

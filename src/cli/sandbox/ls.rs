@@ -156,6 +156,7 @@ fn all_rows() -> Result<Vec<Row>, CliError> {
                         record_error: None,
                         admin_dir: None,
                         branch: None,
+                        own_tip_time: None,
                     };
                     let mut row = row(&e, None, &repo_path, &layout, &mut engines);
                     if r.git_mode == crate::folder::MODE {

@@ -8,7 +8,7 @@
 //!
 //! Each subcommand is its own file (its Args and `run`); this one holds the clap tree
 //! and the box lookups they share: `find` and `find_any`, `target` (a box ready
-//! to run in, for `attach` and `run`) and `clone_box` (for `bundle` and `fetch`).
+//! to run in, for `attach` and `run`) and `own_git_box` (for `bundle` and `fetch`).
 
 mod attach;
 mod bundle;
@@ -227,7 +227,7 @@ fn target_runner(t: &Target, tty: bool) -> Result<Box<dyn crate::runner::Runner>
     crate::cli::runner_for(&t.record, tty)
 }
 
-/// Where the box `clone_box` found keeps its git data.
+/// Where the box [`own_git_box`] found keeps its git data.
 fn own_git(entry: &crate::boxes::BoxEntry) -> crate::boxes::OwnGit {
     entry
         .own_git()
@@ -236,7 +236,7 @@ fn own_git(entry: &crate::boxes::BoxEntry) -> crate::boxes::OwnGit {
 
 /// The box NAME names — a clone, or a sandboxed worktree, whose branch lives in git
 /// data of its own — with its checkout present (for `bundle` and `fetch`).
-fn clone_box(name: &str) -> Result<InRepo, CliError> {
+fn own_git_box(name: &str) -> Result<InRepo, CliError> {
     let (repo, layout, entry) = find(name)?;
     if !entry.owns_git() {
         return Err(CliError::new(
