@@ -57,6 +57,8 @@ always\t''
 never\t''"
 complete -c git-sandbox -n "__fish_git_sandbox_using_subcommand up" -l no-fetch -d 'Do not fetch origin first'
 complete -c git-sandbox -n "__fish_git_sandbox_using_subcommand up" -l allow-forge -d 'With --firewall: also allow the hosts of origin\'s URL (and api.github.com)'
+complete -c git-sandbox -n "__fish_git_sandbox_using_subcommand up" -l warm -d 'Start the box with the main checkout\'s build outputs (cargo\'s target/, node build caches) even where the filesystem cannot clone them by reflink: copy them [default: the config\'s `warm`, else `auto`: clone by reflink, or skip]'
+complete -c git-sandbox -n "__fish_git_sandbox_using_subcommand up" -l no-warm -d 'Start the box without the main checkout\'s build outputs'
 complete -c git-sandbox -n "__fish_git_sandbox_using_subcommand up" -l firewall -d 'Containers: deny egress except the template\'s allowlist'
 complete -c git-sandbox -n "__fish_git_sandbox_using_subcommand up" -s d -l detach -d 'Detached: provision only, print the box path'
 complete -c git-sandbox -n "__fish_git_sandbox_using_subcommand up" -l json -d 'Provision only and print the result as JSON (implies -d)'

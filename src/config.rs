@@ -86,6 +86,8 @@ pub struct UserConfig {
     pub allowlist: Vec<String>,
     /// Environment variables forwarded into every new box (`--token-from`).
     pub forward_tokens: Vec<String>,
+    /// Whether new boxes start with the main checkout's build outputs.
+    pub warm: Option<crate::vocab::Warm>,
 }
 
 /// The inert keys a project may set.
@@ -112,6 +114,7 @@ const USER_KEYS: &[(&str, Kind)] = &[
     ("envFile", Kind::Str),
     ("allowlist", Kind::StrList),
     ("forwardTokens", Kind::StrList),
+    ("warm", Kind::Enum(&["auto", "copy", "off"])),
 ];
 
 #[derive(Debug, Clone, Copy)]
@@ -270,6 +273,7 @@ impl UserConfig {
             firewall: b("firewall"),
             env_file: s("envFile"),
             forward_tokens: Vec::new(),
+            warm: s("warm").and_then(|w| w.parse().ok()),
             allowlist: map
                 .get("allowlist")
                 .and_then(Value::as_array)

@@ -11,7 +11,7 @@ use serde::Serialize;
 
 use crate::ecosystem::Ecosystem;
 use crate::harness::Harness;
-use crate::vocab::{GitMode, RunnerKind};
+use crate::vocab::{GitMode, RunnerKind, Warm, WarmMethod};
 
 /// How the box's checkout is made.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -128,6 +128,8 @@ pub struct Plan {
     pub env_source: Option<PathBuf>,
     /// Ignored files of the main checkout that `.worktreeinclude` brings in, relative.
     pub included: Vec<PathBuf>,
+    /// Build outputs of the main checkout brought into the box, and how.
+    pub warm: Warming,
     /// Whether the harness is launched after provisioning.
     pub launch: bool,
     /// The harness command that will be run in the box.
@@ -222,6 +224,9 @@ impl Plan {
                 .collect();
             out.push(format!("copy from .worktreeinclude: {}", names.join(", ")));
         }
+        if !self.warm.dirs.is_empty() || self.warm.mode == Warm::Off {
+            out.push(self.warm.describe());
+        }
         match &self.custom_setup {
             Some(cmds) => out.push(format!("setup: {}", cmds.join("; "))),
             None if self.ecosystems.is_empty() => out.push("setup: no ecosystem detected".into()),
@@ -243,6 +248,55 @@ impl Plan {
             out.push(format!("launch: {}", self.launch_argv.join(" ")));
         }
         out
+    }
+}
+
+/// What warming a box does (in the plan) or did (in the record).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Warming {
+    pub mode: Warm,
+    /// The directories brought in, relative to the repository's top.
+    pub dirs: Vec<PathBuf>,
+    /// How: by reflink or by a copy; null when nothing is brought in.
+    pub method: Option<WarmMethod>,
+    /// Why nothing is brought in although the mode would have.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skipped: Option<String>,
+}
+
+impl Warming {
+    /// Nothing to warm, nothing to say.
+    pub fn none(mode: Warm) -> Warming {
+        Warming {
+            mode,
+            dirs: Vec::new(),
+            method: None,
+            skipped: None,
+        }
+    }
+
+    /// The plan's line for `--dry-run`.
+    pub fn describe(&self) -> String {
+        let dirs = self.listed();
+        match (self.mode, self.method, &self.skipped) {
+            (Warm::Off, ..) => "warm build outputs: off".into(),
+            (_, Some(WarmMethod::Reflink), _) => format!("warm: clone {dirs} by reflink"),
+            (_, Some(WarmMethod::Copy), _) => {
+                format!("warm: copy {dirs} (this filesystem cannot clone files)")
+            }
+            (_, None, Some(why)) => format!("warm: skipped ({why})"),
+            (_, None, None) => "warm: no build outputs to bring in".into(),
+        }
+    }
+
+    fn listed(&self) -> String {
+        let names: Vec<String> = self
+            .dirs
+            .iter()
+            .map(|d| format!("{}/", d.display()))
+            .collect();
+        names.join(", ")
     }
 }
 

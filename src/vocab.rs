@@ -1,10 +1,12 @@
 //! The closed vocabularies of a box's creation-time choices: how its checkout is made
 //! ([`GitMode`]), where its agent runs ([`RunnerKind`]), and what the user asked for
-//! ([`Isolation`], which may also be `auto`).
+//! ([`Isolation`], which may also be `auto`), and whether it starts with warm build
+//! outputs ([`Warm`], [`WarmMethod`]).
 //!
 //! Invariants: the serde, `Display` and [`FromStr`] names are exactly the strings the
 //! records on disk, the config files, the flags and the JSON output have always used
-//! ("worktree", "clone", "folder", "host", "docker", "podman", "auto"), so switching
+//! ("worktree", "clone", "folder", "host", "docker", "podman", "auto", "copy", "off",
+//! "reflink"), so switching
 //! from strings to these enums changes no byte anywhere. This is the only module that
 //! spells those names; everyone else matches on the variants.
 //!
@@ -78,6 +80,50 @@ impl RunnerKind {
     }
 }
 
+/// Whether a new box starts with the main checkout's build outputs (`warm`, `--warm`,
+/// `--no-warm`): only by reflink (`auto`), by a copy where reflink is missing (`copy`),
+/// or not at all (`off`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Warm {
+    #[default]
+    Auto,
+    Copy,
+    Off,
+}
+
+impl Warm {
+    pub const ALL: [Warm; 3] = [Warm::Auto, Warm::Copy, Warm::Off];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Warm::Auto => "auto",
+            Warm::Copy => "copy",
+            Warm::Off => "off",
+        }
+    }
+}
+
+/// How build outputs are brought into a box: cloned by reflink (copy-on-write, no data
+/// written) or copied byte by byte.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum WarmMethod {
+    Reflink,
+    Copy,
+}
+
+impl WarmMethod {
+    pub const ALL: [WarmMethod; 2] = [WarmMethod::Reflink, WarmMethod::Copy];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WarmMethod::Reflink => "reflink",
+            WarmMethod::Copy => "copy",
+        }
+    }
+}
+
 /// What the user asked for (`--isolation`, config `isolation`): a runner, or `auto`
 /// (a container engine on a machine marked as a runner, else the host).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -125,6 +171,8 @@ macro_rules! names {
 
 names!(GitMode, "git mode", "worktree, clone, folder");
 names!(RunnerKind, "runner", "host, docker, podman");
+names!(Warm, "warm mode", "auto, copy, off");
+names!(WarmMethod, "warm method", "reflink, copy");
 
 impl fmt::Display for Isolation {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -52,6 +52,14 @@ pub struct CreateArgs {
     /// Install dependencies with throwaway caches instead of the shared ones.
     #[arg(long)]
     pub cold: bool,
+    /// Start the box with the main checkout's build outputs (cargo's target/, node build
+    /// caches) even where the filesystem cannot clone them by reflink: copy them
+    /// [default: the config's `warm`, else `auto`: clone by reflink, or skip].
+    #[arg(long, conflicts_with = "no_warm")]
+    pub warm: bool,
+    /// Start the box without the main checkout's build outputs.
+    #[arg(long)]
+    pub no_warm: bool,
     /// Which agent to launch.
     #[arg(long, value_parser = ["claude", "codex"])]
     pub harness: Option<String>,
@@ -105,6 +113,7 @@ pub fn run(args: CreateArgs, ui: &mut Ui) -> Result<i32, CliError> {
         base: args.base.clone(),
         no_fetch: args.no_fetch,
         cold: args.cold,
+        warm: super::warm_flag(args.warm, args.no_warm),
         harness: args
             .harness
             .as_deref()

@@ -98,6 +98,9 @@ pub struct CreateDocument<'a> {
     pub submodules: usize,
     pub env: &'static str,
     pub launch: Launch,
+    /// The build outputs the box started with; absent for a resumed box.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub warm: Option<&'a crate::plan::Warming>,
     pub warnings: &'a [String],
 }
 
@@ -151,6 +154,7 @@ impl<'a> CreateDocument<'a> {
             submodules: c.submodules,
             env: env_word(&c.env),
             launch: Launch::from(launch),
+            warm: r.warm.as_ref(),
             warnings,
         }
     }

@@ -216,6 +216,15 @@ pub(crate) fn runner_for(
     })
 }
 
+/// `--warm` / `--no-warm` as a warm mode; neither: the config decides.
+pub(crate) fn warm_flag(warm: bool, no_warm: bool) -> Option<crate::vocab::Warm> {
+    match (warm, no_warm) {
+        (true, _) => Some(crate::vocab::Warm::Copy),
+        (_, true) => Some(crate::vocab::Warm::Off),
+        _ => None,
+    }
+}
+
 /// The current directory, or an error saying it is gone.
 pub(crate) fn cwd() -> Result<std::path::PathBuf, CliError> {
     std::env::current_dir()

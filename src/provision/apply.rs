@@ -382,6 +382,15 @@ fn apply(
             )
         });
     }
+    if !resumed {
+        record.warm = Some(super::warm::stage(
+            plan,
+            &ctx.repo,
+            &ctx.layout.repo_state,
+            reporter,
+            &mut warnings,
+        ));
+    }
     match &env {
         copy::EnvOutcome::Copied { hash } => record.env_hash = Some(hash.clone()),
         copy::EnvOutcome::Refused { reason } => warnings.push(format!(".env not copied: {reason}")),

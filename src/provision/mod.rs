@@ -21,7 +21,7 @@
 //! - [`planner`]: context → [`Plan`](crate::plan::Plan) ([`dry_run`] stops here);
 //! - [`apply`]: [`create`] — fetch, lock, apply the plan; the stages it runs live in
 //!   [`fetch`], [`checkout`]/[`clone`]/[`sandboxed`], [`guard`], [`copy`], [`setup`] (with
-//!   [`lockhash`]) and [`container_stage`];
+//!   [`lockhash`]), [`warm`] and [`container_stage`];
 //! - [`enter`]: finish or re-sync an existing box before an agent runs in it;
 //! - [`rollback`]: undo a checkout when a later stage fails;
 //! - [`repair`]: finish or refuse an existing box's checkout (also for `enter`);
@@ -46,6 +46,7 @@ pub mod request;
 pub mod rollback;
 pub mod sandboxed;
 pub mod setup;
+pub mod warm;
 
 pub use apply::{create, Created};
 pub(crate) use apply::{env_tracked, run_setup};

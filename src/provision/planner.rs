@@ -136,6 +136,13 @@ pub(super) fn make_plan(
             _ => Vec::new(),
         },
     };
+    let warm_mode = req.warm.or(cfg.warm).unwrap_or_default();
+    // An interrupted box may have run: nothing is copied into it any more.
+    let warm = if matches!(checkout, Checkout::Resume { .. }) {
+        super::warm::Warming::none(warm_mode)
+    } else {
+        super::warm::plan(&ctx.repo, &ecosystems, warm_mode, &path)
+    };
     let program = cfg.harness_program(ctx.harness);
     Ok(Plan {
         repo: ctx.repo.main_root.clone(),
@@ -162,6 +169,7 @@ pub(super) fn make_plan(
         },
         env_source: copy::env_source(&ctx.repo.main_root, cfg.env_file.as_deref()),
         included: super::include::plan(&ctx.repo),
+        warm,
         launch: req.launch,
         forward_tokens: forward_tokens(req, cfg)?,
         forge_hosts: forge_hosts(req, ctx)?,

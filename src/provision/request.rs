@@ -26,6 +26,8 @@ pub struct CreateRequest {
     pub base: Option<String>,
     pub no_fetch: bool,
     pub cold: bool,
+    /// `--warm` (copy) / `--no-warm` (off); None: the config's `warm`, else auto.
+    pub warm: Option<crate::vocab::Warm>,
     pub harness: Option<Harness>,
     pub isolation: Option<String>,
     pub git_mode: Option<String>,

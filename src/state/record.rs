@@ -75,6 +75,9 @@ pub struct Record {
     /// `--allow-forge`: the hosts of origin's forge added to the firewall's allowlist.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub forge_hosts: Vec<String>,
+    /// The build outputs the box started with (`warm`), and how they came in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warm: Option<crate::plan::Warming>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -163,6 +166,7 @@ impl Record {
             bare_clone: None,
             forward_tokens: Vec::new(),
             forge_hosts: Vec::new(),
+            warm: None,
         }
     }
 
@@ -251,6 +255,7 @@ pub(crate) mod tests {
             bare_clone: None,
             forward_tokens: Vec::new(),
             forge_hosts: Vec::new(),
+            warm: None,
         }
     }
 

@@ -4,7 +4,7 @@ use std::os::unix::fs::PermissionsExt;
 
 use crate::env::{write_exec, TestEnv};
 
-fn record(env: &TestEnv, leaf: &str) -> serde_json::Value {
+pub(crate) fn record(env: &TestEnv, leaf: &str) -> serde_json::Value {
     let boxes = env.state_dir().join("treebox/repos");
     let repo_dir = std::fs::read_dir(&boxes)
         .unwrap()

@@ -28,3 +28,4 @@ mod sessions;
 mod status;
 mod template;
 mod tokens;
+mod warm;

@@ -53,6 +53,14 @@ pub struct UpArgs {
     /// With --firewall: also allow the hosts of origin's URL (and api.github.com).
     #[arg(long)]
     pub allow_forge: bool,
+    /// Start the box with the main checkout's build outputs (cargo's target/, node build
+    /// caches) even where the filesystem cannot clone them by reflink: copy them
+    /// [default: the config's `warm`, else `auto`: clone by reflink, or skip].
+    #[arg(long, conflicts_with = "no_warm")]
+    pub warm: bool,
+    /// Start the box without the main checkout's build outputs.
+    #[arg(long)]
+    pub no_warm: bool,
     /// Containers: deny egress except the template's allowlist.
     #[arg(long)]
     pub firewall: bool,
@@ -91,6 +99,7 @@ pub fn run(a: UpArgs, ui: &mut Ui) -> Result<i32, CliError> {
         template: a.template,
         token_from: a.token_from.clone(),
         allow_forge: a.allow_forge,
+        warm: crate::cli::warm_flag(a.warm, a.no_warm),
         ..Default::default()
     };
     let created = provision::create(&req, &cfg, ui)?;
@@ -203,6 +212,7 @@ fn up_folder(
                 submodules: 0,
                 env: "absent",
                 launch: Launch::from(&launch),
+                warm: None,
                 warnings: &ui.warnings,
             }
             .to_value(),

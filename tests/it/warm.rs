@@ -1,0 +1,223 @@
+//! Warm build outputs: a new box starts with the main checkout's `target/` (by reflink,
+//! or copied with `--warm`), a build there is incremental and never touches the main
+//! checkout's outputs, and `off` brings nothing. Real cargo on a real (tiny) crate.
+
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+use crate::env::TestEnv;
+
+/// A one-file cargo crate on origin's main, built once in the main checkout.
+fn cargo_project() -> TestEnv {
+    let mut env = TestEnv::new();
+    // The real toolchain (not rustup's proxy, which would look in the test's HOME).
+    let cargo = PathBuf::from(std::env::var("CARGO").expect("cargo runs the tests"));
+    let tools = cargo.parent().unwrap();
+    env.extra_env.push((
+        "PATH".into(),
+        format!(
+            "{}:{}:/usr/local/bin:/usr/bin:/bin",
+            env.bin.display(),
+            tools.display()
+        ),
+    ));
+    env.extra_env.push((
+        "CARGO_HOME".into(),
+        env.home.join(".cargo").display().to_string(),
+    ));
+    let repo = env.repo.clone();
+    std::fs::write(
+        repo.join("Cargo.toml"),
+        "[package]\nname = \"warmth\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(repo.join("src")).unwrap();
+    std::fs::write(
+        repo.join("src/main.rs"),
+        "fn main() { println!(\"warm\"); }\n",
+    )
+    .unwrap();
+    std::fs::write(repo.join(".gitignore"), "/target\n").unwrap();
+    cargo_in(&env, &repo, &["generate-lockfile", "--offline"]);
+    env.git(&repo, &["add", "."]);
+    env.git(&repo, &["commit", "-q", "-m", "a crate"]);
+    env.git(&repo, &["push", "-q", "origin", "main"]);
+    cargo_in(&env, &repo, &["build", "--offline"]);
+    env
+}
+
+/// Run cargo in `dir`; returns its stderr (where it says what it compiled).
+#[track_caller]
+fn cargo_in(env: &TestEnv, dir: &Path, args: &[&str]) -> String {
+    let run = crate::env::Run::from_output(env.command("cargo", dir).args(args).output().unwrap());
+    run.ok();
+    run.stderr
+}
+
+/// Every file under `dir`, relative, with its bytes (links as their target).
+fn digest(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            let rel = p.strip_prefix(dir).unwrap().to_path_buf();
+            let kind = e.file_type().unwrap();
+            if kind.is_symlink() {
+                out.push((
+                    rel,
+                    std::fs::read_link(&p)
+                        .unwrap()
+                        .into_os_string()
+                        .into_encoded_bytes(),
+                ));
+            } else if kind.is_dir() {
+                stack.push(p);
+            } else {
+                out.push((rel, std::fs::read(&p).unwrap()));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn a_copied_target_is_identical_its_build_is_fresh_and_the_main_one_is_untouched() {
+    let env = cargo_project();
+    let main_target = env.repo.join("target");
+    let before = digest(&main_target);
+    let plan = env
+        .treebox(&["create", "w", "--warm", "--dry-run", "--json"])
+        .ok()
+        .json();
+    assert_eq!(plan["warm"]["mode"], "copy");
+    assert_eq!(plan["warm"]["dirs"], serde_json::json!(["target"]));
+    assert!(!env.box_path("w").exists(), "--dry-run writes nothing");
+
+    let doc = env
+        .treebox(&["create", "w", "--warm", "--json"])
+        .ok()
+        .json();
+    assert_eq!(doc["warm"]["dirs"], serde_json::json!(["target"]));
+    let method = doc["warm"]["method"].as_str().unwrap().to_string();
+    assert!(method == "copy" || method == "reflink", "{doc}");
+    let boxed = env.box_path("w");
+    let box_target = boxed.join("target");
+    assert_eq!(digest(&box_target), before, "byte-identical");
+    // The box's own files, never the main checkout's.
+    let exe = Path::new("debug/warmth");
+    let (a, b) = (
+        std::fs::metadata(main_target.join(exe)).unwrap(),
+        std::fs::metadata(box_target.join(exe)).unwrap(),
+    );
+    assert_ne!((a.dev(), a.ino()), (b.dev(), b.ino()));
+    assert_eq!(b.uid(), unsafe { libc::geteuid() });
+    // The record says so too.
+    let record = crate::create::record(&env, "w");
+    assert_eq!(record["warm"]["method"], method.as_str());
+
+    // Same sources, same outputs: nothing to compile. git sees a clean box.
+    let first = cargo_in(&env, &boxed, &["build", "--offline"]);
+    assert!(
+        !first.contains("Compiling"),
+        "a warm build is fresh:\n{first}"
+    );
+    assert_eq!(env.git(&boxed, &["status", "--porcelain"]), "");
+    // A change is compiled, in the box only.
+    std::fs::write(
+        boxed.join("src/main.rs"),
+        "fn main() { println!(\"changed\"); }\n",
+    )
+    .unwrap();
+    let second = cargo_in(&env, &boxed, &["build", "--offline"]);
+    assert!(second.contains("Compiling warmth"), "{second}");
+    assert_eq!(
+        digest(&main_target),
+        before,
+        "the main checkout's target/ is untouched"
+    );
+}
+
+#[test]
+fn off_brings_nothing_and_the_flag_beats_the_config() {
+    let env = cargo_project();
+    env.write_config(r#"{"warm": "off"}"#);
+    let plan = env.treebox(&["create", "cold", "--dry-run"]);
+    plan.ok();
+    assert!(plan.stderr.contains("warm build outputs: off"), "{plan:#?}");
+    let doc = env.treebox(&["create", "cold", "--json"]).ok().json();
+    assert_eq!(doc["warm"]["mode"], "off");
+    assert_eq!(doc["warm"]["method"], serde_json::Value::Null);
+    assert!(!env.box_path("cold").join("target").exists());
+    let doc = env
+        .treebox(&["create", "hot", "--warm", "--json"])
+        .ok()
+        .json();
+    assert_eq!(doc["warm"]["mode"], "copy");
+    assert!(env.box_path("hot").join("target/debug").is_dir());
+    env.write_config(r#"{}"#);
+    let doc = env
+        .treebox(&["create", "none", "--no-warm", "--json"])
+        .ok()
+        .json();
+    assert_eq!(doc["warm"]["mode"], "off");
+    assert!(!env.box_path("none").join("target").exists());
+}
+
+#[test]
+fn auto_clones_only_by_reflink_and_says_once_why_it_skipped() {
+    let env = cargo_project();
+    let plan = env
+        .treebox(&["create", "a1", "--dry-run", "--json"])
+        .ok()
+        .json();
+    let warm = &plan["warm"];
+    assert_eq!(warm["mode"], "auto");
+    let first = env.treebox(&["create", "a1", "--no-launch"]);
+    first.ok();
+    let doc = crate::create::record(&env, "a1");
+    if warm["method"] == "reflink" {
+        // This filesystem clones: the box has it all.
+        assert_eq!(doc["warm"]["method"], "reflink");
+        assert_eq!(
+            digest(&env.box_path("a1").join("target")),
+            digest(&env.repo.join("target"))
+        );
+        return;
+    }
+    assert_eq!(warm["method"], serde_json::Value::Null);
+    let why = warm["skipped"].as_str().unwrap();
+    assert!(
+        why.contains("cannot clone files") && why.contains("--warm"),
+        "{why}"
+    );
+    assert!(!env.box_path("a1").join("target").exists());
+    assert_eq!(
+        doc["warm"]["dirs"],
+        serde_json::json!([]),
+        "nothing brought in"
+    );
+    assert_eq!(doc["warm"]["skipped"], why);
+    assert!(
+        first.stderr.contains("warm build outputs skipped"),
+        "{first:#?}"
+    );
+    let second = env.treebox(&["create", "a2", "--no-launch"]);
+    second.ok();
+    assert!(
+        !second.stderr.contains("warm build outputs skipped"),
+        "said once per repository:\n{second:#?}"
+    );
+}
+
+#[test]
+fn a_bad_warm_value_in_the_config_is_refused_and_nothing_is_written() {
+    let env = cargo_project();
+    env.write_config(r#"{"warm": "hot"}"#);
+    let before = env.snapshot();
+    let run = env.treebox(&["create", "x", "--no-launch"]);
+    run.code(2);
+    assert!(run.stderr.contains("warm"), "{run:#?}");
+    assert_eq!(env.snapshot(), before);
+}
