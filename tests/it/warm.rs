@@ -221,3 +221,48 @@ fn a_bad_warm_value_in_the_config_is_refused_and_nothing_is_written() {
     assert!(run.stderr.contains("warm"), "{run:#?}");
     assert_eq!(env.snapshot(), before);
 }
+
+#[test]
+fn in_a_container_the_copy_sits_inside_the_box() {
+    let Some(b) = crate::container::Boxed::new("docker") else {
+        return;
+    };
+    let env = &b.env;
+    // No cargo in the test image: no setup step (a failing one would fail the create).
+    env.write_config(r#"{"template": "test", "isolation": "docker", "setup": []}"#);
+    let repo = env.repo.clone();
+    std::fs::write(
+        repo.join("Cargo.toml"),
+        "[package]\nname = \"w\"\nversion = \"0.1.0\"\n",
+    )
+    .unwrap();
+    std::fs::write(repo.join("Cargo.lock"), "version = 3\n").unwrap();
+    std::fs::write(repo.join(".gitignore"), "/target\n").unwrap();
+    env.git(&repo, &["add", "."]);
+    env.git(&repo, &["commit", "-q", "-m", "a crate"]);
+    env.git(&repo, &["push", "-q", "origin", "main"]);
+    std::fs::create_dir_all(repo.join("target/debug")).unwrap();
+    std::fs::write(repo.join("target/debug/artifact"), "built on the host\n").unwrap();
+    let doc = env
+        .treebox(&["create", "boxed", "--warm", "--json"])
+        .ok()
+        .json();
+    assert_eq!(doc["warm"]["dirs"], serde_json::json!(["target"]), "{doc}");
+    let path = doc["path"].as_str().unwrap().to_string();
+    let artifact = format!("{path}/target/debug/artifact");
+    let seen = b.exec(&["boxed", "--", "cat", &artifact]);
+    assert_eq!(seen.ok().stdout, "built on the host\n");
+    // The agent writes its own copy; the main checkout's stays as it was.
+    b.exec(&[
+        "boxed",
+        "--",
+        "sh",
+        "-c",
+        &format!("echo rebuilt > {artifact}"),
+    ])
+    .ok();
+    assert_eq!(
+        std::fs::read_to_string(repo.join("target/debug/artifact")).unwrap(),
+        "built on the host\n"
+    );
+}

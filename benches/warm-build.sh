@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# How ready is a new box to build? A benchmark on a real crate: this project's own
+# source at HEAD (cloned, so the main checkout here is a scratch copy with its own
+# origin). Prints, side by side in one run:
+#
+#   - raw `git worktree add` + cold `cargo build`, against `git treebox create` + the
+#     box's first `cargo build` (warm); the same for `cargo test --no-run`;
+#   - the no-op incremental build in the main checkout (goal: the warm first build
+#     within 2x of it);
+#   - `git worktree add` against `git treebox create --no-fetch --no-launch` with setup
+#     off, interleaved rounds (goal: within 1.3x where the filesystem clones by reflink).
+#
+# Usage: benches/warm-build.sh [WORKDIR] [WARM]
+#   WORKDIR  where the scratch repository and boxes go (default: a new temp dir). Put it
+#            on the filesystem to measure: an XFS or btrfs mount clones by reflink, ext4
+#            does not. Emptied first.
+#   WARM     the warm mode for the treebox side: auto (default) or copy.
+# Knobs: WARM_ROUNDS (create rounds, default 7), WARM_NOOP_RUNS (default 5).
+# Needs: git, cargo (and crates.io or a filled ~/.cargo registry), GNU coreutils.
+# Takes minutes: it builds the crate from cold three times.
+set -euo pipefail
+
+src=$(git -C "$(dirname "$0")/.." rev-parse --show-toplevel)
+work=${1:-$(mktemp -d)}
+warm=${2:-auto}
+rounds=${WARM_ROUNDS:-7}
+noop_runs=${WARM_NOOP_RUNS:-5}
+
+cargo build --release --quiet --manifest-path "$src/Cargo.toml" --bins
+bins="$src/target/release"
+
+# A hermetic git and treebox world; cargo keeps the user's registry and toolchain.
+export CARGO_HOME=${CARGO_HOME:-$HOME/.cargo}
+export RUSTUP_HOME=${RUSTUP_HOME:-$HOME/.rustup}
+rm -rf "$work"
+mkdir -p "$work/home"
+export HOME="$work/home"
+export XDG_CONFIG_HOME="$HOME/.config" XDG_STATE_HOME="$HOME/.local/state" XDG_CACHE_HOME="$HOME/.cache"
+export GIT_CONFIG_GLOBAL="$HOME/.gitconfig" GIT_CONFIG_NOSYSTEM=1 LC_ALL=C
+printf '[user]\n\tname = Bench\n\temail = bench@example.com\n' >"$GIT_CONFIG_GLOBAL"
+export PATH="$bins:$PATH"
+mkdir -p "$XDG_CONFIG_HOME/treebox"
+
+now() { date +%s.%N; }
+# secs CMD... : run CMD quietly, print its wall time in seconds.
+secs() {
+  local t0 t1
+  t0=$(now)
+  "$@" >/dev/null 2>&1
+  t1=$(now)
+  echo "$t1 - $t0" | bc -l
+}
+median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+fmt() { printf '%8.3f s' "$1"; }
+ratio() { echo "scale=2; $1 / $2" | bc -l; }
+
+git clone -q "$src" "$work/proj"
+cd "$work/proj"
+fs=$(stat -f -c %T .)
+echo "filesystem of $work: $fs; cores: $(nproc); $(cargo --version)"
+echo "warming the main checkout (untimed): cargo build; cargo test --no-run"
+cargo build -q 2>/dev/null
+cargo test --no-run -q 2>/dev/null
+target_size=$(du -sh target | cut -f1)
+target_files=$(find target -type f | wc -l)
+echo "main target/: $target_size in $target_files files"
+
+noop_build=$(for _ in $(seq "$noop_runs"); do secs cargo build; done | median)
+noop_test=$(for _ in $(seq "$noop_runs"); do secs cargo test --no-run; done | median)
+
+base=$(git rev-parse --abbrev-ref HEAD)
+echo '{"setup": []}' >"$XDG_CONFIG_HOME/treebox/config.json"
+warm_flag=()
+[ "$warm" = copy ] && warm_flag=(--warm)
+
+# Cold: a raw worktree has no target/.
+raw_add=$(secs git worktree add -b raw-build ../raw-build "origin/$base")
+raw_build=$(cd ../raw-build && secs cargo build)
+raw_add_t=$(secs git worktree add -b raw-test ../raw-test "origin/$base")
+raw_test=$(cd ../raw-test && secs cargo test --no-run)
+
+# Warm: a box starts with target/.
+tb_create=$(secs git treebox create warm-build --no-fetch --no-launch "${warm_flag[@]}")
+tb_build=$(cd .treebox/worktrees/warm-build && secs cargo build)
+tb_create_t=$(secs git treebox create warm-test --no-fetch --no-launch "${warm_flag[@]}")
+tb_test=$(cd .treebox/worktrees/warm-test && secs cargo test --no-run)
+how=$(sed -n 's/.*"method": *"\([a-z]*\)".*/\1/p' \
+  "$XDG_STATE_HOME"/treebox/repos/*/boxes/warm-build/record.json | head -1)
+
+# create against worktree add, interleaved.
+adds=()
+creates=()
+for i in $(seq "$rounds"); do
+  adds+=("$(secs git worktree add -b "r-$i" "../r-$i" "origin/$base")")
+  creates+=("$(secs git treebox create "c-$i" --no-fetch --no-launch "${warm_flag[@]}")")
+done
+add_med=$(printf '%s\n' "${adds[@]}" | median)
+create_med=$(printf '%s\n' "${creates[@]}" | median)
+
+echo
+echo "                                   checkout      build     total"
+printf 'cargo build, raw worktree (cold)  %s %s %s\n' "$(fmt "$raw_add")" "$(fmt "$raw_build")" "$(fmt "$(echo "$raw_add + $raw_build" | bc -l)")"
+printf 'cargo build, treebox box (warm)   %s %s %s\n' "$(fmt "$tb_create")" "$(fmt "$tb_build")" "$(fmt "$(echo "$tb_create + $tb_build" | bc -l)")"
+printf 'cargo build, no-op in main                   %s\n' "$(fmt "$noop_build")"
+printf 'cargo test --no-run, raw (cold)   %s %s %s\n' "$(fmt "$raw_add_t")" "$(fmt "$raw_test")" "$(fmt "$(echo "$raw_add_t + $raw_test" | bc -l)")"
+printf 'cargo test --no-run, box (warm)   %s %s %s\n' "$(fmt "$tb_create_t")" "$(fmt "$tb_test")" "$(fmt "$(echo "$tb_create_t + $tb_test" | bc -l)")"
+printf 'cargo test --no-run, no-op in main           %s\n' "$(fmt "$noop_test")"
+echo
+echo "warm method: ${how:-none} (mode $warm)"
+echo "first build in a box / no-op build in main:        $(ratio "$tb_build" "$noop_build")x  (goal <= 2)"
+echo "first test build in a box / no-op in main:         $(ratio "$tb_test" "$noop_test")x  (goal <= 2)"
+echo "cold build / warm first build:                     $(ratio "$raw_build" "$tb_build")x"
+echo "create / git worktree add (median of $rounds rounds):  $(ratio "$create_med" "$add_med")x  ($(fmt "$create_med") vs $(fmt "$add_med"); goal <= 1.3 with reflink)"
