@@ -175,3 +175,72 @@ fn unsetting_the_boxs_hooks_path_is_undone_when_the_box_is_opened() {
     let r = push(&env, &path);
     assert_ne!(r.code, 0, "the guard is still off after enter: {r:?}");
 }
+
+/// The real lefthook (from PyPI: `pip install lefthook`), where the test run has it:
+/// `TREEBOX_TEST_TOOLS` names a directory holding `lefthook` (`.ci/run` fills one when
+/// PyPI answers); without it the test says so and passes.
+#[test]
+fn real_lefthook_installed_in_a_box_runs_behind_the_guard() {
+    let Some(tools) = std::env::var_os("TREEBOX_TEST_TOOLS").map(PathBuf::from) else {
+        eprintln!("note: TREEBOX_TEST_TOOLS unset: the real-lefthook test did not run");
+        return;
+    };
+    assert!(
+        tools.join("lefthook").is_file(),
+        "no lefthook in {}",
+        tools.display()
+    );
+    let mut env = TestEnv::new();
+    env.extra_env.push((
+        "PATH".into(),
+        format!(
+            "{}:{}:/usr/local/bin:/usr/bin:/bin",
+            env.bin.display(),
+            tools.display()
+        ),
+    ));
+    let marker = env.root().join("lefthook-ran");
+    env.commit_file(
+        &env.repo,
+        "lefthook.yml",
+        &format!(
+            "pre-push:\n  commands:\n    mark:\n      run: touch '{}'\n",
+            marker.display()
+        ),
+        "lefthook",
+    );
+    env.git(&env.repo, &["push", "-q", "origin", "main"]);
+    let doc = env
+        .treebox(&["create", "--no-launch", "--json"])
+        .ok()
+        .json();
+    let leaf = doc["name"].as_str().unwrap().to_string();
+    let path = env.box_path(&leaf);
+    // The agent installs the repository's hook manager, as its README says to.
+    let r = crate::env::Run::from_output(
+        env.command("lefthook", &path)
+            .arg("install")
+            .output()
+            .unwrap(),
+    );
+    r.ok();
+    assert_eq!(
+        boxes_check(&env)["status"],
+        "advisory",
+        "lefthook displaced the guard"
+    );
+    env.treebox(&["enter", &leaf, "--print"]).ok();
+    assert_eq!(boxes_check(&env)["status"], "ok");
+    let r = push(&env, &path);
+    assert_ne!(r.code, 0, "a placeholder push went through: {r:?}");
+    assert!(!marker.exists(), "lefthook ran for a refused push");
+    env.git(&path, &["branch", "-m", "feat/lefthook"]);
+    // lefthook's pre-push skips a push that carries no new files.
+    env.commit_file(&path, "work.txt", "done\n", "work");
+    let r = push(&env, &path);
+    r.ok();
+    assert!(
+        marker.exists(),
+        "lefthook's pre-push did not run behind the guard: {r:?}"
+    );
+}
