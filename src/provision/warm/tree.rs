@@ -136,13 +136,6 @@ fn copy_dir(
     let entries = walk(&src)?;
     fs::create_dir(&tmp)?;
     made.push(tmp.clone());
-    let total: u64 = entries
-        .iter()
-        .map(|e| match e {
-            Entry::File { len, .. } => *len,
-            _ => 0,
-        })
-        .sum();
     let mut dir_modes = Vec::new();
     for e in &entries {
         match e {
@@ -159,8 +152,9 @@ fn copy_dir(
     let mut first: HashMap<(u64, u64), &Path> = HashMap::new();
     let mut copies: Vec<&Path> = Vec::new();
     let mut links: Vec<(&Path, &Path)> = Vec::new();
+    let mut total = 0u64;
     for e in &entries {
-        if let Entry::File { rel, key, .. } = e {
+        if let Entry::File { rel, key, len } = e {
             match key.and_then(|k| first.get(&k).copied()) {
                 Some(orig) => links.push((orig, rel)),
                 None => {
@@ -168,6 +162,7 @@ fn copy_dir(
                         first.insert(*k, rel);
                     }
                     copies.push(rel);
+                    total += len;
                 }
             }
         }
