@@ -223,6 +223,19 @@ fn a_detached_agent_is_live_protects_its_box_and_ends() {
     assert!(r.stderr.contains("no terminal to attach"), "{r:?}");
     assert!(r.stderr.contains("git treebox enter solo"), "{r:?}");
     assert_eq!(env.snapshot(), before);
+    // Flags checked against the box (or asking for a re-sync) change nothing of that:
+    // refused before anything is touched, no re-sync under the running agent.
+    for flags in [
+        &["--cold"][..],
+        &["--isolation", "host"],
+        &["--git", "worktree"],
+        &["--cold", "--isolation", "host", "--git", "worktree"],
+    ] {
+        let r = env.treebox(&[&["enter"], flags, &["solo"]].concat());
+        r.code(5);
+        assert!(r.stderr.contains("no terminal to attach"), "{flags:?} {r:?}");
+        assert_eq!(env.snapshot(), before, "{flags:?}");
+    }
     let pids = std::fs::read_to_string(env.home.join("agent.pids")).unwrap();
     assert_eq!(pids.lines().count(), 1, "{pids}");
 
