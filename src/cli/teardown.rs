@@ -42,6 +42,12 @@ pub(crate) fn from_teardown(e: TeardownError) -> CliError {
         e @ (TeardownError::Remove { .. } | TeardownError::Branch { .. }) => {
             CliError::of(ErrorKind::Teardown, e)
         }
+        TeardownError::Outlived { ref pids, .. } => {
+            let pids = pids.iter().map(i32::to_string).collect::<Vec<_>>().join(" ");
+            CliError::of(ErrorKind::Teardown, e).hint(format!(
+                "See what holds it with `ps -o pid,stat,cmd -p {pids}` (a process stuck in the kernel, state D, cannot be killed), then run the same command again."
+            ))
+        }
     }
 }
 

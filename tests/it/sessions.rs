@@ -543,3 +543,53 @@ fn up_on_a_terminal_opens_its_shell_in_a_session_and_returns_its_code() {
     );
     assert_eq!(session_of(&env, "shelled"), "none");
 }
+
+/// `create NAME` off a terminal without `-d`, left running: the agent is its
+/// foreground child (SPEC §7a).
+fn in_the_foreground(env: &TestEnv, leaf: &str) -> Child {
+    env.command(TREEBOX, &env.repo)
+        .args(["create", leaf])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+#[test]
+fn forced_removal_ends_an_agent_running_in_the_foreground() {
+    // With tmux on the machine, but no terminal and no -d: a foreground child.
+    let env = env_with_agent();
+    let server = Server::of(&env);
+    let mut create = in_the_foreground(&env, "fg");
+    let agent = pid_in(&started(&env.home, "fg", 1));
+    assert_eq!(session_of(&env, "fg"), "live");
+    assert!(server.sessions().is_empty(), "{:?}", server.sessions());
+    let before = env.snapshot();
+    env.treebox(&["teardown", "fg"]).code(5);
+    assert_eq!(env.snapshot(), before);
+    env.treebox(&["teardown", "--force", "fg"]).ok();
+    assert!(
+        !process_exists(agent),
+        "a foreground agent outlived teardown --force"
+    );
+    assert!(!env.box_path("fg").exists());
+    // The command that ran it exits as the agent did: terminated.
+    let status = create.wait().unwrap();
+    assert_eq!(status.code(), Some(128 + libc::SIGTERM));
+
+    // Without tmux at all: the same, through `git sandbox down -f`.
+    let mut env = env;
+    env.extra_env
+        .push(("TREEBOX_TMUX".into(), "/nonexistent/tmux".into()));
+    let mut create = in_the_foreground(&env, "notmux");
+    let agent = pid_in(&started(&env.home, "notmux", 2));
+    assert_eq!(session_of(&env, "notmux"), "live");
+    let r = env.sandbox(&["down", "notmux"]);
+    r.code(5);
+    assert!(r.stderr.contains("git sandbox down -f notmux"), "{r:?}");
+    env.sandbox(&["down", "-f", "notmux"]).ok();
+    assert!(!process_exists(agent), "a foreground agent outlived down -f");
+    assert!(!env.box_path("notmux").exists());
+    assert_eq!(create.wait().unwrap().code(), Some(128 + libc::SIGTERM));
+}
