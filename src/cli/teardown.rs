@@ -21,7 +21,8 @@ pub struct TeardownArgs {
     /// one, on a terminal, a picker shows what each box would lose.
     #[arg(value_name = "REF")]
     pub refs: Vec<String>,
-    /// Remove without asking, even dirty boxes and boxes with a live session.
+    /// Remove without asking, even dirty boxes and boxes with a live session (which is
+    /// ended: the agent goes first, whether it runs in tmux or in the foreground).
     #[arg(short, long)]
     pub force: bool,
     /// Also delete each box's branch.

@@ -171,7 +171,8 @@ mod tests {
 
     #[test]
     fn stat_lines_give_the_start_time_unless_a_zombie() {
-        let line = "77 (a (weird) name) S 1 77 77 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 123456 1000 10";
+        let line =
+            "77 (a (weird) name) S 1 77 77 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 123456 1000 10";
         assert_eq!(parse_stat(line), Some(123456));
         let zombie = line.replace(") S 1", ") Z 1");
         assert_eq!(parse_stat(&zombie), None);

@@ -233,7 +233,10 @@ fn a_detached_agent_is_live_protects_its_box_and_ends() {
     ] {
         let r = env.treebox(&[&["enter"], flags, &["solo"]].concat());
         r.code(5);
-        assert!(r.stderr.contains("no terminal to attach"), "{flags:?} {r:?}");
+        assert!(
+            r.stderr.contains("no terminal to attach"),
+            "{flags:?} {r:?}"
+        );
         assert_eq!(env.snapshot(), before, "{flags:?}");
     }
     let pids = std::fs::read_to_string(env.home.join("agent.pids")).unwrap();
@@ -589,7 +592,62 @@ fn forced_removal_ends_an_agent_running_in_the_foreground() {
     r.code(5);
     assert!(r.stderr.contains("git sandbox down -f notmux"), "{r:?}");
     env.sandbox(&["down", "-f", "notmux"]).ok();
-    assert!(!process_exists(agent), "a foreground agent outlived down -f");
+    assert!(
+        !process_exists(agent),
+        "a foreground agent outlived down -f"
+    );
     assert!(!env.box_path("notmux").exists());
     assert_eq!(create.wait().unwrap().code(), Some(128 + libc::SIGTERM));
+}
+
+#[test]
+fn up_detached_starts_the_shell_in_its_session_and_down_asks_for_it() {
+    let env = TestEnv::new();
+    let server = Server::of(&env);
+    let r = env.sandbox(&["up", "-d", "--no-fetch", "shell"]);
+    r.ok();
+    assert_eq!(r.stdout.trim(), env.box_path("shell").to_string_lossy());
+    assert!(r.stderr.contains("git sandbox attach shell"), "{r:?}");
+    // The shell runs in the box's session, detached, as long as nobody ends it.
+    assert_eq!(session_of(&env, "shell"), "live");
+    let names = server.sessions();
+    assert!(
+        names.len() == 1 && names[0].ends_with("/shell"),
+        "{names:?}"
+    );
+    assert_eq!(server.clients(), 0);
+    // `down` without a terminal refuses while it runs, naming -f; nothing goes.
+    let before = env.snapshot();
+    let r = env.sandbox(&["down", "shell"]);
+    r.code(5);
+    assert!(r.stderr.contains("session"), "{r:?}");
+    assert!(r.stderr.contains("git sandbox down -f shell"), "{r:?}");
+    assert_eq!(env.snapshot(), before);
+    // `up --json` provisions only: no shell, no session.
+    let doc = env
+        .sandbox(&["up", "--no-fetch", "plain", "--json"])
+        .ok()
+        .json();
+    assert_eq!(doc["name"], "plain", "{doc}");
+    assert_eq!(session_of(&env, "plain"), "none");
+    // -d and --json ask for two different things.
+    let before = env.snapshot();
+    env.sandbox(&["up", "-d", "--json", "both"]).code(2);
+    assert_eq!(env.snapshot(), before);
+    env.sandbox(&["down", "-f", "shell"]).ok();
+    assert!(server.sessions().is_empty(), "{:?}", server.sessions());
+    assert!(!env.box_path("shell").exists());
+}
+
+#[test]
+fn up_detached_without_tmux_is_refused_before_anything_is_made() {
+    let mut env = TestEnv::new();
+    env.extra_env
+        .push(("TREEBOX_TMUX".into(), "/nonexistent/tmux".into()));
+    let before = env.snapshot();
+    let r = env.sandbox(&["up", "-d", "nope"]);
+    r.code(1);
+    assert!(r.stderr.contains("tmux is not installed"), "{r:?}");
+    assert!(r.stderr.contains("git sandbox up nope --json"), "{r:?}");
+    assert_eq!(env.snapshot(), before, "a refused up -d wrote something");
 }

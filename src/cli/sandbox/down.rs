@@ -17,7 +17,8 @@ use crate::teardown;
 pub struct DownArgs {
     /// The box.
     pub name: String,
-    /// Remove without asking, even with uncommitted or unreturned work or a live session.
+    /// Remove without asking, even with uncommitted or unreturned work or a live session
+    /// (which is ended: its agent or shell goes first).
     #[arg(short, long)]
     pub force: bool,
     /// Print the result as JSON.
