@@ -496,6 +496,20 @@ fn a_container_agent_runs_in_a_session_and_down_ends_it() {
         env.treebox(&["enter", "-d", "boxed"]).ok();
         wait_for("the agent to start", || count() == 3);
         assert_eq!(session_of(env, "boxed"), "live");
+        // The engine's own detach keys, ctrl-p ctrl-q, typed in the session, reach the
+        // agent and detach nothing...
+        let target = format!("={}:", server.sessions()[0]);
+        let typed = |hex: &[&str]| {
+            let o = server.tmux(&[&["send-keys", "-t", &target, "-H"], hex].concat());
+            assert!(o.status.success(), "{o:?}");
+        };
+        typed(&["10", "11"]);
+        std::thread::sleep(Duration::from_millis(1500));
+        assert_eq!(session_of(env, "boxed"), "live");
+        // ...while treebox's chord (ctrl-^ ctrl-] ctrl-_) does: the keys do reach the
+        // engine's exec, which lets go of the (still running) agent.
+        typed(&["1e", "1d", "1f"]);
+        wait_for("the exec to detach", || session_of(env, "boxed") == "none");
         env.sandbox(&["down", "-f", "boxed"]).ok();
         assert!(server.sessions().is_empty(), "{:?}", server.sessions());
     });
