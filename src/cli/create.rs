@@ -292,7 +292,7 @@ pub(crate) fn from_session(e: crate::session::SessionError) -> CliError {
             ErrorKind::Launch,
             "cannot start a detached session: tmux is not installed",
         )
-        .hint("Install tmux (e.g. `sudo apt-get install tmux`), or run it without -d to keep the agent in this terminal."),
+        .hint("Install tmux (e.g. `sudo apt-get install tmux`), or run it without -d to keep the program (agent or shell) in this terminal."),
         S::Spawn {
             program,
             not_found: true,

@@ -212,3 +212,31 @@ fn pick(
     }
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_program_that_outlives_the_kill_is_a_runtime_failure_naming_it() {
+        let e = from_teardown(TeardownError::Outlived {
+            leaf: "fix".into(),
+            pids: vec![4242, 4343],
+        });
+        assert_eq!(e.kind, ErrorKind::Teardown);
+        assert_eq!(e.code(), error::RUNTIME);
+        let text = &e.message;
+        assert!(
+            text.contains("box `fix`") && text.contains("4242, 4343"),
+            "{text}"
+        );
+        assert!(text.contains("nothing of the box was removed"), "{text}");
+        assert!(
+            e.hints
+                .iter()
+                .any(|h| h.contains("ps -o pid,stat,cmd -p 4242 4343")),
+            "{:?}",
+            e.hints
+        );
+    }
+}
