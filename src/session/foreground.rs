@@ -20,6 +20,9 @@ use crate::state::session as marker;
 
 /// The longest a holder file may be (a pid and a start time).
 const HOLDER_MAX: u64 = 64;
+/// How long a held marker may go without a holder file before [`end`] takes it that
+/// no foreground program runs (a holder names its child right after starting it).
+const NAMING: Duration = Duration::from_millis(500);
 
 /// Run `cmd` in the foreground ([`Cmd::run_in_foreground`]), naming it as a holder of
 /// the box whose marker is `marker` while it runs.
@@ -122,8 +125,16 @@ fn wait_gone(holders: &[Holder], limit: Duration) -> bool {
 /// termination, then after `grace` a kill. Returns the pids of those still running
 /// after that (none, unless the kernel would not let them go).
 pub fn end(marker_path: &Path, grace: Duration) -> Vec<i32> {
+    let mut paths = marker::holder_paths(marker_path);
+    let since = Instant::now();
+    // A holder that has just started its program names it a moment later (it holds
+    // the marker first): wait that moment rather than leave the program running.
+    while paths.is_empty() && marker::is_live(marker_path) && since.elapsed() < NAMING {
+        std::thread::sleep(Duration::from_millis(10));
+        paths = marker::holder_paths(marker_path);
+    }
     let mut holders = Vec::new();
-    for path in marker::holder_paths(marker_path) {
+    for path in paths {
         match read_holder(&path) {
             Some(h) if running(h) => holders.push(h),
             // Its program has ended (or the file is junk): nothing to end.
@@ -187,12 +198,19 @@ mod tests {
         let m = d.path().join("b/session.lock");
         std::fs::create_dir_all(m.parent().unwrap()).unwrap();
         let marker_for_thread = m.clone();
-        // A child that ignores terminations: the kill after the grace ends it.
-        let cmd = Cmd::new("sh").args(["-c", "trap '' TERM; while :; do sleep 0.05; done"]);
+        // A child that ignores terminations (once it says so): the kill after the
+        // grace ends it.
+        let ready = d.path().join("ready");
+        let cmd = Cmd::new("sh").args([
+            "-c",
+            "trap '' TERM; : > \"$1\"; while :; do sleep 0.05; done",
+            "sh",
+            &ready.to_string_lossy(),
+        ]);
         let waiter = std::thread::spawn(move || run(&cmd, &marker_for_thread).unwrap());
         let since = Instant::now();
-        while marker::holder_paths(&m).is_empty() {
-            assert!(since.elapsed() < Duration::from_secs(10), "never noted");
+        while marker::holder_paths(&m).is_empty() || !ready.exists() {
+            assert!(since.elapsed() < Duration::from_secs(10), "never started");
             std::thread::sleep(Duration::from_millis(10));
         }
         // A stale file naming this very process with another start time: not touched.
