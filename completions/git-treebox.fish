@@ -111,7 +111,7 @@ complete -c git-treebox -n "__fish_git_treebox_using_subcommand ls" -s V -l vers
 complete -c git-treebox -n "__fish_git_treebox_using_subcommand teardown" -l color -d 'When to colour stderr' -r -f -a "auto\t''
 always\t''
 never\t''"
-complete -c git-treebox -n "__fish_git_treebox_using_subcommand teardown" -s f -l force -d 'Remove without asking, even dirty boxes and boxes with a live session'
+complete -c git-treebox -n "__fish_git_treebox_using_subcommand teardown" -s f -l force -d 'Remove without asking, even dirty boxes and boxes with a live session (which is ended: the agent goes first, whether it runs in tmux or in the foreground)'
 complete -c git-treebox -n "__fish_git_treebox_using_subcommand teardown" -l delete-branch -d 'Also delete each box\'s branch'
 complete -c git-treebox -n "__fish_git_treebox_using_subcommand teardown" -l json -d 'Print the result as JSON'
 complete -c git-treebox -n "__fish_git_treebox_using_subcommand teardown" -s q -l quiet -d 'Less output on stderr (warnings and errors only)'
@@ -121,7 +121,7 @@ complete -c git-treebox -n "__fish_git_treebox_using_subcommand teardown" -s V -
 complete -c git-treebox -n "__fish_git_treebox_using_subcommand rm" -l color -d 'When to colour stderr' -r -f -a "auto\t''
 always\t''
 never\t''"
-complete -c git-treebox -n "__fish_git_treebox_using_subcommand rm" -s f -l force -d 'Remove without asking, even dirty boxes and boxes with a live session'
+complete -c git-treebox -n "__fish_git_treebox_using_subcommand rm" -s f -l force -d 'Remove without asking, even dirty boxes and boxes with a live session (which is ended: the agent goes first, whether it runs in tmux or in the foreground)'
 complete -c git-treebox -n "__fish_git_treebox_using_subcommand rm" -l delete-branch -d 'Also delete each box\'s branch'
 complete -c git-treebox -n "__fish_git_treebox_using_subcommand rm" -l json -d 'Print the result as JSON'
 complete -c git-treebox -n "__fish_git_treebox_using_subcommand rm" -s q -l quiet -d 'Less output on stderr (warnings and errors only)'

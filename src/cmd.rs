@@ -156,6 +156,15 @@ impl Cmd {
     /// terminal's interrupt and quit signals, which are the child's to handle. Used to
     /// launch the agent or a shell in a box.
     pub fn run_in_foreground(&self) -> std::io::Result<ExitStatus> {
+        self.run_in_foreground_noting(|_| {})
+    }
+
+    /// [`Cmd::run_in_foreground`], telling `spawned` the child's pid once it runs (so
+    /// whoever must end it later can find it).
+    pub fn run_in_foreground_noting(
+        &self,
+        spawned: impl FnOnce(u32),
+    ) -> std::io::Result<ExitStatus> {
         // SAFETY: setting a signal disposition to SIG_IGN and back is async-signal-safe
         // and touches no Rust state.
         let (old_int, old_quit) = unsafe {
@@ -176,7 +185,10 @@ impl Cmd {
                 });
             }
         }
-        let status = c.status();
+        let status = c.spawn().and_then(|mut child| {
+            spawned(child.id());
+            child.wait()
+        });
         // SAFETY: as above.
         unsafe {
             libc::signal(libc::SIGINT, old_int);

@@ -41,6 +41,8 @@ pub enum TeardownError {
     },
     #[error("box `{leaf}` changed since it was assessed ({now}); nothing of it was removed")]
     Changed { leaf: String, now: String },
+    #[error("the program running in box `{leaf}` (pid {pids}) did not end when killed; nothing of the box was removed", pids = .pids.iter().map(i32::to_string).collect::<Vec<_>>().join(", "))]
+    Outlived { leaf: String, pids: Vec<i32> },
     #[error("could not delete branch `{branch}`")]
     Branch {
         branch: String,
@@ -234,9 +236,16 @@ fn remove_locked(
 ) -> Result<Removed, TeardownError> {
     let entry = &target.entry;
     check_box_path(&entry.path, layout, repo)?;
-    // A live session was decided on (refused, asked, or forced): end it, so the agent
-    // is gone before its box is.
-    crate::session::end(&layout.session_path(&entry.leaf));
+    // A live session was decided on (refused, asked, or forced): end it — a tmux
+    // session, or a program a command runs in the foreground — so the agent is gone
+    // before its box is. One the kernel will not let go keeps the box whole.
+    let left = crate::session::end(&layout.session_path(&entry.leaf));
+    if !left.is_empty() {
+        return Err(TeardownError::Outlived {
+            leaf: entry.leaf.to_string(),
+            pids: left,
+        });
+    }
     // The container first: with the engine down, nothing is removed and the box stays
     // whole, so a later teardown (or `git sandbox prune`) finishes the job.
     if let Some(c) = entry.record.as_ref().and_then(|r| r.container.as_ref()) {

@@ -301,7 +301,7 @@ pub(crate) fn from_session(e: crate::session::SessionError) -> CliError {
             ErrorKind::Launch,
             "cannot start a detached session: tmux is not installed",
         )
-        .hint("Install tmux (e.g. `sudo apt-get install tmux`), or run it without -d to keep the agent in this terminal."),
+        .hint("Install tmux (e.g. `sudo apt-get install tmux`), or run it without -d to keep the program (agent or shell) in this terminal."),
         S::Spawn {
             program,
             not_found: true,
@@ -357,13 +357,15 @@ pub fn launch_in_session(
             None
         }
     };
-    launch_child(cmd)
+    launch_child(cmd, session)
 }
 
 /// Run the agent with the terminal, and exit with its code (128+signal when killed);
-/// see [`Cmd::run_in_foreground`].
-pub fn launch_child(cmd: &Cmd) -> Result<i32, CliError> {
-    let status = cmd.run_in_foreground();
+/// see [`Cmd::run_in_foreground`]. While it runs it is named as the session's holder
+/// of the box whose marker is `marker`, so `teardown --force` / `down -f` end it
+/// ([`crate::session::foreground`]).
+fn launch_child(cmd: &Cmd, marker: &std::path::Path) -> Result<i32, CliError> {
+    let status = crate::session::foreground::run(cmd, marker);
     match status {
         Ok(st) => Ok(crate::cmd::exit_code(st)),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(CliError::new(

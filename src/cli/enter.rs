@@ -61,10 +61,7 @@ pub fn run(args: EnterArgs, ui: &mut Ui) -> Result<i32, CliError> {
     if args.detach {
         super::create::need_sessions()?;
     }
-    // Flags that must be checked against the box (or that ask for a re-sync) take the
-    // full path, which joins a live session at its end all the same.
-    let checks = args.isolation.is_some() || args.git_mode.is_some() || args.cold;
-    if !args.print && !args.json && !checks {
+    if !args.print && !args.json {
         if let Some(code) = rejoin(&args, ui)? {
             return Ok(code);
         }
@@ -131,8 +128,11 @@ pub fn run(args: EnterArgs, ui: &mut Ui) -> Result<i32, CliError> {
 /// The box's agent session, when one is live and this command would attach to it (or,
 /// with `-d`, leave it be): joined as it is, without touching the box — no setup
 /// re-sync under a running agent. `None`: no live session (or no box by that name, which
-/// the full path reports), so the agent is launched as usual. Off a terminal (no `-d`)
-/// a live session is refused (5) rather than joined by a second, foreground agent.
+/// the full path reports), so the agent is launched as usual; also when flags must be
+/// checked against the box first (`--isolation`, `--git`) or ask for a re-sync
+/// (`--cold`): the full path does that, and joins the live session at its end all the
+/// same. Off a terminal (no `-d`) a live session is refused (5), flags or not, before
+/// anything is touched, rather than joined by a second, foreground agent.
 fn rejoin(args: &EnterArgs, ui: &mut Ui) -> Result<Option<i32>, CliError> {
     use crate::session::Session;
     let joins = args.detach || (ui.stdin_is_tty() && crate::session::available());
@@ -166,6 +166,9 @@ fn rejoin(args: &EnterArgs, ui: &mut Ui) -> Result<Option<i32>, CliError> {
         .hint(format!(
             "Attach on a terminal with `git treebox enter {leaf}`, or end it: `git treebox teardown --force {leaf}`."
         )));
+    }
+    if args.isolation.is_some() || args.git_mode.is_some() || args.cold {
+        return Ok(None);
     }
     let how = super::create::Launching {
         marker: &marker,

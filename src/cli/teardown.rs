@@ -21,7 +21,8 @@ pub struct TeardownArgs {
     /// one, on a terminal, a picker shows what each box would lose.
     #[arg(value_name = "REF")]
     pub refs: Vec<String>,
-    /// Remove without asking, even dirty boxes and boxes with a live session.
+    /// Remove without asking, even dirty boxes and boxes with a live session (which is
+    /// ended: the agent goes first, whether it runs in tmux or in the foreground).
     #[arg(short, long)]
     pub force: bool,
     /// Also delete each box's branch.
@@ -41,6 +42,12 @@ pub(crate) fn from_teardown(e: TeardownError) -> CliError {
             .hint("Look at it again (`git sandbox ls` says what it holds now), then run the same command again."),
         e @ (TeardownError::Remove { .. } | TeardownError::Branch { .. }) => {
             CliError::of(ErrorKind::Teardown, e)
+        }
+        TeardownError::Outlived { ref pids, .. } => {
+            let pids = pids.iter().map(i32::to_string).collect::<Vec<_>>().join(" ");
+            CliError::of(ErrorKind::Teardown, e).hint(format!(
+                "See what holds it with `ps -o pid,stat,cmd -p {pids}` (a process stuck in the kernel, state D, cannot be killed), then run the same command again."
+            ))
         }
     }
 }
@@ -204,4 +211,32 @@ fn pick(
         out.push(all[n - 1].clone());
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_program_that_outlives_the_kill_is_a_runtime_failure_naming_it() {
+        let e = from_teardown(TeardownError::Outlived {
+            leaf: "fix".into(),
+            pids: vec![4242, 4343],
+        });
+        assert_eq!(e.kind, ErrorKind::Teardown);
+        assert_eq!(e.code(), error::RUNTIME);
+        let text = &e.message;
+        assert!(
+            text.contains("box `fix`") && text.contains("4242, 4343"),
+            "{text}"
+        );
+        assert!(text.contains("nothing of the box was removed"), "{text}");
+        assert!(
+            e.hints
+                .iter()
+                .any(|h| h.contains("ps -o pid,stat,cmd -p 4242 4343")),
+            "{:?}",
+            e.hints
+        );
+    }
 }

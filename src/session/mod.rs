@@ -14,12 +14,14 @@
 //!   does not pass on. [`Session::attach`] reports it when the session ends while
 //!   attached.
 //! - Ending a session (teardown/down `--force`, park) kills it and waits until the
-//!   agent is gone.
+//!   agent is gone; so is a program run in the foreground in the box ([`foreground`]:
+//!   no tmux, or no terminal and no `-d`).
 //!
 //! Without tmux ([`available`] false) the CLI keeps the foreground child it always had.
 //! Called by `cli/` (create, enter, sandbox attach/up), [`crate::teardown`] and
 //! [`crate::maintain::park`].
 
+pub mod foreground;
 mod wrapper;
 
 use std::ffi::OsString;
@@ -364,11 +366,15 @@ fn launch_id() -> String {
     )
 }
 
-/// End the tmux session of the box whose marker is `marker`, if it has one.
-pub fn end(marker: &Path) {
+/// End every session of the box whose marker is `marker`: its tmux session, if it
+/// has one, and any program a command runs in it in the foreground
+/// ([`foreground`]). Returns the pids of programs still running afterwards (none,
+/// unless the kernel would not let them go), for the caller to say so.
+pub fn end(marker: &Path) -> Vec<i32> {
     if let Ok(s) = Session::for_marker(marker) {
         s.end();
     }
+    foreground::end(marker, END_GRACE)
 }
 
 /// When the session of the box whose marker is `marker` last showed output (for idle

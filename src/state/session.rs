@@ -10,7 +10,9 @@
 //!
 //! Beside the marker live the files of a tmux session (all host-owned, outside every
 //! mount): what to launch (`session.launch.<id>`, 0600, consumed at start), the agent's pid
-//! while it runs (`session.pid`) and its exit code when it ended (`session.exit`).
+//! while it runs (`session.pid`) and its exit code when it ended (`session.exit`). A
+//! holder that runs its program as a foreground child (no tmux, or no terminal) names
+//! that child in `session.fg.<pid>` while it runs, so removal can end it too.
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -68,6 +70,29 @@ pub fn exit_path(marker: &Path) -> PathBuf {
 /// Where the session's program keeps the agent's pid while it runs.
 pub fn pid_path(marker: &Path) -> PathBuf {
     marker.with_file_name("session.pid")
+}
+
+/// The file in which a foreground holder names its running child (`pid`).
+pub fn holder_path(marker: &Path, pid: u32) -> PathBuf {
+    marker.with_file_name(format!("session.fg.{pid}"))
+}
+
+/// The foreground holders' files of the box whose marker is `marker`.
+pub fn holder_paths(marker: &Path) -> Vec<PathBuf> {
+    let Some(dir) = marker.parent() else {
+        return Vec::new();
+    };
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    rd.flatten()
+        .filter(|e| {
+            e.file_name()
+                .to_str()
+                .is_some_and(|n| n.starts_with("session.fg."))
+        })
+        .map(|e| e.path())
+        .collect()
 }
 
 /// treebox's own tmux socket, `<state root>/tmux.sock`, read off the marker's path

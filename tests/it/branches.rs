@@ -81,7 +81,7 @@ fn origin_default_branch_is_the_base_with_no_flag() {
         assert_eq!(env.git(&path, &["rev-parse", "HEAD"]).trim(), tip);
         assert!(path.join("new.txt").is_file());
         // `git sandbox up` shares the pipeline.
-        env.sandbox(&["up", "y", "-d"]).ok();
+        env.sandbox(&["up", "y", "--json"]).ok();
         assert_eq!(
             env.git(&env.box_path("y"), &["rev-parse", "HEAD"]).trim(),
             tip
@@ -172,7 +172,7 @@ fn no_origin_head_falls_back_to_main() {
         assert_eq!(env.snapshot(), before, "{args:?} wrote something");
     }
     let before = env.snapshot();
-    env.sandbox(&["up", "x", "-d", "--json"]).code(3);
+    env.sandbox(&["up", "x", "--json"]).code(3);
     assert_eq!(env.snapshot(), before, "sandbox up wrote something");
     // The hint's command fixes it.
     env.git(&env.repo, &["remote", "set-head", "origin", "--auto"]);

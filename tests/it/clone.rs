@@ -129,7 +129,8 @@ fn the_pin_survives_gc_and_pins_are_independent() {
 #[test]
 fn bundle_fetch_and_down_guard_unreturned_work() {
     let env = TestEnv::new();
-    env.sandbox(&["up", "solo", "--git", "clone", "-d"]).ok();
+    env.sandbox(&["up", "solo", "--git", "clone", "--json"])
+        .ok();
     let bx = env.box_path("solo");
     env.commit_file(&bx, "s.txt", "solo\n", "solo work");
     let tip = env.git(&bx, &["rev-parse", "HEAD"]).trim().to_string();
@@ -167,7 +168,8 @@ fn bundle_fetch_and_down_guard_unreturned_work() {
     env.git(&env.repo, &["gc", "-q", "--prune=now"]);
     env.git(&env.repo, &["cat-file", "-e", &tip]);
     // With -f, unreturned work goes without asking.
-    env.sandbox(&["up", "lossy", "--git", "clone", "-d"]).ok();
+    env.sandbox(&["up", "lossy", "--git", "clone", "--json"])
+        .ok();
     env.commit_file(&env.box_path("lossy"), "l.txt", "l", "lost");
     env.sandbox(&["down", "-f", "lossy"]).ok();
     assert!(!env.box_path("lossy").exists());
@@ -176,7 +178,7 @@ fn bundle_fetch_and_down_guard_unreturned_work() {
 #[test]
 fn run_passes_exit_codes_and_signals_through() {
     let env = TestEnv::new();
-    env.sandbox(&["up", "r", "-d"]).ok();
+    env.sandbox(&["up", "r", "--json"]).ok();
     env.sandbox(&["run", "r", "--", "sh", "-c", "exit 7"])
         .code(7);
     env.sandbox(&["run", "r", "--", "sh", "-c", "kill -9 $$"])
@@ -189,7 +191,7 @@ fn run_passes_exit_codes_and_signals_through() {
 #[test]
 fn both_front_ends_see_and_remove_each_others_boxes() {
     let env = TestEnv::new();
-    env.sandbox(&["up", "from-sandbox", "-d"]).ok();
+    env.sandbox(&["up", "from-sandbox", "--json"]).ok();
     env.treebox(&["create", "from-treebox", "--git", "clone", "--no-launch"])
         .ok();
     let names = |v: serde_json::Value| {
@@ -388,7 +390,7 @@ fn a_folder_without_git_is_sandboxed_as_itself_and_never_removed() {
     std::fs::write(folder.join("notes.txt"), "mine\n").unwrap();
     // A git mode asked for by flag cannot be honoured here: refused, nothing made.
     for flag in ["clone", "worktree"] {
-        let r = sandbox_in(&env, &folder, &["up", "p", "--git", flag, "-d"]);
+        let r = sandbox_in(&env, &folder, &["up", "p", "--git", flag, "--json"]);
         r.code(2);
         assert!(r.stderr.contains("requires a git repository"), "{r:?}");
     }
@@ -410,11 +412,13 @@ fn a_folder_without_git_is_sandboxed_as_itself_and_never_removed() {
         .cloned()
         .unwrap();
     assert_eq!(row["mode"], "folder");
-    assert_eq!(row["state"], "ready");
+    // `up -d` left its shell running in the box's session.
+    assert_eq!(row["state"], "live");
     // A second up of the same box is a conflict, as for any box.
     sandbox_in(&env, &folder, &["up", "p", "-d"]).code(5);
-    // down removes the box, never the folder.
-    sandbox_in(&env, &folder, &["down", "p"]).ok();
+    // down removes the box, never the folder; while the shell runs, only with -f.
+    sandbox_in(&env, &folder, &["down", "p"]).code(5);
+    sandbox_in(&env, &folder, &["down", "-f", "p"]).ok();
     assert_eq!(
         std::fs::read_to_string(folder.join("notes.txt")).unwrap(),
         "mine\n"
@@ -445,7 +449,7 @@ fn a_clone_box_keeps_env_out_of_git() {
 #[test]
 fn attach_opens_the_login_shell_in_the_box_and_passes_its_code() {
     let mut env = TestEnv::new();
-    env.sandbox(&["up", "sh", "-d"]).ok();
+    env.sandbox(&["up", "sh", "--json"]).ok();
     let shell = env.bin.join("fake-shell");
     crate::env::write_exec(
         &shell,
@@ -508,8 +512,10 @@ fn up_with_branch_checks_out_an_existing_branch_in_either_mode() {
         .to_string();
 
     // Clone mode: the clone is on the existing branch; the user's repo gains no branch.
-    env.sandbox(&["up", "cf", "--branch", "feature", "--git", "clone", "-d"])
-        .ok();
+    env.sandbox(&[
+        "up", "cf", "--branch", "feature", "--git", "clone", "--json",
+    ])
+    .ok();
     let cf = env.box_path("cf");
     assert_eq!(
         env.git(&cf, &["symbolic-ref", "--short", "HEAD"]).trim(),
@@ -522,8 +528,16 @@ fn up_with_branch_checks_out_an_existing_branch_in_either_mode() {
         "{}",
         refs(&env)
     );
-    env.sandbox(&["up", "cl", "--branch", "local-only", "--git", "clone", "-d"])
-        .ok();
+    env.sandbox(&[
+        "up",
+        "cl",
+        "--branch",
+        "local-only",
+        "--git",
+        "clone",
+        "--json",
+    ])
+    .ok();
     let cl = env.box_path("cl");
     assert_eq!(
         env.git(&cl, &["symbolic-ref", "--short", "HEAD"]).trim(),
@@ -532,7 +546,8 @@ fn up_with_branch_checks_out_an_existing_branch_in_either_mode() {
     assert_eq!(env.git(&cl, &["rev-parse", "HEAD"]).trim(), local);
 
     // Worktree mode: the worktree is on the branch (a local one made from origin's).
-    env.sandbox(&["up", "wf", "--branch", "feature", "-d"]).ok();
+    env.sandbox(&["up", "wf", "--branch", "feature", "--json"])
+        .ok();
     let wf = env.box_path("wf");
     assert_eq!(
         env.git(&wf, &["symbolic-ref", "--short", "HEAD"]).trim(),
@@ -554,8 +569,10 @@ fn up_with_branch_checks_out_an_existing_branch_in_either_mode() {
     assert_eq!(branch_of("wf").unwrap(), "feature");
     // A branch that exists nowhere: not found, nothing made.
     let before = env.snapshot();
-    env.sandbox(&["up", "nb", "--branch", "no-such", "--git", "clone", "-d"])
-        .code(3);
+    env.sandbox(&[
+        "up", "nb", "--branch", "no-such", "--git", "clone", "--json",
+    ])
+    .code(3);
     assert_eq!(env.snapshot(), before);
 }
 
@@ -591,7 +608,8 @@ fn up_opens_a_login_shell_in_the_new_box_and_passes_its_code() {
 #[test]
 fn on_a_terminal_down_asks_before_losing_unreturned_work() {
     let env = TestEnv::new();
-    env.sandbox(&["up", "held", "--git", "clone", "-d"]).ok();
+    env.sandbox(&["up", "held", "--git", "clone", "--json"])
+        .ok();
     let bx = env.box_path("held");
     env.commit_file(&bx, "h.txt", "held\n", "work only in the box");
     // No: nothing removed, the pin stays.
@@ -610,7 +628,8 @@ fn on_a_terminal_down_asks_before_losing_unreturned_work() {
     assert!(!bx.exists(), "{text}");
     assert!(!refs(&env).contains("refs/hort/held/"));
     // A clean box is not asked about: naming it is the decision.
-    env.sandbox(&["up", "plain", "--git", "clone", "-d"]).ok();
+    env.sandbox(&["up", "plain", "--git", "clone", "--json"])
+        .ok();
     let (ok, text) = env.on_tty(crate::env::SANDBOX, "down plain", "");
     assert!(ok, "{text}");
     assert!(!text.contains("[y/N]"), "{text}");
@@ -809,7 +828,8 @@ fn sandbox_ls_shows_every_box_on_the_machine_and_each_command_stays_in_its_repo(
     let root = env.root();
     env.git(&root, &["clone", "-q", "origin.git", "second"]);
     let second = root.join("second");
-    env.sandbox(&["up", "here", "--git", "clone", "-d"]).ok();
+    env.sandbox(&["up", "here", "--git", "clone", "--json"])
+        .ok();
     env.treebox_in(&second, &["create", "there", "--no-launch"])
         .ok();
     // The clone box gets an untracked file: dirty, read without running its config.
@@ -887,12 +907,14 @@ fn sandbox_ls_shows_every_box_on_the_machine_and_each_command_stays_in_its_repo(
 #[test]
 fn work_on_other_branches_or_in_the_stash_is_unreturned_work() {
     let env = TestEnv::new();
-    env.sandbox(&["up", "side", "--git", "clone", "-d"]).ok();
+    env.sandbox(&["up", "side", "--git", "clone", "--json"])
+        .ok();
     let bx = env.box_path("side");
     env.git(&bx, &["switch", "-q", "-c", "elsewhere"]);
     env.commit_file(&bx, "e.txt", "e\n", "on another branch");
     env.git(&bx, &["switch", "-q", "side"]);
-    env.sandbox(&["up", "stashed", "--git", "clone", "-d"]).ok();
+    env.sandbox(&["up", "stashed", "--git", "clone", "--json"])
+        .ok();
     let st = env.box_path("stashed");
     std::fs::write(st.join("README.md"), "changed\n").unwrap();
     env.git(&st, &["stash", "-q"]);
@@ -913,7 +935,8 @@ fn work_on_other_branches_or_in_the_stash_is_unreturned_work() {
 #[test]
 fn a_fifo_in_a_box_never_hangs_the_host() {
     let env = TestEnv::new();
-    env.sandbox(&["up", "fifo", "--git", "clone", "-d"]).ok();
+    env.sandbox(&["up", "fifo", "--git", "clone", "--json"])
+        .ok();
     env.treebox(&["create", "wfifo", "--no-launch"]).ok();
     let mkfifo = |p: &Path| {
         let _ = std::fs::remove_file(p);
@@ -964,7 +987,8 @@ fn a_fifo_in_a_box_never_hangs_the_host() {
 fn a_clone_without_its_record_is_still_a_box() {
     let env = TestEnv::new();
     env.treebox(&["create", "kept", "--no-launch"]).ok();
-    env.sandbox(&["up", "lost", "--git", "clone", "-d"]).ok();
+    env.sandbox(&["up", "lost", "--git", "clone", "--json"])
+        .ok();
     env.commit_file(&env.box_path("lost"), "l.txt", "l\n", "work");
     let record = crate::proof::record_path(&env, "lost");
     std::fs::remove_file(&record).unwrap();
@@ -1004,7 +1028,7 @@ fn a_clone_without_its_record_is_still_a_box() {
 #[test]
 fn a_box_without_its_git_is_never_run_in() {
     let env = TestEnv::new();
-    env.sandbox(&["up", "c", "--git", "clone", "-d"]).ok();
+    env.sandbox(&["up", "c", "--git", "clone", "--json"]).ok();
     env.treebox(&["create", "w", "--no-launch"]).ok();
     std::fs::remove_dir_all(env.box_path("c").join(".git")).unwrap();
     std::fs::remove_file(env.box_path("w").join(".git")).unwrap();
@@ -1051,7 +1075,7 @@ fn a_box_without_its_git_is_never_run_in() {
 #[test]
 fn bundle_and_fetch_edges() {
     let env = TestEnv::new();
-    env.sandbox(&["up", "b", "--git", "clone", "-d"]).ok();
+    env.sandbox(&["up", "b", "--git", "clone", "--json"]).ok();
     let bx = env.box_path("b");
     env.commit_file(&bx, "b.txt", "b\n", "work");
     // The bundle made by `bundle` is the user's: fetch does not delete it.
@@ -1098,8 +1122,10 @@ fn bundle_and_fetch_edges() {
 #[test]
 fn a_clone_can_check_out_the_repositorys_current_branch() {
     let env = TestEnv::new();
-    env.sandbox(&["up", "onmain", "--branch", "main", "--git", "clone", "-d"])
-        .ok();
+    env.sandbox(&[
+        "up", "onmain", "--branch", "main", "--git", "clone", "--json",
+    ])
+    .ok();
     let bx = env.box_path("onmain");
     assert_eq!(
         env.git(&bx, &["symbolic-ref", "--short", "HEAD"]).trim(),
@@ -1114,7 +1140,7 @@ fn a_clone_can_check_out_the_repositorys_current_branch() {
 #[test]
 fn small_refusals_say_what_is_wrong() {
     let env = TestEnv::new();
-    env.sandbox(&["up", "r", "-d"]).ok();
+    env.sandbox(&["up", "r", "--json"]).ok();
     // A command that does not exist in the box: 127, as a shell says it.
     let r = env.sandbox(&["run", "r", "--", "/nonexistent/cmd"]);
     r.code(127);
@@ -1150,7 +1176,8 @@ fn small_refusals_say_what_is_wrong() {
 #[test]
 fn the_records_of_a_repository_that_is_gone_can_be_pruned() {
     let env = TestEnv::new();
-    env.sandbox(&["up", "orphan", "--git", "clone", "-d"]).ok();
+    env.sandbox(&["up", "orphan", "--git", "clone", "--json"])
+        .ok();
     let moved = env.root().join("moved");
     std::fs::rename(&env.repo, &moved).unwrap();
     let outside = |args: &[&str]| {
@@ -1202,7 +1229,7 @@ fn the_records_of_a_repository_that_is_gone_can_be_pruned() {
 #[test]
 fn boxes_whose_records_are_all_unreadable_are_still_listed() {
     let env = TestEnv::new();
-    env.sandbox(&["up", "one", "--git", "clone", "-d"]).ok();
+    env.sandbox(&["up", "one", "--git", "clone", "--json"]).ok();
     env.treebox(&["create", "two", "--no-launch"]).ok();
     env.commit_file(&env.box_path("one"), "o.txt", "o\n", "work");
     for leaf in ["one", "two"] {
@@ -1322,7 +1349,7 @@ fn finishing_a_clone_always_makes_hort_base_fetch_only() {
 #[test]
 fn work_added_elsewhere_while_down_asks_stops_it() {
     let env = TestEnv::new();
-    env.sandbox(&["up", "cb", "--git", "clone", "-d"]).ok();
+    env.sandbox(&["up", "cb", "--git", "clone", "--json"]).ok();
     let bx = env.box_path("cb");
     env.commit_file(&bx, "c.txt", "c\n", "first work");
     let (ok, text) = env.on_tty_answering(crate::env::SANDBOX, "down cb", "y\n", || {

@@ -766,7 +766,10 @@ fn a_folder_box_in_a_container_mounts_the_folder_and_down_keeps_it() {
             .unwrap();
             rec["container"]["name"].as_str().unwrap().to_string()
         };
-        run(&["down", "fp"]).ok();
+        // `up -d` left the box's shell running in its session: `down` asks for it
+        // (refuses without a terminal), `-f` ends it with the container.
+        run(&["down", "fp"]).code(5);
+        run(&["down", "-f", "fp"]).ok();
         assert!(!b.engine(&["container", "inspect", &c]).status.success());
         assert_eq!(
             std::fs::read_to_string(folder.join("notes.txt")).unwrap(),

@@ -233,7 +233,7 @@ fn worktree_box_attack(scope: &str, route: Route) {
     let doc = env.treebox(&["create", "neighbour", "--json"]).ok().json();
     assert_eq!(doc["submodules"], 1, "{doc}");
     t.check(&what("create of another box"));
-    env.sandbox(&["up", "third", "-d"]).ok();
+    env.sandbox(&["up", "third", "--json"]).ok();
     t.check(&what("sandbox up"));
     let _ = env.treebox(&["doctor"]);
     let _ = env.treebox(&["doctor", "--json"]);

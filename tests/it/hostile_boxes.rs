@@ -186,9 +186,9 @@ fn one_box_blocks_none(kind: &str) {
     let r = timed(&env, TREEBOX, &["create", "fresh", "--no-launch"]);
     r.ok();
     assert!(env.box_path("fresh").join("README.md").is_file(), "{r:?}");
-    timed(&env, SANDBOX, &["up", "-d", "upped"]).ok();
+    timed(&env, SANDBOX, &["up", "--json", "upped"]).ok();
     assert!(env.box_path("upped").join("README.md").is_file());
-    timed(&env, SANDBOX, &["up", "-d", "--git", "clone", "cloned"]).ok();
+    timed(&env, SANDBOX, &["up", "--json", "--git", "clone", "cloned"]).ok();
     assert!(env.box_path("cloned").join("README.md").is_file());
     // The new boxes are whole: git in them works, their guard is in place.
     let st = env.git(&env.box_path("fresh"), &["status", "--porcelain"]);

@@ -28,7 +28,7 @@ fn one_clone_blocks_none(kind: &str) {
     let args = ["create", "cloned", "--git", "clone", "--no-launch"];
     timed(&env, TREEBOX, &args).ok();
     assert!(env.box_path("cloned").join("README.md").is_file());
-    timed(&env, SANDBOX, &["up", "-d", "--git", "clone", "upped"]).ok();
+    timed(&env, SANDBOX, &["up", "--json", "--git", "clone", "upped"]).ok();
     assert!(env.box_path("upped").join("README.md").is_file());
     let list = timed(&env, TREEBOX, &["list", "--json"]);
     let ls = timed(&env, SANDBOX, &["ls", "--json"]);

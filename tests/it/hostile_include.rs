@@ -198,7 +198,7 @@ fn worktree_box(scope: &str) {
         env.treebox(&["list"]).ok();
         env.sandbox(&["ls", "--json"]).ok();
         env.treebox(&["create", &n, "--no-launch"]).ok();
-        env.sandbox(&["up", &u, "-d"]).ok();
+        env.sandbox(&["up", &u, "--json"]).ok();
         env.treebox(&["enter", &u, "--print"]).ok();
         let _ = env.treebox(&["doctor"]);
         let _ = env.treebox(&["doctor", "--json"]);

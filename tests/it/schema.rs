@@ -557,10 +557,11 @@ fn schema_sandbox_ls_documents() {
     let empty = sandbox_document(&env, "sandbox-ls", &["ls", "--json"]);
     assert_eq!(empty["boxes"], Value::Array(Vec::new()));
 
-    env.sandbox(&["up", "tree", "-d"]).ok();
-    env.sandbox(&["up", "cloned", "--git", "clone", "-d"]).ok();
+    env.sandbox(&["up", "tree", "--json"]).ok();
+    env.sandbox(&["up", "cloned", "--git", "clone", "--json"])
+        .ok();
     env.commit_file(&env.box_path("cloned"), "c.txt", "c\n", "box work");
-    env.sandbox(&["up", "x", "-d"]).ok();
+    env.sandbox(&["up", "x", "--json"]).ok();
     std::fs::remove_dir_all(env.box_path("x")).unwrap();
     // A worktree made by hand under the box root: no record.
     let stray = env.box_path("stray");
@@ -629,7 +630,8 @@ fn schema_sandbox_ls_documents() {
 #[test]
 fn schema_sandbox_bundle_and_fetch_documents() {
     let env = TestEnv::new();
-    env.sandbox(&["up", "solo", "--git", "clone", "-d"]).ok();
+    env.sandbox(&["up", "solo", "--git", "clone", "--json"])
+        .ok();
     let bx = env.box_path("solo");
     env.commit_file(&bx, "s.txt", "solo\n", "solo work");
     env.commit_file(&bx, "t.txt", "more\n", "more work");
@@ -686,8 +688,8 @@ fn schema_sandbox_prune_documents() {
     let nothing = sandbox_document(&env, "sandbox-prune", &["prune", "--json"]);
     assert_eq!(nothing["removed"], Value::Array(Vec::new()));
 
-    env.sandbox(&["up", "kept", "-d"]).ok();
-    env.sandbox(&["up", "x", "-d"]).ok();
+    env.sandbox(&["up", "kept", "--json"]).ok();
+    env.sandbox(&["up", "x", "--json"]).ok();
     std::fs::remove_dir_all(env.box_path("x")).unwrap();
     env.git(&env.repo, &["update-ref", "refs/hort/ghost/base", "HEAD"]);
     let pruned = sandbox_document(&env, "sandbox-prune", &["prune", "-f", "--json"]);
@@ -718,7 +720,7 @@ fn schema_sandbox_park_documents() {
     let none = sandbox_document(&env, "sandbox-park", &["park", "--json"]);
     assert_eq!(none["parked"], Value::Array(Vec::new()));
     assert_eq!(none["firstSeen"], Value::Array(Vec::new()));
-    env.sandbox(&["up", "hosted", "-d"]).ok();
+    env.sandbox(&["up", "hosted", "--json"]).ok();
     let hosted = sandbox_document(&env, "sandbox-park", &["park", "--idle", "0", "--json"]);
     assert_eq!(hosted["parked"], Value::Array(Vec::new()));
     assert_eq!(hosted["firstSeen"], Value::Array(Vec::new()));
@@ -727,14 +729,14 @@ fn schema_sandbox_park_documents() {
 #[test]
 fn schema_sandbox_down_documents() {
     let env = TestEnv::new();
-    env.sandbox(&["up", "fix/down", "-d"]).ok();
+    env.sandbox(&["up", "fix/down", "--json"]).ok();
     let doc = sandbox_document(&env, "sandbox-down", &["down", "fix--down", "--json"]);
     assert_eq!(doc["removed"][0]["name"], "fix--down");
     assert_eq!(doc["removed"][0]["branch"], "fix/down");
     assert_eq!(doc["removed"][0]["prunedOnly"], false);
     assert!(!env.box_path("fix--down").exists());
 
-    env.sandbox(&["up", "gone", "-d"]).ok();
+    env.sandbox(&["up", "gone", "--json"]).ok();
     std::fs::remove_dir_all(env.box_path("gone")).unwrap();
     let doc = sandbox_document(&env, "sandbox-down", &["down", "gone", "--json"]);
     assert_eq!(doc["removed"][0]["prunedOnly"], true);
@@ -743,8 +745,8 @@ fn schema_sandbox_down_documents() {
 #[test]
 fn schema_sandbox_up_prints_the_create_document() {
     let env = TestEnv::new();
-    let doc = env.sandbox(&["up", "fix/up", "-d", "--json"]).ok().json();
-    assert_valid("create", &doc, "sandbox up fix/up -d --json");
+    let doc = env.sandbox(&["up", "fix/up", "--json"]).ok().json();
+    assert_valid("create", &doc, "sandbox up fix/up --json");
     assert_eq!(doc["name"], "fix--up");
     assert_eq!(doc["gitMode"], "worktree");
 

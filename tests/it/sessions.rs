@@ -223,6 +223,22 @@ fn a_detached_agent_is_live_protects_its_box_and_ends() {
     assert!(r.stderr.contains("no terminal to attach"), "{r:?}");
     assert!(r.stderr.contains("git treebox enter solo"), "{r:?}");
     assert_eq!(env.snapshot(), before);
+    // Flags checked against the box (or asking for a re-sync) change nothing of that:
+    // refused before anything is touched, no re-sync under the running agent.
+    for flags in [
+        &["--cold"][..],
+        &["--isolation", "host"],
+        &["--git", "worktree"],
+        &["--cold", "--isolation", "host", "--git", "worktree"],
+    ] {
+        let r = env.treebox(&[&["enter"], flags, &["solo"]].concat());
+        r.code(5);
+        assert!(
+            r.stderr.contains("no terminal to attach"),
+            "{flags:?} {r:?}"
+        );
+        assert_eq!(env.snapshot(), before, "{flags:?}");
+    }
     let pids = std::fs::read_to_string(env.home.join("agent.pids")).unwrap();
     assert_eq!(pids.lines().count(), 1, "{pids}");
 
@@ -480,6 +496,20 @@ fn a_container_agent_runs_in_a_session_and_down_ends_it() {
         env.treebox(&["enter", "-d", "boxed"]).ok();
         wait_for("the agent to start", || count() == 3);
         assert_eq!(session_of(env, "boxed"), "live");
+        // The engine's own detach keys, ctrl-p ctrl-q, typed in the session, reach the
+        // agent and detach nothing...
+        let target = format!("={}:", server.sessions()[0]);
+        let typed = |hex: &[&str]| {
+            let o = server.tmux(&[&["send-keys", "-t", &target, "-H"], hex].concat());
+            assert!(o.status.success(), "{o:?}");
+        };
+        typed(&["10", "11"]);
+        std::thread::sleep(Duration::from_millis(1500));
+        assert_eq!(session_of(env, "boxed"), "live");
+        // ...while treebox's chord (ctrl-^ ctrl-] ctrl-_) does: the keys do reach the
+        // engine's exec, which lets go of the (still running) agent.
+        typed(&["1e", "1d", "1f"]);
+        wait_for("the exec to detach", || session_of(env, "boxed") == "none");
         env.sandbox(&["down", "-f", "boxed"]).ok();
         assert!(server.sessions().is_empty(), "{:?}", server.sessions());
     });
@@ -529,4 +559,109 @@ fn up_on_a_terminal_opens_its_shell_in_a_session_and_returns_its_code() {
         path.to_string_lossy()
     );
     assert_eq!(session_of(&env, "shelled"), "none");
+}
+
+/// `create NAME` off a terminal without `-d`, left running: the agent is its
+/// foreground child (SPEC §7a).
+fn in_the_foreground(env: &TestEnv, leaf: &str) -> Child {
+    env.command(TREEBOX, &env.repo)
+        .args(["create", leaf])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+#[test]
+fn forced_removal_ends_an_agent_running_in_the_foreground() {
+    // With tmux on the machine, but no terminal and no -d: a foreground child.
+    let env = env_with_agent();
+    let server = Server::of(&env);
+    let mut create = in_the_foreground(&env, "fg");
+    let agent = pid_in(&started(&env.home, "fg", 1));
+    assert_eq!(session_of(&env, "fg"), "live");
+    assert!(server.sessions().is_empty(), "{:?}", server.sessions());
+    let before = env.snapshot();
+    env.treebox(&["teardown", "fg"]).code(5);
+    assert_eq!(env.snapshot(), before);
+    env.treebox(&["teardown", "--force", "fg"]).ok();
+    assert!(
+        !process_exists(agent),
+        "a foreground agent outlived teardown --force"
+    );
+    assert!(!env.box_path("fg").exists());
+    // The command that ran it exits as the agent did: terminated.
+    let status = create.wait().unwrap();
+    assert_eq!(status.code(), Some(128 + libc::SIGTERM));
+
+    // Without tmux at all: the same, through `git sandbox down -f`.
+    let mut env = env;
+    env.extra_env
+        .push(("TREEBOX_TMUX".into(), "/nonexistent/tmux".into()));
+    let mut create = in_the_foreground(&env, "notmux");
+    let agent = pid_in(&started(&env.home, "notmux", 2));
+    assert_eq!(session_of(&env, "notmux"), "live");
+    let r = env.sandbox(&["down", "notmux"]);
+    r.code(5);
+    assert!(r.stderr.contains("git sandbox down -f notmux"), "{r:?}");
+    env.sandbox(&["down", "-f", "notmux"]).ok();
+    assert!(
+        !process_exists(agent),
+        "a foreground agent outlived down -f"
+    );
+    assert!(!env.box_path("notmux").exists());
+    assert_eq!(create.wait().unwrap().code(), Some(128 + libc::SIGTERM));
+}
+
+#[test]
+fn up_detached_starts_the_shell_in_its_session_and_down_asks_for_it() {
+    let env = TestEnv::new();
+    let server = Server::of(&env);
+    let r = env.sandbox(&["up", "-d", "--no-fetch", "shell"]);
+    r.ok();
+    assert_eq!(r.stdout.trim(), env.box_path("shell").to_string_lossy());
+    assert!(r.stderr.contains("git sandbox attach shell"), "{r:?}");
+    // The shell runs in the box's session, detached, as long as nobody ends it.
+    assert_eq!(session_of(&env, "shell"), "live");
+    let names = server.sessions();
+    assert!(
+        names.len() == 1 && names[0].ends_with("/shell"),
+        "{names:?}"
+    );
+    assert_eq!(server.clients(), 0);
+    // `down` without a terminal refuses while it runs, naming -f; nothing goes.
+    let before = env.snapshot();
+    let r = env.sandbox(&["down", "shell"]);
+    r.code(5);
+    assert!(r.stderr.contains("session"), "{r:?}");
+    assert!(r.stderr.contains("git sandbox down -f shell"), "{r:?}");
+    assert_eq!(env.snapshot(), before);
+    // `up --json` provisions only: no shell, no session.
+    let doc = env
+        .sandbox(&["up", "--no-fetch", "plain", "--json"])
+        .ok()
+        .json();
+    assert_eq!(doc["name"], "plain", "{doc}");
+    assert_eq!(session_of(&env, "plain"), "none");
+    // -d and --json ask for two different things.
+    let before = env.snapshot();
+    env.sandbox(&["up", "-d", "--json", "both"]).code(2);
+    assert_eq!(env.snapshot(), before);
+    env.sandbox(&["down", "-f", "shell"]).ok();
+    assert!(server.sessions().is_empty(), "{:?}", server.sessions());
+    assert!(!env.box_path("shell").exists());
+}
+
+#[test]
+fn up_detached_without_tmux_is_refused_before_anything_is_made() {
+    let mut env = TestEnv::new();
+    env.extra_env
+        .push(("TREEBOX_TMUX".into(), "/nonexistent/tmux".into()));
+    let before = env.snapshot();
+    let r = env.sandbox(&["up", "-d", "nope"]);
+    r.code(1);
+    assert!(r.stderr.contains("tmux is not installed"), "{r:?}");
+    assert!(r.stderr.contains("git sandbox up nope --json"), "{r:?}");
+    assert_eq!(env.snapshot(), before, "a refused up -d wrote something");
 }

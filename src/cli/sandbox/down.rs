@@ -17,7 +17,8 @@ use crate::teardown;
 pub struct DownArgs {
     /// The box.
     pub name: String,
-    /// Remove without asking, even with uncommitted or unreturned work or a live session.
+    /// Remove without asking, even with uncommitted or unreturned work or a live session
+    /// (which is ended: its agent or shell goes first).
     #[arg(short, long)]
     pub force: bool,
     /// Print the result as JSON.
@@ -46,7 +47,7 @@ pub fn run(a: DownArgs, ui: &mut Ui) -> Result<i32, CliError> {
         reasons.push("it holds commits that neither the repository nor origin has");
     }
     if t.live {
-        reasons.push("an agent session is live in it");
+        reasons.push("a session is live in it (an agent, or a shell)");
     }
     if !a.force && !reasons.is_empty() {
         let question = format!("box `{name}`: {}", reasons.join(", and "));
@@ -94,7 +95,10 @@ fn down_folder(
     if !a.force && crate::state::session::is_live(&layout.session_path(&leaf)) {
         return Err(CliError::new(
             ErrorKind::NeedsConfirmation,
-            format!("box `{}`: an agent session is live in it", record.name),
+            format!(
+                "box `{}`: a session is live in it (an agent, or a shell)",
+                record.name
+            ),
         )
         .hint(format!(
             "Remove it anyway with `git sandbox down -f {}`.",
@@ -102,7 +106,15 @@ fn down_folder(
         )));
     }
     // Forced or not live: a session that remains (starting, ending) ends with the box.
-    crate::session::end(&layout.session_path(&leaf));
+    let left = crate::session::end(&layout.session_path(&leaf));
+    if !left.is_empty() {
+        return Err(crate::cli::teardown::from_teardown(
+            teardown::TeardownError::Outlived {
+                leaf: record.name.clone(),
+                pids: left,
+            },
+        ));
+    }
     crate::folder::remove(layout, record)?;
     if a.json {
         // Only bookkeeping went: the folder itself stays.

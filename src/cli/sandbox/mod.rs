@@ -1,7 +1,7 @@
 //! `git sandbox …`: the box-first front end over the same engine and state.
 //!
 //! `up NAME` provisions exactly like `git treebox create NAME --no-launch`, then opens
-//! a shell in the box unless `-d`. A box made by either front end is seen, entered and
+//! a shell in the box (`-d`: in its session, not attached; `--json`: none). A box made by either front end is seen, entered and
 //! removed by the other. `down` keeps its own manners (SPEC §2): naming the box is the
 //! decision, and it asks only when something would be lost that the user may not know
 //! about — a clone holding commits the repository lacks, or a live session.
@@ -54,6 +54,12 @@ pub struct SandboxCli {
 #[derive(Debug, Subcommand)]
 pub enum SandboxCommand {
     /// Provision a box (like `git treebox create NAME --no-launch`) and open a shell in it.
+    ///
+    /// On a terminal the shell runs in the box's session (tmux, on treebox's own socket)
+    /// and this terminal attaches to it; without a terminal it is a foreground child. `-d`
+    /// starts it in the session without attaching. While the shell runs the box is live:
+    /// `git sandbox down NAME` asks, or without a terminal refuses (exit 5), unless -f.
+    /// `--json` provisions only: no shell, no session.
     Up(up::UpArgs),
     /// Attach to a box's live session (its agent, or a shell), or open a login shell in it.
     Attach(attach::AttachArgs),

@@ -1,8 +1,10 @@
 //! `git sandbox up NAME`: provision a box exactly like `git treebox create NAME
-//! --no-launch`, then open a shell in it unless `-d` (or `--json`): on a terminal in
-//! the box's session, as `attach` does (SPEC §7a). `-d` provisions only and prints
-//! the box path — no shell, no session (an idle shell nobody sees would only hold the
-//! box as live).
+//! --no-launch`, then open a shell in it (SPEC §2): on a terminal in the box's
+//! session, as `attach` does (SPEC §7a). `-d` starts that shell in the box's session
+//! without attaching (SPEC §7a: `up -d` starts the session) and prints the box path;
+//! the box is then live until the shell ends, so `down` asks (or refuses, 5) unless
+//! `-f`. `--json` provisions only (SPEC §4: `--json` never launches) — the route for
+//! scripts that want a box and no shell.
 //!
 //! Outside a git repository the box is the folder itself (see [`crate::folder`]): a
 //! git mode or branch asked for by flag is refused there. Called from
@@ -64,10 +66,16 @@ pub struct UpArgs {
     /// Containers: deny egress except the template's allowlist.
     #[arg(long)]
     pub firewall: bool,
-    /// Detached: provision only, print the box path.
-    #[arg(short = 'd', long)]
+    /// Detached: start the box's shell in its session without attaching; print the box
+    /// path.
+    ///
+    /// The shell runs in tmux, on treebox's own socket; `git sandbox attach NAME`
+    /// attaches later. While it runs the box is live: `git sandbox down NAME` asks
+    /// (without a terminal: refuses, exit 5) unless `-f`, which ends it. To provision
+    /// only, with no shell, use `--json`.
+    #[arg(short = 'd', long, conflicts_with = "json")]
     pub detach: bool,
-    /// Provision only and print the result as JSON (implies -d).
+    /// Provision only (no shell, no session) and print the result as JSON.
     #[arg(long)]
     pub json: bool,
 }
@@ -75,6 +83,10 @@ pub struct UpArgs {
 pub fn run(a: UpArgs, ui: &mut Ui) -> Result<i32, CliError> {
     let cfg = crate::cli::load_config()?;
     let cwd = crate::cli::cwd()?;
+    if a.detach {
+        // Refused before anything is made: a detached shell needs a session host.
+        need_sessions(&a.name)?;
+    }
     if matches!(
         crate::git::Repo::discover(&cwd),
         Err(crate::git::repo::RepoError::NotARepo { .. })
@@ -110,24 +122,33 @@ pub fn run(a: UpArgs, ui: &mut Ui) -> Result<i32, CliError> {
         ui.out_json(&CreateDocument::created(&created, &launch, &ui.warnings).to_value());
         return Ok(error::OK);
     }
-    if a.detach {
-        ui.out(&path.to_string_lossy());
-        return Ok(error::OK);
-    }
-    shell_in_session(&created.record, &created.session_path, ui)
+    shell_in_session(&created.record, &created.session_path, a.detach, ui)
 }
 
-/// `up`'s shell, in the box's session like `attach`'s (SPEC §7a).
+/// `-d` needs tmux: refuse (exit 1) before anything is written when it is missing,
+/// naming the provision-only route.
+fn need_sessions(name: &str) -> Result<(), CliError> {
+    crate::cli::create::need_sessions().map_err(|e| {
+        e.hint(format!(
+            "To provision only, with no shell: `git sandbox up {} --json`.",
+            crate::cmd::quote(name)
+        ))
+    })
+}
+
+/// `up`'s shell, in the box's session like `attach`'s (SPEC §7a); `detach`: started
+/// there without attaching.
 fn shell_in_session(
     r: &crate::state::Record,
     marker: &std::path::Path,
+    detach: bool,
     ui: &mut Ui,
 ) -> Result<i32, CliError> {
     let plain = crate::cli::runner_for(r, ui.stdin_is_tty())?;
     let in_session = crate::cli::runner_for(r, true)?;
     let how = crate::cli::create::Launching {
         marker,
-        detach: false,
+        detach,
         again: format!("git sandbox attach {}", crate::cmd::quote(&r.name)),
         path: &r.path,
         overrides: false,
@@ -219,9 +240,5 @@ fn up_folder(
         );
         return Ok(error::OK);
     }
-    if a.detach {
-        ui.out(&r.path.to_string_lossy());
-        return Ok(error::OK);
-    }
-    shell_in_session(r, &done.session_path, ui)
+    shell_in_session(r, &done.session_path, a.detach, ui)
 }

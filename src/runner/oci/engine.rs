@@ -132,7 +132,13 @@ impl Engine {
             .args(["sleep", "infinity"])
     }
 
-    /// `exec -i [-t] -u USER -w DIR [-e K=V…] CONTAINER ARGV…`.
+    /// `exec -i [-t --detach-keys KEYS] -u USER -w DIR [-e K=V…] CONTAINER ARGV…`.
+    ///
+    /// With a terminal the engine would detach the exec on its default keys (ctrl-p
+    /// ctrl-q, which an agent's user types: ctrl-p is "previous" in shells and editors),
+    /// leaving the agent running in the container with no session to reach it. The
+    /// keys are [`DETACH_KEYS`] instead; tmux's own prefix (then `d`) is how a user
+    /// leaves a session.
     pub fn exec(
         self,
         container: &str,
@@ -144,7 +150,7 @@ impl Engine {
     ) -> Cmd {
         let mut c = self.cmd().args(["exec", "-i"]);
         if tty {
-            c = c.arg("-t");
+            c = c.args(["-t", "--detach-keys", DETACH_KEYS]);
         }
         c = c.arg("-u").arg(user).arg("-w").arg(workdir.as_os_str());
         for (k, v) in env {
@@ -231,6 +237,13 @@ impl Engine {
             .unwrap_or_default()
     }
 }
+
+/// The keys that detach an `exec -it` (see [`Engine::exec`]): a three-key chord of
+/// control keys no shell, editor or agent binds and no one types by accident, in the
+/// one syntax docker and podman both take (`ctrl-<a-z, @, ^, [, \\, ], _>`, comma
+/// separated). Podman alone could switch detaching off (`""`); docker reads an empty
+/// value as "the default".
+pub const DETACH_KEYS: &str = "ctrl-^,ctrl-],ctrl-_";
 
 /// Everything `run` needs.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -346,7 +359,40 @@ mod tests {
             c.argv(),
             ["docker", "exec", "-i", "-u", "0:0", "-w", "/b", "c", "true"]
         );
-        let c = Engine::Docker.exec("c", "0:0", Path::new("/b"), &[], true, &["sh".into()]);
-        assert!(c.argv().contains(&"-t".to_string()));
+        // With a terminal: the engine's default detach keys (ctrl-p ctrl-q) are not
+        // in force, for both engines.
+        for e in [Engine::Docker, Engine::Podman] {
+            let c = e.exec("c", "0:0", Path::new("/b"), &[], true, &["sh".into()]);
+            assert_eq!(
+                c.argv(),
+                [
+                    e.program(),
+                    "exec",
+                    "-i",
+                    "-t",
+                    "--detach-keys",
+                    "ctrl-^,ctrl-],ctrl-_",
+                    "-u",
+                    "0:0",
+                    "-w",
+                    "/b",
+                    "c",
+                    "sh"
+                ]
+            );
+        }
+    }
+
+    #[test]
+    fn detach_keys_are_in_the_engines_syntax_and_not_ctrl_p() {
+        // docker's and podman's parser: comma-separated `ctrl-X` (X in a-z @ ^ [ \ ] _)
+        // or single letters.
+        for key in DETACH_KEYS.split(',') {
+            let c = key.strip_prefix("ctrl-").expect("a control key");
+            assert_eq!(c.len(), 1, "{key}");
+            assert!("@^[\\]_".contains(c) || c.chars().all(|c| c.is_ascii_lowercase()));
+        }
+        assert!(!DETACH_KEYS.contains("ctrl-p") && !DETACH_KEYS.contains("ctrl-q"));
+        assert!(DETACH_KEYS.split(',').count() >= 2);
     }
 }
