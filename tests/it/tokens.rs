@@ -223,3 +223,91 @@ fn a_clone_box_pushes_its_work_to_origin() {
         env.sandbox(&["down", "-f", "deliver"]).ok();
     });
 }
+
+/// Issue 17 point 4: with a GitHub token forwarded, the box's git asks `gh` (or, where
+/// the image has no `gh`, the environment) for github.com credentials; without one, no
+/// credential helper is configured, though the starting environment has the token.
+#[test]
+fn a_forwarded_github_token_is_the_boxs_git_credential_for_github_only() {
+    each_engine(|mut b| {
+        let token = format!("ghp_{}_helper", b.id);
+        b.env.extra_env.push(("GH_TOKEN".into(), token.clone()));
+        let env = &b.env;
+        for (name, forward) in [("cred", true), ("plain", false)] {
+            let mut args = vec!["create", name, "--git", "clone", "--no-launch"];
+            if forward {
+                args.extend(["--token-from", "GH_TOKEN"]);
+            }
+            env.treebox(&args).ok();
+        }
+        let fill = "printf 'protocol=https\\nhost=github.com\\n\\n' | GIT_TERMINAL_PROMPT=0 git credential fill";
+        let out = b.exec(&["cred", "--", "sh", "-c", fill]);
+        out.ok();
+        assert!(
+            out.stdout.contains(&format!("password={token}\n"))
+                && out.stdout.contains("username=x-access-token\n"),
+            "{out:?}"
+        );
+        // Scoped to github.com: another host gets nothing from it.
+        let other = b.exec(&[
+            "cred",
+            "--",
+            "sh",
+            "-c",
+            "printf 'protocol=https\\nhost=gitlab.com\\n\\n' | GIT_TERMINAL_PROMPT=0 git credential fill",
+        ]);
+        assert_ne!(other.code, 0, "{other:?}");
+        assert!(!other.stdout.contains(&token), "{other:?}");
+        // Where the image has `gh` the helper is `gh`'s; the same helper without `gh`
+        // on PATH answers from the environment.
+        let has_gh = b.exec(&["cred", "--", "sh", "-c", "command -v gh"]).code == 0;
+        eprintln!("{}: gh in the test image: {has_gh}", b.engine);
+        let without_gh = b.exec(&[
+            "cred",
+            "--",
+            "sh",
+            "-c",
+            &format!(
+                "mkdir -p /tmp/nogh && ln -sf \"$(command -v git)\" /tmp/nogh/git && PATH=/tmp/nogh && {fill}"
+            ),
+        ]);
+        without_gh.ok();
+        assert!(
+            without_gh.stdout.contains(&format!("password={token}\n")),
+            "{without_gh:?}"
+        );
+        // The helper is configuration the box was given, not a file it could rewrite.
+        let cfg = b.exec(&[
+            "cred",
+            "--",
+            "sh",
+            "-c",
+            "git config --show-origin --get-all credential.https://github.com.helper",
+        ]);
+        cfg.ok();
+        assert!(cfg.stdout.contains("command line:"), "{cfg:?}");
+        assert!(cfg.stdout.contains("gh auth git-credential"), "{cfg:?}");
+        // Not forwarded: no helper at all, and git has nothing to give.
+        let none = b.exec(&[
+            "plain",
+            "--",
+            "sh",
+            "-c",
+            "git config --get-regexp '^credential\\.' ; echo \"count=${GIT_CONFIG_COUNT-unset}\"",
+        ]);
+        assert_eq!(none.ok().stdout.trim(), "count=unset", "{none:?}");
+        let r = b.exec(&["plain", "--", "sh", "-c", fill]);
+        assert_ne!(r.code, 0, "{r:?}");
+        assert!(!r.stdout.contains(&token), "{r:?}");
+        // The value is in neither record nor image.
+        for leaf in ["cred", "plain"] {
+            let rec = b.record(leaf);
+            assert!(!rec.to_string().contains(&token));
+            let image = rec["container"]["image"].as_str().unwrap().to_string();
+            let h = b.engine(&["history", "--no-trunc", &image]);
+            assert!(!String::from_utf8_lossy(&h.stdout).contains(&token));
+        }
+        env.sandbox(&["down", "-f", "cred"]).ok();
+        env.sandbox(&["down", "-f", "plain"]).ok();
+    });
+}
