@@ -311,3 +311,71 @@ fn a_forwarded_github_token_is_the_boxs_git_credential_for_github_only() {
         env.sandbox(&["down", "-f", "plain"]).ok();
     });
 }
+
+/// Issue 17 point 6, `file://` origin: a box in a container sees only its own mounts
+/// (SPEC §7), so an origin that is a path on the host is out of its reach — it is not
+/// mounted, because a writable origin would let the box plant hooks that the user's own
+/// pushes run (SPEC §8). `create` says so, with the way the work gets there: fetched
+/// back into the user's repository, pushed from the host. That route works end to end.
+#[test]
+fn a_file_origin_is_out_of_a_containers_reach_and_the_work_reaches_it_from_the_host() {
+    each_engine(|b| {
+        let env = &b.env;
+        let url = format!("file://{}", env.origin.display());
+        env.git(&env.repo, &["remote", "set-url", "origin", &url]);
+        let r = env.treebox(&["create", "deliver", "--git", "clone", "--no-launch"]);
+        r.ok();
+        assert!(
+            r.stderr.contains("out of reach from inside the container")
+                && r.stderr.contains("`git sandbox fetch deliver`")
+                && r.stderr
+                    .contains("`git push origin refs/hort/deliver/incoming:refs/heads/deliver`"),
+            "{r:?}"
+        );
+        let inside = b.exec(&["deliver", "--", "git", "remote", "get-url", "origin"]);
+        assert_eq!(inside.ok().stdout.trim(), url);
+        b.exec(&[
+            "deliver",
+            "--",
+            "sh",
+            "-c",
+            "echo w > delivered.txt && git add delivered.txt && git commit -qm delivered",
+        ])
+        .ok();
+        let tip = b
+            .exec(&["deliver", "--", "git", "rev-parse", "HEAD"])
+            .ok()
+            .stdout
+            .trim()
+            .to_string();
+        // From inside: git's own refusal, and origin unchanged.
+        let push = b.exec(&["deliver", "--", "git", "push", "origin", "HEAD"]);
+        assert_eq!(push.code, 128, "{push:?}");
+        assert!(
+            push.stderr
+                .contains("does not appear to be a git repository"),
+            "{push:?}"
+        );
+        let on_origin = |branch: &str| {
+            env.git_run(&env.origin, &["rev-parse", "--verify", "-q", branch])
+                .stdout
+                .trim()
+                .to_string()
+        };
+        assert_eq!(on_origin("refs/heads/deliver"), "");
+        // The route the warning names.
+        env.sandbox(&["fetch", "deliver"]).ok();
+        env.git(
+            &env.repo,
+            &[
+                "push",
+                "-q",
+                "origin",
+                "refs/hort/deliver/incoming:refs/heads/deliver",
+            ],
+        );
+        assert_eq!(on_origin("refs/heads/deliver"), tip);
+        // Delivered: `down` needs no force.
+        env.sandbox(&["down", "deliver"]).ok();
+    });
+}
