@@ -379,3 +379,131 @@ fn a_file_origin_is_out_of_a_containers_reach_and_the_work_reaches_it_from_the_h
         env.sandbox(&["down", "deliver"]).ok();
     });
 }
+
+/// Issue 17 point 6, the allowlist: origin's forge hosts are in a firewalled box's
+/// applied firewall with `--allow-forge`, and not without. The forge is a server on the
+/// test's own `--internal` network that answers to `github.com` and `api.github.com`
+/// (network aliases), so nothing outside is reached; origin is
+/// `https://github.com/o/r.git`.
+#[test]
+fn the_applied_firewall_holds_the_forge_only_with_allow_forge() {
+    let Some(b) = crate::container::Boxed::new("docker") else {
+        return;
+    };
+    let env = &b.env;
+    let net = format!("tbnet-{}", b.id);
+    assert!(
+        b.internal_network(&net),
+        "could not make the test's network"
+    );
+    let srv = format!("tbsrv-allowed-{}", b.id);
+    let out = b.engine(&[
+        "run",
+        "-d",
+        "--name",
+        &srv,
+        "--network",
+        &net,
+        "--network-alias",
+        "github.com",
+        "--network-alias",
+        "api.github.com",
+        crate::container::BASE,
+        "sh",
+        "-c",
+        "while true; do nc -l -p 8080 </dev/null >/dev/null; done",
+    ]);
+    assert!(out.status.success(), "{out:?}");
+    let ip = b.engine(&[
+        "container",
+        "inspect",
+        "--format",
+        "{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}",
+        &srv,
+    ]);
+    let ip = String::from_utf8_lossy(&ip.stdout).trim().to_string();
+    let probe = b.engine(&[
+        "run", "--rm", "--network", &net, crate::container::BASE, "sh", "-c",
+        "for i in 1 2 3 4 5 6 7 8 9 10; do nc -z -w 2 github.com 8080 && exit 0; sleep 0.5; done; exit 1",
+    ]);
+    if !probe.status.success() {
+        eprintln!("note: docker: the test's forge cannot be reached by name here; skipped");
+        return;
+    }
+    // The template allows nothing of its own (its hosts do not resolve on this network).
+    std::fs::write(
+        env.config_dir()
+            .join("treebox/templates/test/allowlist.txt"),
+        "# nothing: only what --allow-forge adds\n",
+    )
+    .unwrap();
+    env.git(
+        &env.repo,
+        &["remote", "set-url", "origin", "https://github.com/o/r.git"],
+    );
+    let mut with_net = env.extra_env.clone();
+    with_net.push(("TREEBOX_NETWORK".into(), net.clone()));
+    let create = |name: &str, extra: &[&str]| {
+        let mut c = env.command(crate::env::TREEBOX, &env.repo);
+        for (k, v) in &with_net {
+            c.env(k, v);
+        }
+        let base = [
+            "create",
+            name,
+            "--git",
+            "clone",
+            "--firewall",
+            "--no-fetch",
+            "--no-launch",
+        ];
+        let out = c.args(base).args(extra).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success(), "{err}");
+        err
+    };
+    let reaches = |name: &str| {
+        b.exec(&[name, "--", "sh", "-c", "nc -z -w 3 github.com 8080"])
+            .code
+            == 0
+    };
+    let rules = |name: &str| {
+        let c = b.container(name);
+        let out = b.engine(&["exec", "-u", "0", &c, "iptables", "-S"]);
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let accept = format!("-d {ip}/32 -j ACCEPT");
+    let err = create("forge", &["--allow-forge"]);
+    // A server origin: no word of a host path out of reach.
+    assert!(!err.contains("out of reach"), "{err}");
+    assert_eq!(
+        b.record("forge")["forgeHosts"],
+        serde_json::json!(["github.com", "api.github.com"])
+    );
+    assert!(rules("forge").contains(&accept), "{}", rules("forge"));
+    assert!(
+        reaches("forge"),
+        "the forge must be reachable with --allow-forge"
+    );
+    create("closed", &[]);
+    assert!(!rules("closed").contains(&accept), "{}", rules("closed"));
+    assert!(
+        !reaches("closed"),
+        "the forge is reachable without --allow-forge"
+    );
+    // A restart loses the rules; the next use applies them again, forge included.
+    let c = b.container("forge");
+    assert!(b.engine(&["restart", "-t", "0", &c]).status.success());
+    env.treebox(&["enter", "forge", "--print"]).ok();
+    assert!(rules("forge").contains(&accept));
+    assert!(reaches("forge"));
+    assert!(!reaches("closed"));
+    // Back to the local origin, so removal asks no outside server.
+    env.git(
+        &env.repo,
+        &["remote", "set-url", "origin", &env.origin.to_string_lossy()],
+    );
+    env.sandbox(&["down", "-f", "forge"]).ok();
+    env.sandbox(&["down", "-f", "closed"]).ok();
+}
