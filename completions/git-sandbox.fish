@@ -51,7 +51,7 @@ auto\t''"
 complete -c git-sandbox -n "__fish_git_sandbox_using_subcommand up" -l git -d 'How the box\'s checkout is made' -r -f -a "worktree\t''
 clone\t''"
 complete -c git-sandbox -n "__fish_git_sandbox_using_subcommand up" -l template -d 'Container template (operator-owned; see `git treebox template list`)' -r
-complete -c git-sandbox -n "__fish_git_sandbox_using_subcommand up" -l token-from -d 'Forward this environment variable (e.g. GH_TOKEN) into the box\'s 0600 env file at container start, never into an image, a record or output. Repeatable' -r
+complete -c git-sandbox -n "__fish_git_sandbox_using_subcommand up" -l token-from -d 'Forward this environment variable (e.g. GH_TOKEN) into the box\'s 0600 env file at container start, never into an image, a record or output. Repeatable. A forwarded GH_TOKEN or GITHUB_TOKEN is also git\'s credential for https://github.com' -r
 complete -c git-sandbox -n "__fish_git_sandbox_using_subcommand up" -l color -d 'When to colour stderr' -r -f -a "auto\t''
 always\t''
 never\t''"

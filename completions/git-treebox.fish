@@ -54,7 +54,7 @@ auto\t''"
 complete -c git-treebox -n "__fish_git_treebox_using_subcommand create" -l git -d 'How the box\'s checkout is made' -r -f -a "worktree\t''
 clone\t''"
 complete -c git-treebox -n "__fish_git_treebox_using_subcommand create" -l template -d 'Container template (operator-owned; see `git treebox template list`)' -r
-complete -c git-treebox -n "__fish_git_treebox_using_subcommand create" -l token-from -d 'Forward this environment variable (e.g. a forge token, GH_TOKEN) into the box: its value goes into the box\'s 0600 env file at container start (the agent\'s environment on the host runner), never into an image, a record or output. Repeatable. Without it, GH_TOKEN, GITHUB_TOKEN and GITLAB_TOKEN are kept out' -r
+complete -c git-treebox -n "__fish_git_treebox_using_subcommand create" -l token-from -d 'Forward this environment variable (e.g. a forge token, GH_TOKEN) into the box: its value goes into the box\'s 0600 env file at container start (the agent\'s environment on the host runner), never into an image, a record or output. Repeatable. Without it, GH_TOKEN, GITHUB_TOKEN and GITLAB_TOKEN are kept out. In a container, a forwarded GH_TOKEN or GITHUB_TOKEN is also git\'s credential for https://github.com (through `gh auth git-credential` where the image has gh)' -r
 complete -c git-treebox -n "__fish_git_treebox_using_subcommand create" -l color -d 'When to colour stderr' -r -f -a "auto\t''
 always\t''
 never\t''"

@@ -82,7 +82,9 @@ pub struct CreateArgs {
     /// Forward this environment variable (e.g. a forge token, GH_TOKEN) into the box:
     /// its value goes into the box's 0600 env file at container start (the agent's
     /// environment on the host runner), never into an image, a record or output.
-    /// Repeatable. Without it, GH_TOKEN, GITHUB_TOKEN and GITLAB_TOKEN are kept out.
+    /// Repeatable. Without it, GH_TOKEN, GITHUB_TOKEN and GITLAB_TOKEN are kept out. In a
+    /// container, a forwarded GH_TOKEN or GITHUB_TOKEN is also git's credential for
+    /// https://github.com (through `gh auth git-credential` where the image has gh).
     #[arg(long, value_name = "ENV")]
     pub token_from: Vec<String>,
     /// With --firewall: also allow the hosts of origin's URL (and api.github.com for

@@ -174,6 +174,15 @@ fn apply(
             ));
         }
     }
+    if !resumed && plan.runner.is_container() {
+        // A push from inside cannot reach an origin that is a path on this host.
+        warnings.extend(crate::runner::oci::forge::origin_out_of_reach(
+            &ctx.repo,
+            &plan.name,
+            &plan.branch,
+            plan.placeholder,
+        ));
+    }
     if !resumed && plan.git_mode == GitMode::Worktree && plan.runner.is_container() {
         // A sandboxed worktree (SPEC §6): its own bare clone, never the user's git dir.
         record.bare_clone = Some(ctx.layout.bare_clone_dir(&leaf));

@@ -133,7 +133,13 @@ mod tests {
         }
         let base = b.spec().base_image_for(None).unwrap();
         assert!(dockerfile.contains(&format!("ARG BASE_IMAGE={base}")));
-        for needed in ["HOST_UID", "HOST_GID", "NODE_VERSION", "INSTALL_AGENTS"] {
+        for needed in [
+            "HOST_UID",
+            "HOST_GID",
+            "NODE_VERSION",
+            "INSTALL_AGENTS",
+            "INSTALL_GH",
+        ] {
             assert!(dockerfile_args(Some(dockerfile.as_bytes())).contains(&needed.to_string()));
         }
     }
@@ -146,8 +152,6 @@ mod tests {
             "api.anthropic.com",
             "api.openai.com",
             "registry.npmjs.org",
-            "github.com",
-            "api.github.com",
             "pypi.org",
             "files.pythonhosted.org",
             "proxy.golang.org",
@@ -155,6 +159,10 @@ mod tests {
             "static.crates.io",
         ] {
             assert!(text.lines().any(|l| l.trim() == host), "{host}");
+        }
+        // A forge is reached only with `--allow-forge`, box by box (issue 17).
+        for forge in ["github.com", "api.github.com", "gitlab.com"] {
+            assert!(!text.lines().any(|l| l.trim() == forge), "{forge} listed");
         }
     }
 }

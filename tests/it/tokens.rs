@@ -223,3 +223,287 @@ fn a_clone_box_pushes_its_work_to_origin() {
         env.sandbox(&["down", "-f", "deliver"]).ok();
     });
 }
+
+/// Issue 17 point 4: with a GitHub token forwarded, the box's git asks `gh` (or, where
+/// the image has no `gh`, the environment) for github.com credentials; without one, no
+/// credential helper is configured, though the starting environment has the token.
+#[test]
+fn a_forwarded_github_token_is_the_boxs_git_credential_for_github_only() {
+    each_engine(|mut b| {
+        let token = format!("ghp_{}_helper", b.id);
+        b.env.extra_env.push(("GH_TOKEN".into(), token.clone()));
+        let env = &b.env;
+        for (name, forward) in [("cred", true), ("plain", false)] {
+            let mut args = vec!["create", name, "--git", "clone", "--no-launch"];
+            if forward {
+                args.extend(["--token-from", "GH_TOKEN"]);
+            }
+            env.treebox(&args).ok();
+        }
+        let fill = "printf 'protocol=https\\nhost=github.com\\n\\n' | GIT_TERMINAL_PROMPT=0 git credential fill";
+        let out = b.exec(&["cred", "--", "sh", "-c", fill]);
+        out.ok();
+        assert!(
+            out.stdout.contains(&format!("password={token}\n"))
+                && out.stdout.contains("username=x-access-token\n"),
+            "{out:?}"
+        );
+        // Scoped to github.com: another host gets nothing from it.
+        let other = b.exec(&[
+            "cred",
+            "--",
+            "sh",
+            "-c",
+            "printf 'protocol=https\\nhost=gitlab.com\\n\\n' | GIT_TERMINAL_PROMPT=0 git credential fill",
+        ]);
+        assert_ne!(other.code, 0, "{other:?}");
+        assert!(!other.stdout.contains(&token), "{other:?}");
+        // Where the image has `gh` the helper is `gh`'s; the same helper without `gh`
+        // on PATH answers from the environment.
+        let has_gh = b.exec(&["cred", "--", "sh", "-c", "command -v gh"]).code == 0;
+        eprintln!("{}: gh in the test image: {has_gh}", b.engine);
+        let without_gh = b.exec(&[
+            "cred",
+            "--",
+            "sh",
+            "-c",
+            &format!(
+                "mkdir -p /tmp/nogh && ln -sf \"$(command -v git)\" /tmp/nogh/git && PATH=/tmp/nogh && {fill}"
+            ),
+        ]);
+        without_gh.ok();
+        assert!(
+            without_gh.stdout.contains(&format!("password={token}\n")),
+            "{without_gh:?}"
+        );
+        // The helper is configuration the box was given, not a file it could rewrite.
+        let cfg = b.exec(&[
+            "cred",
+            "--",
+            "sh",
+            "-c",
+            "git config --show-origin --get-all credential.https://github.com.helper",
+        ]);
+        cfg.ok();
+        assert!(cfg.stdout.contains("command line:"), "{cfg:?}");
+        assert!(cfg.stdout.contains("gh auth git-credential"), "{cfg:?}");
+        // Not forwarded: no helper at all, and git has nothing to give.
+        let none = b.exec(&[
+            "plain",
+            "--",
+            "sh",
+            "-c",
+            "git config --get-regexp '^credential\\.' ; echo \"count=${GIT_CONFIG_COUNT-unset}\"",
+        ]);
+        assert_eq!(none.ok().stdout.trim(), "count=unset", "{none:?}");
+        let r = b.exec(&["plain", "--", "sh", "-c", fill]);
+        assert_ne!(r.code, 0, "{r:?}");
+        assert!(!r.stdout.contains(&token), "{r:?}");
+        // The value is in neither record nor image.
+        for leaf in ["cred", "plain"] {
+            let rec = b.record(leaf);
+            assert!(!rec.to_string().contains(&token));
+            let image = rec["container"]["image"].as_str().unwrap().to_string();
+            let h = b.engine(&["history", "--no-trunc", &image]);
+            assert!(!String::from_utf8_lossy(&h.stdout).contains(&token));
+        }
+        env.sandbox(&["down", "-f", "cred"]).ok();
+        env.sandbox(&["down", "-f", "plain"]).ok();
+    });
+}
+
+/// Issue 17 point 6, `file://` origin: a box in a container sees only its own mounts
+/// (SPEC §7), so an origin that is a path on the host is out of its reach — it is not
+/// mounted, because a writable origin would let the box plant hooks that the user's own
+/// pushes run (SPEC §8). `create` says so, with the way the work gets there: fetched
+/// back into the user's repository, pushed from the host. That route works end to end.
+#[test]
+fn a_file_origin_is_out_of_a_containers_reach_and_the_work_reaches_it_from_the_host() {
+    each_engine(|b| {
+        let env = &b.env;
+        let url = format!("file://{}", env.origin.display());
+        env.git(&env.repo, &["remote", "set-url", "origin", &url]);
+        let r = env.treebox(&["create", "deliver", "--git", "clone", "--no-launch"]);
+        r.ok();
+        assert!(
+            r.stderr.contains("out of reach from inside the container")
+                && r.stderr.contains("`git sandbox fetch deliver`")
+                && r.stderr
+                    .contains("`git push origin refs/hort/deliver/incoming:refs/heads/deliver`"),
+            "{r:?}"
+        );
+        let inside = b.exec(&["deliver", "--", "git", "remote", "get-url", "origin"]);
+        assert_eq!(inside.ok().stdout.trim(), url);
+        b.exec(&[
+            "deliver",
+            "--",
+            "sh",
+            "-c",
+            "echo w > delivered.txt && git add delivered.txt && git commit -qm delivered",
+        ])
+        .ok();
+        let tip = b
+            .exec(&["deliver", "--", "git", "rev-parse", "HEAD"])
+            .ok()
+            .stdout
+            .trim()
+            .to_string();
+        // From inside: git's own refusal, and origin unchanged.
+        let push = b.exec(&["deliver", "--", "git", "push", "origin", "HEAD"]);
+        assert_eq!(push.code, 128, "{push:?}");
+        assert!(
+            push.stderr
+                .contains("does not appear to be a git repository"),
+            "{push:?}"
+        );
+        let on_origin = |branch: &str| {
+            env.git_run(&env.origin, &["rev-parse", "--verify", "-q", branch])
+                .stdout
+                .trim()
+                .to_string()
+        };
+        assert_eq!(on_origin("refs/heads/deliver"), "");
+        // The route the warning names.
+        env.sandbox(&["fetch", "deliver"]).ok();
+        env.git(
+            &env.repo,
+            &[
+                "push",
+                "-q",
+                "origin",
+                "refs/hort/deliver/incoming:refs/heads/deliver",
+            ],
+        );
+        assert_eq!(on_origin("refs/heads/deliver"), tip);
+        // Delivered: `down` needs no force.
+        env.sandbox(&["down", "deliver"]).ok();
+    });
+}
+
+/// Issue 17 point 6, the allowlist: origin's forge hosts are in a firewalled box's
+/// applied firewall with `--allow-forge`, and not without. The forge is a server on the
+/// test's own `--internal` network that answers to `github.com` and `api.github.com`
+/// (network aliases), so nothing outside is reached; origin is
+/// `https://github.com/o/r.git`.
+#[test]
+fn the_applied_firewall_holds_the_forge_only_with_allow_forge() {
+    let Some(b) = crate::container::Boxed::new("docker") else {
+        return;
+    };
+    let env = &b.env;
+    let net = format!("tbnet-{}", b.id);
+    assert!(
+        b.internal_network(&net),
+        "could not make the test's network"
+    );
+    let srv = format!("tbsrv-allowed-{}", b.id);
+    let out = b.engine(&[
+        "run",
+        "-d",
+        "--name",
+        &srv,
+        "--network",
+        &net,
+        "--network-alias",
+        "github.com",
+        "--network-alias",
+        "api.github.com",
+        crate::container::BASE,
+        "sh",
+        "-c",
+        "while true; do nc -l -p 8080 </dev/null >/dev/null; done",
+    ]);
+    assert!(out.status.success(), "{out:?}");
+    let ip = b.engine(&[
+        "container",
+        "inspect",
+        "--format",
+        "{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}",
+        &srv,
+    ]);
+    let ip = String::from_utf8_lossy(&ip.stdout).trim().to_string();
+    let probe = b.engine(&[
+        "run", "--rm", "--network", &net, crate::container::BASE, "sh", "-c",
+        "for i in 1 2 3 4 5 6 7 8 9 10; do nc -z -w 2 github.com 8080 && exit 0; sleep 0.5; done; exit 1",
+    ]);
+    if !probe.status.success() {
+        eprintln!("note: docker: the test's forge cannot be reached by name here; skipped");
+        return;
+    }
+    // The template allows nothing of its own (its hosts do not resolve on this network).
+    std::fs::write(
+        env.config_dir()
+            .join("treebox/templates/test/allowlist.txt"),
+        "# nothing: only what --allow-forge adds\n",
+    )
+    .unwrap();
+    env.git(
+        &env.repo,
+        &["remote", "set-url", "origin", "https://github.com/o/r.git"],
+    );
+    let mut with_net = env.extra_env.clone();
+    with_net.push(("TREEBOX_NETWORK".into(), net.clone()));
+    let create = |name: &str, extra: &[&str]| {
+        let mut c = env.command(crate::env::TREEBOX, &env.repo);
+        for (k, v) in &with_net {
+            c.env(k, v);
+        }
+        let base = [
+            "create",
+            name,
+            "--git",
+            "clone",
+            "--firewall",
+            "--no-fetch",
+            "--no-launch",
+        ];
+        let out = c.args(base).args(extra).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success(), "{err}");
+        err
+    };
+    let reaches = |name: &str| {
+        b.exec(&[name, "--", "sh", "-c", "nc -z -w 3 github.com 8080"])
+            .code
+            == 0
+    };
+    let rules = |name: &str| {
+        let c = b.container(name);
+        let out = b.engine(&["exec", "-u", "0", &c, "iptables", "-S"]);
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let accept = format!("-d {ip}/32 -j ACCEPT");
+    let err = create("forge", &["--allow-forge"]);
+    // A server origin: no word of a host path out of reach.
+    assert!(!err.contains("out of reach"), "{err}");
+    assert_eq!(
+        b.record("forge")["forgeHosts"],
+        serde_json::json!(["github.com", "api.github.com"])
+    );
+    assert!(rules("forge").contains(&accept), "{}", rules("forge"));
+    assert!(
+        reaches("forge"),
+        "the forge must be reachable with --allow-forge"
+    );
+    create("closed", &[]);
+    assert!(!rules("closed").contains(&accept), "{}", rules("closed"));
+    assert!(
+        !reaches("closed"),
+        "the forge is reachable without --allow-forge"
+    );
+    // A restart loses the rules; the next use applies them again, forge included.
+    let c = b.container("forge");
+    assert!(b.engine(&["restart", "-t", "0", &c]).status.success());
+    env.treebox(&["enter", "forge", "--print"]).ok();
+    assert!(rules("forge").contains(&accept));
+    assert!(reaches("forge"));
+    assert!(!reaches("closed"));
+    // Back to the local origin, so removal asks no outside server.
+    env.git(
+        &env.repo,
+        &["remote", "set-url", "origin", &env.origin.to_string_lossy()],
+    );
+    env.sandbox(&["down", "-f", "forge"]).ok();
+    env.sandbox(&["down", "-f", "closed"]).ok();
+}

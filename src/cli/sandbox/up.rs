@@ -49,7 +49,8 @@ pub struct UpArgs {
     #[arg(long, value_name = "NAME")]
     pub template: Option<String>,
     /// Forward this environment variable (e.g. GH_TOKEN) into the box's 0600 env file
-    /// at container start, never into an image, a record or output. Repeatable.
+    /// at container start, never into an image, a record or output. Repeatable. A
+    /// forwarded GH_TOKEN or GITHUB_TOKEN is also git's credential for https://github.com.
     #[arg(long, value_name = "ENV")]
     pub token_from: Vec<String>,
     /// With --firewall: also allow the hosts of origin's URL (and api.github.com).

@@ -1,5 +1,6 @@
 //! Credentials for a box's container: the chosen harness's login files and the 0600
-//! env file (git identity, model keys, the template's env, the caches' variables).
+//! env file (git identity, model keys, forwarded tokens and the forge's credential
+//! helper, the template's env, the caches' variables).
 //!
 //! Invariants:
 //! - Credentials never enter an image layer: the model keys and git identity go in a
@@ -125,13 +126,18 @@ pub(super) fn env_lines(
         }
     }
     // `--token-from`: the named variables as the starting command has them.
+    let mut present: Vec<&str> = Vec::new();
     for k in forwarded {
         if let Ok(v) = std::env::var(k) {
+            if !v.is_empty() {
+                present.push(k);
+            }
             vars.push((k.clone(), v));
         }
     }
     vars.extend(spec_env.iter().cloned());
     vars.extend(extra.iter().cloned());
+    super::forge::add_forge_config(&mut vars, &present);
     let mut out = String::new();
     for (k, v) in vars {
         // The env-file format has no quoting: a value with a newline cannot be passed.

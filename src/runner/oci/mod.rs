@@ -9,6 +9,7 @@
 //! - [`mounts`]: what of the host the container sees;
 //! - [`credentials`]: the harness's login files and the 0600 env file;
 //! - [`firewall`]: the egress allowlist, applied as root;
+//! - [`forge`]: the forge's credential helper, and whether origin is within reach;
 //! - [`setup`]: the guard check and the setup steps run inside at create;
 //! - [`status`]: the agent's status channel;
 //! - [`error`]: [`ContainerError`], the one error type of all of them.
@@ -21,6 +22,7 @@ pub mod credentials;
 pub mod engine;
 pub mod error;
 pub mod firewall;
+pub mod forge;
 pub mod image;
 pub mod mounts;
 pub mod setup;
