@@ -55,7 +55,7 @@ enum Entry {
     Dir(PathBuf, u32),
     File {
         rel: PathBuf,
-        len: u64,
+        meta: fs::Metadata,
         key: Option<(u64, u64)>,
     },
     Link(PathBuf, PathBuf),
@@ -150,19 +150,19 @@ fn copy_dir(
     // Hard links inside the tree stay hard links: the first path is copied, the rest
     // link to it.
     let mut first: HashMap<(u64, u64), &Path> = HashMap::new();
-    let mut copies: Vec<&Path> = Vec::new();
+    let mut copies: Vec<(&Path, &fs::Metadata)> = Vec::new();
     let mut links: Vec<(&Path, &Path)> = Vec::new();
     let mut total = 0u64;
     for e in &entries {
-        if let Entry::File { rel, key, len } = e {
+        if let Entry::File { rel, key, meta } = e {
             match key.and_then(|k| first.get(&k).copied()) {
                 Some(orig) => links.push((orig, rel)),
                 None => {
                     if let Some(k) = key {
                         first.insert(*k, rel);
                     }
-                    copies.push(rel);
-                    total += len;
+                    copies.push((rel, meta));
+                    total += meta.len();
                 }
             }
         }
@@ -171,10 +171,12 @@ fn copy_dir(
     let next = AtomicUsize::new(0);
     let failed = AtomicBool::new(false);
     let error: Mutex<Option<io::Error>> = Mutex::new(None);
+    // Cloning and creating files wait on the filesystem more than on a core.
     let workers = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(2)
-        .clamp(2, 8);
+        .map(|n| n.get() * 4)
+        .unwrap_or(8)
+        .clamp(4, 16);
+    let umask = current_umask();
     std::thread::scope(|s| {
         let handles: Vec<_> = (0..workers)
             .map(|_| {
@@ -183,8 +185,8 @@ fn copy_dir(
                     if i >= copies.len() || failed.load(Ordering::Relaxed) {
                         break;
                     }
-                    let r = copies[i];
-                    match copy_file(&src.join(r), &tmp.join(r), method) {
+                    let (r, meta) = copies[i];
+                    match copy_file(&src.join(r), &tmp.join(r), method, meta, umask) {
                         Ok(n) => {
                             done.fetch_add(n, Ordering::Relaxed);
                         }
@@ -222,6 +224,15 @@ fn copy_dir(
     Ok((copies.len() as u64, total))
 }
 
+/// The process's umask (read by setting it and setting it back, before the copying
+/// threads start).
+fn current_umask() -> u32 {
+    // SAFETY: umask cannot fail; it is set straight back to what it was.
+    let old = unsafe { libc::umask(0o022) };
+    unsafe { libc::umask(old) };
+    old as u32
+}
+
 /// Everything under `top`, parents before children; symlinks are listed, not followed;
 /// anything that is neither a file, a directory nor a symlink (a socket, a FIFO) is left
 /// out.
@@ -242,8 +253,8 @@ fn walk(top: &Path) -> io::Result<Vec<Entry>> {
             } else if kind.is_file() {
                 out.push(Entry::File {
                     rel,
-                    len: m.len(),
                     key: (m.nlink() > 1).then(|| (m.dev(), m.ino())),
+                    meta: m,
                 });
             }
         }
@@ -253,17 +264,24 @@ fn walk(top: &Path) -> io::Result<Vec<Entry>> {
 
 /// Copy one file: clone it, or (method `copy`) clone it where possible and copy the
 /// bytes otherwise. Mode and times are the source's. Returns its length.
-fn copy_file(src: &Path, dst: &Path, method: WarmMethod) -> io::Result<u64> {
+///
+/// `meta` is the walk's `lstat` of `src` (a regular file then): a file swapped for
+/// something else since makes the clone or the copy fail, and the whole warm with it.
+/// The new file is made with its final mode; only bits the `umask` took are set again.
+fn copy_file(
+    src: &Path,
+    dst: &Path,
+    method: WarmMethod,
+    meta: &fs::Metadata,
+    umask: u32,
+) -> io::Result<u64> {
     let from = open_source(src)?;
-    let meta = from.metadata()?;
-    if !meta.is_file() {
-        return Ok(0);
-    }
+    let mode = meta.mode() & 0o7777;
     let mut to = OpenOptions::new()
         .write(true)
         .create_new(true)
         .custom_flags(libc::O_NOFOLLOW)
-        .mode(0o600)
+        .mode(mode & 0o777)
         .open(dst)?;
     match (clone_into(&from, &to), method) {
         (Ok(()), _) => {}
@@ -273,7 +291,9 @@ fn copy_file(src: &Path, dst: &Path, method: WarmMethod) -> io::Result<u64> {
             io::copy(&mut from, &mut to)?;
         }
     }
-    to.set_permissions(fs::Permissions::from_mode(meta.mode() & 0o7777))?;
+    if mode & (umask | 0o7000) != 0 {
+        to.set_permissions(fs::Permissions::from_mode(mode))?;
+    }
     let times = FileTimes::new()
         .set_accessed(meta.accessed()?)
         .set_modified(meta.modified()?);
