@@ -185,7 +185,11 @@ pub fn hostile_registration(record: &Record) -> Option<PathBuf> {
         .and_then(|t| {
             let dir = PathBuf::from(t.trim().strip_prefix("gitdir: ")?);
             let id = dir.file_name()?.to_owned();
-            let under = dir.parent().map(canonical) == Some(canonical(&worktrees));
+            // The literal path first: the usual case, without resolving both paths
+            // (a readlink per component, for every box `list` shows).
+            let under = dir
+                .parent()
+                .is_some_and(|p| p == worktrees || canonical(p) == canonical(&worktrees));
             under.then(|| worktrees.join(id))
         });
     let admin = named.unwrap_or_else(|| worktrees.join(&record.name));
