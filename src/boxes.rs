@@ -26,7 +26,9 @@ mod registration;
 
 pub use assess::{assess, dirt, dirt_all, Assessment, Dirt};
 pub use own_git::OwnGit;
-pub use registration::{hostile_own_git, hostile_registration, registration_blocks};
+pub use registration::{
+    hostile_own_git, hostile_registration, hostile_registration_seen, registration_blocks, Seen,
+};
 
 /// One box.
 #[derive(Debug, Clone)]
@@ -46,6 +48,9 @@ pub struct BoxEntry {
     /// A clone's or sandboxed worktree's tip commit time, read with its branch (the
     /// user's repository may not have the commit).
     pub own_tip_time: Option<i64>,
+    /// The registration's `HEAD` and `gitdir` as the inventory read them (judging the
+    /// box reuses them instead of reading them again).
+    pub seen: Option<Seen>,
 }
 
 impl BoxEntry {
@@ -71,7 +76,8 @@ fn registrations(common_dir: &Path) -> Vec<PathBuf> {
 /// The box a registration's admin dir names, when its checkout is a direct child of
 /// the box root (never the main worktree); `root` is the box root, canonical.
 fn registered_box(admin: PathBuf, layout: &Layout, root: &Path) -> Option<BoxEntry> {
-    let text = crate::git::repo::read_plain(&admin.join("gitdir"))?;
+    let gitdir = registration::read_small(&admin.join("gitdir"), 1 << 20)?;
+    let text = std::str::from_utf8(&gitdir).ok()?;
     let dotgit = PathBuf::from(text.trim_end_matches(['\n', '\r']));
     let checkout = dotgit.parent()?;
     // Only direct children of the box root are boxes. The literal root first: the
@@ -82,15 +88,30 @@ fn registered_box(admin: PathBuf, layout: &Layout, root: &Path) -> Option<BoxEnt
     }
     let leaf = Leaf::parse(&checkout.file_name()?.to_string_lossy()).ok()?;
     let path = layout.box_path(&leaf);
+    let seen = Seen {
+        head: registration::read_small(&admin.join("HEAD"), 1 << 20),
+        gitdir: Some(gitdir.clone()),
+        admin,
+    };
+    // The branch checked out: `HEAD`'s symbolic ref (as `Repo::worktree_branch`).
+    let branch = seen
+        .head
+        .as_deref()
+        .and_then(|b| std::str::from_utf8(b).ok())
+        .and_then(|h| {
+            let r = h.trim().strip_prefix("ref: ")?;
+            Some(r.strip_prefix("refs/heads/").unwrap_or(r).to_string())
+        });
     Some(BoxEntry {
-        branch: Repo::worktree_branch(&admin),
-        admin_dir: Some(admin),
+        branch,
+        admin_dir: Some(seen.admin.clone()),
         dir_exists: path.is_dir(),
         path,
         leaf,
         record: None,
         record_error: None,
         own_tip_time: None,
+        seen: Some(seen),
     })
 }
 
@@ -164,6 +185,7 @@ pub fn inventory(repo: &Repo, layout: &Layout) -> Vec<BoxEntry> {
             admin_dir: None,
             branch: None,
             own_tip_time: None,
+            seen: None,
         });
         if let Some((branch, time)) = head {
             entry.branch = branch;
@@ -202,6 +224,7 @@ pub fn inventory(repo: &Repo, layout: &Layout) -> Vec<BoxEntry> {
                     record: None,
                     record_error: None,
                     admin_dir: None,
+                    seen: None,
                 },
             );
         }
@@ -246,6 +269,7 @@ pub fn exact(repo: &Repo, layout: &Layout, leaf: &str) -> Option<BoxEntry> {
         branch,
         dir_exists,
         own_tip_time: head.and_then(|(_, _, t)| t),
+        seen: None,
     })
 }
 
@@ -385,7 +409,9 @@ impl BoxEntry {
     /// [`hostile_registration`]).
     pub fn is_broken(&self) -> bool {
         self.record.as_ref().is_some_and(|r| {
-            r.checkout_completed && (!checkout_intact(r) || hostile_registration(r).is_some())
+            r.checkout_completed
+                && (!checkout_intact(r)
+                    || hostile_registration_seen(r, self.seen.as_ref()).is_some())
         })
     }
 

@@ -159,6 +159,7 @@ fn all_rows() -> Result<Vec<Row>, CliError> {
                         admin_dir: None,
                         branch: None,
                         own_tip_time: None,
+                        seen: None,
                     };
                     let mut row = row(&e, None, &repo_path, &layout, &mut engines);
                     if r.git_mode == crate::folder::MODE {
