@@ -50,7 +50,7 @@ pub struct BoxEntry {
     pub own_tip_time: Option<i64>,
     /// The registration's `HEAD` and `gitdir` as the inventory read them (judging the
     /// box reuses them instead of reading them again).
-    pub seen: Option<Seen>,
+    pub seen: Option<Box<Seen>>,
 }
 
 impl BoxEntry {
@@ -111,7 +111,7 @@ fn registered_box(admin: PathBuf, layout: &Layout, root: &Path) -> Option<BoxEnt
         record: None,
         record_error: None,
         own_tip_time: None,
-        seen: Some(seen),
+        seen: Some(Box::new(seen)),
     })
 }
 
@@ -119,13 +119,13 @@ fn registered_box(admin: PathBuf, layout: &Layout, root: &Path) -> Option<BoxEnt
 /// be read.
 type Loaded = (Option<Record>, Option<String>);
 
+/// What [`load_recorded`] found of one box: its record, whether its checkout exists,
+/// and (with git data of its own) its live branch and tip time.
+type Recorded = (Loaded, bool, Option<(Option<String>, Option<i64>)>);
+
 /// Read the record of `leaf` and, for a box with git data of its own whose checkout
 /// exists, its live branch and tip time (libgit2, through [`OwnGit`]).
-fn load_recorded(
-    leaf: &Leaf,
-    layout: &Layout,
-    known: &BTreeMap<Leaf, BoxEntry>,
-) -> (Loaded, bool, Option<(Option<String>, Option<i64>)>) {
+fn load_recorded(leaf: &Leaf, layout: &Layout, known: &BTreeMap<Leaf, BoxEntry>) -> Recorded {
     let loaded = match Record::load(&layout.record_path(leaf)) {
         Ok(r) => (r, None),
         Err(e) => (None, Some(crate::sanitize::chain(&e))),
@@ -411,7 +411,7 @@ impl BoxEntry {
         self.record.as_ref().is_some_and(|r| {
             r.checkout_completed
                 && (!checkout_intact(r)
-                    || hostile_registration_seen(r, self.seen.as_ref()).is_some())
+                    || hostile_registration_seen(r, self.seen.as_deref()).is_some())
         })
     }
 
