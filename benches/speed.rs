@@ -15,15 +15,18 @@
 //!   process on the same fixture (see [`sandboxed_section`]). Target ≤ 1.25×. Each
 //!   round's worktrees, branch, pin and bare clone are unmade between rounds.
 //! - `startup`: `git --version` (reference) vs `git-treebox --version` and
-//!   `git-sandbox --version`. Target: median ≤ 10 ms.
-//! - `list`: `git treebox list --json` in three repositories of 20 files holding
-//!   10 / 100 / 500 boxes, each next to `git worktree list --porcelain` in the same
-//!   repository. Target: 100 boxes ≤ 50 ms. Plus the growth in ms per box, the cost of
-//!   each `create` as boxes accumulate, and the peak RSS of `git-treebox list --json`
-//!   at 500 boxes (GNU `/usr/bin/time -f %M`, i.e. `ru_maxrss` from `wait4`).
-//!   Target ≤ 30 MB.
+//!   `git-sandbox --version`. Target: median ≤ 5 ms (issue 16).
+//! - `list`: `git treebox list --json` and `git treebox list` (the table) in three
+//!   repositories of 20 files holding 10 / 100 / 1,000 boxes, each next to
+//!   `git worktree list --porcelain` in the same repository. Target: 1,000 boxes
+//!   ≤ 50 ms (issue 16). Plus the growth in ms per box, the cost of each `create` as
+//!   boxes accumulate, and the peak RSS of `git-treebox list --json` at 1,000 boxes
+//!   (GNU `/usr/bin/time -f %M`, i.e. `ru_maxrss` from `wait4`). Target ≤ 30 MB.
+//! - `ls`: `git sandbox ls --json` over every box on the machine (the list
+//!   repositories' and the other groups'), which also reads each box's status
+//!   (DIRTY) through libgit2: no target, reported for what it costs.
 //! - `enter`: `git treebox enter b1 --print` on a fresh box, in the 5,000-file
-//!   repository and in the 500-box one, each next to `git rev-parse HEAD` in the box.
+//!   repository and in the 1,000-box one, each next to `git rev-parse HEAD` in the box.
 //!   Target ≤ 20 ms.
 //! - `clone`: raw `git clone --shared --no-checkout` + `git checkout -q -b` vs
 //!   `git treebox create c<i> --git clone --no-fetch --no-launch` on a repository
@@ -39,10 +42,10 @@
 //!
 //! Knobs: `BENCH_ROUNDS` (create and clone rounds, default 15), `BENCH_STARTUP_RUNS`
 //! (default 30), `BENCH_LIST_RUNS` (list and enter rounds, default 20),
-//! `BENCH_LIST_MAX` (cap on the 10/100/500 box counts), `BENCH_DOCKER_ROUNDS`
+//! `BENCH_LIST_MAX` (cap on the 10/100/1,000 box counts), `BENCH_DOCKER_ROUNDS`
 //! (default 12), `BENCH_DOCKER=0` (skip containers), `BENCH_CLEANUP=1` (remove the
 //! worktrees between create rounds; see [`between_rounds`]), `BENCH_ONLY=sandboxed,…`
-//! (only these groups: `create`, `sandboxed`, `startup`, `list` (with `enter`),
+//! (only these groups: `create`, `sandboxed`, `startup`, `list` (with `ls` and `enter`),
 //! `clone`, `docker`; the big fixture is always made).
 //!
 //! To add a measurement, build another [`Group`] — usually with [`Group::pair`] — and
@@ -760,7 +763,7 @@ fn kb(bytes: u64) -> f64 {
 }
 
 // ---------------------------------------------------------------------------------
-// list: 10 / 100 / 500 boxes
+// list: 10 / 100 / 1,000 boxes
 // ---------------------------------------------------------------------------------
 
 /// One repository of 20 files per box count, holding boxes `b1…b<n>`. Returns the
@@ -1232,10 +1235,10 @@ fn main() {
     let rounds = env_usize("BENCH_ROUNDS", 15);
     let startup_runs = env_usize("BENCH_STARTUP_RUNS", 30);
     let list_runs = env_usize("BENCH_LIST_RUNS", 20);
-    let list_max = env_usize("BENCH_LIST_MAX", 500);
+    let list_max = env_usize("BENCH_LIST_MAX", 1000);
     let docker_rounds = env_usize("BENCH_DOCKER_ROUNDS", 12);
     let cleanup = std::env::var_os("BENCH_CLEANUP").is_some_and(|v| v == "1");
-    let mut counts: Vec<usize> = [10, 100, 500].map(|n| n.min(list_max)).to_vec();
+    let mut counts: Vec<usize> = [10, 100, 1000].map(|n| n.min(list_max)).to_vec();
     counts.dedup();
 
     let world = World::new();
@@ -1301,12 +1304,12 @@ fn main() {
                         c.arg("--version");
                         c
                     }),
-                    Variant::new("git-treebox --version", Target::MedianMs(10.0), |_| {
+                    Variant::new("git-treebox --version", Target::MedianMs(5.0), |_| {
                         let mut c = w.cmd(TREEBOX, &w.root);
                         c.arg("--version");
                         c
                     }),
-                    Variant::new("git-sandbox --version", Target::MedianMs(10.0), |_| {
+                    Variant::new("git-sandbox --version", Target::MedianMs(5.0), |_| {
                         let mut c = w.cmd(SANDBOX, &w.root);
                         c.arg("--version");
                         c
@@ -1344,9 +1347,9 @@ fn main() {
                         c
                     },
                 )
-                .vs(2 * k),
+                .vs(3 * k),
             );
-            let target = if n == 100 {
+            let target = if n == 1000 {
                 Target::MedianMs(50.0)
             } else {
                 Target::None
@@ -1361,7 +1364,19 @@ fn main() {
                         c
                     },
                 )
-                .vs(2 * k),
+                .vs(3 * k),
+            );
+            variants.push(
+                Variant::new(
+                    &format!("git treebox list (table), {n} boxes"),
+                    target,
+                    move |_| {
+                        let mut c = w.cmd("git", repo);
+                        c.args(["treebox", "list"]);
+                        c
+                    },
+                )
+                .vs(3 * k),
             );
         }
         let first_list_row = rows.len();
@@ -1372,7 +1387,7 @@ fn main() {
         );
         // Growth between consecutive counts, from the medians.
         let medians: Vec<(f64, f64)> = rows[first_list_row..]
-            .chunks(2)
+            .chunks(3)
             .map(|p| (p[0].median, p[1].median))
             .collect();
         for (i, pair) in counts.windows(2).enumerate() {
@@ -1420,7 +1435,7 @@ fn main() {
         for (&n, repo) in counts.iter().zip(&list_repos) {
             match list_rss_kb(w, repo, 5) {
                 Some(kb) => {
-                    let target = if n == 500 {
+                    let target = if n == 1000 {
                         Target::AtMost(30.0)
                     } else {
                         Target::None
@@ -1438,6 +1453,27 @@ fn main() {
                 None => eprintln!("note: no /usr/bin/time; peak RSS not measured"),
             }
         }
+
+        // ls: every box on the machine, with a libgit2 status of each (DIRTY).
+        let on_machine = counts.iter().sum::<usize>();
+        measure(
+            Group::new(
+                "ls",
+                list_runs.min(5),
+                1,
+                vec![Variant::new(
+                    &format!("git sandbox ls --json, {on_machine}+ boxes on the machine"),
+                    Target::None,
+                    |_| {
+                        let mut c = w.cmd("git", &largest_repo);
+                        c.args(["sandbox", "ls", "--json"]);
+                        c
+                    },
+                )],
+            ),
+            &mut rows,
+            &mut loads,
+        );
 
         // enter: a fresh box (never entered), in the 5,000-file repository and in each list
         // repository (same box, more neighbours).

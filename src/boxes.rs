@@ -21,11 +21,14 @@ use crate::vocab::GitMode;
 
 mod assess;
 mod own_git;
+pub mod par;
 mod registration;
 
-pub use assess::{assess, Assessment};
+pub use assess::{assess, dirt, dirt_all, Assessment, Dirt};
 pub use own_git::OwnGit;
-pub use registration::{hostile_own_git, hostile_registration, registration_blocks};
+pub use registration::{
+    hostile_own_git, hostile_registration, hostile_registration_seen, registration_blocks, Seen,
+};
 
 /// One box.
 #[derive(Debug, Clone)]
@@ -45,6 +48,9 @@ pub struct BoxEntry {
     /// A clone's or sandboxed worktree's tip commit time, read with its branch (the
     /// user's repository may not have the commit).
     pub own_tip_time: Option<i64>,
+    /// The registration's `HEAD` and `gitdir` as the inventory read them (judging the
+    /// box reuses them instead of reading them again).
+    pub seen: Option<Box<Seen>>,
 }
 
 impl BoxEntry {
@@ -58,86 +64,132 @@ impl BoxEntry {
     }
 }
 
-/// Registered linked worktrees: checkout path → admin dir.
-fn registrations(common_dir: &Path) -> Vec<(PathBuf, PathBuf)> {
+/// The admin dirs of the repository's registered linked worktrees
+/// (`<common>/worktrees/<id>`).
+fn registrations(common_dir: &Path) -> Vec<PathBuf> {
     let Ok(rd) = std::fs::read_dir(common_dir.join("worktrees")) else {
         return Vec::new();
     };
-    rd.flatten()
-        .filter_map(|e| {
-            let admin = e.path();
-            let text = crate::git::repo::read_plain(&admin.join("gitdir"))?;
-            let dotgit = PathBuf::from(text.trim_end_matches(['\n', '\r']));
-            let checkout = dotgit.parent()?.to_path_buf();
-            Some((checkout, admin))
-        })
-        .collect()
+    rd.flatten().map(|e| e.path()).collect()
+}
+
+/// The box a registration's admin dir names, when its checkout is a direct child of
+/// the box root (never the main worktree); `root` is the box root, canonical.
+fn registered_box(admin: PathBuf, layout: &Layout, root: &Path) -> Option<BoxEntry> {
+    let gitdir = registration::read_small(&admin.join("gitdir"), 1 << 20)?;
+    let text = std::str::from_utf8(&gitdir).ok()?;
+    let dotgit = PathBuf::from(text.trim_end_matches(['\n', '\r']));
+    let checkout = dotgit.parent()?;
+    // Only direct children of the box root are boxes. The literal root first: the
+    // usual case, without resolving the path (a readlink per component).
+    let parent = checkout.parent()?;
+    if parent != layout.box_root && canonical(parent) != root {
+        return None;
+    }
+    let leaf = Leaf::parse(&checkout.file_name()?.to_string_lossy()).ok()?;
+    let path = layout.box_path(&leaf);
+    let seen = Seen {
+        head: registration::read_small(&admin.join("HEAD"), 1 << 20),
+        gitdir: Some(gitdir.clone()),
+        admin,
+    };
+    // The branch checked out: `HEAD`'s symbolic ref (as `Repo::worktree_branch`).
+    let branch = seen
+        .head
+        .as_deref()
+        .and_then(|b| std::str::from_utf8(b).ok())
+        .and_then(|h| {
+            let r = h.trim().strip_prefix("ref: ")?;
+            Some(r.strip_prefix("refs/heads/").unwrap_or(r).to_string())
+        });
+    Some(BoxEntry {
+        branch,
+        admin_dir: Some(seen.admin.clone()),
+        dir_exists: path.is_dir(),
+        path,
+        leaf,
+        record: None,
+        record_error: None,
+        own_tip_time: None,
+        seen: Some(Box::new(seen)),
+    })
+}
+
+/// A box's record as read: the record (`None` when there is none), or why it could not
+/// be read.
+type Loaded = (Option<Record>, Option<String>);
+
+/// What [`load_recorded`] found of one box: its record, whether its checkout exists,
+/// and (with git data of its own) its live branch and tip time.
+type Recorded = (Loaded, bool, Option<(Option<String>, Option<i64>)>);
+
+/// Read the record of `leaf` and, for a box with git data of its own whose checkout
+/// exists, its live branch and tip time (libgit2, through [`OwnGit`]).
+fn load_recorded(leaf: &Leaf, layout: &Layout, known: &BTreeMap<Leaf, BoxEntry>) -> Recorded {
+    let loaded = match Record::load(&layout.record_path(leaf)) {
+        Ok(r) => (r, None),
+        Err(e) => (None, Some(crate::sanitize::chain(&e))),
+    };
+    let dir_exists = match known.get(leaf) {
+        Some(e) => e.dir_exists,
+        None => layout.box_path(leaf).is_dir(),
+    };
+    let own = loaded.0.as_ref().and_then(OwnGit::of);
+    let head = own.filter(|_| dir_exists).map(|own| {
+        // A clone, a sandboxed worktree: the branch lives in the box's own git
+        // data, and is read from there (libgit2).
+        let head = own.head_and_time();
+        (
+            head.as_ref().and_then(|(b, _, _)| b.clone()),
+            head.and_then(|(_, _, t)| t),
+        )
+    });
+    (loaded, dir_exists, head)
 }
 
 /// Every box of the repository, sorted by leaf.
+///
+/// The per-box reads (registration files, records, a clone's HEAD) run on the
+/// machine's cores ([`par::map`]); the result does not depend on them.
 pub fn inventory(repo: &Repo, layout: &Layout) -> Vec<BoxEntry> {
-    let mut by_leaf: BTreeMap<Leaf, BoxEntry> = BTreeMap::new();
     let root = canonical(&layout.box_root);
-    for (checkout, admin) in registrations(&repo.common_dir) {
-        // Only direct children of the box root are boxes (never the main worktree).
-        let parent = checkout.parent().map(canonical);
-        if parent.as_deref() != Some(root.as_path()) && checkout.parent() != Some(&layout.box_root)
-        {
-            continue;
-        }
-        let Some(leaf) = checkout
-            .file_name()
-            .and_then(|n| Leaf::parse(&n.to_string_lossy()).ok())
-        else {
-            continue;
-        };
-        let path = layout.box_path(&leaf);
-        by_leaf.insert(
-            leaf.clone(),
-            BoxEntry {
-                branch: Repo::worktree_branch(&admin),
-                admin_dir: Some(admin),
-                dir_exists: path.is_dir(),
-                path,
-                leaf,
-                record: None,
-                record_error: None,
-                own_tip_time: None,
-            },
-        );
+    let admins = registrations(&repo.common_dir);
+    let registered = par::map(
+        &admins,
+        || (),
+        |(), admin| registered_box(admin.clone(), layout, &root),
+    );
+    let mut by_leaf: BTreeMap<Leaf, BoxEntry> = BTreeMap::new();
+    for e in registered.into_iter().flatten() {
+        by_leaf.insert(e.leaf.clone(), e);
     }
-    for leaf in layout.recorded_leaves() {
-        let (record, record_error) = match Record::load(&layout.record_path(&leaf)) {
-            Ok(r) => (r, None),
-            Err(e) => (None, Some(crate::sanitize::chain(&e))),
-        };
+    let leaves = layout.recorded_leaves();
+    let loaded = par::map(
+        &leaves,
+        || (),
+        |(), leaf| load_recorded(leaf, layout, &by_leaf),
+    );
+    for (leaf, ((record, record_error), dir_exists, head)) in leaves.into_iter().zip(loaded) {
         if record.is_none() && record_error.is_none() {
             // A bookkeeping dir without a record (e.g. a session marker): not a box.
             if !by_leaf.contains_key(&leaf) {
                 continue;
             }
         }
-        let entry = by_leaf.entry(leaf.clone()).or_insert_with(|| {
-            let path = layout.box_path(&leaf);
-            BoxEntry {
-                dir_exists: path.is_dir(),
-                path,
-                leaf: leaf.clone(),
-                record: None,
-                record_error: None,
-                admin_dir: None,
-                branch: None,
-                own_tip_time: None,
-            }
+        let entry = by_leaf.entry(leaf.clone()).or_insert_with(|| BoxEntry {
+            dir_exists,
+            path: layout.box_path(&leaf),
+            leaf: leaf.clone(),
+            record: None,
+            record_error: None,
+            admin_dir: None,
+            branch: None,
+            own_tip_time: None,
+            seen: None,
         });
-        if let Some(own) = record.as_ref().and_then(OwnGit::of) {
-            // A clone, a sandboxed worktree: the branch lives in the box's own git
-            // data, and is read from there (libgit2).
-            if entry.dir_exists {
-                let head = own.head_and_time();
-                entry.branch = head.as_ref().and_then(|(b, _, _)| b.clone());
-                entry.own_tip_time = head.and_then(|(_, _, t)| t);
-            }
+        if let Some((branch, time)) = head {
+            entry.branch = branch;
+            entry.own_tip_time = time;
         }
         entry.record = record;
         entry.record_error = record_error;
@@ -172,6 +224,7 @@ pub fn inventory(repo: &Repo, layout: &Layout) -> Vec<BoxEntry> {
                     record: None,
                     record_error: None,
                     admin_dir: None,
+                    seen: None,
                 },
             );
         }
@@ -216,6 +269,7 @@ pub fn exact(repo: &Repo, layout: &Layout, leaf: &str) -> Option<BoxEntry> {
         branch,
         dir_exists,
         own_tip_time: head.and_then(|(_, _, t)| t),
+        seen: None,
     })
 }
 
@@ -355,7 +409,9 @@ impl BoxEntry {
     /// [`hostile_registration`]).
     pub fn is_broken(&self) -> bool {
         self.record.as_ref().is_some_and(|r| {
-            r.checkout_completed && (!checkout_intact(r) || hostile_registration(r).is_some())
+            r.checkout_completed
+                && (!checkout_intact(r)
+                    || hostile_registration_seen(r, self.seen.as_deref()).is_some())
         })
     }
 

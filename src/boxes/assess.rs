@@ -77,6 +77,8 @@ fn open_box(entry: &BoxEntry) -> Option<git2::Repository> {
                 }
             });
         match named {
+            // The registration, judged just above: once is enough.
+            Some(dir) if entry.admin_dir.as_ref() == Some(&dir) => {}
             Some(dir) if crate::git::repo::plain_git_dir(&dir) => {}
             _ => return None,
         }
@@ -92,28 +94,76 @@ fn open_box(entry: &BoxEntry) -> Option<git2::Repository> {
     Some(repo)
 }
 
+/// The box's changed paths (tracked or untracked, not ignored) with their status bits;
+/// `None` when it cannot be read.
+fn changes(r: &git2::Repository) -> Option<Vec<(Vec<u8>, u32)>> {
+    let mut opts = git2::StatusOptions::new();
+    opts.include_untracked(true)
+        .include_ignored(false)
+        .recurse_untracked_dirs(false)
+        .exclude_submodules(false);
+    let statuses = r.statuses(Some(&mut opts)).ok()?;
+    Some(
+        statuses
+            .iter()
+            .map(|e| (e.path_bytes().to_vec(), e.status().bits()))
+            .collect(),
+    )
+}
+
+/// Is there uncommitted work: [`Assessment::dirty`] from what [`changes`] read.
+fn dirty(entry: &BoxEntry, changes: Option<&[(Vec<u8>, u32)]>) -> Option<bool> {
+    match changes {
+        Some(c) => Some(!c.is_empty()),
+        None if !entry.dir_exists => Some(false),
+        None => None,
+    }
+}
+
+/// What `git sandbox ls` shows of a box's work, and nothing more: its
+/// [`Assessment::dirty`] and [`Assessment::unreturned`], judged exactly as [`assess`]
+/// judges them. Without the ref walks of a full assessment (every ref of the user's
+/// repository peeled, per box), `ls` of many boxes grows linearly, not quadratically.
+/// `user` is the user's repository (its object store answers `unreturned`; without
+/// it, as when its object store cannot be read, the work counts as unreturned).
+pub fn dirt(entry: &BoxEntry, user: Option<&git2::Repository>) -> Dirt {
+    let opened = open_box(entry);
+    let changed = opened.as_ref().and_then(changes);
+    let dirty = dirty(entry, changed.as_deref());
+    let unreturned = entry.owns_git().then(|| match (&opened, user) {
+        (Some(c), Some(user)) => clone_unreturned(c, user),
+        (Some(_), None) => true,
+        (None, _) => entry.dir_exists,
+    });
+    Dirt { dirty, unreturned }
+}
+
+/// [`Assessment::dirty`] and [`Assessment::unreturned`] alone (see [`dirt`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Dirt {
+    pub dirty: Option<bool>,
+    pub unreturned: Option<bool>,
+}
+
+/// [`dirt`] of every box of `repo`, read on the machine's cores (each thread with its
+/// own handle on the user's repository: a libgit2 handle is not shared between
+/// threads), in the boxes' order.
+pub fn dirt_all(entries: &[BoxEntry], repo: &Repo) -> Vec<Dirt> {
+    let common = repo.common_dir.as_path();
+    super::par::map(
+        entries,
+        || git2::Repository::open(common).ok(),
+        |user, e| dirt(e, user.as_ref()),
+    )
+}
+
 /// Assess a box against the repository's refs.
 pub fn assess(entry: &BoxEntry, repo: &Repo) -> Assessment {
     let mut a = Assessment::default();
     let opened = open_box(entry);
-    let mut changes: Vec<(Vec<u8>, u32)> = Vec::new();
-    if let Some(r) = &opened {
-        let mut opts = git2::StatusOptions::new();
-        opts.include_untracked(true)
-            .include_ignored(false)
-            .recurse_untracked_dirs(false)
-            .exclude_submodules(false);
-        let statuses = r.statuses(Some(&mut opts)).ok();
-        a.dirty = statuses.as_ref().map(|s| !s.is_empty());
-        if let Some(s) = statuses {
-            changes = s
-                .iter()
-                .map(|e| (e.path_bytes().to_vec(), e.status().bits()))
-                .collect();
-        }
-    } else if !entry.dir_exists {
-        a.dirty = Some(false);
-    }
+    let changed = opened.as_ref().and_then(changes);
+    a.dirty = dirty(entry, changed.as_deref());
+    let changes = changed.unwrap_or_default();
     // The box's live HEAD (a detached one too), else its branch as recorded.
     let live_head = opened
         .as_ref()

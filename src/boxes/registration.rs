@@ -32,10 +32,45 @@ pub fn registration_blocks(admin: &Path) -> bool {
     SMALL.iter().any(|f| bad(f, SMALL_MAX)) || LARGE.iter().any(|f| bad(f, u64::MAX))
 }
 
+/// A registration's `HEAD` and `gitdir` as the inventory read them, so that judging
+/// the box ([`hostile_registration_seen`]) does not read them again. `Some` bytes are
+/// what reading the file whole gave; `None`: not read (judged by reading it then).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Seen {
+    /// The admin dir these were read in.
+    pub admin: PathBuf,
+    pub head: Option<Vec<u8>>,
+    pub gitdir: Option<Vec<u8>>,
+}
+
+/// The bytes of the file at `path` when it is a regular file (a link followed) of at
+/// most `max` bytes: the size first, so nothing that could block is ever opened; then
+/// one read of that size (no second stat on the open file).
+pub fn read_small(path: &Path, max: u64) -> Option<Vec<u8>> {
+    use std::io::Read;
+    let len = std::fs::metadata(path)
+        .ok()
+        .filter(|m| m.is_file() && m.len() <= max)?
+        .len();
+    let mut buf = Vec::with_capacity(usize::try_from(len).ok()? + 1);
+    std::fs::File::open(path)
+        .ok()?
+        .take(max + 1)
+        .read_to_end(&mut buf)
+        .ok()?;
+    (buf.len() as u64 <= max).then_some(buf)
+}
+
 /// Does a small file hold junk: not one line of text, or (for `HEAD`) neither a
-/// symbolic ref nor an object id?
-fn junk(admin: &Path) -> bool {
-    let text = |f: &str| match std::fs::read(admin.join(f)) {
+/// symbolic ref nor an object id? `seen`: what the inventory read of this admin dir.
+fn junk(admin: &Path, seen: Option<&Seen>) -> bool {
+    let seen = seen.filter(|s| s.admin == admin);
+    let known = |f: &str| match f {
+        "HEAD" => seen.and_then(|s| s.head.clone()),
+        "gitdir" => seen.and_then(|s| s.gitdir.clone()),
+        _ => None,
+    };
+    let text = |f: &str| match known(f).map_or_else(|| std::fs::read(admin.join(f)), Ok) {
         Ok(b) => Some(String::from_utf8(b).ok().filter(|t| !t.contains('\0'))),
         Err(_) => None,
     };
@@ -170,6 +205,12 @@ fn config_ok(t: &str) -> bool {
 /// For a sandboxed worktree, its bare clone judged like a clone's `.git`, then its
 /// registration there (which must point back at the bare clone).
 pub fn hostile_registration(record: &Record) -> Option<PathBuf> {
+    hostile_registration_seen(record, None)
+}
+
+/// [`hostile_registration`], with what the inventory already read of the box's
+/// registration ([`Seen`]; used only when it is the admin dir judged).
+pub fn hostile_registration_seen(record: &Record, seen: Option<&Seen>) -> Option<PathBuf> {
     if let Some(own) = super::OwnGit::of(record) {
         return hostile_own_git(&own);
     }
@@ -180,12 +221,17 @@ pub fn hostile_registration(record: &Record) -> Option<PathBuf> {
     let pointer = record.path.join(".git");
     let small = std::fs::symlink_metadata(&pointer).is_ok_and(|m| m.is_file() && m.len() < 4096);
     let named = small
-        .then(|| crate::git::repo::read_plain(&pointer))
+        .then(|| read_small(&pointer, 1 << 20))
         .flatten()
+        .and_then(|b| String::from_utf8(b).ok())
         .and_then(|t| {
             let dir = PathBuf::from(t.trim().strip_prefix("gitdir: ")?);
             let id = dir.file_name()?.to_owned();
-            let under = dir.parent().map(canonical) == Some(canonical(&worktrees));
+            // The literal path first: the usual case, without resolving both paths
+            // (a readlink per component, for every box `list` shows).
+            let under = dir
+                .parent()
+                .is_some_and(|p| p == worktrees || canonical(p) == canonical(&worktrees));
             under.then(|| worktrees.join(id))
         });
     let admin = named.unwrap_or_else(|| worktrees.join(&record.name));
@@ -193,7 +239,7 @@ pub fn hostile_registration(record: &Record) -> Option<PathBuf> {
         return None;
     }
     let include_blocks = crate::git::blocking_include(&admin.join("config.worktree")).is_some();
-    (registration_blocks(&admin) || junk(&admin) || include_blocks).then_some(admin)
+    (registration_blocks(&admin) || junk(&admin, seen) || include_blocks).then_some(admin)
 }
 
 /// The git dir of a box's own git data ([`super::OwnGit`]) that is hostile, judged
@@ -218,7 +264,7 @@ pub fn hostile_own_git(own: &super::OwnGit) -> Option<PathBuf> {
     }
     let include_blocks = crate::git::blocking_include(&admin.join("config.worktree")).is_some();
     let hostile = registration_blocks(admin)
-        || junk(admin)
+        || junk(admin, None)
         || include_blocks
         || !crate::git::repo::plain_git_dir(admin)
         || !own.commondir_ok();

@@ -44,19 +44,24 @@ struct Row {
     status: Option<crate::runner::oci::Reported>,
 }
 
-fn row(e: &BoxEntry, repo: &Repo, layout: &Layout) -> Row {
+/// The time of the last commit on a box's branch: a clone's (a sandboxed worktree's)
+/// commits may exist only in the box's own git data, read there with its branch by the
+/// inventory; a worktree's branch is the user's repository's.
+fn last_commit(e: &BoxEntry, branch: Option<&str>, repo: &Repo) -> Option<i64> {
+    if e.owns_git() {
+        return e.own_tip_time;
+    }
+    branch
+        .and_then(|b| repo.local_branch(b))
+        .and_then(|oid| repo.git.find_commit(oid).ok())
+        .map(|c| c.time().seconds())
+}
+
+/// A row, but its `last_commit` (which reads the user's repository through the one
+/// libgit2 handle, not shareable between threads): the file reads of one box, run on
+/// the machine's cores.
+fn row(e: &BoxEntry, layout: &Layout) -> Row {
     let branch = e.shown_branch().map(str::to_string);
-    let last_commit = if e.owns_git() {
-        // A clone's (a sandboxed worktree's) commits may exist only in the box's own
-        // git data: read there with its branch, by the inventory.
-        e.own_tip_time
-    } else {
-        branch
-            .as_deref()
-            .and_then(|b| repo.local_branch(b))
-            .and_then(|oid| repo.git.find_commit(oid).ok())
-            .map(|c| c.time().seconds())
-    };
     let deps = match &e.record {
         Some(r) if r.setup_completed && e.dir_exists => {
             let ecos = setup::detect(&e.path);
@@ -94,7 +99,7 @@ fn row(e: &BoxEntry, repo: &Repo, layout: &Layout) -> Row {
             .record
             .as_ref()
             .and_then(|r| i64::try_from(r.created_at).ok()),
-        last_commit,
+        last_commit: None,
         deps,
         env: crate::maintain::has_env_file(&e.path),
         live: session::is_live(&layout.session_path(&e.leaf)),
@@ -161,10 +166,11 @@ pub(crate) fn age(now: i64, then: i64) -> String {
 pub fn run(args: ListArgs, ui: &mut Ui) -> Result<i32, CliError> {
     let _cfg = super::load_config()?;
     let (repo, layout) = super::here()?;
-    let rows: Vec<Row> = boxes::inventory(&repo, &layout)
-        .iter()
-        .map(|e| row(e, &repo, &layout))
-        .collect();
+    let entries = boxes::inventory(&repo, &layout);
+    let mut rows: Vec<Row> = boxes::par::map(&entries, || (), |(), e| row(e, &layout));
+    for (r, e) in rows.iter_mut().zip(&entries) {
+        r.last_commit = last_commit(e, r.branch.as_deref(), &repo);
+    }
     if args.json {
         let boxes: Vec<ListBox> = rows
             .iter()

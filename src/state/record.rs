@@ -198,7 +198,17 @@ impl Record {
                 message: "not a regular file of sane size".into(),
             });
         }
-        let text = std::fs::read(path).map_err(read)?;
+        // Read to the end through `take`: no second stat of the open file (`list`
+        // reads one record per box).
+        let mut text = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0) + 1);
+        std::io::Read::read_to_end(
+            &mut std::io::Read::take(
+                std::fs::File::open(path).map_err(read)?,
+                MAX_RECORD_BYTES + 1,
+            ),
+            &mut text,
+        )
+        .map_err(read)?;
         serde_json::from_slice(&text)
             .map(Some)
             .map_err(|e| RecordError::Malformed {

@@ -270,3 +270,42 @@ fn a_symlink_to_a_huge_file_in_one_registration_blocks_no_other_box() {
 fn junk_in_one_registration_blocks_no_other_box() {
     one_box_blocks_none("junk");
 }
+
+/// Enough boxes that `list` and `ls` read them on several threads: every box is listed
+/// once, in name order, run after run; the hostile ones (junk `HEAD`, a FIFO for
+/// `gitdir`) are broken and no other; only the box with an untracked file is dirty.
+#[test]
+fn many_boxes_are_listed_in_order_with_one_judgement_each() {
+    let env = TestEnv::new();
+    let names: Vec<String> = (1..=40).map(|i| format!("b{i:02}")).collect();
+    for n in &names {
+        env.treebox(&["create", n, "--no-launch", "--no-fetch"])
+            .ok();
+    }
+    let admin = |n: &str| env.repo.join(".git/worktrees").join(n);
+    plant(&env, &admin("b07").join("HEAD"), "junk");
+    plant(&env, &admin("b23").join("gitdir"), "fifo");
+    std::fs::write(env.box_path("b31").join("new.txt"), "x\n").unwrap();
+    let list = timed(&env, TREEBOX, &["list", "--json"]).ok().json();
+    let again = timed(&env, TREEBOX, &["list", "--json"]).ok().json();
+    assert_eq!(list, again, "list differs between runs");
+    let ls = timed(&env, SANDBOX, &["ls", "--json"]).ok().json();
+    for doc in [&list, &ls] {
+        let shown: Vec<&str> = doc["boxes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|b| b["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(shown, names, "{doc}");
+    }
+    for n in &names {
+        let hostile = n == "b07" || n == "b23";
+        assert_eq!(state_of(&list, n) == "broken", hostile, "list, {n}");
+        assert_eq!(state_of(&ls, n) == "broken", hostile, "ls, {n}");
+        let dirty = crate::env::named(&ls, "boxes", n)["dirty"].clone();
+        if !hostile {
+            assert_eq!(dirty, n == "b31", "ls dirty, {n}");
+        }
+    }
+}

@@ -29,7 +29,7 @@ pub struct DownArgs {
 pub fn run(a: DownArgs, ui: &mut Ui) -> Result<i32, CliError> {
     let _cfg = crate::cli::load_config()?;
     let (repo, layout, entry) = match super::find_any(&a.name)? {
-        super::Found::Repo(repo, layout, entry) => (repo, layout, entry),
+        super::Found::Repo(repo, layout, entry) => (repo, layout, *entry),
         super::Found::Folder(layout, record) => return down_folder(&a, &layout, &record, ui),
     };
     let t = teardown::target_for(entry, &repo, &layout, a.force);

@@ -55,13 +55,13 @@ impl Engines {
 
 fn row(
     e: &BoxEntry,
-    repo: Option<&Repo>,
+    dirt: Option<boxes::Dirt>,
     repo_path: &str,
     layout: &Layout,
     engines: &mut Engines,
 ) -> Row {
     let live = session::is_live(&layout.session_path(&e.leaf));
-    let a = repo.map(|r| boxes::assess(e, r));
+    let known_repo = dirt.is_some();
     let container = e.record.as_ref().and_then(|r| r.container.as_ref());
     let container_state = container.map(|c| engines.state(&c.engine, &c.name));
     let state = if !e.dir_exists {
@@ -84,9 +84,9 @@ fn row(
     let git_mode = e.record.as_ref().map(|r| r.git_mode.to_string());
     // Without a record, a directory with a `.git` of its own is a clone all the same.
     let shown_mode = git_mode.as_deref().or(e.is_clone().then_some("clone"));
-    let mode_label = match (shown_mode, a.as_ref().and_then(|a| a.unreturned)) {
+    let mode_label = match (shown_mode, dirt.and_then(|d| d.unreturned)) {
         // A clone, a sandboxed worktree: is its work anywhere but in the box?
-        (Some(m), Some(true)) if repo.is_some() => format!("{m}, work only in the box"),
+        (Some(m), Some(true)) if known_repo => format!("{m}, work only in the box"),
         (Some(m), Some(true)) => format!("{m}, work unknown"),
         (Some(m), Some(false)) => m.to_string(),
         (Some("clone"), None) => "clone, work unknown".into(),
@@ -102,7 +102,7 @@ fn row(
         mode_label,
         branch: e.shown_branch().map(str::to_string),
         // A box whose directory is gone has no working tree to be dirty.
-        dirty: a.and_then(|a| a.dirty).filter(|_| e.dir_exists),
+        dirty: dirt.and_then(|d| d.dirty).filter(|_| e.dir_exists),
         runner: e.record.as_ref().map(|r| r.runner.to_string()),
         status: crate::runner::oci::read_status(layout, &e.leaf),
     }
@@ -128,8 +128,9 @@ fn all_rows() -> Result<Vec<Row>, CliError> {
             }
             let layout = Layout::in_state_dir(&repo.main_root, repo_state.clone());
             let repo_path = repo.main_root.to_string_lossy().into_owned();
-            for e in boxes::inventory(&repo, &layout) {
-                rows.push(row(&e, Some(&repo), &repo_path, &layout, &mut engines));
+            let entries = boxes::inventory(&repo, &layout);
+            for (e, d) in entries.iter().zip(boxes::dirt_all(&entries, &repo)) {
+                rows.push(row(e, Some(d), &repo_path, &layout, &mut engines));
             }
             continue;
         };
@@ -137,8 +138,9 @@ fn all_rows() -> Result<Vec<Row>, CliError> {
         match Repo::discover(&first.repo) {
             Ok(repo) if repo.common_dir == first.common_dir => {
                 let layout = Layout::in_state_dir(&repo.main_root, repo_state.clone());
-                for e in boxes::inventory(&repo, &layout) {
-                    rows.push(row(&e, Some(&repo), &repo_path, &layout, &mut engines));
+                let entries = boxes::inventory(&repo, &layout);
+                for (e, d) in entries.iter().zip(boxes::dirt_all(&entries, &repo)) {
+                    rows.push(row(e, Some(d), &repo_path, &layout, &mut engines));
                 }
             }
             _ => {
@@ -157,6 +159,7 @@ fn all_rows() -> Result<Vec<Row>, CliError> {
                         admin_dir: None,
                         branch: None,
                         own_tip_time: None,
+                        seen: None,
                     };
                     let mut row = row(&e, None, &repo_path, &layout, &mut engines);
                     if r.git_mode == crate::folder::MODE {

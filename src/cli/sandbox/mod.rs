@@ -124,9 +124,9 @@ pub(crate) enum Found {
     Repo(
         crate::git::Repo,
         crate::state::Layout,
-        crate::boxes::BoxEntry,
+        Box<crate::boxes::BoxEntry>,
     ),
-    Folder(crate::state::Layout, crate::state::Record),
+    Folder(crate::state::Layout, Box<crate::state::Record>),
 }
 
 /// Like [`find`], falling back to the current folder's boxes outside a repository.
@@ -136,11 +136,11 @@ pub(crate) fn find_any(name: &str) -> Result<Found, CliError> {
         Err(crate::git::repo::RepoError::NotARepo { .. }) => {
             let (layout, record) = crate::folder::find(&cwd, name)
                 .map_err(|e| crate::cli::box_elsewhere(e.into(), name, None))?;
-            Ok(Found::Folder(layout, record))
+            Ok(Found::Folder(layout, Box::new(record)))
         }
         _ => {
             let (repo, layout, entry) = find(name)?;
-            Ok(Found::Repo(repo, layout, entry))
+            Ok(Found::Repo(repo, layout, Box::new(entry)))
         }
     }
 }
@@ -197,7 +197,7 @@ fn target(name: &str, tty: bool) -> Result<Target, CliError> {
             };
             (Some(repo), layout, record)
         }
-        Found::Folder(layout, record) => (None, layout, record),
+        Found::Folder(layout, record) => (None, layout, *record),
     };
     let leaf =
         crate::names::Leaf::parse(&record.name).map_err(crate::provision::ProvisionError::from)?;
