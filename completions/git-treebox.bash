@@ -672,7 +672,7 @@ _git__treebox() {
             return 0
             ;;
         git__treebox__subcmd__list)
-            opts="-q -v -h -V --json --quiet --verbose --color --help --version"
+            opts="-q -v -h -V --json --dirty --quiet --verbose --color --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

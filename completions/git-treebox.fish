@@ -96,6 +96,7 @@ complete -c git-treebox -n "__fish_git_treebox_using_subcommand list" -l color -
 always\t''
 never\t''"
 complete -c git-treebox -n "__fish_git_treebox_using_subcommand list" -l json -d 'Print the boxes as JSON'
+complete -c git-treebox -n "__fish_git_treebox_using_subcommand list" -l dirty -d 'Also read each box\'s working tree: a DIRTY column (`dirty` in JSON) saying whether it holds uncommitted changes. A git status per box, so slower with many boxes (the plain list reads no working tree)'
 complete -c git-treebox -n "__fish_git_treebox_using_subcommand list" -s q -l quiet -d 'Less output on stderr (warnings and errors only)'
 complete -c git-treebox -n "__fish_git_treebox_using_subcommand list" -s v -l verbose -d 'More output on stderr (per-stage timings even off a terminal)'
 complete -c git-treebox -n "__fish_git_treebox_using_subcommand list" -s h -l help -d 'Print help'
@@ -104,6 +105,7 @@ complete -c git-treebox -n "__fish_git_treebox_using_subcommand ls" -l color -d 
 always\t''
 never\t''"
 complete -c git-treebox -n "__fish_git_treebox_using_subcommand ls" -l json -d 'Print the boxes as JSON'
+complete -c git-treebox -n "__fish_git_treebox_using_subcommand ls" -l dirty -d 'Also read each box\'s working tree: a DIRTY column (`dirty` in JSON) saying whether it holds uncommitted changes. A git status per box, so slower with many boxes (the plain list reads no working tree)'
 complete -c git-treebox -n "__fish_git_treebox_using_subcommand ls" -s q -l quiet -d 'Less output on stderr (warnings and errors only)'
 complete -c git-treebox -n "__fish_git_treebox_using_subcommand ls" -s v -l verbose -d 'More output on stderr (per-stage timings even off a terminal)'
 complete -c git-treebox -n "__fish_git_treebox_using_subcommand ls" -s h -l help -d 'Print help'

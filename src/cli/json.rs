@@ -232,6 +232,10 @@ pub struct ListBox<'a> {
     pub status: Option<&'static str>,
     /// When it reported, in seconds since the epoch.
     pub status_time: Option<i64>,
+    /// `list --dirty`: whether the box's working tree holds uncommitted changes;
+    /// absent without `--dirty`, or when the box's git cannot be read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dirty: Option<bool>,
 }
 
 /// `docs/schema/teardown.schema.json` and `sandbox-down.schema.json`: `teardown --json`

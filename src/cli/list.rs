@@ -20,6 +20,11 @@ pub struct ListArgs {
     /// Print the boxes as JSON.
     #[arg(long)]
     pub json: bool,
+    /// Also read each box's working tree: a DIRTY column (`dirty` in JSON) saying
+    /// whether it holds uncommitted changes. A git status per box, so slower with many
+    /// boxes (the plain list reads no working tree).
+    #[arg(long)]
+    pub dirty: bool,
 }
 
 /// One row, as data.
@@ -171,10 +176,21 @@ pub fn run(args: ListArgs, ui: &mut Ui) -> Result<i32, CliError> {
     for (r, e) in rows.iter_mut().zip(&entries) {
         r.last_commit = last_commit(e, r.branch.as_deref(), &repo);
     }
+    // Uncommitted changes, only when asked: a status per box reads its whole tree.
+    let dirt: Vec<Option<bool>> = if args.dirty {
+        boxes::dirt_all(&entries, &repo)
+            .iter()
+            .zip(&entries)
+            .map(|(d, e)| d.dirty.filter(|_| e.dir_exists))
+            .collect()
+    } else {
+        vec![None; rows.len()]
+    };
     if args.json {
         let boxes: Vec<ListBox> = rows
             .iter()
-            .map(|r| ListBox {
+            .zip(&dirt)
+            .map(|(r, dirty)| ListBox {
                 name: &r.name,
                 path: &r.path,
                 branch: r.branch.as_deref(),
@@ -189,6 +205,7 @@ pub fn run(args: ListArgs, ui: &mut Ui) -> Result<i32, CliError> {
                 state: r.state,
                 status: r.status.map(|s| s.status.as_str()),
                 status_time: r.status.map(|s| unix_seconds(s.at)),
+                dirty: *dirty,
             })
             .collect();
         let doc = ListDocument {
@@ -205,19 +222,28 @@ pub fn run(args: ListArgs, ui: &mut Ui) -> Result<i32, CliError> {
     }
     let now = crate::state::record::now() as i64;
     let mut out = String::new();
-    // Fits 80 columns (the usual states): long names are cut with a visible `…`; JSON
-    // has everything. AGE is the box's, LAST its last commit's.
-    let line = |c: [&str; 8]| {
+    // Fits 80 columns (the usual states, without --dirty): long names are cut with a
+    // visible `…`; JSON has everything. AGE is the box's, LAST its last commit's.
+    let line = |c: [&str; 8], dirty: Option<&str>| {
+        let dirty = dirty.map(|d| format!("{d:<5} ")).unwrap_or_default();
         format!(
-            "{:<14} {:<17} {:<12} {:>4} {:>4} {:<5} {:<10} {}\n",
+            "{:<14} {:<17} {:<12} {:>4} {:>4} {:<5} {:<10} {dirty}{}\n",
             c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]
         )
     };
-    out.push_str(&line([
-        "NAME", "BRANCH", "BOX", "AGE", "LAST", "DEPS", "AGENT", "STATE",
-    ]));
+    out.push_str(&line(
+        [
+            "NAME", "BRANCH", "BOX", "AGE", "LAST", "DEPS", "AGENT", "STATE",
+        ],
+        args.dirty.then_some("DIRTY"),
+    ));
     let mut placeholders = false;
-    for r in &rows {
+    for (r, dirty) in rows.iter().zip(&dirt) {
+        let dirty_cell = args.dirty.then_some(match dirty {
+            Some(true) => "yes",
+            Some(false) => "-",
+            None => "?",
+        });
         let branch = match (&r.branch, r.placeholder) {
             // The mark is part of the cell, so it never shifts the columns after it.
             (Some(b), true) => {
@@ -239,16 +265,19 @@ pub fn run(args: ListArgs, ui: &mut Ui) -> Result<i32, CliError> {
             d => d,
         };
         let ages = |t: Option<i64>| t.map(|t| age(now, t)).unwrap_or_else(|| "-".into());
-        out.push_str(&line([
-            &fit(&crate::sanitize::line(&r.name), 14),
-            &branch,
-            &r.kind,
-            &ages(r.created),
-            &ages(r.last_commit),
-            deps,
-            &agent,
-            r.state,
-        ]));
+        out.push_str(&line(
+            [
+                &fit(&crate::sanitize::line(&r.name), 14),
+                &branch,
+                &r.kind,
+                &ages(r.created),
+                &ages(r.last_commit),
+                deps,
+                &agent,
+                r.state,
+            ],
+            dirty_cell,
+        ));
     }
     if placeholders {
         out.push_str(

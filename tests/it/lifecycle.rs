@@ -619,3 +619,38 @@ fn prune_rechecks_unrecorded_directories_under_their_lock() {
     assert!(env.box_path("b1").exists());
     drop(file);
 }
+
+#[test]
+fn list_dirty_reads_each_working_tree_only_when_asked() {
+    let env = TestEnv::new();
+    env.treebox(&["create", "clean", "--no-launch"]).ok();
+    env.treebox(&["create", "edited", "--no-launch"]).ok();
+    std::fs::write(env.box_path("edited").join("README.md"), "changed\n").unwrap();
+    env.treebox(&["create", "added", "--no-launch"]).ok();
+    std::fs::write(env.box_path("added").join("new.txt"), "new\n").unwrap();
+    // The plain list reads no working tree: no `dirty` at all.
+    assert!(list(&env).iter().all(|b| b.get("dirty").is_none()));
+    let doc = env.treebox(&["list", "--dirty", "--json"]).ok().json();
+    crate::schema::assert_valid("list", &doc, "list --dirty --json");
+    let dirty = |name: &str| crate::env::named(&doc, "boxes", name)["dirty"].clone();
+    assert_eq!(dirty("clean"), false);
+    assert_eq!(dirty("edited"), true);
+    assert_eq!(dirty("added"), true);
+    let table = env.treebox(&["list", "--dirty"]).ok().stdout.clone();
+    let header = table.lines().next().unwrap();
+    assert!(header.contains("DIRTY"), "{table}");
+    let cell = |name: &str| {
+        let line = table.lines().find(|l| l.starts_with(name)).unwrap();
+        line[header.find("DIRTY").unwrap()..]
+            .split_whitespace()
+            .next()
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(
+        (cell("clean"), cell("edited")),
+        ("-".into(), "yes".into()),
+        "{table}"
+    );
+    assert!(!env.treebox(&["list"]).ok().stdout.contains("DIRTY"));
+}
