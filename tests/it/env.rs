@@ -206,6 +206,19 @@ impl TestEnv {
         p
     }
 
+    /// Put `dir` on every child's PATH, after the fake harnesses and before the
+    /// system's directories (a real tool the test needs: cargo, lefthook).
+    pub fn add_to_path(&mut self, dir: &Path) {
+        self.extra_env.push((
+            "PATH".into(),
+            format!(
+                "{}:{}:/usr/local/bin:/usr/bin:/bin",
+                self.bin.display(),
+                dir.display()
+            ),
+        ));
+    }
+
     /// The base environment every child gets (nothing inherited but PATH's system dirs).
     pub fn apply_env(&self, c: &mut Command) {
         c.env_clear()

@@ -191,14 +191,7 @@ fn real_lefthook_installed_in_a_box_runs_behind_the_guard() {
         tools.display()
     );
     let mut env = TestEnv::new();
-    env.extra_env.push((
-        "PATH".into(),
-        format!(
-            "{}:{}:/usr/local/bin:/usr/bin:/bin",
-            env.bin.display(),
-            tools.display()
-        ),
-    ));
+    env.add_to_path(&tools);
     let marker = env.root().join("lefthook-ran");
     env.commit_file(
         &env.repo,

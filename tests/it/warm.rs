@@ -13,14 +13,7 @@ fn cargo_project() -> TestEnv {
     // The real toolchain (not rustup's proxy, which would look in the test's HOME).
     let cargo = PathBuf::from(std::env::var("CARGO").expect("cargo runs the tests"));
     let tools = cargo.parent().unwrap();
-    env.extra_env.push((
-        "PATH".into(),
-        format!(
-            "{}:{}:/usr/local/bin:/usr/bin:/bin",
-            env.bin.display(),
-            tools.display()
-        ),
-    ));
+    env.add_to_path(tools);
     env.extra_env.push((
         "CARGO_HOME".into(),
         env.home.join(".cargo").display().to_string(),

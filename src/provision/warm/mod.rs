@@ -313,7 +313,8 @@ pub fn keep_freshness(repo: &Repo, box_path: &Path) -> Result<usize, git2::Error
 mod tests {
     use super::*;
 
-    fn warming(method: WarmMethod) -> Warming {
+    /// A plan to warm `target/` by `method` (also for [`super::tree`]'s tests).
+    pub(in crate::provision::warm) fn warming(method: WarmMethod) -> Warming {
         Warming {
             mode: Warm::Copy,
             dirs: vec![PathBuf::from("target")],

@@ -303,8 +303,8 @@ fn copy_file(
 
 #[cfg(test)]
 mod tests {
+    use super::super::tests::warming;
     use super::*;
-    use crate::vocab::Warm;
     use std::time::UNIX_EPOCH;
 
     fn tree(root: &Path) {
@@ -321,15 +321,6 @@ mod tests {
             .unwrap()
             .set_modified(old)
             .unwrap();
-    }
-
-    fn warming(method: WarmMethod) -> Warming {
-        Warming {
-            mode: Warm::Copy,
-            dirs: vec![PathBuf::from("target")],
-            method: Some(method),
-            skipped: None,
-        }
     }
 
     #[test]
