@@ -213,6 +213,12 @@ fn a_bad_warm_value_in_the_config_is_refused_and_nothing_is_written() {
     run.code(2);
     assert!(run.stderr.contains("warm"), "{run:#?}");
     assert_eq!(env.snapshot(), before);
+    env.write_config("{}");
+    let before = env.snapshot();
+    let run = env.treebox(&["create", "x", "--warm", "--no-warm", "--no-launch"]);
+    run.code(2);
+    assert!(run.stderr.contains("--no-warm"), "{run:#?}");
+    assert_eq!(env.snapshot(), before);
 }
 
 #[test]

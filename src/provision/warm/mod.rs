@@ -41,6 +41,7 @@ use crate::vocab::{Warm, WarmMethod};
 pub use tree::{apply, Warmed};
 use tree::{clone_into, open_source};
 
+/// The build caches of node projects that a lockfile install does not bring back.
 const NODE_DIRS: &[&str] = &[".next/cache", ".turbo", ".parcel-cache", ".nx/cache"];
 
 /// The directories an ecosystem's build leaves behind that are worth bringing in.
@@ -78,11 +79,11 @@ pub fn plan(repo: &Repo, ecosystems: &[Ecosystem], mode: Warm, box_path: &Path) 
         .find(|p| p.is_dir())
         .unwrap_or(root)
         .to_path_buf();
-    let cloned = match dirs.iter().find_map(|d| sample_file(&root.join(d))) {
-        Some(sample) => probe(&sample, &probe_dir),
-        // Only directories: nothing to clone, a copy costs nothing.
-        None => Err(io::Error::from(io::ErrorKind::Unsupported)),
+    // Empty directories only: nothing worth bringing in.
+    let Some(sample) = dirs.iter().find_map(|d| sample_file(&root.join(d))) else {
+        return Warming::none(mode);
     };
+    let cloned = probe(&sample, &probe_dir);
     let method = match (&cloned, mode) {
         (Ok(()), _) => Some(WarmMethod::Reflink),
         (Err(_), Warm::Copy) => Some(WarmMethod::Copy),
