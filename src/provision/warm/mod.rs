@@ -254,6 +254,7 @@ pub fn keep_freshness(repo: &Repo, box_path: &Path) -> Result<usize, git2::Error
     let boxed = git2::Repository::open(box_path)?;
     let mut index = boxed.index()?;
     let mut updated = Vec::new();
+    let mut budget: u64 = 64 << 20;
     for mut entry in index.iter() {
         // Regular files at stage 0 only (not links, submodules or conflicts).
         let stage = (entry.flags >> 12) & 0x3;
@@ -271,13 +272,22 @@ pub fn keep_freshness(repo: &Repo, box_path: &Path) -> Result<usize, git2::Error
             continue;
         };
         // git's stat-clean test: same size and time as when the index last saw it, and
-        // not changed in the same instant the index was written (racy).
+        // not changed in the same instant the index was written (racy). A file that
+        // fails it (a fresh clone's files are racy) is compared byte for byte, within a
+        // budget.
         let clean = m.is_file()
             && m.len() == u64::from(main.file_size)
             && m.mtime() == i64::from(main.mtime.seconds())
             && m.mtime_nsec() == i64::from(main.mtime.nanoseconds())
             && m.modified().is_ok_and(|t| t < index_time);
-        if !clean {
+        if !clean
+            && !same_bytes(
+                &repo.main_root.join(rel),
+                &box_path.join(rel),
+                &m,
+                &mut budget,
+            )
+        {
             continue;
         }
         let Ok(file) = open_source(&box_path.join(rel)) else {
@@ -308,6 +318,28 @@ pub fn keep_freshness(repo: &Repo, box_path: &Path) -> Result<usize, git2::Error
         index.write()?;
     }
     Ok(n)
+}
+
+/// Do the main checkout's file (`main_meta`: its `lstat`) and the box's hold the same
+/// bytes? Read only regular files of equal size up to 1 MiB, while `budget` (bytes
+/// read) lasts; anything else counts as different.
+fn same_bytes(main: &Path, boxed: &Path, main_meta: &fs::Metadata, budget: &mut u64) -> bool {
+    let len = main_meta.len();
+    if !main_meta.is_file() || len > 1 << 20 || len * 2 > *budget {
+        return false;
+    }
+    *budget -= len * 2;
+    let read = |p: &Path| -> Option<Vec<u8>> {
+        let mut f = open_source(p).ok()?;
+        let m = f.metadata().ok()?;
+        if !m.is_file() || m.len() != len {
+            return None;
+        }
+        let mut buf = Vec::with_capacity(len as usize);
+        std::io::Read::read_to_end(&mut f, &mut buf).ok()?;
+        Some(buf)
+    };
+    matches!((read(main), read(boxed)), (Some(a), Some(b)) if a == b)
 }
 
 #[cfg(test)]
