@@ -356,6 +356,36 @@ mod tests {
         }
     }
 
+    /// The racily clean path of `keep_freshness`: equal bytes only, small regular files
+    /// only, within the budget.
+    #[test]
+    fn same_bytes_reads_small_regular_files_within_the_budget() {
+        let d = tempfile::tempdir().unwrap();
+        let (a, b, c) = (d.path().join("a"), d.path().join("b"), d.path().join("c"));
+        fs::write(&a, b"same\n").unwrap();
+        fs::write(&b, b"same\n").unwrap();
+        fs::write(&c, b"diff\n").unwrap();
+        let meta = fs::symlink_metadata(&a).unwrap();
+        let mut budget = 1 << 20;
+        assert!(same_bytes(&a, &b, &meta, &mut budget));
+        assert_eq!(budget, (1 << 20) - 10, "both files count");
+        assert!(!same_bytes(&a, &c, &meta, &mut budget));
+        // A link in the box is never read through.
+        let link = d.path().join("link");
+        std::os::unix::fs::symlink(&a, &link).unwrap();
+        assert!(!same_bytes(&a, &link, &meta, &mut budget));
+        // Out of budget: counted as different, nothing read.
+        let mut empty = 4;
+        assert!(!same_bytes(&a, &b, &meta, &mut empty));
+        assert_eq!(empty, 4);
+        // Over 1 MiB: never compared.
+        let big = d.path().join("big");
+        fs::write(&big, vec![0u8; (1 << 20) + 1]).unwrap();
+        let big_meta = fs::symlink_metadata(&big).unwrap();
+        let mut plenty = u64::MAX / 4;
+        assert!(!same_bytes(&big, &big, &big_meta, &mut plenty));
+    }
+
     #[test]
     fn describe_says_what_and_how() {
         assert_eq!(
