@@ -43,6 +43,13 @@ pub struct GlobalOpts {
 /// — so it works unattended: the box is the boundary. On the host runner that boundary
 /// is only a directory (the agent runs as you); with `--isolation docker` or `podman`
 /// it is a container that cannot touch the host or your repository.
+///
+/// Every box has a pre-push guard (its own `core.hooksPath`) that refuses to push
+/// `treebox/*` placeholder branches and runs the repository's own hooks behind it.
+/// A hook manager run in a box is kept behind the guard when the box is next opened.
+/// `pre-commit install` refuses inside a box; there, run `GIT_CONFIG_COUNT=1
+/// GIT_CONFIG_KEY_0=core.hooksPath GIT_CONFIG_VALUE_0= pre-commit install` (the
+/// `README` in `git rev-parse --git-path hooks` says why).
 #[derive(Debug, Parser)]
 #[command(
     name = "git-treebox",

@@ -18,11 +18,13 @@
 //!   an engine for its version;
 //! - one file per subject: `system` (git, repository, uid, sessions), `harness` (harness CLIs
 //!   and their login dirs), `env` (the canonical `.env`), `origin` (`git ls-remote`),
-//!   `runner` (the chosen isolation and its engine), `boxes` (broken boxes).
+//!   `runner` (the chosen isolation and its engine), `boxes` (broken boxes), `hooks`
+//!   (pre-commit configured but not installed).
 
 mod boxes;
 mod env;
 mod harness;
+mod hooks;
 mod origin;
 mod probe;
 mod runner;
@@ -43,6 +45,7 @@ pub use system::{parse_git_version, MIN_GIT};
 use boxes::check_boxes;
 use env::check_env;
 use harness::check_harness;
+use hooks::check_hooks;
 use origin::check_origin;
 use runner::check_runner;
 use system::{check_git, check_repo, check_sessions, check_uid};
@@ -73,7 +76,7 @@ impl Status {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Check {
     /// A stable id: `git`, `repo`, `uid`, `sessions`, `harness.claude`, `harness.codex`, `env`,
-    /// `origin`, `runner`, `boxes`.
+    /// `origin`, `runner`, `boxes`, `hooks`.
     pub name: &'static str,
     pub status: Status,
     /// One line saying what was found (not yet sanitised for a terminal).
@@ -147,6 +150,10 @@ pub fn run_checks(cwd: &Path, cfg: &UserConfig, isolation_flag: Option<&str>) ->
     checks.push(match &repo {
         Ok(r) => check_boxes(r),
         Err(_) => not_checked("boxes"),
+    });
+    checks.push(match &repo {
+        Ok(r) => check_hooks(r),
+        Err(_) => not_checked("hooks"),
     });
     checks
 }

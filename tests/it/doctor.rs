@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use crate::env::{Run, TestEnv};
 
-const NAMES: [&str; 10] = [
+const NAMES: [&str; 11] = [
     "git",
     "repo",
     "uid",
@@ -18,6 +18,7 @@ const NAMES: [&str; 10] = [
     "origin",
     "runner",
     "boxes",
+    "hooks",
 ];
 
 fn schema() -> Value {
@@ -395,4 +396,41 @@ fn doctor_ls_remote_runs_nothing_the_repo_planted() {
         !cred_marker.exists(),
         "doctor ran the planted credential.helper"
     );
+}
+
+/// A repository that configures pre-commit without its hooks installed is told so, with
+/// the command that works in the main checkout and the one that works inside a box;
+/// once a `pre-commit` hook is installed (or there is no configuration) the check is ok.
+#[test]
+fn pre_commit_configured_but_not_installed_is_an_advisory() {
+    let env = TestEnv::new();
+    let doc = document(env.treebox(&["doctor", "--json"]).ok());
+    assert_eq!(check(&doc, "hooks")["status"], "ok", "{doc:#}");
+
+    env.commit_file(
+        &env.repo,
+        ".pre-commit-config.yaml",
+        "repos: []\n",
+        "pre-commit",
+    );
+    let doc = document(env.treebox(&["doctor", "--json"]).ok());
+    let hooks = check(&doc, "hooks");
+    assert_eq!(hooks["status"], "advisory", "{doc:#}");
+    assert!(
+        summary(hooks).contains(".pre-commit-config.yaml"),
+        "{hooks}"
+    );
+    let hint = hooks["hint"].as_str().unwrap_or_default();
+    assert!(hint.contains("`pre-commit install`"), "{hint}");
+    assert!(
+        hint.contains("GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.hooksPath GIT_CONFIG_VALUE_0= pre-commit install"),
+        "{hint}"
+    );
+
+    crate::env::write_exec(
+        &env.repo.join(".git/hooks/pre-commit"),
+        "#!/bin/sh\nexit 0\n",
+    );
+    let doc = document(env.treebox(&["doctor", "--json"]).ok());
+    assert_eq!(check(&doc, "hooks")["status"], "ok", "{doc:#}");
 }

@@ -237,3 +237,126 @@ fn real_lefthook_installed_in_a_box_runs_behind_the_guard() {
         "lefthook's pre-push did not run behind the guard: {r:?}"
     );
 }
+
+/// The hooks dir git reports in a box — where an agent looks when a hook manager
+/// refuses — holds a note saying what the directory is and the command that installs
+/// pre-commit's hooks from inside the box. A link planted at the note's name is
+/// replaced when the box is opened, never written through.
+#[test]
+fn the_guards_directory_explains_itself() {
+    let env = TestEnv::new();
+    env.treebox(&["create", "noted", "--no-launch"]).ok();
+    let path = env.box_path("noted");
+    let hooks = PathBuf::from(
+        env.git(
+            &path,
+            &["rev-parse", "--path-format=absolute", "--git-path", "hooks"],
+        )
+        .trim(),
+    );
+    let note = std::fs::read_to_string(hooks.join("README")).expect("a note beside the guard");
+    assert!(note.contains(PRE_COMMIT_IN_A_BOX), "{note}");
+    assert!(note.contains("git branch -m"), "{note}");
+
+    let target = env.root().join("elsewhere.txt");
+    std::fs::write(&target, "mine\n").unwrap();
+    std::fs::remove_file(hooks.join("README")).unwrap();
+    std::os::unix::fs::symlink(&target, hooks.join("README")).unwrap();
+    env.treebox(&["enter", "noted", "--print"]).ok();
+    let meta = std::fs::symlink_metadata(hooks.join("README")).unwrap();
+    assert!(meta.is_file(), "the planted link is still there");
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "mine\n");
+    assert_eq!(std::fs::read_to_string(hooks.join("README")).unwrap(), note);
+}
+
+/// The command the note names, as the note spells it.
+const PRE_COMMIT_IN_A_BOX: &str =
+    "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.hooksPath GIT_CONFIG_VALUE_0= pre-commit install";
+
+/// The real pre-commit (from PyPI: `pip install pre-commit`), where the test run has it
+/// in `TREEBOX_TEST_TOOLS`: inside a worktree box and a clone box, plain `pre-commit
+/// install` refuses and writes nothing; the command in the guard's note installs its
+/// hook where git keeps the repository's hooks; a commit in the box runs it behind the
+/// guard, and the guard still refuses a placeholder push.
+#[test]
+fn real_pre_commit_installs_in_a_box_with_the_notes_command() {
+    let Some(tools) = std::env::var_os("TREEBOX_TEST_TOOLS").map(PathBuf::from) else {
+        eprintln!("note: TREEBOX_TEST_TOOLS unset: the real-pre-commit test did not run");
+        return;
+    };
+    assert!(
+        tools.join("pre-commit").is_file(),
+        "no pre-commit in {}",
+        tools.display()
+    );
+    let mut env = TestEnv::new();
+    env.add_to_path(&tools);
+    let store = env.root().join("pre-commit-store");
+    env.extra_env
+        .push(("PRE_COMMIT_HOME".into(), store.display().to_string()));
+    let marker = env.root().join("pre-commit-ran");
+    // A local hook of language `system`: pre-commit fetches nothing to run it.
+    env.commit_file(
+        &env.repo,
+        ".pre-commit-config.yaml",
+        &format!(
+            "repos:\n- repo: local\n  hooks:\n  - id: mark\n    name: mark\n    entry: touch {}\n    language: system\n    pass_filenames: false\n    always_run: true\n",
+            marker.display()
+        ),
+        "pre-commit",
+    );
+    env.git(&env.repo, &["push", "-q", "origin", "main"]);
+
+    for (leaf, git_mode) in [("pcw", "worktree"), ("pcc", "clone")] {
+        let _ = std::fs::remove_file(&marker);
+        env.treebox(&["create", leaf, "--git", git_mode, "--no-launch"])
+            .ok();
+        let path = env.box_path(leaf);
+        let common = PathBuf::from(
+            env.git(
+                &path,
+                &["rev-parse", "--path-format=absolute", "--git-common-dir"],
+            )
+            .trim(),
+        );
+        let installed = common.join("hooks/pre-commit");
+        let _ = std::fs::remove_file(&installed);
+
+        let r = crate::env::Run::from_output(
+            env.command("pre-commit", &path)
+                .arg("install")
+                .output()
+                .unwrap(),
+        );
+        assert_ne!(r.code, 0, "{leaf}: plain pre-commit install: {r:?}");
+        assert!(
+            format!("{}{}", r.stdout, r.stderr).contains("core.hooksPath"),
+            "{leaf}: {r:?}"
+        );
+        assert!(
+            !installed.exists(),
+            "{leaf}: a refused install wrote a hook"
+        );
+
+        let r = crate::env::Run::from_output(
+            env.command("sh", &path)
+                .args(["-c", PRE_COMMIT_IN_A_BOX])
+                .output()
+                .unwrap(),
+        );
+        r.ok();
+        assert!(
+            installed.is_file(),
+            "{leaf}: nothing at {}",
+            installed.display()
+        );
+        assert_eq!(boxes_check(&env)["status"], "ok", "{leaf}: the guard moved");
+
+        env.commit_file(&path, &format!("{leaf}.txt"), "work\n", "work");
+        assert!(marker.exists(), "{leaf}: pre-commit's hook did not run");
+        env.git(&path, &["switch", "-q", "-c", &format!("treebox/{leaf}")]);
+        let r = push(&env, &path);
+        assert_ne!(r.code, 0, "{leaf}: a placeholder push went through: {r:?}");
+        assert!(r.stderr.contains("git branch -m"), "{leaf}: {r:?}");
+    }
+}
