@@ -378,6 +378,13 @@ fn classify(e: &ProvisionError) -> CliError {
                     "Base the template on a glibc 2.34+ image (Debian 12, Ubuntu 22.04 or newer; not Alpine): set `baseImage` in its container.json (`git treebox template path <name>`), then remove this box and create it again.",
                 )
             }
+            P::Container(crate::runner::oci::ContainerError::Setup {
+                missing: Some(program),
+                ..
+            }) => CliError::new(ErrorKind::Container, msg).hint(format!(
+                "Install `{}` in the template's image (its Dockerfile: `git treebox template path <name>`), or leave the step out (`\"setup\": []` in your config); then `git treebox enter <box>` finishes the setup.",
+                crate::sanitize::line(program)
+            )),
             P::Container(_) => CliError::new(ErrorKind::Container, msg),
             P::DiskFull { path } => CliError::new(ErrorKind::DiskFull, msg).hint(format!(
                 "Free some space (`df -h {}` shows how much is left), then run it again.",

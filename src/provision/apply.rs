@@ -163,6 +163,27 @@ fn apply(
             )
         },
     };
+    if resumed && plan.runner.is_container() && record.container.is_none() {
+        // No container was made (its image did not build, say): the re-run's template
+        // and firewall are how that is mended. Naming none keeps the recorded one, and
+        // a firewall once asked for stays.
+        if ctx.template_named {
+            record.template = Some(ctx.template.clone());
+        }
+        record.firewall |= ctx.firewall;
+    } else if resumed
+        && plan.runner.is_container()
+        && ctx.template_named
+        && record.template.as_deref() != Some(&ctx.template)
+    {
+        warnings.push(format!(
+            "box `{}` keeps template `{}`: its container exists; to use `{}`, remove the box (`git treebox rm {}`) and create it again",
+            plan.name,
+            record.template.as_deref().unwrap_or("default"),
+            ctx.template,
+            crate::cmd::quote(&plan.name),
+        ));
+    }
     if !resumed {
         // Names only: the values are read where they are used (SPEC §7).
         record.forward_tokens = plan.forward_tokens.clone();

@@ -50,6 +50,15 @@ pub(super) fn make_plan(
             })
         }
         Some(r) if path.exists() && registered => {
+            // A box keeps the runner it was made with: finishing a container box's
+            // setup on the host (or the other way round) is never what was asked.
+            if r.runner != ctx.runner {
+                return Err(ProvisionError::IsolationMismatch {
+                    leaf: leaf.to_string(),
+                    recorded: r.runner.to_string(),
+                    requested: ctx.runner.to_string(),
+                });
+            }
             if r.git_mode != ctx.git_mode {
                 return Err(ProvisionError::ModeMismatch {
                     leaf: leaf.to_string(),

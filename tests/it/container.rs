@@ -117,17 +117,8 @@ impl Boxed {
     }
 
     pub(crate) fn record(&self, leaf: &str) -> serde_json::Value {
-        let repos = self.env.state_dir().join("treebox/repos");
-        let dir = std::fs::read_dir(&repos)
+        serde_json::from_str(&std::fs::read_to_string(record_path(&self.env, leaf)).unwrap())
             .unwrap()
-            .flatten()
-            .next()
-            .unwrap()
-            .path();
-        serde_json::from_str(
-            &std::fs::read_to_string(dir.join("boxes").join(leaf).join("record.json")).unwrap(),
-        )
-        .unwrap()
     }
 
     pub(crate) fn engine_cmd(&self, args: &[&str]) -> Command {
@@ -855,4 +846,78 @@ fn an_image_that_cannot_run_the_guard_is_refused_at_create() {
     assert_eq!(b.record("noguard")["setupCompleted"], false);
     env.treebox(&["teardown", "--force", "noguard"]).ok();
     assert!(!env.box_path("noguard").exists());
+}
+
+/// A container box whose image did not build is mended by running `create` again
+/// with a template that builds: the re-run's template is taken, since no container was
+/// made from the old one. The box keeps its runner: a re-run on another one is refused
+/// (exit 5) before anything runs. A setup step whose program the image lacks says so,
+/// with the way out.
+#[test]
+fn a_failed_image_build_is_mended_by_a_rerun_with_another_template() {
+    let Some(b) = Boxed::new("docker") else {
+        return;
+    };
+    let env = &b.env;
+    env.commit_file(
+        &env.repo,
+        "pyproject.toml",
+        "[project]\nname = \"demo\"\nversion = \"0.1.0\"\n",
+        "uv project",
+    );
+    env.commit_file(&env.repo, "uv.lock", "version = 1\n", "uv lock");
+    env.git(&env.repo, &["push", "-q", "origin", "main"]);
+    env.treebox(&["template", "init", "broken"]).ok();
+    let path = env
+        .config_dir()
+        .join("treebox/templates/broken/container.json");
+    let mut spec: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    spec["baseImage"] = "treebox-test-absent:0".into();
+    spec["buildArgs"]["INSTALL_AGENTS"] = "0".into();
+    std::fs::write(&path, serde_json::to_string_pretty(&spec).unwrap()).unwrap();
+
+    let r = env.treebox(&["create", "mend", "--template", "broken", "--no-launch"]);
+    r.code(1);
+    assert!(r.stderr.contains("building the box image failed"), "{r:?}");
+    assert_eq!(b.record("mend")["template"], "broken");
+
+    // Another runner: refused, and the record is as it was.
+    let record = std::fs::read(record_path(env, "mend")).unwrap();
+    let r = env.treebox(&["create", "mend", "--isolation", "host", "--no-launch"]);
+    r.code(5);
+    assert!(r.stderr.contains("runs on docker, not host"), "{r:?}");
+    assert!(r.stderr.contains("--isolation docker"), "{r:?}");
+    assert_eq!(std::fs::read(record_path(env, "mend")).unwrap(), record);
+    assert!(!env.box_path("mend").join(".venv").exists());
+
+    // A template that builds: taken. Setup then finds no uv in the image, and says so.
+    let r = env.treebox(&["create", "mend", "--template", "test", "--no-launch"]);
+    r.code(1);
+    assert_eq!(b.record("mend")["template"], "test");
+    assert!(b.record("mend")["container"]["name"].is_string());
+    assert!(
+        r.stderr
+            .contains("`uv` is not installed in the box's image"),
+        "{r:?}"
+    );
+    assert!(r.stderr.contains("hint: Install `uv`"), "{r:?}");
+
+    // Without the step, entering finishes the box.
+    env.write_config(r#"{"template": "test", "isolation": "docker", "setup": []}"#);
+    env.treebox(&["enter", "mend", "--print"]).ok();
+    assert_eq!(b.record("mend")["setupCompleted"], true);
+    env.treebox(&["teardown", "--force", "mend"]).ok();
+}
+
+/// The record of the test's one repository's box `leaf`.
+fn record_path(env: &TestEnv, leaf: &str) -> PathBuf {
+    let repos = env.state_dir().join("treebox/repos");
+    let dir = std::fs::read_dir(&repos)
+        .unwrap()
+        .flatten()
+        .next()
+        .unwrap()
+        .path();
+    dir.join("boxes").join(leaf).join("record.json")
 }

@@ -28,7 +28,12 @@ pub enum ContainerError {
     #[error("the firewall could not be applied (egress stays denied): {}", tail(.0))]
     Firewall(#[source] CmdError),
     #[error("setup step `{step}` failed in the container: {detail}")]
-    Setup { step: String, detail: String },
+    Setup {
+        step: String,
+        detail: String,
+        /// The program the image lacks, when that is why the step failed.
+        missing: Option<String>,
+    },
     #[error("the pre-push guard cannot run in this box's image, so git would refuse every commit and push there: {detail}")]
     GuardCannotRun { detail: String },
     #[error("{what} {}", .path.display())]

@@ -72,6 +72,39 @@ pub fn check_guard(
 /// mounted caches, or the user's `setup` commands, as the caller planned them; only
 /// each command's argv and environment are used), then the template's `postCreate`.
 /// Fails loudly: the first failing step is an error.
+/// The last lines a failed step printed (stderr, else stdout: docker prints its own
+/// "executable file not found" there), and its status.
+fn failure_detail(argv: &[String], out: &std::process::Output) -> String {
+    let pick = |b: &[u8]| {
+        let text = String::from_utf8_lossy(b).into_owned();
+        let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+        lines[lines.len().saturating_sub(5)..].join(" / ")
+    };
+    let text = match pick(&out.stderr) {
+        t if t.is_empty() => pick(&out.stdout),
+        t => t,
+    };
+    if program_missing(out) {
+        let program = argv.first().map_or("", String::as_str);
+        return format!(
+            "`{program}` is not installed in the box's image ({})",
+            out.status
+        );
+    }
+    if text.is_empty() {
+        format!("no output ({})", out.status)
+    } else {
+        format!("{text} ({})", out.status)
+    }
+}
+
+/// Did the engine find no such program in the container? docker and podman exit 126 or
+/// 127 and say `executable file not found`.
+fn program_missing(out: &std::process::Output) -> bool {
+    let said = |b: &[u8]| String::from_utf8_lossy(b).contains("executable file not found");
+    matches!(out.status.code(), Some(126 | 127)) && (said(&out.stdout) || said(&out.stderr))
+}
+
 pub fn setup_inside(
     engine: Engine,
     rec: &ContainerRecord,
@@ -98,14 +131,51 @@ pub fn setup_inside(
             .output_any()
             .map_err(ContainerError::Engine)?;
         if !out.status.success() {
-            let text = String::from_utf8_lossy(&out.stderr);
-            let detail: Vec<&str> = text.lines().rev().take(5).collect();
-            let detail: Vec<&str> = detail.into_iter().rev().collect();
             return Err(ContainerError::Setup {
+                detail: crate::sanitize::line(&failure_detail(&argv, &out)),
+                missing: program_missing(&out).then(|| argv.first().cloned().unwrap_or_default()),
                 step: name,
-                detail: crate::sanitize::line(&format!("{} ({})", detail.join(" / "), out.status)),
             });
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::process::ExitStatusExt;
+
+    fn output(code: i32, stdout: &str, stderr: &str) -> std::process::Output {
+        std::process::Output {
+            status: std::process::ExitStatus::from_raw(code << 8),
+            stdout: stdout.as_bytes().to_vec(),
+            stderr: stderr.as_bytes().to_vec(),
+        }
+    }
+
+    #[test]
+    fn a_program_the_image_lacks_is_named() {
+        let argv = vec!["uv".to_string(), "sync".to_string()];
+        // docker prints it on stdout, podman on stderr.
+        for out in [
+            output(126, "OCI runtime exec failed: exec failed: unable to start container process: exec: \"uv\": executable file not found in $PATH: unknown\n", ""),
+            output(127, "", "Error: runc: runc create failed: unable to start container process: exec: \"uv\": executable file not found in $PATH: OCI runtime attempted to invoke a command that was not found\n"),
+        ] {
+            assert!(program_missing(&out));
+            assert!(failure_detail(&argv, &out).starts_with("`uv` is not installed"));
+        }
+    }
+
+    #[test]
+    fn a_failing_step_shows_its_last_lines_from_either_stream() {
+        let argv = vec!["npm".to_string(), "ci".to_string()];
+        let d = failure_detail(&argv, &output(1, "", "a\n\nb\nc\nd\ne\nf\n"));
+        assert_eq!(d, "b / c / d / e / f (exit status: 1)");
+        let d = failure_detail(&argv, &output(2, "only stdout\n", ""));
+        assert_eq!(d, "only stdout (exit status: 2)");
+        let d = failure_detail(&argv, &output(3, "", ""));
+        assert_eq!(d, "no output (exit status: 3)");
+        assert!(!program_missing(&output(127, "", "sh: 1: uv: not found\n")));
+    }
 }
