@@ -316,10 +316,14 @@ fn classify(e: &ProvisionError) -> CliError {
             }
             P::BaseNotFound { empty: true, .. } => CliError::new(ErrorKind::BaseNotFound, msg)
                 .hint("Commit once (`git commit --allow-empty -m init`), or make a clone box, which can start empty: `--git clone` without `--base`."),
+            P::BaseNotFound { checked_out: Some(b), .. } => CliError::new(ErrorKind::BaseNotFound, msg)
+                .hint(format!("Name an existing base, such as the branch your checkout is on: `--base {}`; `git branch -a` lists them.", q(b))),
             P::BaseNotFound { .. } => CliError::new(ErrorKind::BaseNotFound, msg)
                 .hint("Name an existing base with `--base <branch>`; `git branch -a` lists them."),
             P::BranchNotFound { .. } => CliError::new(ErrorKind::BranchNotFound, msg)
                 .hint("`git branch -a` lists the branches; to start a new one, run `git treebox create <name>`."),
+            P::DefaultBaseNotFound { checked_out: Some(b), .. } => CliError::new(ErrorKind::BaseNotFound, msg)
+                .hint(format!("Name the base, such as the branch your checkout is on: `--base {}`; or have git record origin's default branch: `git remote set-head origin --auto`.", q(b))),
             P::DefaultBaseNotFound { .. } => CliError::new(ErrorKind::BaseNotFound, msg)
                 .hint("Name the base with `--base <branch>`, or have git record origin's default branch: `git remote set-head origin --auto`."),
             P::BranchExists { branch } | P::BranchOnOrigin { branch } => CliError::new(ErrorKind::BranchExists, msg).hint(format!(

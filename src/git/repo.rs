@@ -209,6 +209,14 @@ impl Repo {
     }
 
     /// Is `branch` checked out in any worktree of this repository?
+    /// The branch checked out in the main checkout (its `HEAD`), if it is on one.
+    pub fn main_branch(&self) -> Option<String> {
+        let head = read_plain(&self.common_dir.join("HEAD"))?;
+        let name = head.trim().strip_prefix("ref: refs/heads/")?;
+        crate::names::check_existing_branch(name).ok()?;
+        Some(name.to_string())
+    }
+
     pub fn branch_checked_out(&self, branch: &str) -> bool {
         let full = format!("refs/heads/{branch}");
         let main_head = read_plain(&self.common_dir.join("HEAD")).unwrap_or_default();
@@ -302,12 +310,55 @@ pub fn plain_git_dir(git_dir: &Path) -> bool {
     true
 }
 
-/// A small file's text, without blocking on a FIFO planted in its place: only a
-/// regular file is read.
+/// A small file's text, without blocking on a FIFO planted in its place and without
+/// following a symlink planted there (a box can make its `.git` pointer, `HEAD` or
+/// `gitdir` a link to any file on the host): only a regular file of at most 1 MiB is
+/// read, judged on the file opened, so nothing can be swapped in between.
 pub fn read_plain(path: &Path) -> Option<String> {
-    // Bounded: a box can point its `HEAD` or `gitdir` at a huge file.
-    if !std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.len() <= 1 << 20) {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    const CAP: u64 = 1 << 20;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+        .ok()?;
+    // Bounded: a box can make its `HEAD` or `gitdir` a huge file.
+    if !file.metadata().is_ok_and(|m| m.is_file() && m.len() <= CAP) {
         return None;
     }
-    std::fs::read_to_string(path).ok()
+    let mut text = String::new();
+    file.take(CAP).read_to_string(&mut text).ok()?;
+    Some(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::read_plain;
+
+    #[test]
+    fn read_plain_reads_only_a_small_regular_file_and_follows_no_link() {
+        let d = tempfile::tempdir().unwrap();
+        let file = d.path().join("HEAD");
+        std::fs::write(&file, "ref: refs/heads/main\n").unwrap();
+        assert_eq!(read_plain(&file).as_deref(), Some("ref: refs/heads/main\n"));
+
+        let secret = d.path().join("secret");
+        std::fs::write(&secret, "not yours\n").unwrap();
+        let link = d.path().join("gitdir");
+        std::os::unix::fs::symlink(&secret, &link).unwrap();
+        assert_eq!(read_plain(&link), None, "a planted link was followed");
+
+        let fifo = d.path().join("fifo");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        assert_eq!(read_plain(&fifo), None, "a FIFO was read");
+
+        let big = d.path().join("big");
+        std::fs::write(&big, vec![b'a'; (1 << 20) + 1]).unwrap();
+        assert_eq!(read_plain(&big), None);
+        assert_eq!(read_plain(&d.path().join("absent")), None);
+        assert_eq!(read_plain(d.path()), None, "a directory is not a file");
+    }
 }

@@ -72,7 +72,13 @@ pub enum ProvisionError {
     } else {
         format!("base branch `{base}` not found (neither origin/{base} nor a local {base})")
     })]
-    BaseNotFound { base: String, empty: bool },
+    BaseNotFound {
+        base: String,
+        empty: bool,
+        /// The branch checked out in the main checkout, when it is another one: the
+        /// base the hint suggests.
+        checked_out: Option<String>,
+    },
     #[error("branch `{branch}` not found (neither a local branch nor origin/{branch})")]
     BranchNotFound { branch: String },
     #[error("branch `{branch}` already exists")]
@@ -121,7 +127,12 @@ pub enum ProvisionError {
     } else {
         format!("no base branch: origin/HEAD is not set, and there is neither origin/{base} nor a local {base}")
     })]
-    DefaultBaseNotFound { base: String, origin_head: bool },
+    DefaultBaseNotFound {
+        base: String,
+        origin_head: bool,
+        /// As in [`ProvisionError::BaseNotFound`].
+        checked_out: Option<String>,
+    },
 }
 
 pub(super) fn io_err<'a>(

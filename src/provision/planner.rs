@@ -252,15 +252,21 @@ fn new_branch(
         }
         // Nobody chose this base: say where the default came from, and how to fix it.
         let defaulted = matches!(ctx.base_from, BaseFrom::OriginHead | BaseFrom::Default);
+        let checked_out = ctx
+            .repo
+            .main_branch()
+            .filter(|b| *b != ctx.base && ctx.repo.local_branch(b).is_some());
         if defaulted && !empty && ctx.repo.has_remote("origin") {
             return Err(ProvisionError::DefaultBaseNotFound {
                 base: ctx.base.clone(),
                 origin_head: ctx.base_from == BaseFrom::OriginHead,
+                checked_out,
             });
         }
         return Err(ProvisionError::BaseNotFound {
             base: ctx.base.clone(),
             empty,
+            checked_out,
         });
     };
     *base_ref = Some(resolved.refname.clone());

@@ -278,3 +278,19 @@ fn upper_case_names_are_boxes_and_case_twins_conflict() {
     r.code(3);
     assert!(r.stderr.contains("no box matches"), "{r:?}");
 }
+
+/// A repository with no origin whose only branch is `trunk`: no base is found (the
+/// default is `main`), and the hint names the branch the checkout is on, which works.
+#[test]
+fn a_missing_default_base_hint_names_the_checked_out_branch() {
+    let env = TestEnv::new();
+    env.git(&env.repo, &["remote", "remove", "origin"]);
+    env.git(&env.repo, &["branch", "-m", "main", "trunk"]);
+    let before = env.snapshot();
+    let r = env.treebox(&["create", "x", "--no-launch"]);
+    r.code(3);
+    assert!(r.stderr.contains("`--base trunk`"), "{r:?}");
+    assert_eq!(env.snapshot(), before, "a refused create wrote something");
+    env.treebox(&["create", "x", "--base", "trunk", "--no-launch"])
+        .ok();
+}
