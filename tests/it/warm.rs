@@ -156,6 +156,23 @@ fn off_brings_nothing_and_the_flag_beats_the_config() {
         .json();
     assert_eq!(doc["warm"]["mode"], "off");
     assert!(!env.box_path("none").join("target").exists());
+    // `git sandbox up` takes the same flags through the same pipeline.
+    let doc = env
+        .sandbox(&["up", "uphot", "--warm", "--json"])
+        .ok()
+        .json();
+    assert_eq!(doc["warm"]["mode"], "copy");
+    assert_eq!(
+        digest(&env.box_path("uphot").join("target")),
+        digest(&env.repo.join("target"))
+    );
+    env.write_config(r#"{"warm": "copy"}"#);
+    let doc = env
+        .sandbox(&["up", "upcold", "--no-warm", "--json"])
+        .ok()
+        .json();
+    assert_eq!(doc["warm"]["mode"], "off");
+    assert!(!env.box_path("upcold").join("target").exists());
 }
 
 #[test]
