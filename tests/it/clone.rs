@@ -473,12 +473,7 @@ fn attach_opens_the_login_shell_in_the_box_and_passes_its_code() {
 fn prune_leaves_a_lock_someone_holds() {
     let env = TestEnv::new();
     env.treebox(&["create", "real", "--no-launch"]).ok();
-    let common = env.repo.join(".git").canonicalize().unwrap();
-    let locks = env
-        .state_dir()
-        .join("treebox/repos")
-        .join(treebox::state::layout::repo_key(&common))
-        .join("locks");
+    let locks = env.repo_state().join("locks");
     let held_path = locks.join("busy.lock");
     let held = treebox::state::BoxLock::try_acquire(&held_path, "busy").unwrap();
     std::fs::write(locks.join("stray.lock"), "").unwrap();

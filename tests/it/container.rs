@@ -910,14 +910,7 @@ fn a_failed_image_build_is_mended_by_a_rerun_with_another_template() {
     env.treebox(&["teardown", "--force", "mend"]).ok();
 }
 
-/// The record of the test's one repository's box `leaf`.
+/// The record of the fixture repository's box `leaf`.
 fn record_path(env: &TestEnv, leaf: &str) -> PathBuf {
-    let repos = env.state_dir().join("treebox/repos");
-    let dir = std::fs::read_dir(&repos)
-        .unwrap()
-        .flatten()
-        .next()
-        .unwrap()
-        .path();
-    dir.join("boxes").join(leaf).join("record.json")
+    env.box_state(leaf).join("record.json")
 }

@@ -5,15 +5,8 @@ use std::os::unix::fs::PermissionsExt;
 use crate::env::{write_exec, TestEnv};
 
 pub(crate) fn record(env: &TestEnv, leaf: &str) -> serde_json::Value {
-    let boxes = env.state_dir().join("treebox/repos");
-    let repo_dir = std::fs::read_dir(&boxes)
-        .unwrap()
-        .flatten()
-        .next()
-        .expect("a repo state dir")
-        .path();
-    let text = std::fs::read_to_string(repo_dir.join("boxes").join(leaf).join("record.json"))
-        .expect("record exists");
+    let text =
+        std::fs::read_to_string(env.box_state(leaf).join("record.json")).expect("record exists");
     serde_json::from_str(&text).unwrap()
 }
 

@@ -190,6 +190,19 @@ impl TestEnv {
         self.home.join(".local/state")
     }
 
+    /// `$XDG_STATE_HOME/treebox/repos/<key>`: the fixture repository's bookkeeping.
+    pub fn repo_state(&self) -> PathBuf {
+        let common = self.repo.join(".git").canonicalize().unwrap();
+        self.state_dir()
+            .join("treebox/repos")
+            .join(treebox::state::layout::repo_key(&common))
+    }
+
+    /// The bookkeeping dir of the fixture repository's box `leaf`.
+    pub fn box_state(&self, leaf: &str) -> PathBuf {
+        self.repo_state().join("boxes").join(leaf)
+    }
+
     pub fn config_dir(&self) -> PathBuf {
         self.home.join(".config")
     }

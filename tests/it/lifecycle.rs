@@ -8,10 +8,7 @@ use std::time::{Duration, Instant};
 use crate::env::{write_exec, TestEnv, TREEBOX};
 
 fn repo_state(env: &TestEnv) -> PathBuf {
-    let common = env.repo.join(".git").canonicalize().unwrap();
-    env.state_dir()
-        .join("treebox/repos")
-        .join(treebox::state::layout::repo_key(&common))
+    env.repo_state()
 }
 
 fn list(env: &TestEnv) -> Vec<serde_json::Value> {

@@ -10,10 +10,7 @@ use crate::env::{TestEnv, TREEBOX};
 
 /// `$XDG_STATE_HOME/treebox/repos/<key>` for the fixture's repository.
 pub fn repo_state(env: &TestEnv) -> PathBuf {
-    let common = env.repo.join(".git").canonicalize().unwrap();
-    env.state_dir()
-        .join("treebox/repos")
-        .join(treebox::state::layout::repo_key(&common))
+    env.repo_state()
 }
 
 #[allow(dead_code)] // used by some suites only

@@ -350,14 +350,7 @@ fn a_container_worktree_of_an_earlier_version_is_named_unsafe() {
         let env = &b.env;
         env.treebox(&["create", "old", "--isolation", "host", "--no-launch"])
             .ok();
-        let repos = env.state_dir().join("treebox/repos");
-        let state = std::fs::read_dir(&repos)
-            .unwrap()
-            .flatten()
-            .next()
-            .unwrap()
-            .path();
-        let path = state.join("boxes/old/record.json");
+        let path = env.box_state("old").join("record.json");
         let mut rec: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
         assert!(rec.get("bareClone").is_none());

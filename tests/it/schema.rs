@@ -361,10 +361,7 @@ fn schema_error_documents() {
 
 /// The per-repository state directory (`$XDG_STATE_HOME/treebox/repos/<key>`).
 fn repo_state(env: &TestEnv) -> PathBuf {
-    let common = env.repo.join(".git").canonicalize().unwrap();
-    env.state_dir()
-        .join("treebox/repos")
-        .join(treebox::state::layout::repo_key(&common))
+    env.repo_state()
 }
 
 fn list_document(env: &TestEnv, what: &str) -> Value {

@@ -185,13 +185,7 @@ fn a_detached_agent_is_live_protects_its_box_and_ends() {
     );
     assert!(started.contains("arg=fix the bug"), "{started}");
     // The session's activity (what idle parking reads) is the agent's output.
-    let marker = env
-        .state_dir()
-        .join("treebox/repos")
-        .join(treebox::state::layout::repo_key(
-            &env.repo.join(".git").canonicalize().unwrap(),
-        ))
-        .join("boxes/solo/session.lock");
+    let marker = env.box_state("solo").join("session.lock");
     let seen = treebox::session::activity(&marker).expect("a live session's activity");
     // (tmux counts whole seconds.)
     assert!(

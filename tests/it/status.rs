@@ -98,14 +98,7 @@ fn ls_status(env: &TestEnv, leaf: &str) -> serde_json::Value {
 
 /// The one box's bookkeeping dir.
 fn box_state(env: &TestEnv, leaf: &str) -> PathBuf {
-    let repos = env.state_dir().join("treebox/repos");
-    let dir = std::fs::read_dir(&repos)
-        .unwrap()
-        .flatten()
-        .next()
-        .unwrap()
-        .path();
-    dir.join("boxes").join(leaf)
+    env.box_state(leaf)
 }
 
 #[test]

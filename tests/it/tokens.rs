@@ -30,13 +30,7 @@ fn on_the_host_a_forge_token_reaches_the_agent_only_when_forwarded() {
     );
     assert!(r.stderr.contains("GH_TOKEN forwarded"), "{r:?}");
     assert!(!r.stderr.contains("ghp_secret_host") && !r.stdout.contains("ghp_secret_host"));
-    let state = std::fs::read_dir(env.state_dir().join("treebox/repos"))
-        .unwrap()
-        .flatten()
-        .next()
-        .unwrap()
-        .path();
-    let record = std::fs::read_to_string(state.join("boxes/fwd/record.json")).unwrap();
+    let record = std::fs::read_to_string(env.box_state("fwd").join("record.json")).unwrap();
     assert!(
         record.contains(r#""forwardTokens""#) && record.contains("GH_TOKEN"),
         "{record}"
