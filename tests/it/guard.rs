@@ -361,8 +361,11 @@ fn install_is_idempotent_and_atomic_looking() {
     names.sort();
     let mut expected: Vec<String> = HOOK_NAMES.iter().map(|s| s.to_string()).collect();
     expected.push(GUARD_EXE_NAME.to_owned());
+    expected.push(treebox::provision::guard::HOOKS_README_NAME.to_owned());
     expected.sort();
     assert_eq!(names, expected, "stray files in the hooks dir");
+    let note = fs::metadata(first.join(treebox::provision::guard::HOOKS_README_NAME)).unwrap();
+    assert!(note.is_file() && note.permissions().mode() & 0o111 == 0);
     for name in HOOK_NAMES {
         let m = fs::metadata(first.join(name)).expect("hook");
         assert_eq!((m.dev(), m.ino()), (copy.dev(), copy.ino()), "{name}");

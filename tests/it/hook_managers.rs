@@ -176,22 +176,32 @@ fn unsetting_the_boxs_hooks_path_is_undone_when_the_box_is_opened() {
     assert_ne!(r.code, 0, "the guard is still off after enter: {r:?}");
 }
 
+/// A fixture with the real `tool` on PATH, from the directory `TREEBOX_TEST_TOOLS`
+/// names (`.ci/run` fills one from PyPI when it answers); `None`, said on stderr, when
+/// the test run has none.
+fn with_real_tool(tool: &str) -> Option<TestEnv> {
+    let Some(tools) = std::env::var_os("TREEBOX_TEST_TOOLS").map(PathBuf::from) else {
+        eprintln!("note: TREEBOX_TEST_TOOLS unset: the real-{tool} test did not run");
+        return None;
+    };
+    assert!(
+        tools.join(tool).is_file(),
+        "no {tool} in {}",
+        tools.display()
+    );
+    let mut env = TestEnv::new();
+    env.add_to_path(&tools);
+    Some(env)
+}
+
 /// The real lefthook (from PyPI: `pip install lefthook`), where the test run has it:
 /// `TREEBOX_TEST_TOOLS` names a directory holding `lefthook` (`.ci/run` fills one when
 /// PyPI answers); without it the test says so and passes.
 #[test]
 fn real_lefthook_installed_in_a_box_runs_behind_the_guard() {
-    let Some(tools) = std::env::var_os("TREEBOX_TEST_TOOLS").map(PathBuf::from) else {
-        eprintln!("note: TREEBOX_TEST_TOOLS unset: the real-lefthook test did not run");
+    let Some(env) = with_real_tool("lefthook") else {
         return;
     };
-    assert!(
-        tools.join("lefthook").is_file(),
-        "no lefthook in {}",
-        tools.display()
-    );
-    let mut env = TestEnv::new();
-    env.add_to_path(&tools);
     let marker = env.root().join("lefthook-ran");
     env.commit_file(
         &env.repo,
@@ -280,17 +290,9 @@ const PRE_COMMIT_IN_A_BOX: &str =
 /// guard, and the guard still refuses a placeholder push.
 #[test]
 fn real_pre_commit_installs_in_a_box_with_the_notes_command() {
-    let Some(tools) = std::env::var_os("TREEBOX_TEST_TOOLS").map(PathBuf::from) else {
-        eprintln!("note: TREEBOX_TEST_TOOLS unset: the real-pre-commit test did not run");
+    let Some(mut env) = with_real_tool("pre-commit") else {
         return;
     };
-    assert!(
-        tools.join("pre-commit").is_file(),
-        "no pre-commit in {}",
-        tools.display()
-    );
-    let mut env = TestEnv::new();
-    env.add_to_path(&tools);
     let store = env.root().join("pre-commit-store");
     env.extra_env
         .push(("PRE_COMMIT_HOME".into(), store.display().to_string()));
