@@ -309,9 +309,15 @@ fn classify(e: &ProvisionError) -> CliError {
                     q(leaf)
                 ))
             }
-            P::IsolationMismatch { recorded, .. } => {
+            P::IsolationMismatch { recorded, flagged: true, .. } => {
                 CliError::new(ErrorKind::IsolationMismatch, msg).hint(format!(
                     "Boxes keep the runner they were made with: drop the flag or pass `--isolation {recorded}`."
+                ))
+            }
+            P::IsolationMismatch { leaf, recorded, .. } => {
+                CliError::new(ErrorKind::IsolationMismatch, msg).hint(format!(
+                    "Boxes keep the runner they were made with: pass `--isolation {recorded}`, or finish it with `git treebox enter {}`.",
+                    q(leaf)
                 ))
             }
             P::BaseNotFound { empty: true, .. } => CliError::new(ErrorKind::BaseNotFound, msg)

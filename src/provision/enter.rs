@@ -112,6 +112,7 @@ pub fn enter(
                 leaf: record.name.clone(),
                 recorded: record.runner.to_string(),
                 requested: wanted.map_or_else(|| iso.clone(), |r| r.to_string()),
+                flagged: true,
             });
         }
     }

@@ -60,6 +60,8 @@ pub enum ProvisionError {
         leaf: String,
         recorded: String,
         requested: String,
+        /// `--isolation` named the other runner (else the config or `auto` chose it).
+        flagged: bool,
     },
     #[error("box `{leaf}` was built in {built} git mode, not {requested}")]
     ModeMismatch {

@@ -57,6 +57,7 @@ pub(super) fn make_plan(
                     leaf: leaf.to_string(),
                     recorded: r.runner.to_string(),
                     requested: ctx.runner.to_string(),
+                    flagged: req.isolation.is_some(),
                 });
             }
             if r.git_mode != ctx.git_mode {

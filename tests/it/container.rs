@@ -890,6 +890,13 @@ fn a_failed_image_build_is_mended_by_a_rerun_with_another_template() {
     assert!(r.stderr.contains("--isolation docker"), "{r:?}");
     assert_eq!(std::fs::read(record_path(env, "mend")).unwrap(), record);
     assert!(!env.box_path("mend").join(".venv").exists());
+    // No runner named at all (`auto` is the host on this machine): the same refusal.
+    env.write_config(r#"{"template": "test"}"#);
+    let r = env.treebox(&["create", "mend", "--no-launch"]);
+    r.code(5);
+    assert!(r.stderr.contains("git treebox enter mend"), "{r:?}");
+    assert_eq!(std::fs::read(record_path(env, "mend")).unwrap(), record);
+    env.write_config(r#"{"template": "test", "isolation": "docker"}"#);
 
     // A template that builds: taken. Setup then finds no uv in the image, and says so.
     let r = env.treebox(&["create", "mend", "--template", "test", "--no-launch"]);
