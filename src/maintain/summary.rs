@@ -102,15 +102,88 @@ struct Kept {
     gitdir: Option<String>,
     record: Record,
     facts: Facts,
-    inputs: Vec<(PathBuf, Stamp)>,
+    /// Each input's path as [`Bases::short`] writes it, and its identity.
+    inputs: Vec<(String, Stamp)>,
+}
+
+/// The directories most inputs are under, so the cache names them briefly: `c/…`
+/// under the git dir, `b/…` under the box root, `s/…` under the state dir; any other
+/// path in full.
+struct Bases<'a> {
+    common: &'a Path,
+    box_root: &'a Path,
+    state: &'a Path,
+}
+
+impl Bases<'_> {
+    /// `path`, shortened (`None` when it is not UTF-8: not kept).
+    fn short(&self, path: &Path) -> Option<String> {
+        for (tag, base) in [
+            ("c/", self.common),
+            ("b/", self.box_root),
+            ("s/", self.state),
+        ] {
+            if let Ok(rest) = path.strip_prefix(base) {
+                return Some(format!("{tag}{}", rest.to_str()?));
+            }
+        }
+        path.to_str().map(str::to_string)
+    }
+
+    /// The path [`Self::short`] shortened.
+    fn full(&self, short: &str) -> Option<PathBuf> {
+        let (tag, rest) = (short.get(..2)?, short.get(2..)?);
+        match tag {
+            "c/" => Some(self.common.join(rest)),
+            "b/" => Some(self.box_root.join(rest)),
+            "s/" => Some(self.state.join(rest)),
+            _ => short.starts_with('/').then(|| PathBuf::from(short)),
+        }
+    }
 }
 
 impl Kept {
     /// Is every input as it was?
-    fn holds(&self) -> bool {
-        self.inputs
-            .iter()
-            .all(|(p, s)| Stamp::lstat(p).as_ref() == Some(s))
+    fn holds(&self, bases: &Bases) -> bool {
+        self.inputs.iter().all(|(p, s)| {
+            bases
+                .full(p)
+                .is_some_and(|p| Stamp::lstat(&p).as_ref() == Some(s))
+        })
+    }
+
+    /// Is `e` the very entry it was kept with ([`Self::entry`], compared field by
+    /// field without building it)?
+    fn is(&self, e: &BoxEntry, layout: &Layout) -> bool {
+        let BoxEntry {
+            leaf,
+            path,
+            record,
+            record_error,
+            admin_dir,
+            branch,
+            dir_exists,
+            own_tip_time,
+            seen,
+        } = e;
+        let seen_same = match (seen.as_deref(), &self.admin) {
+            (None, None) => true,
+            (Some(s), Some(admin)) => {
+                s.admin == *admin
+                    && s.head.as_deref() == self.head.as_deref().map(str::as_bytes)
+                    && s.gitdir.as_deref() == self.gitdir.as_deref().map(str::as_bytes)
+            }
+            _ => false,
+        };
+        leaf.as_str() == self.leaf
+            && *path == layout.box_path(leaf)
+            && record.as_ref() == Some(&self.record)
+            && record_error.is_none()
+            && *admin_dir == self.admin
+            && *branch == self.branch
+            && *dir_exists == self.dir_exists
+            && own_tip_time.is_none()
+            && seen_same
     }
 
     /// The inventory entry it was kept with; without its record, what
@@ -165,7 +238,12 @@ pub fn list(repo: &Repo, layout: &Layout) -> Vec<(BoxEntry, Facts)> {
             .into_iter()
             .filter_map(|k| Some((Leaf::parse(&k.leaf).ok()?, k)))
             .collect();
-    let holds = boxes::par::map(&loaded, || (), |(), (_, k)| k.holds());
+    let bases = Bases {
+        common: &repo.common_dir,
+        box_root: &layout.box_root,
+        state: &layout.repo_state,
+    };
+    let holds = boxes::par::map(&loaded, || (), |(), (_, k)| k.holds(&bases));
     let mut held = Held {
         layout,
         by_admin: HashMap::new(),
@@ -185,7 +263,7 @@ pub fn list(repo: &Repo, layout: &Layout) -> Vec<(BoxEntry, Facts)> {
             held.by_leaf
                 .get(&e.leaf)
                 .copied()
-                .filter(|k| k.entry(&e.leaf, layout, true) == *e)
+                .filter(|k| k.is(e, layout))
         })
         .collect();
     let misses: Vec<usize> = (0..entries.len()).filter(|&i| hits[i].is_none()).collect();
@@ -207,7 +285,7 @@ pub fn list(repo: &Repo, layout: &Layout) -> Vec<(BoxEntry, Facts)> {
         // The branch tip through the one libgit2 handle, on this thread.
         f.last_commit = last_commit(e, repo);
         if let Some(inputs) = inputs.filter(|ins| settled(ins, began)) {
-            new.extend(keep(e, f, inputs, layout));
+            new.extend(keep(e, f, &inputs, layout, &bases));
         }
         facts[i] = Some(f);
     }
@@ -385,8 +463,9 @@ fn settled(inputs: &[(PathBuf, Stamp)], began: SystemTime) -> bool {
 fn keep(
     e: &BoxEntry,
     facts: Facts,
-    inputs: Vec<(PathBuf, Stamp)>,
+    inputs: &[(PathBuf, Stamp)],
     layout: &Layout,
+    bases: &Bases,
 ) -> Option<Kept> {
     let text = |b: &Option<Vec<u8>>| -> Option<Option<String>> {
         match b {
@@ -414,8 +493,16 @@ fn keep(
         },
         record: e.record.clone()?,
         facts,
-        inputs,
+        inputs: inputs
+            .iter()
+            .map(|(p, s)| Some((bases.short(p)?, *s)))
+            .collect::<Option<_>>()?,
     };
     let back: Kept = serde_json::from_slice(&serde_json::to_vec(&kept).ok()?).ok()?;
-    (back.entry(&e.leaf, layout, true) == *e && back.facts == facts).then_some(back)
+    let same_inputs = back.inputs.len() == inputs.len()
+        && back.inputs.iter().zip(inputs).all(|((short, s), (p, t))| {
+            *s == *t && bases.full(short).as_deref() == Some(p.as_path())
+        });
+    let same = back.entry(&e.leaf, layout, true) == *e && back.is(e, layout);
+    (same && back.facts == facts && same_inputs).then_some(back)
 }
