@@ -132,24 +132,32 @@ impl Bases<'_> {
 
     /// The path [`Self::short`] shortened.
     fn full(&self, short: &str) -> Option<PathBuf> {
-        let (tag, rest) = (short.get(..2)?, short.get(2..)?);
-        match tag {
-            "c/" => Some(self.common.join(rest)),
-            "b/" => Some(self.box_root.join(rest)),
-            "s/" => Some(self.state.join(rest)),
-            _ => short.starts_with('/').then(|| PathBuf::from(short)),
-        }
+        let mut p = PathBuf::new();
+        self.full_into(short, &mut p).then_some(p)
+    }
+
+    /// [`Self::full`], into `buf` (false: not a path `short` writes).
+    fn full_into(&self, short: &str, buf: &mut PathBuf) -> bool {
+        buf.clear();
+        let (base, rest) = match (short.get(..2), short.get(2..)) {
+            (Some("c/"), Some(rest)) => (self.common, rest),
+            (Some("b/"), Some(rest)) => (self.box_root, rest),
+            (Some("s/"), Some(rest)) => (self.state, rest),
+            _ if short.starts_with('/') => (Path::new("/"), short),
+            _ => return false,
+        };
+        buf.push(base);
+        buf.push(rest);
+        true
     }
 }
 
 impl Kept {
-    /// Is every input as it was?
-    fn holds(&self, bases: &Bases) -> bool {
-        self.inputs.iter().all(|(p, s)| {
-            bases
-                .full(p)
-                .is_some_and(|p| Stamp::lstat(&p).as_ref() == Some(s))
-        })
+    /// Is every input as it was? (`buf`: room for the paths, reused.)
+    fn holds(&self, bases: &Bases, buf: &mut PathBuf) -> bool {
+        self.inputs
+            .iter()
+            .all(|(p, s)| bases.full_into(p, buf) && Stamp::lstat(buf).as_ref() == Some(s))
     }
 
     /// Is `e` the very entry it was kept with ([`Self::entry`], compared field by
@@ -243,7 +251,7 @@ pub fn list(repo: &Repo, layout: &Layout) -> Vec<(BoxEntry, Facts)> {
         box_root: &layout.box_root,
         state: &layout.repo_state,
     };
-    let holds = boxes::par::map(&loaded, || (), |(), (_, k)| k.holds(&bases));
+    let holds = boxes::par::map(&loaded, PathBuf::new, |buf, (_, k)| k.holds(&bases, buf));
     let mut held = Held {
         layout,
         by_admin: HashMap::new(),
