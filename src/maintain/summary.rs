@@ -429,12 +429,11 @@ fn inputs_of(e: &BoxEntry, layout: &Layout, common_dir: &Path) -> Option<Vec<(Pa
         {
             ins.add(&admin.join(f))?;
         }
-        let config = admin.join("config.worktree");
-        match std::fs::read(&config) {
-            Ok(bytes) if crate::git::names_include(&bytes) => return None,
-            Ok(_) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(_) => return None,
+        // An include would be followed (to files anywhere): not judged from bytes alone.
+        if read_regular(&admin.join("config.worktree"))?
+            .is_some_and(|b| crate::git::names_include(&b))
+        {
+            return None;
         }
     }
     // The branch tip: its loose ref, else packed-refs (libgit2 reads them in that order).
@@ -452,6 +451,32 @@ fn inputs_of(e: &BoxEntry, layout: &Layout, common_dir: &Path) -> Option<Vec<(Pa
         }
     }
     Some(ins.0.into_iter().collect())
+}
+
+/// The largest `config.worktree` read to look for includes (a larger one: not kept).
+const MAX_CONFIG: u64 = 1 << 20;
+
+/// The bytes of the regular file at `path`, `Some(None)` when there is none; `None`
+/// when it is anything else or too large. Never a link followed, never a FIFO waited
+/// on (a box can swap one in after its `lstat`).
+fn read_regular(path: &Path) -> Option<Option<Vec<u8>>> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let f = match std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(path)
+    {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Some(None),
+        Err(_) => return None,
+    };
+    if !f.metadata().ok()?.is_file() {
+        return None;
+    }
+    let mut buf = Vec::new();
+    f.take(MAX_CONFIG + 1).read_to_end(&mut buf).ok()?;
+    (buf.len() as u64 <= MAX_CONFIG).then_some(Some(buf))
 }
 
 /// Had every input settled before `began` (see [`SETTLE`])?
