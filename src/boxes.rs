@@ -29,9 +29,12 @@ pub use own_git::OwnGit;
 pub use registration::{
     hostile_own_git, hostile_registration, hostile_registration_seen, registration_blocks, Seen,
 };
+pub(crate) use registration::{
+    judged_admin, LARGE as REGISTRATION_LARGE, SMALL as REGISTRATION_SMALL,
+};
 
 /// One box.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BoxEntry {
     pub leaf: Leaf,
     /// Where the checkout is (or was).
@@ -147,17 +150,49 @@ fn load_recorded(leaf: &Leaf, layout: &Layout, known: &BTreeMap<Leaf, BoxEntry>)
     (loaded, dir_exists, head)
 }
 
+/// What a caller already knows of some boxes, read from files that have not changed
+/// since (the summary cache of `list`, [`summary`]): the inventory takes it instead of
+/// reading those files again. Each answer must be exactly what the read would give.
+pub(crate) trait Known: Sync {
+    /// [`registered_box`] of the admin dir `admin`, when it names a box.
+    fn registration(&self, admin: &Path) -> Option<BoxEntry>;
+    /// The record of `leaf` (a worktree's or a folder's: no git data of its own), and
+    /// whether its checkout is a directory.
+    fn recorded(&self, leaf: &Leaf) -> Option<(Record, bool)>;
+}
+
+/// Nothing known: every file is read.
+struct Unknown;
+
+impl Known for Unknown {
+    fn registration(&self, _: &Path) -> Option<BoxEntry> {
+        None
+    }
+    fn recorded(&self, _: &Leaf) -> Option<(Record, bool)> {
+        None
+    }
+}
+
 /// Every box of the repository, sorted by leaf.
 ///
 /// The per-box reads (registration files, records, a clone's HEAD) run on the
 /// machine's cores ([`par::map`]); the result does not depend on them.
 pub fn inventory(repo: &Repo, layout: &Layout) -> Vec<BoxEntry> {
+    inventory_with(repo, layout, &Unknown)
+}
+
+/// [`inventory`], taking what `known` answers instead of reading it.
+pub(crate) fn inventory_with(repo: &Repo, layout: &Layout, known: &dyn Known) -> Vec<BoxEntry> {
     let root = canonical(&layout.box_root);
     let admins = registrations(&repo.common_dir);
     let registered = par::map(
         &admins,
         || (),
-        |(), admin| registered_box(admin.clone(), layout, &root),
+        |(), admin| {
+            known
+                .registration(admin)
+                .or_else(|| registered_box(admin.clone(), layout, &root))
+        },
     );
     let mut by_leaf: BTreeMap<Leaf, BoxEntry> = BTreeMap::new();
     for e in registered.into_iter().flatten() {
@@ -167,7 +202,10 @@ pub fn inventory(repo: &Repo, layout: &Layout) -> Vec<BoxEntry> {
     let loaded = par::map(
         &leaves,
         || (),
-        |(), leaf| load_recorded(leaf, layout, &by_leaf),
+        |(), leaf| match known.recorded(leaf) {
+            Some((record, dir_exists)) => ((Some(record), None), dir_exists, None),
+            None => load_recorded(leaf, layout, &by_leaf),
+        },
     );
     for (leaf, ((record, record_error), dir_exists, head)) in leaves.into_iter().zip(loaded) {
         if record.is_none() && record_error.is_none() {

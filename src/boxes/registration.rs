@@ -13,9 +13,9 @@ use crate::state::Record;
 use crate::vocab::GitMode;
 
 /// Files git reads whole, and keeps small.
-const SMALL: &[&str] = &["gitdir", "HEAD", "commondir", "locked", "ORIG_HEAD"];
+pub(crate) const SMALL: &[&str] = &["gitdir", "HEAD", "commondir", "locked", "ORIG_HEAD"];
 /// Files git reads (or maps) that may be large.
-const LARGE: &[&str] = &["index", "config.worktree", "logs/HEAD"];
+pub(crate) const LARGE: &[&str] = &["index", "config.worktree", "logs/HEAD"];
 const SMALL_MAX: u64 = 64 << 10;
 
 /// Would reading this admin dir block or leave it: a file git reads that is a FIFO, a
@@ -217,9 +217,23 @@ pub fn hostile_registration_seen(record: &Record, seen: Option<&Seen>) -> Option
     if record.git_mode != GitMode::Worktree {
         return None;
     }
+    let (admin, _) = judged_admin(record);
+    if std::fs::symlink_metadata(&admin).is_err() {
+        return None;
+    }
+    let include_blocks = crate::git::blocking_include(&admin.join("config.worktree")).is_some();
+    (registration_blocks(&admin) || junk(&admin, seen) || include_blocks).then_some(admin)
+}
+
+/// The registration [`hostile_registration`] judges for a worktree box (`record`): the
+/// admin dir its `.git` pointer names under `<common>/worktrees/`, else the one named
+/// like the box. The flag: found from the files' bytes alone, no path resolved (the
+/// summary cache of `list` keeps a judgement only then).
+pub(crate) fn judged_admin(record: &Record) -> (PathBuf, bool) {
     let worktrees = record.common_dir.join("worktrees");
     let pointer = record.path.join(".git");
     let small = std::fs::symlink_metadata(&pointer).is_ok_and(|m| m.is_file() && m.len() < 4096);
+    let mut literal = true;
     let named = small
         .then(|| read_small(&pointer, 1 << 20))
         .flatten()
@@ -229,17 +243,18 @@ pub fn hostile_registration_seen(record: &Record, seen: Option<&Seen>) -> Option
             let id = dir.file_name()?.to_owned();
             // The literal path first: the usual case, without resolving both paths
             // (a readlink per component, for every box `list` shows).
-            let under = dir
-                .parent()
-                .is_some_and(|p| p == worktrees || canonical(p) == canonical(&worktrees));
+            let under = dir.parent().is_some_and(|p| {
+                p == worktrees || {
+                    literal = false;
+                    canonical(p) == canonical(&worktrees)
+                }
+            });
             under.then(|| worktrees.join(id))
         });
-    let admin = named.unwrap_or_else(|| worktrees.join(&record.name));
-    if std::fs::symlink_metadata(&admin).is_err() {
-        return None;
-    }
-    let include_blocks = crate::git::blocking_include(&admin.join("config.worktree")).is_some();
-    (registration_blocks(&admin) || junk(&admin, seen) || include_blocks).then_some(admin)
+    (
+        named.unwrap_or_else(|| worktrees.join(&record.name)),
+        literal,
+    )
 }
 
 /// The git dir of a box's own git data ([`super::OwnGit`]) that is hostile, judged

@@ -2,7 +2,8 @@
 //!
 //! Instant by construction: the inventory reads records and git's registration files,
 //! commits come from one libgit2 handle on the user's repository, and no subprocess is
-//! started per box (nor at all).
+//! started per box (nor at all). What was read of a box is kept between runs while its
+//! files are unchanged ([`summary`]); sessions and agent reports are read every time.
 
 use super::json::{Document, ListBox, ListDocument, V1};
 use clap::Args;
@@ -10,9 +11,8 @@ use clap::Args;
 use super::error::{self, CliError};
 use super::ui::Ui;
 use crate::boxes::{self, BoxEntry};
-use crate::git::Repo;
+use crate::maintain::summary::{self, Facts};
 use crate::names::is_placeholder_branch;
-use crate::provision::setup;
 use crate::state::{session, Layout};
 
 #[derive(Debug, Clone, Args)]
@@ -49,42 +49,18 @@ struct Row {
     status: Option<crate::runner::oci::Reported>,
 }
 
-/// The time of the last commit on a box's branch: a clone's (a sandboxed worktree's)
-/// commits may exist only in the box's own git data, read there with its branch by the
-/// inventory; a worktree's branch is the user's repository's.
-fn last_commit(e: &BoxEntry, branch: Option<&str>, repo: &Repo) -> Option<i64> {
-    if e.owns_git() {
-        return e.own_tip_time;
-    }
-    branch
-        .and_then(|b| repo.local_branch(b))
-        .and_then(|oid| repo.git.find_commit(oid).ok())
-        .map(|c| c.time().seconds())
-}
-
-/// A row, but its `last_commit` (which reads the user's repository through the one
-/// libgit2 handle, not shareable between threads): the file reads of one box, run on
-/// the machine's cores.
-fn row(e: &BoxEntry, layout: &Layout) -> Row {
+/// A row: the box's entry and the facts of its files (kept or read, see
+/// [`summary`]), and what is read fresh every time — whether a session is live, the
+/// agent's last report — on the machine's cores.
+fn row(e: &BoxEntry, facts: &Facts, layout: &Layout) -> Row {
     let branch = e.shown_branch().map(str::to_string);
-    let deps = match &e.record {
-        Some(r) if r.setup_completed && e.dir_exists => {
-            let ecos = setup::detect(&e.path);
-            if setup::lockfile_hash(&e.path, &ecos) == r.lockfile_hash {
-                "fresh"
-            } else {
-                "stale"
-            }
-        }
-        _ => "unknown",
-    };
     let state = if e.record_error.is_some() {
         "bad-record"
     } else if !e.dir_exists {
         "missing"
     } else if e.record.is_none() {
         "no-record"
-    } else if e.is_broken() {
+    } else if facts.broken {
         "broken"
     } else if e.admin_dir.is_none() && !e.owns_git() {
         "unregistered"
@@ -104,9 +80,9 @@ fn row(e: &BoxEntry, layout: &Layout) -> Row {
             .record
             .as_ref()
             .and_then(|r| i64::try_from(r.created_at).ok()),
-        last_commit: None,
-        deps,
-        env: crate::maintain::has_env_file(&e.path),
+        last_commit: facts.last_commit,
+        deps: facts.deps.as_str(),
+        env: facts.env,
         live: session::is_live(&layout.session_path(&e.leaf)),
         state,
         status: crate::runner::oci::read_status(layout, &e.leaf),
@@ -171,11 +147,9 @@ pub(crate) fn age(now: i64, then: i64) -> String {
 pub fn run(args: ListArgs, ui: &mut Ui) -> Result<i32, CliError> {
     let _cfg = super::load_config()?;
     let (repo, layout) = super::here()?;
-    let entries = boxes::inventory(&repo, &layout);
-    let mut rows: Vec<Row> = boxes::par::map(&entries, || (), |(), e| row(e, &layout));
-    for (r, e) in rows.iter_mut().zip(&entries) {
-        r.last_commit = last_commit(e, r.branch.as_deref(), &repo);
-    }
+    let listed = summary::list(&repo, &layout);
+    let rows: Vec<Row> = boxes::par::map(&listed, || (), |(), (e, f)| row(e, f, &layout));
+    let entries: Vec<BoxEntry> = listed.into_iter().map(|(e, _)| e).collect();
     // Uncommitted changes, only when asked: a status per box reads its whole tree.
     let dirt: Vec<Option<bool>> = if args.dirty {
         boxes::dirt_all(&entries, &repo)

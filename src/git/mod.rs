@@ -13,7 +13,7 @@
 pub mod cli;
 pub mod objects;
 mod pins;
-pub(crate) use pins::blocking_include;
+pub(crate) use pins::{blocking_include, names_include};
 pub mod porcelain;
 pub mod repo;
 

@@ -143,6 +143,12 @@ pub(crate) fn blocking_include(path: &Path) -> Option<PathBuf> {
     walk(path, 0, &mut HashSet::new())
 }
 
+/// Does this config text name any include (a `path` of `[include]` or `[includeIf]`)?
+/// Without one, [`blocking_include`] of the file reads nothing but the file itself.
+pub(crate) fn names_include(bytes: &[u8]) -> bool {
+    !include_values(bytes).is_empty()
+}
+
 /// The `path` values of `[include]` and `[includeIf "…"]` sections, read as text
 /// (quotes removed; a value git would read differently only adds a place to look).
 fn include_values(bytes: &[u8]) -> Vec<OsString> {

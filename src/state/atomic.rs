@@ -6,6 +6,16 @@ use std::path::Path;
 /// Write `data` to `path` through a temporary file in the same directory, fsync it and
 /// rename it into place. `mode` is applied before any byte is written.
 pub fn write(path: &Path, data: &[u8], mode: u32) -> std::io::Result<()> {
+    replace(path, data, mode, true)
+}
+
+/// [`write`] without the fsync: for a cache, where a file lost in a crash (empty, or
+/// the old one) only costs a rebuild, and every reader still sees a whole file.
+pub fn write_unsynced(path: &Path, data: &[u8], mode: u32) -> std::io::Result<()> {
+    replace(path, data, mode, false)
+}
+
+fn replace(path: &Path, data: &[u8], mode: u32, sync: bool) -> std::io::Result<()> {
     use std::os::unix::fs::OpenOptionsExt;
     let dir = path.parent().unwrap_or_else(|| Path::new("."));
     let name = path
@@ -20,7 +30,9 @@ pub fn write(path: &Path, data: &[u8], mode: u32) -> std::io::Result<()> {
             .mode(mode)
             .open(&tmp)?;
         f.write_all(data)?;
-        f.sync_all()?;
+        if sync {
+            f.sync_all()?;
+        }
         std::fs::rename(&tmp, path)
     })();
     if result.is_err() {

@@ -6,6 +6,7 @@
 //!   repos/<repo-key>/                          Store::repo_state (repo_state_dirs() walks them)
 //!     repo                                     the main checkout's path (remember_repo)
 //!     worktrees.lock                           registration_lock_path
+//!     list-cache.json                          list_cache_path
 //!     locks/<leaf>.lock                        lock_path, lock_files
 //!     boxes/<leaf>/                            box_state
 //!       record.json  session.lock  park.seen  container.env
@@ -309,6 +310,12 @@ impl Store {
     /// The lock serialising changes to git's worktree registrations.
     pub fn registration_lock_path(&self) -> PathBuf {
         self.repo_state.join("worktrees.lock")
+    }
+
+    /// The summary cache of `list` (what it read of each box, and the file identities
+    /// it read it from): beside the records, outside every box's mounts.
+    pub fn list_cache_path(&self) -> PathBuf {
+        self.repo_state.join("list-cache.json")
     }
 
     /// The session marker held while an agent runs in the box.

@@ -10,6 +10,7 @@ pub mod atomic;
 pub mod container;
 pub mod hooks;
 pub mod layout;
+pub mod list_cache;
 pub mod lock;
 pub mod record;
 pub mod session;

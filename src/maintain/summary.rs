@@ -1,0 +1,541 @@
+//! What `list` shows of every box, kept between runs (issue 16): the summary cache.
+//!
+//! Reading one box costs `list` ~56 system calls (its registration, record, freshness,
+//! the hostile-file judgement, its branch tip); checking a kept box costs one `lstat`
+//! per file and directory it was read from. So `list` reads only the boxes that
+//! changed, and keeps the cache ([`crate::state::list_cache`]) up to date as it goes.
+//!
+//! Invariants (each has a test in `tests/it/list_cache.rs`):
+//! - The cache lives in host-owned bookkeeping, the repository's state dir: never in a
+//!   box, its git dir or any mount of it. Anything wrong with the file reads as no cache.
+//! - A kept box is reused only when every file and directory its entry and facts were
+//!   derived from has the same `lstat` identity ([`Stamp`]: device, inode, type, size,
+//!   mtime and ctime to the nanosecond) as when they were read. A path that was absent
+//!   is held by the nearest directory above it that exists, whose entries cannot change
+//!   without its own mtime and ctime changing. The ctime cannot be set by an
+//!   unprivileged process, so a file rewritten in place with its size and mtime kept is
+//!   still seen.
+//! - A box is kept only when every identity it was read from had settled ([`SETTLE`]
+//!   before the `list` began): a change made while `list` read, or within a file
+//!   system's timestamp granularity, can never carry the identity that was kept.
+//! - Only boxes judged from bytes alone are kept: a worktree or folder box with a
+//!   readable record, nothing but regular files and directories among its inputs (no
+//!   symlink, FIFO or device), no path resolved to compare it (`canonicalize`), no
+//!   include in its `config.worktree`. Clones, sandboxed worktrees and every box that
+//!   is half-made, hostile or odd are read as before, on every `list`.
+//! - What does not come from files is never kept: whether a session is live, the
+//!   agent's status (rewritten at will: read each time), the current time (ages are
+//!   computed from kept timestamps when shown).
+//! - A kept box is used only when the inventory, built with what the cache answers,
+//!   gives the very entry it was kept with; the entry's facts are a function of that
+//!   entry and its inputs. A box is kept only when its entry survives the trip through
+//!   the file unchanged.
+//!
+//! Callers: `cli/list.rs` (`list`, `list --json`, `list --dirty`).
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Component, Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+use serde::{Deserialize, Serialize};
+
+use crate::boxes::{self, BoxEntry, Known, Seen};
+use crate::ecosystem::Ecosystem;
+use crate::git::Repo;
+use crate::names::Leaf;
+use crate::state::list_cache::{self, Stamp};
+use crate::state::{Layout, Record};
+use crate::vocab::GitMode;
+
+/// How long before a `list` began every identity a kept box was read from must have
+/// settled (its ctime): longer than any file system's timestamp granularity (ext4's
+/// small inodes: 1 s) and the kernel's coarse clock, so a change made while `list`
+/// read, or after, always shows as a new identity.
+pub const SETTLE: Duration = Duration::from_secs(2);
+
+/// The largest registration `HEAD` or `gitdir` kept (a longer one is read each time).
+const MAX_KEPT_TEXT: usize = 4096;
+
+/// Whether the box's dependencies match its record, as `list` shows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Deps {
+    Fresh,
+    Stale,
+    Unknown,
+}
+
+impl Deps {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Deps::Fresh => "fresh",
+            Deps::Stale => "stale",
+            Deps::Unknown => "unknown",
+        }
+    }
+}
+
+/// What `list` shows of a box, beyond its inventory entry, that comes from files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Facts {
+    pub deps: Deps,
+    /// A `.env` in the checkout ([`super::has_env_file`]).
+    pub env: bool,
+    /// [`BoxEntry::is_broken`].
+    pub broken: bool,
+    /// The time of the last commit on the box's branch.
+    pub last_commit: Option<i64>,
+}
+
+/// One box as the cache keeps it: its inventory entry, its facts, and the identity of
+/// every file and directory both were read from.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Kept {
+    leaf: String,
+    admin: Option<PathBuf>,
+    branch: Option<String>,
+    dir_exists: bool,
+    /// The registration's `HEAD` and `gitdir` as read (with `admin` only).
+    head: Option<String>,
+    gitdir: Option<String>,
+    record: Record,
+    facts: Facts,
+    /// Each input's path as [`Bases::short`] writes it, and its identity.
+    inputs: Vec<(String, Stamp)>,
+}
+
+/// The directories most inputs are under, so the cache names them briefly: `c/…`
+/// under the git dir, `b/…` under the box root, `s/…` under the state dir; any other
+/// path in full.
+struct Bases<'a> {
+    common: &'a Path,
+    box_root: &'a Path,
+    state: &'a Path,
+}
+
+impl Bases<'_> {
+    /// `path`, shortened (`None` when it is not UTF-8: not kept).
+    fn short(&self, path: &Path) -> Option<String> {
+        for (tag, base) in [
+            ("c/", self.common),
+            ("b/", self.box_root),
+            ("s/", self.state),
+        ] {
+            if let Ok(rest) = path.strip_prefix(base) {
+                return Some(format!("{tag}{}", rest.to_str()?));
+            }
+        }
+        path.to_str().map(str::to_string)
+    }
+
+    /// The path [`Self::short`] shortened.
+    fn full(&self, short: &str) -> Option<PathBuf> {
+        let mut p = PathBuf::new();
+        self.full_into(short, &mut p).then_some(p)
+    }
+
+    /// [`Self::full`], into `buf` (false: not a path `short` writes).
+    fn full_into(&self, short: &str, buf: &mut PathBuf) -> bool {
+        buf.clear();
+        let (base, rest) = match (short.get(..2), short.get(2..)) {
+            (Some("c/"), Some(rest)) => (self.common, rest),
+            (Some("b/"), Some(rest)) => (self.box_root, rest),
+            (Some("s/"), Some(rest)) => (self.state, rest),
+            _ if short.starts_with('/') => (Path::new("/"), short),
+            _ => return false,
+        };
+        buf.push(base);
+        buf.push(rest);
+        true
+    }
+}
+
+impl Kept {
+    /// Is every input as it was? (`buf`: room for the paths, reused.)
+    fn holds(&self, bases: &Bases, buf: &mut PathBuf) -> bool {
+        self.inputs
+            .iter()
+            .all(|(p, s)| bases.full_into(p, buf) && Stamp::lstat(buf).as_ref() == Some(s))
+    }
+
+    /// Is `e` the very entry it was kept with ([`Self::entry`], compared field by
+    /// field without building it)?
+    fn is(&self, e: &BoxEntry, layout: &Layout) -> bool {
+        let BoxEntry {
+            leaf,
+            path,
+            record,
+            record_error,
+            admin_dir,
+            branch,
+            dir_exists,
+            own_tip_time,
+            seen,
+        } = e;
+        let seen_same = match (seen.as_deref(), &self.admin) {
+            (None, None) => true,
+            (Some(s), Some(admin)) => {
+                s.admin == *admin
+                    && s.head.as_deref() == self.head.as_deref().map(str::as_bytes)
+                    && s.gitdir.as_deref() == self.gitdir.as_deref().map(str::as_bytes)
+            }
+            _ => false,
+        };
+        leaf.as_str() == self.leaf
+            && *path == layout.box_path(leaf)
+            && record.as_ref() == Some(&self.record)
+            && record_error.is_none()
+            && *admin_dir == self.admin
+            && *branch == self.branch
+            && *dir_exists == self.dir_exists
+            && own_tip_time.is_none()
+            && seen_same
+    }
+
+    /// The inventory entry it was kept with; without its record, what
+    /// `registered_box` gives of its registration.
+    fn entry(&self, leaf: &Leaf, layout: &Layout, with_record: bool) -> BoxEntry {
+        BoxEntry {
+            leaf: leaf.clone(),
+            path: layout.box_path(leaf),
+            record: with_record.then(|| self.record.clone()),
+            record_error: None,
+            admin_dir: self.admin.clone(),
+            branch: self.branch.clone(),
+            dir_exists: self.dir_exists,
+            own_tip_time: None,
+            seen: self.admin.as_ref().map(|admin| {
+                Box::new(Seen {
+                    admin: admin.clone(),
+                    head: self.head.clone().map(String::into_bytes),
+                    gitdir: self.gitdir.clone().map(String::into_bytes),
+                })
+            }),
+        }
+    }
+}
+
+/// The kept boxes that still hold, as the inventory asks for them.
+struct Held<'a> {
+    layout: &'a Layout,
+    by_admin: HashMap<&'a Path, (&'a Leaf, &'a Kept)>,
+    by_leaf: HashMap<&'a Leaf, &'a Kept>,
+}
+
+impl Known for Held<'_> {
+    fn registration(&self, admin: &Path) -> Option<BoxEntry> {
+        let (leaf, kept) = self.by_admin.get(admin)?;
+        Some(kept.entry(leaf, self.layout, false))
+    }
+
+    fn recorded(&self, leaf: &Leaf) -> Option<(Record, bool)> {
+        let kept = self.by_leaf.get(leaf)?;
+        Some((kept.record.clone(), kept.dir_exists))
+    }
+}
+
+/// Every box of the repository, as [`boxes::inventory`] finds it, with its [`Facts`]:
+/// kept ones where they still hold, the others read (and kept for next time).
+pub fn list(repo: &Repo, layout: &Layout) -> Vec<(BoxEntry, Facts)> {
+    let began = SystemTime::now();
+    let path = layout.list_cache_path();
+    let loaded: Vec<(Leaf, Kept)> =
+        list_cache::load::<Kept>(&path, &layout.box_root, &repo.common_dir)
+            .into_iter()
+            .filter_map(|k| Some((Leaf::parse(&k.leaf).ok()?, k)))
+            .collect();
+    let bases = Bases {
+        common: &repo.common_dir,
+        box_root: &layout.box_root,
+        state: &layout.repo_state,
+    };
+    let holds = boxes::par::map(&loaded, PathBuf::new, |buf, (_, k)| k.holds(&bases, buf));
+    let mut held = Held {
+        layout,
+        by_admin: HashMap::new(),
+        by_leaf: HashMap::new(),
+    };
+    for ((leaf, kept), _) in loaded.iter().zip(&holds).filter(|(_, h)| **h) {
+        held.by_leaf.insert(leaf, kept);
+        if let Some(admin) = &kept.admin {
+            held.by_admin.insert(admin, (leaf, kept));
+        }
+    }
+    let entries = boxes::inventory_with(repo, layout, &held);
+    // A kept box's facts hold when the inventory gives the very entry they were read with.
+    let hits: Vec<Option<&Kept>> = entries
+        .iter()
+        .map(|e| {
+            held.by_leaf
+                .get(&e.leaf)
+                .copied()
+                .filter(|k| k.is(e, layout))
+        })
+        .collect();
+    let misses: Vec<usize> = (0..entries.len()).filter(|&i| hits[i].is_none()).collect();
+    let common_dir = repo.common_dir.as_path();
+    let read = boxes::par::map(
+        &misses,
+        || (),
+        |(), &i| {
+            (
+                facts_of(&entries[i]),
+                inputs_of(&entries[i], layout, common_dir),
+            )
+        },
+    );
+    let mut facts: Vec<Option<Facts>> = hits.iter().map(|h| h.map(|k| k.facts)).collect();
+    let mut new = Vec::new();
+    for (&i, (mut f, inputs)) in misses.iter().zip(read) {
+        let e = &entries[i];
+        // The branch tip through the one libgit2 handle, on this thread.
+        f.last_commit = last_commit(e, repo);
+        if let Some(inputs) = inputs.filter(|ins| settled(ins, began)) {
+            new.extend(keep(e, f, &inputs, layout, &bases));
+        }
+        facts[i] = Some(f);
+    }
+    let reused = hits.iter().flatten().count();
+    if (!new.is_empty() || reused != loaded.len()) && layout.repo_state.is_dir() {
+        let all: Vec<&Kept> = hits.iter().flatten().copied().chain(&new).collect();
+        // A cache: when it cannot be written, the next `list` reads the boxes again.
+        let _ = list_cache::save(&path, &layout.box_root, &repo.common_dir, &all);
+    }
+    entries
+        .into_iter()
+        .zip(facts)
+        .map(|(e, f)| (e, f.expect("every box has its facts, kept or read")))
+        .collect()
+}
+
+/// The facts of `e`, read now (but its last commit: [`last_commit`]).
+fn facts_of(e: &BoxEntry) -> Facts {
+    use crate::provision::setup;
+    let deps = match &e.record {
+        Some(r) if r.setup_completed && e.dir_exists => {
+            let ecos = setup::detect(&e.path);
+            if setup::lockfile_hash(&e.path, &ecos) == r.lockfile_hash {
+                Deps::Fresh
+            } else {
+                Deps::Stale
+            }
+        }
+        _ => Deps::Unknown,
+    };
+    Facts {
+        deps,
+        env: super::has_env_file(&e.path),
+        broken: e.is_broken(),
+        last_commit: None,
+    }
+}
+
+/// The time of the last commit on a box's branch: a clone's (a sandboxed worktree's)
+/// commits may exist only in the box's own git data, read there with its branch by the
+/// inventory; a worktree's branch is the user's repository's.
+fn last_commit(e: &BoxEntry, repo: &Repo) -> Option<i64> {
+    if e.owns_git() {
+        return e.own_tip_time;
+    }
+    e.shown_branch()
+        .and_then(|b| repo.local_branch(b))
+        .and_then(|oid| repo.git.find_commit(oid).ok())
+        .map(|c| c.time().seconds())
+}
+
+/// The identities of what a box was read from, by path.
+#[derive(Default)]
+struct Inputs(BTreeMap<PathBuf, Stamp>);
+
+impl Inputs {
+    /// Note the identity of `path`: a regular file or a directory as it is (`Some`
+    /// of it); a path that is absent by the nearest directory above it that exists
+    /// (`Some(None)`). `None` for anything else (a symlink, a FIFO, a device, an error
+    /// but absence, a path with `.` or `..`): the cache does not judge those.
+    fn add(&mut self, path: &Path) -> Option<Option<Stamp>> {
+        let plain = path.is_absolute()
+            && path
+                .components()
+                .all(|c| matches!(c, Component::RootDir | Component::Normal(_)));
+        if !plain {
+            return None;
+        }
+        let mut at = path;
+        loop {
+            match std::fs::symlink_metadata(at) {
+                Ok(m) => {
+                    let s = Stamp::of(&m);
+                    if !(s.is_dir() || (at == path && s.is_file())) {
+                        return None;
+                    }
+                    self.0.insert(at.to_path_buf(), s);
+                    return Some((at == path).then_some(s));
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => at = at.parent()?,
+                Err(_) => return None,
+            }
+        }
+    }
+}
+
+/// Every file and directory the entry `e` and its [`facts_of`] and [`last_commit`] are
+/// read from, with its identity now; `None` for a box the cache does not keep (see the
+/// module's invariants). Mirrors `registered_box`, `load_recorded`, [`facts_of`],
+/// [`BoxEntry::is_broken`] and [`last_commit`]: a read added there is an input here.
+fn inputs_of(e: &BoxEntry, layout: &Layout, common_dir: &Path) -> Option<Vec<(PathBuf, Stamp)>> {
+    let r = e.record.as_ref().filter(|_| e.record_error.is_none())?;
+    if boxes::OwnGit::of(r).is_some() || e.own_tip_time.is_some() {
+        return None;
+    }
+    if !matches!(r.git_mode, GitMode::Worktree | GitMode::Folder) || e.path != r.path {
+        return None;
+    }
+    let mut ins = Inputs::default();
+    // The inventory: the checkout, the record, the registration naming the box.
+    ins.add(&e.path)?;
+    ins.add(&layout.record_path(&e.leaf))?;
+    if let Some(admin) = &e.admin_dir {
+        let seen = e.seen.as_deref().filter(|s| &s.admin == admin)?;
+        let gitdir = std::str::from_utf8(seen.gitdir.as_deref()?).ok()?;
+        let dotgit = Path::new(gitdir.trim_end_matches(['\n', '\r']));
+        // Compared with the box root literally (else it was resolved).
+        if dotgit.parent()?.parent()? != layout.box_root {
+            return None;
+        }
+        ins.add(&admin.join("gitdir"))?;
+        ins.add(&admin.join("HEAD"))?;
+    }
+    // Freshness: the lockfiles detected, the manifests and lockfiles hashed.
+    if r.setup_completed && e.dir_exists {
+        for eco in Ecosystem::ALL {
+            ins.add(&e.path.join(eco.lockfile()))?;
+            ins.add(&e.path.join(eco.manifest()))?;
+        }
+    }
+    ins.add(&e.path.join(".env"))?;
+    // Broken: the `.git` pointer, and the registration it names judged hostile or not.
+    if r.checkout_completed && r.git_mode == GitMode::Worktree {
+        ins.add(&r.path.join(".git"))?;
+        let (admin, literal) = boxes::judged_admin(r);
+        if !literal {
+            return None;
+        }
+        ins.add(&admin)?;
+        for f in boxes::REGISTRATION_SMALL
+            .iter()
+            .chain(boxes::REGISTRATION_LARGE)
+        {
+            ins.add(&admin.join(f))?;
+        }
+        // An include would be followed (to files anywhere): not judged from bytes alone.
+        if read_regular(&admin.join("config.worktree"))?
+            .is_some_and(|b| crate::git::names_include(&b))
+        {
+            return None;
+        }
+    }
+    // The branch tip: its loose ref, else packed-refs (libgit2 reads them in that order).
+    if let Some(b) = e.shown_branch() {
+        let name = format!("refs/heads/{b}");
+        if !git2::Reference::is_valid_name(&name) {
+            return None;
+        }
+        match ins.add(&common_dir.join(&name))? {
+            Some(s) if s.is_file() => {}
+            Some(_) => return None,
+            None => {
+                ins.add(&common_dir.join("packed-refs"))?;
+            }
+        }
+    }
+    Some(ins.0.into_iter().collect())
+}
+
+/// The largest `config.worktree` read to look for includes (a larger one: not kept).
+const MAX_CONFIG: u64 = 1 << 20;
+
+/// The bytes of the regular file at `path`, `Some(None)` when there is none; `None`
+/// when it is anything else or too large. Never a link followed, never a FIFO waited
+/// on (a box can swap one in after its `lstat`).
+fn read_regular(path: &Path) -> Option<Option<Vec<u8>>> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let f = match std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(path)
+    {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Some(None),
+        Err(_) => return None,
+    };
+    if !f.metadata().ok()?.is_file() {
+        return None;
+    }
+    let mut buf = Vec::new();
+    f.take(MAX_CONFIG + 1).read_to_end(&mut buf).ok()?;
+    (buf.len() as u64 <= MAX_CONFIG).then_some(Some(buf))
+}
+
+/// Had every input settled before `began` (see [`SETTLE`])?
+fn settled(inputs: &[(PathBuf, Stamp)], began: SystemTime) -> bool {
+    let Some(limit) = began
+        .checked_sub(SETTLE)
+        .and_then(|t| t.duration_since(SystemTime::UNIX_EPOCH).ok())
+    else {
+        return false;
+    };
+    let limit = i128::try_from(limit.as_nanos()).unwrap_or(i128::MAX);
+    inputs.iter().all(|(_, s)| s.ctime_ns() < limit)
+}
+
+/// `e` with its facts and inputs, as the cache keeps it, when it comes back from the
+/// file as the very same entry.
+fn keep(
+    e: &BoxEntry,
+    facts: Facts,
+    inputs: &[(PathBuf, Stamp)],
+    layout: &Layout,
+    bases: &Bases,
+) -> Option<Kept> {
+    let text = |b: &Option<Vec<u8>>| -> Option<Option<String>> {
+        match b {
+            None => Some(None),
+            Some(b) if b.len() <= MAX_KEPT_TEXT => String::from_utf8(b.clone()).ok().map(Some),
+            Some(_) => None,
+        }
+    };
+    let seen = e.seen.as_deref();
+    if seen.map(|s| &s.admin) != e.admin_dir.as_ref() {
+        return None;
+    }
+    let kept = Kept {
+        leaf: e.leaf.to_string(),
+        admin: e.admin_dir.clone(),
+        branch: e.branch.clone(),
+        dir_exists: e.dir_exists,
+        head: match seen {
+            Some(s) => text(&s.head)?,
+            None => None,
+        },
+        gitdir: match seen {
+            Some(s) => text(&s.gitdir)?,
+            None => None,
+        },
+        record: e.record.clone()?,
+        facts,
+        inputs: inputs
+            .iter()
+            .map(|(p, s)| Some((bases.short(p)?, *s)))
+            .collect::<Option<_>>()?,
+    };
+    let back: Kept = serde_json::from_slice(&serde_json::to_vec(&kept).ok()?).ok()?;
+    let same_inputs = back.inputs.len() == inputs.len()
+        && back.inputs.iter().zip(inputs).all(|((short, s), (p, t))| {
+            *s == *t && bases.full(short).as_deref() == Some(p.as_path())
+        });
+    let same = back.entry(&e.leaf, layout, true) == *e && back.is(e, layout);
+    (same && back.facts == facts && same_inputs).then_some(back)
+}

@@ -1,0 +1,191 @@
+//! The summary cache of `list` on disk: one JSON document per repository, in its
+//! state dir ([`super::Layout::list_cache_path`]), outside every box's mounts.
+//!
+//! A cache, never a source of truth: a file that is missing, unreadable, not a regular
+//! file, over [`MAX_BYTES`], of another format, written by another build of treebox or
+//! for another repository reads as empty (never an error). A write replaces the whole
+//! file (temp file + rename, mode 0600): concurrent writers leave one writer's whole
+//! file. What is cached, and when it still holds, is `maintain::summary`'s; this module
+//! only knows the file and the identity of a file ([`Stamp`]).
+
+use std::io::Read;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+
+/// The document's format; a change in what is kept or how it is judged bumps it.
+pub const FORMAT: u32 = 1;
+/// Largest cache read (a few KiB per box).
+pub const MAX_BYTES: u64 = 32 << 20;
+
+/// A file's identity as `lstat` gives it: device, inode, mode (type and permissions),
+/// size, mtime and ctime (seconds, nanoseconds). The ctime cannot be set by an
+/// unprivileged process: a file rewritten in place, its size kept and its mtime set
+/// back, still has a new one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Stamp(pub [i64; 8]);
+
+impl Stamp {
+    pub fn of(m: &std::fs::Metadata) -> Stamp {
+        // Device and inode numbers are 64-bit; kept bit for bit.
+        Stamp([
+            m.dev() as i64,
+            m.ino() as i64,
+            i64::from(m.mode()),
+            m.size() as i64,
+            m.mtime(),
+            m.mtime_nsec(),
+            m.ctime(),
+            m.ctime_nsec(),
+        ])
+    }
+
+    /// The identity of what is at `path` now, without following a final symlink;
+    /// `None` when `lstat` fails.
+    pub fn lstat(path: &Path) -> Option<Stamp> {
+        std::fs::symlink_metadata(path).ok().map(|m| Stamp::of(&m))
+    }
+
+    fn kind(&self) -> u32 {
+        (self.0[2] as u32) & libc::S_IFMT
+    }
+
+    pub fn is_dir(&self) -> bool {
+        self.kind() == libc::S_IFDIR
+    }
+
+    pub fn is_file(&self) -> bool {
+        self.kind() == libc::S_IFREG
+    }
+
+    /// The ctime, in nanoseconds since the epoch.
+    pub fn ctime_ns(&self) -> i128 {
+        i128::from(self.0[6]) * 1_000_000_000 + i128::from(self.0[7])
+    }
+}
+
+/// The document.
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Document<B> {
+    format: u32,
+    /// The program that wrote it: another build (an upgrade, a rebuild) judges anew.
+    program: Option<Stamp>,
+    box_root: PathBuf,
+    common_dir: PathBuf,
+    boxes: B,
+}
+
+/// The identity of the running program's file.
+fn program() -> Option<Stamp> {
+    std::env::current_exe()
+        .ok()
+        .and_then(|p| std::fs::metadata(p).ok())
+        .map(|m| Stamp::of(&m))
+}
+
+/// The cached boxes at `path`, when it is a cache this program wrote for this
+/// repository (its box root and git dir); else none.
+pub fn load<T: DeserializeOwned>(path: &Path, box_root: &Path, common_dir: &Path) -> Vec<T> {
+    read_capped(path)
+        .and_then(|bytes| serde_json::from_slice::<Document<Vec<T>>>(&bytes).ok())
+        .filter(|d| {
+            d.format == FORMAT
+                && d.program.is_some()
+                && d.program == program()
+                && d.box_root == box_root
+                && d.common_dir == common_dir
+        })
+        .map(|d| d.boxes)
+        .unwrap_or_default()
+}
+
+/// Replace the cache at `path` with `boxes` (temp file + rename; not synced: a file
+/// lost in a crash only costs a rebuild).
+pub fn save<T: Serialize>(
+    path: &Path,
+    box_root: &Path,
+    common_dir: &Path,
+    boxes: &[T],
+) -> std::io::Result<()> {
+    let doc = Document {
+        format: FORMAT,
+        program: program(),
+        box_root: box_root.to_path_buf(),
+        common_dir: common_dir.to_path_buf(),
+        boxes,
+    };
+    let bytes = serde_json::to_vec(&doc).map_err(std::io::Error::other)?;
+    if bytes.len() as u64 > MAX_BYTES {
+        // Too big to be read back: leave no cache rather than one never used.
+        return match std::fs::remove_file(path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
+            _ => Ok(()),
+        };
+    }
+    super::atomic::write_unsynced(path, &bytes, 0o600)
+}
+
+/// The bytes of the regular file at `path`, at most [`MAX_BYTES`]: never a link
+/// followed, never a FIFO waited on; the open file is checked to be the one judged.
+fn read_capped(path: &Path) -> Option<Vec<u8>> {
+    let m = std::fs::symlink_metadata(path).ok()?;
+    if !m.file_type().is_file() || m.len() > MAX_BYTES {
+        return None;
+    }
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(path)
+        .ok()?;
+    let fm = f.metadata().ok()?;
+    if !fm.file_type().is_file() || fm.dev() != m.dev() || fm.ino() != m.ino() {
+        return None;
+    }
+    let mut buf = Vec::with_capacity(usize::try_from(fm.len()).ok()? + 1);
+    f.take(MAX_BYTES + 1).read_to_end(&mut buf).ok()?;
+    (buf.len() as u64 <= MAX_BYTES).then_some(buf)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trips_and_refuses_what_it_did_not_write() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("list-cache.json");
+        let (root, common) = (Path::new("/r/.treebox/worktrees"), Path::new("/r/.git"));
+        assert!(load::<u32>(&p, root, common).is_empty());
+        save(&p, root, common, &[1u32, 2, 3]).unwrap();
+        assert_eq!(load::<u32>(&p, root, common), vec![1, 2, 3]);
+        // Another repository's, another type's: empty.
+        assert!(load::<u32>(&p, root, Path::new("/s/.git")).is_empty());
+        assert!(load::<String>(&p, root, common).is_empty());
+        // Truncated, junk, a link to a good one, a FIFO: empty, and replaced whole.
+        let good = std::fs::read(&p).unwrap();
+        std::fs::write(&p, &good[..good.len() / 2]).unwrap();
+        assert!(load::<u32>(&p, root, common).is_empty());
+        std::fs::write(&p, b"\0\xff junk").unwrap();
+        assert!(load::<u32>(&p, root, common).is_empty());
+        let elsewhere = d.path().join("elsewhere.json");
+        std::fs::write(&elsewhere, &good).unwrap();
+        std::fs::remove_file(&p).unwrap();
+        std::os::unix::fs::symlink(&elsewhere, &p).unwrap();
+        assert!(load::<u32>(&p, root, common).is_empty());
+        save(&p, root, common, &[4u32]).unwrap();
+        assert!(std::fs::symlink_metadata(&p).unwrap().file_type().is_file());
+        assert_eq!(
+            std::fs::read(&elsewhere).unwrap(),
+            good,
+            "the link's target is untouched"
+        );
+        std::fs::remove_file(&p).unwrap();
+        let c = std::ffi::CString::new(p.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: a valid C string; mkfifo only creates the FIFO.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        assert!(load::<u32>(&p, root, common).is_empty());
+    }
+}
