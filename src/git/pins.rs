@@ -61,7 +61,7 @@ impl Walk {
         if depth > 10 || !path.is_file() || !self.seen.insert(path.to_path_buf()) {
             return;
         }
-        let Ok(bytes) = std::fs::read(path) else {
+        let Some(bytes) = read_config(path) else {
             self.unreadable = true;
             return;
         };
@@ -129,7 +129,11 @@ pub(crate) fn blocking_include(path: &Path) -> Option<PathBuf> {
         if !meta.is_file() {
             return (depth > 0).then(|| path.to_path_buf());
         }
-        let bytes = std::fs::read(path).ok()?;
+        // Swapped for a FIFO since, or too large to be a config: git would hang or
+        // choke on it as well.
+        let Some(bytes) = read_config(path) else {
+            return (depth > 0).then(|| path.to_path_buf());
+        };
         let dir = path.parent().unwrap_or(Path::new("/")).to_path_buf();
         for inc in include_values(&bytes) {
             for target in expand_include(&inc, &dir) {
@@ -141,6 +145,28 @@ pub(crate) fn blocking_include(path: &Path) -> Option<PathBuf> {
         None
     }
     walk(path, 0, &mut HashSet::new())
+}
+
+/// The largest config file read (a larger one is not read: it is nobody's config).
+const CONFIG_CAP: u64 = 16 << 20;
+
+/// A config file's bytes, links followed as git follows them, but only when what was
+/// opened is a regular file of at most [`CONFIG_CAP`]: opened without blocking and
+/// judged by the open file, so a FIFO swapped in after a `stat` is never waited on.
+fn read_config(path: &Path) -> Option<Vec<u8>> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(path)
+        .ok()?;
+    if !file.metadata().ok()?.is_file() {
+        return None;
+    }
+    let mut bytes = Vec::new();
+    file.take(CONFIG_CAP + 1).read_to_end(&mut bytes).ok()?;
+    (bytes.len() as u64 <= CONFIG_CAP).then_some(bytes)
 }
 
 /// Does this config text name any include (a `path` of `[include]` or `[includeIf]`)?
@@ -395,6 +421,34 @@ mod tests {
         assert_eq!(blocking_include(&top), Some(fifo.clone()));
         // The file itself being a FIFO is the caller's to judge: nothing is opened.
         assert_eq!(blocking_include(&fifo), None);
+    }
+
+    #[test]
+    fn a_config_is_read_only_when_what_is_opened_is_a_small_regular_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = dir.path().join("ok.cfg");
+        std::fs::write(&cfg, "[user]\n\tname = x\n").unwrap();
+        assert_eq!(
+            read_config(&cfg).as_deref(),
+            Some(&b"[user]\n\tname = x\n"[..])
+        );
+        // Links are followed, as git follows them.
+        let link = dir.path().join("link.cfg");
+        std::os::unix::fs::symlink(&cfg, &link).unwrap();
+        assert!(read_config(&link).is_some());
+        // A FIFO is opened without waiting for a writer, and not read.
+        let fifo = dir.path().join("fifo");
+        assert!(std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success());
+        assert_eq!(read_config(&fifo), None);
+        let big = dir.path().join("big.cfg");
+        let f = std::fs::File::create(&big).unwrap();
+        f.set_len(CONFIG_CAP + 1).unwrap();
+        assert_eq!(read_config(&big), None);
+        assert_eq!(read_config(dir.path()), None);
     }
 
     #[test]
