@@ -58,4 +58,5 @@ pub mod state;
 mod suggest;
 pub mod teardown;
 pub mod template;
+pub mod untrusted;
 pub mod vocab;

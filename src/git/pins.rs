@@ -154,19 +154,8 @@ const CONFIG_CAP: u64 = 16 << 20;
 /// opened is a regular file of at most [`CONFIG_CAP`]: opened without blocking and
 /// judged by the open file, so a FIFO swapped in after a `stat` is never waited on.
 fn read_config(path: &Path) -> Option<Vec<u8>> {
-    use std::io::Read;
-    use std::os::unix::fs::OpenOptionsExt;
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
-        .open(path)
-        .ok()?;
-    if !file.metadata().ok()?.is_file() {
-        return None;
-    }
-    let mut bytes = Vec::new();
-    file.take(CONFIG_CAP + 1).read_to_end(&mut bytes).ok()?;
-    (bytes.len() as u64 <= CONFIG_CAP).then_some(bytes)
+    use crate::untrusted::{read_regular, Links};
+    read_regular(path, CONFIG_CAP, Links::Follow).ok()
 }
 
 /// Does this config text name any include (a `path` of `[include]` or `[includeIf]`)?

@@ -315,21 +315,10 @@ pub fn plain_git_dir(git_dir: &Path) -> bool {
 /// `gitdir` a link to any file on the host): only a regular file of at most 1 MiB is
 /// read, judged on the file opened, so nothing can be swapped in between.
 pub fn read_plain(path: &Path) -> Option<String> {
-    use std::io::Read;
-    use std::os::unix::fs::OpenOptionsExt;
-    const CAP: u64 = 1 << 20;
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-        .open(path)
-        .ok()?;
+    use crate::untrusted::{read_regular, Links};
     // Bounded: a box can make its `HEAD` or `gitdir` a huge file.
-    if !file.metadata().is_ok_and(|m| m.is_file() && m.len() <= CAP) {
-        return None;
-    }
-    let mut text = String::new();
-    file.take(CAP).read_to_string(&mut text).ok()?;
-    Some(text)
+    let bytes = read_regular(path, 1 << 20, Links::Refuse).ok()?;
+    String::from_utf8(bytes).ok()
 }
 
 #[cfg(test)]

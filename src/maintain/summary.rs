@@ -460,23 +460,12 @@ const MAX_CONFIG: u64 = 1 << 20;
 /// when it is anything else or too large. Never a link followed, never a FIFO waited
 /// on (a box can swap one in after its `lstat`).
 fn read_regular(path: &Path) -> Option<Option<Vec<u8>>> {
-    use std::io::Read;
-    use std::os::unix::fs::OpenOptionsExt;
-    let f = match std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
-        .open(path)
-    {
-        Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Some(None),
-        Err(_) => return None,
-    };
-    if !f.metadata().ok()?.is_file() {
-        return None;
+    use crate::untrusted::{read_regular, Links, Unread};
+    match read_regular(path, MAX_CONFIG, Links::Refuse) {
+        Ok(b) => Some(Some(b)),
+        Err(Unread::Absent) => Some(None),
+        Err(_) => None,
     }
-    let mut buf = Vec::new();
-    f.take(MAX_CONFIG + 1).read_to_end(&mut buf).ok()?;
-    (buf.len() as u64 <= MAX_CONFIG).then_some(Some(buf))
 }
 
 /// Had every input settled before `began` (see [`SETTLE`])?

@@ -8,8 +8,7 @@
 //! file. What is cached, and when it still holds, is `maintain::summary`'s; this module
 //! only knows the file and the identity of a file ([`Stamp`]).
 
-use std::io::Read;
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use serde::de::DeserializeOwned;
@@ -129,24 +128,9 @@ pub fn save<T: Serialize>(
 }
 
 /// The bytes of the regular file at `path`, at most [`MAX_BYTES`]: never a link
-/// followed, never a FIFO waited on; the open file is checked to be the one judged.
+/// followed, never a FIFO waited on ([`crate::untrusted::read_regular`]).
 fn read_capped(path: &Path) -> Option<Vec<u8>> {
-    let m = std::fs::symlink_metadata(path).ok()?;
-    if !m.file_type().is_file() || m.len() > MAX_BYTES {
-        return None;
-    }
-    let f = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
-        .open(path)
-        .ok()?;
-    let fm = f.metadata().ok()?;
-    if !fm.file_type().is_file() || fm.dev() != m.dev() || fm.ino() != m.ino() {
-        return None;
-    }
-    let mut buf = Vec::with_capacity(usize::try_from(fm.len()).ok()? + 1);
-    f.take(MAX_BYTES + 1).read_to_end(&mut buf).ok()?;
-    (buf.len() as u64 <= MAX_BYTES).then_some(buf)
+    crate::untrusted::read_regular(path, MAX_BYTES, crate::untrusted::Links::Refuse).ok()
 }
 
 #[cfg(test)]
