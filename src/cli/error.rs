@@ -390,11 +390,24 @@ fn classify(e: &ProvisionError) -> CliError {
             }
             P::Container(crate::runner::oci::ContainerError::Setup {
                 missing: Some(program),
+                leaf,
+                template,
                 ..
-            }) => CliError::new(ErrorKind::Container, msg).hint(format!(
-                "Install `{}` in the template's image (its Dockerfile: `git treebox template path <name>`), or leave the step out (`\"setup\": []` in your config); then `git treebox enter <box>` finishes the setup.",
-                crate::sanitize::line(program)
-            )),
+            }) => {
+                let image = match template {
+                    Some(t) => format!(
+                        "template `{}`'s image (its Dockerfile is in `git treebox template path {}`)",
+                        crate::sanitize::line(t),
+                        q(t)
+                    ),
+                    None => "an image of your own (`git treebox template init mine` copies the bundled template to edit; then `\"template\": \"mine\"` in your config)".to_string(),
+                };
+                CliError::new(ErrorKind::Container, msg).hint(format!(
+                    "Install `{}` in {image}, or leave the step out (`\"setup\": []` in your config); then `git treebox enter {}` finishes the setup.",
+                    crate::sanitize::line(program),
+                    leaf.as_deref().map_or_else(|| "<box>".to_string(), q)
+                ))
+            }
             P::Container(_) => CliError::new(ErrorKind::Container, msg),
             P::DiskFull { path } => CliError::new(ErrorKind::DiskFull, msg).hint(format!(
                 "Free some space (`df -h {}` shows how much is left), then run it again.",

@@ -141,7 +141,25 @@ pub(crate) fn container_up(
         record.lockfile_hash = setup::lockfile_hash(&record.path, &ecos);
         record.setup_completed = result.is_ok();
         timed(reporter, "record", || record.save(&record_path))?;
-        result?;
+        result.map_err(|e| match e {
+            crate::runner::oci::ContainerError::Setup {
+                step,
+                detail,
+                missing,
+                ..
+            } => crate::runner::oci::ContainerError::Setup {
+                step,
+                detail,
+                missing,
+                leaf: Some(leaf.to_string()),
+                template: template
+                    .source()
+                    .dir()
+                    .is_some()
+                    .then(|| template.name().to_string()),
+            },
+            other => other,
+        })?;
     }
     Ok(crec)
 }

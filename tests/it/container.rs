@@ -909,6 +909,11 @@ fn a_failed_image_build_is_mended_by_a_rerun_with_another_template() {
         "{r:?}"
     );
     assert!(r.stderr.contains("hint: Install `uv`"), "{r:?}");
+    assert!(
+        r.stderr.contains("git treebox template path test")
+            && r.stderr.contains("git treebox enter mend"),
+        "the hint names the template and the box: {r:?}"
+    );
 
     // Without the step, entering finishes the box.
     env.write_config(r#"{"template": "test", "isolation": "docker", "setup": []}"#);

@@ -33,6 +33,10 @@ pub enum ContainerError {
         detail: String,
         /// The program the image lacks, when that is why the step failed.
         missing: Option<String>,
+        /// The box, where the caller knows it, and its template when that is the
+        /// user's own (not the bundled one): for the hint.
+        leaf: Option<String>,
+        template: Option<String>,
     },
     #[error("the pre-push guard cannot run in this box's image, so git would refuse every commit and push there: {detail}")]
     GuardCannotRun { detail: String },

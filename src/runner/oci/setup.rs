@@ -135,6 +135,8 @@ pub fn setup_inside(
                 detail: crate::sanitize::line(&failure_detail(&argv, &out)),
                 missing: program_missing(&out).then(|| argv.first().cloned().unwrap_or_default()),
                 step: name,
+                leaf: None,
+                template: None,
             });
         }
     }
