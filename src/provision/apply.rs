@@ -446,6 +446,9 @@ fn apply(
     record.ecosystems = ecos.clone();
     record.lockfile_hash = setup::lockfile_hash(&plan.path, &ecos);
     record.setup_completed = setup_ok && report.completed;
+    // Setup ran the repository's install scripts: a hook manager among them (lefthook's
+    // `postinstall`) writes over the guard as it would in the box later.
+    super::guard::keep_guard_noting(&ctx.repo, &ctx.layout, &record, &mut warnings);
     // The status producer the launch argv names (SPEC §7), in the box's bookkeeping.
     let hooks = ctx.layout.agent_hooks_dir(&leaf);
     crate::runner::oci::status::install(&ctx.layout, &leaf, plan.runner)

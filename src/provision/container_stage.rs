@@ -160,6 +160,14 @@ pub(crate) fn container_up(
             },
             other => other,
         })?;
+        // Setup ran the repository's install scripts inside: the guard is checked again.
+        if let Some(repo) = repo {
+            let mut noted = Vec::new();
+            super::guard::keep_guard_noting(repo, layout, record, &mut noted);
+            for w in noted {
+                reporter.warn(w);
+            }
+        }
     }
     Ok(crec)
 }

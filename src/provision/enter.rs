@@ -179,17 +179,9 @@ pub fn enter(
     // hooks live — over the guard. Its hooks run behind the guard from now on.
     // The box's own config can stop that (an include setting `core.hooksPath`): the
     // box's choice, said, never a reason not to enter it.
-    match timed(reporter, "guard", || guard::keep_guard(&repo, &layout, &record)) {
-        Ok(moved) if !moved.is_empty() => warnings.push(format!(
-            "box `{leaf}`: a hook manager had replaced the guard's {}; the guard is back and runs them",
-            moved.join(", ")
-        )),
-        Ok(_) => {}
-        Err(e) => warnings.push(format!(
-            "box `{leaf}`: the pre-push guard could not be put back: {}",
-            crate::sanitize::line(&crate::sanitize::chain(&e))
-        )),
-    }
+    timed(reporter, "guard", || {
+        guard::keep_guard_noting(&repo, &layout, &record, &mut warnings)
+    });
     let env_source = copy::env_source(&repo.main_root, cfg.env_file.as_deref());
     let env = timed(reporter, "env", || {
         copy::refresh_env(
@@ -257,6 +249,10 @@ pub fn enter(
         reporter.note("deps unchanged".into());
         Deps::Unchanged
     };
+    if needs_sync {
+        // Setup ran the repository's install scripts: a hook manager among them.
+        guard::keep_guard_noting(&repo, &layout, &record, &mut warnings);
+    }
     record.save(&layout.record_path(&leaf))?;
     drop(lock);
     for w in &warnings {

@@ -247,6 +247,29 @@ pub fn keep_guard(
     reassert(&g.private, &g.common, Some(&g.hooks), &exe)
 }
 
+/// [`keep_guard`], with what happened said as a warning into `warnings`. Called when a
+/// box is opened, and again after its setup ran: an install script (lefthook's
+/// `postinstall`, husky's `prepare`) is a hook manager too.
+pub fn keep_guard_noting(
+    repo: &crate::git::Repo,
+    layout: &crate::state::Layout,
+    record: &crate::state::Record,
+    warnings: &mut Vec<String>,
+) {
+    let leaf = &record.name;
+    match keep_guard(repo, layout, record) {
+        Ok(moved) if !moved.is_empty() => warnings.push(format!(
+            "box `{leaf}`: a hook manager had replaced the guard's {}; the guard is back and runs them",
+            moved.join(", ")
+        )),
+        Ok(_) => {}
+        Err(e) => warnings.push(format!(
+            "box `{leaf}`: the pre-push guard could not be put back: {}",
+            crate::sanitize::line(&crate::sanitize::chain(&e))
+        )),
+    }
+}
+
 /// Give a box with git data of its own (a clone's `.git`, a sandboxed worktree's bare
 /// clone: `box_git`) the repository's own hooks, which the guard chains to as it does
 /// in a worktree: the user's `core.hooksPath` when their repository sets one (husky's

@@ -362,3 +362,57 @@ fn real_pre_commit_installs_in_a_box_with_the_notes_command() {
         assert!(r.stderr.contains("git branch -m"), "{leaf}: {r:?}");
     }
 }
+
+/// An install script run by setup is a hook manager too (lefthook's npm `postinstall`
+/// runs `lefthook install`): the guard is checked again once setup has run, on
+/// `create` and on an `enter` that re-runs setup, so a placeholder push from the new
+/// box is refused and the manager's hook runs behind the guard.
+#[test]
+fn a_hook_manager_run_by_setup_is_kept_behind_the_guard() {
+    let env = TestEnv::new();
+    let marker = env.root().join("managed-pre-push-ran");
+    let script = env.root().join("install-hooks.sh");
+    std::fs::write(
+        &script,
+        format!(
+            "h=$(git rev-parse --path-format=absolute --git-path hooks)\n\
+             [ -e \"$h/pre-push\" ] && mv \"$h/pre-push\" \"$h/pre-push.old\"\n\
+             printf '#!/bin/sh\\ncat >/dev/null\\ntouch {}\\n' > \"$h/pre-push\"\n\
+             chmod +x \"$h/pre-push\"\n",
+            marker.display()
+        ),
+    )
+    .unwrap();
+    env.write_config(&format!(r#"{{"setup": ["sh {}"]}}"#, script.display()));
+    let doc = env
+        .treebox(&["create", "--no-launch", "--json"])
+        .ok()
+        .json();
+    let leaf = doc["name"].as_str().unwrap().to_string();
+    let path = env.box_path(&leaf);
+    assert_eq!(boxes_check(&env)["status"], "ok", "the guard is in place");
+    let r = push(&env, &path);
+    assert_ne!(r.code, 0, "a placeholder push went through: {r:?}");
+    assert!(
+        !marker.exists(),
+        "the manager's hook ran for a refused push"
+    );
+    env.git(&path, &["branch", "-m", "feat/set-up"]);
+    push(&env, &path).ok();
+    assert!(
+        marker.exists(),
+        "the manager's pre-push did not run behind the guard"
+    );
+
+    // `enter --cold` runs setup again, which displaces the guard again.
+    std::fs::remove_file(&marker).unwrap();
+    env.git(&path, &["switch", "-q", "-c", "treebox/again"]);
+    env.treebox(&["enter", &leaf, "--cold", "--print"]).ok();
+    assert_eq!(boxes_check(&env)["status"], "ok");
+    let r = push(&env, &path);
+    assert_ne!(
+        r.code, 0,
+        "a placeholder push went through after enter: {r:?}"
+    );
+    assert!(!marker.exists());
+}
