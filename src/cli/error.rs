@@ -98,6 +98,8 @@ kinds! {
     PathTaken = "path-taken" => CONFLICT,
     /// Another box's name differs only by case (SPEC §5).
     CaseConflict = "case-conflict" => CONFLICT,
+    /// `git sandbox fetch` would move `refs/hort/<name>/incoming` off work nothing keeps.
+    IncomingUnkept = "incoming-unkept" => CONFLICT,
     Locked = "locked" => CONFLICT,
     Changed = "changed" => CONFLICT,
     /// A removal that must be confirmed, with no terminal to ask on.

@@ -280,6 +280,61 @@ pub enum BundleError {
         #[source]
         source: std::io::Error,
     },
+    /// Fetching would move `incoming` off commits nothing else in the repository keeps.
+    #[error("{incoming} holds {old}, which no branch or tag of the repository keeps, and `{branch}` does not build on it: fetching would drop it")]
+    WouldDrop {
+        incoming: String,
+        old: git2::Oid,
+        branch: String,
+    },
+}
+
+/// Refuse to move `refs/hort/<leaf>/incoming` to `bundle`'s tip when the commit it
+/// names now would be kept by nothing: not the new tip's ancestor (asked of the box's
+/// own git data, which has both when the box built on it) and not on any local branch
+/// or tag of the user's repository. A fetch of another branch of the box, or after a
+/// rewrite in it, would otherwise lose work brought back earlier and not merged yet.
+pub fn check_incoming_kept(
+    repo: &Repo,
+    leaf: &str,
+    own: &OwnGit,
+    bundle: &Bundle,
+) -> Result<(), BundleError> {
+    let incoming = incoming_ref(leaf);
+    let Ok(old) = repo.git.refname_to_id(&incoming) else {
+        return Ok(());
+    };
+    if old == bundle.tip {
+        return Ok(());
+    }
+    let builds_on = own
+        .open()
+        .and_then(|r| r.graph_descendant_of(bundle.tip, old).ok())
+        .unwrap_or(false);
+    if builds_on {
+        return Ok(());
+    }
+    let kept = repo
+        .git
+        .references()
+        .map(|refs| {
+            refs.flatten()
+                .filter(|r| {
+                    let name = r.name_bytes();
+                    name.starts_with(b"refs/heads/") || name.starts_with(b"refs/tags/")
+                })
+                .filter_map(|r| r.peel_to_commit().ok().map(|c| c.id()))
+                .any(|tip| tip == old || repo.git.graph_descendant_of(tip, old).unwrap_or(false))
+        })
+        .unwrap_or(false);
+    if kept {
+        return Ok(());
+    }
+    Err(BundleError::WouldDrop {
+        incoming,
+        old,
+        branch: bundle.branch.clone(),
+    })
 }
 
 /// What a bundle holds.

@@ -1381,3 +1381,61 @@ fn worktree_boxes_of_a_moved_repository_are_still_seen() {
         "{r:?}"
     );
 }
+
+/// Work on a branch other than the box's current one: `down` says that `fetch` takes
+/// the current branch, and how to bring the other one. Fetching a second line of work
+/// never drops the first from `incoming` while nothing else keeps it (exit 5, nothing
+/// changed); a fast-forward, or the first kept on a branch, goes through.
+#[test]
+fn fetch_brings_each_branch_without_dropping_the_last_one() {
+    let env = TestEnv::new();
+    env.treebox(&["create", "two", "--git", "clone", "--no-launch"])
+        .ok();
+    let bx = env.box_path("two");
+    env.git(&bx, &["switch", "-q", "-c", "side"]);
+    env.commit_file(&bx, "side.txt", "side\n", "side work");
+    env.git(&bx, &["switch", "-q", "two"]);
+    let r = env.sandbox(&["down", "two"]);
+    r.code(5);
+    assert!(
+        r.stderr.contains("not on the box's current branch"),
+        "{r:?}"
+    );
+    env.git(&bx, &["switch", "-q", "side"]);
+    env.sandbox(&["fetch", "two"]).ok();
+    let first = env.git(&env.repo, &["rev-parse", "refs/hort/two/incoming"]);
+    // A fast-forward of the same line: fine.
+    env.commit_file(&bx, "side2.txt", "more\n", "more side work");
+    env.sandbox(&["fetch", "two"]).ok();
+    let second = env.git(&env.repo, &["rev-parse", "refs/hort/two/incoming"]);
+    assert_ne!(first, second);
+    // Another line: refused while nothing keeps the one fetched.
+    env.git(&bx, &["switch", "-q", "-c", "other", "two"]);
+    env.commit_file(&bx, "other.txt", "other\n", "other work");
+    let r = env.sandbox(&["fetch", "two", "--json"]);
+    r.code(5);
+    assert!(r.stderr.contains("incoming-unkept"), "{r:?}");
+    assert!(
+        r.stderr
+            .contains("git branch <name> refs/hort/two/incoming"),
+        "{r:?}"
+    );
+    assert_eq!(
+        env.git(&env.repo, &["rev-parse", "refs/hort/two/incoming"]),
+        second,
+        "a refused fetch moved incoming"
+    );
+    env.git(
+        &env.repo,
+        &["branch", "side-work", "refs/hort/two/incoming"],
+    );
+    env.sandbox(&["fetch", "two"]).ok();
+    let other = env.git(&bx, &["rev-parse", "HEAD"]);
+    assert_eq!(
+        env.git(&env.repo, &["rev-parse", "refs/hort/two/incoming"]),
+        other
+    );
+    // Everything is back: down goes without -f.
+    env.git(&bx, &["switch", "-q", "two"]);
+    env.sandbox(&["down", "two"]).ok();
+}

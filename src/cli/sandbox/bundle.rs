@@ -115,8 +115,11 @@ pub(super) fn from_bundle(e: BundleError, leaf: &str) -> CliError {
             "Nothing was read. Copy out what you need, then remove it: `git sandbox down -f {}`.",
             crate::cmd::quote(leaf)
         )),
+        BundleError::WouldDrop { ref incoming, .. } => CliError::new(ErrorKind::IncomingUnkept, msg.clone()).hint(format!(
+            "Keep it first — merge it, or `git branch <name> {incoming}` — then fetch again.",
+        )),
         BundleError::Empty => CliError::new(ErrorKind::NothingToBundle, msg)
-            .hint("Commit in the box first; the repository already has everything else."),
+            .hint("This takes the box's current branch: commit there first, or, for work on another branch, switch to it in the box."),
         BundleError::NoBranch => CliError::new(ErrorKind::NoBranch, msg).hint(
             "Put the work on a branch in the box first (`git switch -c <name>` there), then run this again.",
         ),

@@ -63,10 +63,23 @@ pub fn run(a: DownArgs, ui: &mut Ui) -> Result<i32, CliError> {
                 crate::cmd::quote(&name)
             ));
             if t.assessment.unreturned == Some(true) {
-                e = e.hint(format!(
-                    "Or bring the work back first: `git sandbox fetch {}`.",
-                    crate::cmd::quote(&name)
-                ));
+                // `fetch` brings the box's current branch; when the repository has that
+                // one, the work is on another branch, a tag or the stash.
+                let current_returned = super::own_git(&t.entry)
+                    .head()
+                    .and_then(|(_, tip)| tip)
+                    .is_some_and(|tip| repo.git.odb().is_ok_and(|o| o.exists(tip)));
+                e = e.hint(if current_returned {
+                    format!(
+                        "Or bring the work back first: it is not on the box's current branch, which is what `git sandbox fetch` brings; in the box, switch to the branch that holds it (`git stash branch <name>` for a stash), then `git sandbox fetch {}`.",
+                        crate::cmd::quote(&name)
+                    )
+                } else {
+                    format!(
+                        "Or bring the work back first: `git sandbox fetch {}`.",
+                        crate::cmd::quote(&name)
+                    )
+                });
             }
             return Err(e);
         }

@@ -59,6 +59,10 @@ pub fn run(a: FetchArgs, ui: &mut Ui) -> Result<i32, CliError> {
     };
     let common = super::bundle::user_common_dir(&repo, &entry);
     let own = super::own_git(&entry);
+    if let Err(e) = clone::check_incoming_kept(&repo, entry.leaf.as_str(), &own, &b) {
+        maintain::bundle::discard(&b.path);
+        return Err(super::bundle::from_bundle(e, entry.leaf.as_str()));
+    }
     let imported = clone::import_bundle(&repo, entry.leaf.as_str(), &own, &common, &b);
     maintain::bundle::discard(&b.path);
     imported.map_err(|e| super::bundle::from_bundle(e, entry.leaf.as_str()))?;
