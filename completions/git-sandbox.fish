@@ -95,7 +95,7 @@ complete -c git-sandbox -n "__fish_git_sandbox_using_subcommand down" -s f -l fo
 complete -c git-sandbox -n "__fish_git_sandbox_using_subcommand down" -l json -d 'Print the result as JSON'
 complete -c git-sandbox -n "__fish_git_sandbox_using_subcommand down" -s q -l quiet -d 'Less output on stderr (warnings and errors only)'
 complete -c git-sandbox -n "__fish_git_sandbox_using_subcommand down" -s v -l verbose -d 'More output on stderr (per-stage timings even off a terminal)'
-complete -c git-sandbox -n "__fish_git_sandbox_using_subcommand down" -s h -l help -d 'Print help'
+complete -c git-sandbox -n "__fish_git_sandbox_using_subcommand down" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-sandbox -n "__fish_git_sandbox_using_subcommand down" -s V -l version -d 'Print version'
 complete -c git-sandbox -n "__fish_git_sandbox_using_subcommand park" -l idle -d 'Idle time before a box is stopped: e.g. 90m, 2h, 1d' -r
 complete -c git-sandbox -n "__fish_git_sandbox_using_subcommand park" -l color -d 'When to colour stderr' -r -f -a "auto\t''

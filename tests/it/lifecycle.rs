@@ -651,3 +651,27 @@ fn list_dirty_reads_each_working_tree_only_when_asked() {
     );
     assert!(!env.treebox(&["list"]).ok().stdout.contains("DIRTY"));
 }
+
+/// `git sandbox down NAME`: naming the box is the decision (SPEC §2), so a part of a
+/// name is refused without a terminal, `-f` or not, and nothing is removed; the name or
+/// the branch, whole, removes it.
+#[test]
+fn down_takes_a_whole_name_not_a_part_of_one() {
+    let env = TestEnv::new();
+    env.treebox(&["create", "bad-name", "--no-launch"]).ok();
+    for args in [&["down", "bad"][..], &["down", "-f", "bad"][..]] {
+        let r = env.sandbox(args);
+        r.code(5);
+        assert!(r.stderr.contains("git sandbox down bad-name"), "{r:?}");
+        assert!(
+            env.box_path("bad-name").is_dir(),
+            "{args:?} removed the box"
+        );
+    }
+    env.sandbox(&["down", "bad-name"]).ok();
+    assert!(!env.box_path("bad-name").exists());
+    // The branch, whole, names it too.
+    env.treebox(&["create", "feat/whole", "--no-launch"]).ok();
+    env.sandbox(&["down", "feat/whole"]).ok();
+    assert!(!env.box_path("feat--whole").exists());
+}

@@ -16,6 +16,9 @@ use crate::teardown;
 #[derive(Debug, Args)]
 pub struct DownArgs {
     /// The box.
+    ///
+    /// Its name or its branch, whole: a part of a name is asked about on a terminal,
+    /// and refused without one (`-f` or not).
     pub name: String,
     /// Remove without asking, even with uncommitted or unreturned work or a live session
     /// (which is ended: its agent or shell goes first).
@@ -32,6 +35,29 @@ pub fn run(a: DownArgs, ui: &mut Ui) -> Result<i32, CliError> {
         super::Found::Repo(repo, layout, entry) => (repo, layout, *entry),
         super::Found::Folder(layout, record) => return down_folder(&a, &layout, &record, ui),
     };
+    // Naming the box is the decision (SPEC §2): a part of a name is not naming it.
+    let named = a.name == entry.leaf.as_str()
+        || entry.shown_branch() == Some(a.name.strip_prefix("refs/heads/").unwrap_or(&a.name));
+    if !named {
+        let leaf = entry.leaf.to_string();
+        let question = format!(
+            "`{}` is a part of box `{leaf}`'s name",
+            crate::sanitize::line(&a.name)
+        );
+        if ui.can_ask() {
+            if !ui.confirm(&format!("{question}; tear that box down?")) {
+                ui.info("nothing removed");
+                return Ok(error::OK);
+            }
+        } else {
+            return Err(
+                CliError::new(ErrorKind::NeedsConfirmation, question).hint(format!(
+                    "Name the box whole: `git sandbox down {}`.",
+                    crate::cmd::quote(&leaf)
+                )),
+            );
+        }
+    }
     let t = teardown::target_for(entry, &repo, &layout, a.force);
     let name = t.entry.leaf.to_string();
     let mut reasons = Vec::new();
