@@ -347,7 +347,8 @@ fn apply(
     // A clone (a bare clone) has its own excludes: without them its `.env` would be one
     // `git add .` away from a commit.
     if clone_mode || bare.is_some() {
-        if let Err(e) = copy::ensure_excludes(&common_for_guard) {
+        let users = copy::user_excludes(&ctx.repo.common_dir);
+        if let Err(e) = copy::ensure_excludes_with(&common_for_guard, &users) {
             warnings.push(format!("could not update the box's info/exclude: {e}"));
         }
     }

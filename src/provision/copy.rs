@@ -22,6 +22,27 @@ pub const EXCLUDES: &[&str] = &["/.treebox/", "/.env"];
 /// Append the treebox lines to `<common>/info/exclude` once (never `.gitignore`).
 /// Serialised by an flock on the file, so concurrent creates do not duplicate lines.
 pub fn ensure_excludes(common_dir: &Path) -> std::io::Result<()> {
+    ensure_excludes_with(common_dir, &[])
+}
+
+/// The user's own patterns in `<user_common>/info/exclude` (comments and blank lines
+/// left out): a clone has an `info/exclude` of its own, and without them what the user
+/// ignores there (a file `.worktreeinclude` copies in, say) shows as untracked in it.
+pub fn user_excludes(user_common: &Path) -> Vec<String> {
+    use crate::untrusted::{read_regular, Links};
+    let Ok(bytes) = read_regular(&user_common.join("info/exclude"), 1 << 20, Links::Refuse) else {
+        return Vec::new();
+    };
+    String::from_utf8_lossy(&bytes)
+        .lines()
+        .map(str::trim_end)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(str::to_string)
+        .collect()
+}
+
+/// [`ensure_excludes`], with `extra` lines after treebox's own.
+pub fn ensure_excludes_with(common_dir: &Path, extra: &[String]) -> std::io::Result<()> {
     let info = common_dir.join("info");
     std::fs::create_dir_all(&info)?;
     let path = info.join("exclude");
@@ -47,8 +68,12 @@ pub fn ensure_excludes(common_dir: &Path) -> std::io::Result<()> {
         add.push('\n');
     }
     let mut missing = false;
-    for line in EXCLUDES {
-        if !text.lines().any(|l| l.trim() == *line) {
+    for line in EXCLUDES
+        .iter()
+        .copied()
+        .chain(extra.iter().map(String::as_str))
+    {
+        if !text.lines().any(|l| l.trim() == line.trim()) && !add.lines().any(|l| l == line) {
             add.push_str(line);
             add.push('\n');
             missing = true;

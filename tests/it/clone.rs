@@ -1439,3 +1439,32 @@ fn fetch_brings_each_branch_without_dropping_the_last_one() {
     env.git(&bx, &["switch", "-q", "two"]);
     env.sandbox(&["down", "two"]).ok();
 }
+
+/// What the user ignores in `.git/info/exclude` stays ignored in a clone box (a clone
+/// has an `info/exclude` of its own): a file `.worktreeinclude` copies in does not make
+/// the new box dirty, so `down` removes it without asking.
+#[test]
+fn a_clone_box_ignores_what_the_users_info_exclude_ignores() {
+    let env = TestEnv::new();
+    let exclude = env.repo.join(".git/info/exclude");
+    let mut text = std::fs::read_to_string(&exclude).unwrap_or_default();
+    text.push_str("# mine\nlocal.settings\n");
+    std::fs::write(&exclude, text).unwrap();
+    std::fs::write(env.repo.join("local.settings"), "mine\n").unwrap();
+    env.commit_file(&env.repo, ".worktreeinclude", "local.settings\n", "include");
+    env.git(&env.repo, &["push", "-q", "origin", "main"]);
+    env.treebox(&["create", "inc", "--git", "clone", "--no-launch"])
+        .ok();
+    let bx = env.box_path("inc");
+    assert_eq!(
+        std::fs::read_to_string(bx.join("local.settings")).unwrap(),
+        "mine\n"
+    );
+    assert_eq!(env.git(&bx, &["status", "--porcelain"]), "");
+    let own = std::fs::read_to_string(bx.join(".git/info/exclude")).unwrap();
+    assert!(
+        own.contains("local.settings") && !own.contains("# mine"),
+        "{own}"
+    );
+    env.sandbox(&["down", "inc"]).ok();
+}
