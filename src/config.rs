@@ -135,8 +135,12 @@ impl Kind {
             Kind::Object => "an object",
             Kind::Enum(v) => match v {
                 ["claude", "codex"] => "one of \"claude\", \"codex\"",
-                ["host", ..] => "one of \"host\", \"docker\", \"podman\", \"auto\"",
-                _ => "one of \"worktree\", \"clone\"",
+                ["host", "docker", "podman", "auto"] => {
+                    "one of \"host\", \"docker\", \"podman\", \"auto\""
+                }
+                ["worktree", "clone"] => "one of \"worktree\", \"clone\"",
+                ["auto", "copy", "off"] => "one of \"auto\", \"copy\", \"off\"",
+                _ => "one of the documented values",
             },
         }
     }
@@ -498,6 +502,12 @@ mod tests {
         let p = write(d.path(), "c.json", r#"{"runner": "yes"}"#);
         let msg = UserConfig::load_from(&p).unwrap_err().to_string();
         assert!(msg.contains("`runner` must be true or false"), "{msg}");
+        let p = write(d.path(), "c.json", r#"{"warm": "maybe"}"#);
+        let msg = UserConfig::load_from(&p).unwrap_err().to_string();
+        assert!(
+            msg.contains(r#"`warm` must be one of "auto", "copy", "off""#),
+            "{msg}"
+        );
         let p = write(d.path(), "c.json", r#"{"isolation": "vm"}"#);
         assert!(UserConfig::load_from(&p).is_err());
         let p = write(

@@ -15,16 +15,26 @@ pub const PLACEHOLDER_PREFIX: &str = "treebox/";
 
 /// Why a name was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("invalid box name {shown}: {reason}")]
+#[error("invalid {what} {shown}: {reason}")]
 pub struct NameError {
+    /// What was named: `box name`, or `branch name` (`--checkout`, `--base`).
+    pub what: &'static str,
     pub shown: String,
     pub reason: &'static str,
 }
 
 fn refuse(name: &str, reason: &'static str) -> NameError {
     NameError {
+        what: "box name",
         shown: format!("{:?}", name),
         reason,
+    }
+}
+
+fn refuse_branch(name: &str, reason: &'static str) -> NameError {
+    NameError {
+        what: "branch name",
+        ..refuse(name, reason)
     }
 }
 
@@ -118,7 +128,7 @@ impl Leaf {
         let flat = clean_segments(branch).join("--");
         Leaf::parse(&flat).map_err(|e| NameError {
             shown: format!("{branch:?}"),
-            reason: e.reason,
+            ..e
         })
     }
 
@@ -168,19 +178,19 @@ pub fn clean_segments(name: &str) -> Vec<String> {
 /// any branch the user already has must be usable, but it may not escape or inject.
 pub fn check_existing_branch(name: &str) -> Result<(), NameError> {
     if name.is_empty() {
-        return Err(refuse(name, "it is empty"));
+        return Err(refuse_branch(name, "it is empty"));
     }
     if name.len() > 255 {
-        return Err(refuse(name, "it is too long"));
+        return Err(refuse_branch(name, "it is too long"));
     }
     if name.starts_with('-') {
-        return Err(refuse(name, "it starts with '-'"));
+        return Err(refuse_branch(name, "it starts with '-'"));
     }
     if name.chars().any(|c| c.is_control()) {
-        return Err(refuse(name, "it contains a control character"));
+        return Err(refuse_branch(name, "it contains a control character"));
     }
     if !git2::Branch::name_is_valid(name).unwrap_or(false) {
-        return Err(refuse(name, "it is not a valid git branch name"));
+        return Err(refuse_branch(name, "it is not a valid git branch name"));
     }
     Ok(())
 }

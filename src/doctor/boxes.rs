@@ -52,7 +52,7 @@ pub(super) fn check_boxes(repo: &Repo) -> Check {
             "boxes",
             Status::Advisory,
             format!(
-                "box(es) whose pre-push guard is not in place (a hook manager wrote over it, or the box's own core.hooksPath switched it off): {}",
+                "box(es) whose pre-push guard is not in place (a hook manager wrote over it, the box's own core.hooksPath switched it off, or treebox was upgraded since): {}",
                 unguarded.join(", ")
             ),
         )

@@ -755,6 +755,8 @@ fn prune_idle_removes_unused_boxes_that_hold_nothing_to_lose() {
     // terminal and without -f, nothing is removed.
     let r = env.sandbox(&["prune", "--idle", "0s"]);
     r.code(5);
+    // The hint is the command that removes what was listed: with its --idle.
+    assert!(r.stderr.contains("git sandbox prune -f --idle 0`"), "{r:?}");
     assert!(r.stderr.contains("kept box `dirty`"), "{r:?}");
     assert!(r.stderr.contains("uncommitted changes"), "{r:?}");
     assert!(r.stderr.contains("kept box `clone-work`"), "{r:?}");

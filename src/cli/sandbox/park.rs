@@ -33,7 +33,7 @@ pub struct ParkArgs {
 }
 
 /// A duration as `--idle` takes it, in its largest whole unit.
-fn duration_word(d: Duration) -> String {
+pub(super) fn duration_word(d: Duration) -> String {
     let s = d.as_secs();
     match s {
         0 => "0".into(),

@@ -80,7 +80,13 @@ fn remove_orphans(
                     orphans.len()
                 ),
             )
-            .hint("Pass -f to remove them: `git sandbox prune -f`."));
+            .hint(match a.idle {
+                Some(idle) => format!(
+                    "Pass -f to remove them: `git sandbox prune -f --idle {}`.",
+                    super::park::duration_word(idle)
+                ),
+                None => "Pass -f to remove them: `git sandbox prune -f`.".to_string(),
+            }));
         }
         if !ui.confirm(&format!("Remove these {} leftover(s)?", orphans.len())) {
             ui.info("nothing removed");
