@@ -453,7 +453,7 @@ _git__sandbox() {
             return 0
             ;;
         git__sandbox__subcmd__up)
-            opts="-d -q -v -h -V --branch --base --no-fetch --isolation --git --template --token-from --allow-forge --warm --no-warm --firewall --detach --json --quiet --verbose --color --help --version"
+            opts="-d -q -v -h -V --branch --base --no-fetch --isolation --git --template --token-from --allow-forge --warm --no-warm --cold --harness --dry-run --firewall --detach --json --quiet --verbose --color --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -481,6 +481,10 @@ _git__sandbox() {
                     ;;
                 --token-from)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --harness)
+                    COMPREPLY=($(compgen -W "claude codex" -- "${cur}"))
                     return 0
                     ;;
                 --color)

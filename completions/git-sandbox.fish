@@ -52,6 +52,8 @@ complete -c git-sandbox -n "__fish_git_sandbox_using_subcommand up" -l git -d 'H
 clone\t''"
 complete -c git-sandbox -n "__fish_git_sandbox_using_subcommand up" -l template -d 'Container template (operator-owned; see `git treebox template list`)' -r
 complete -c git-sandbox -n "__fish_git_sandbox_using_subcommand up" -l token-from -d 'Forward this environment variable (e.g. GH_TOKEN) into the box\'s 0600 env file at container start, never into an image, a record or output. Repeatable. A forwarded GH_TOKEN or GITHUB_TOKEN is also git\'s credential for https://github.com' -r
+complete -c git-sandbox -n "__fish_git_sandbox_using_subcommand up" -l harness -d 'Which agent `git treebox enter` launches in the box later' -r -f -a "claude\t''
+codex\t''"
 complete -c git-sandbox -n "__fish_git_sandbox_using_subcommand up" -l color -d 'When to colour stderr' -r -f -a "auto\t''
 always\t''
 never\t''"
@@ -59,6 +61,8 @@ complete -c git-sandbox -n "__fish_git_sandbox_using_subcommand up" -l no-fetch 
 complete -c git-sandbox -n "__fish_git_sandbox_using_subcommand up" -l allow-forge -d 'With --firewall: also allow the hosts of origin\'s URL (and api.github.com)'
 complete -c git-sandbox -n "__fish_git_sandbox_using_subcommand up" -l warm -d 'Start the box with the main checkout\'s build outputs (cargo\'s target/, node build caches) even where the filesystem cannot clone them by reflink: copy them [default: the config\'s `warm`, else `auto`: clone by reflink, or skip]'
 complete -c git-sandbox -n "__fish_git_sandbox_using_subcommand up" -l no-warm -d 'Start the box without the main checkout\'s build outputs'
+complete -c git-sandbox -n "__fish_git_sandbox_using_subcommand up" -l cold -d 'Install dependencies with throwaway caches instead of the shared ones'
+complete -c git-sandbox -n "__fish_git_sandbox_using_subcommand up" -l dry-run -d 'Print the plan and change nothing (with --json: as JSON)'
 complete -c git-sandbox -n "__fish_git_sandbox_using_subcommand up" -l firewall -d 'Containers: deny egress except the template\'s allowlist'
 complete -c git-sandbox -n "__fish_git_sandbox_using_subcommand up" -s d -l detach -d 'Detached: start the box\'s shell in its session without attaching; print the box path'
 complete -c git-sandbox -n "__fish_git_sandbox_using_subcommand up" -l json -d 'Provision only (no shell, no session) and print the result as JSON'

@@ -133,28 +133,7 @@ pub fn run(args: CreateArgs, ui: &mut Ui) -> Result<i32, CliError> {
         allow_forge: args.allow_forge,
     };
     if args.dry_run {
-        let (plan, warnings) = provision::dry_run(&req, &cfg)?;
-        for w in &warnings {
-            ui.warning(w);
-        }
-        if args.json {
-            let doc = PlanDocument {
-                schema_version: V1,
-                dry_run: true,
-                plan: &plan,
-                warnings: &ui.warnings,
-            };
-            ui.out_json(&doc.to_value());
-        } else {
-            ui.info(&format!(
-                "would create box `{}` on branch `{}`:",
-                plan.name, plan.branch
-            ));
-            for line in plan.describe() {
-                ui.info(&format!("  {line}"));
-            }
-        }
-        return Ok(error::OK);
+        return print_plan(&req, &cfg, args.json, ui);
     }
     if args.detach {
         // Refused before anything is made: a detached agent needs a session host.
@@ -162,6 +141,38 @@ pub fn run(args: CreateArgs, ui: &mut Ui) -> Result<i32, CliError> {
     }
     let created = provision::create(&req, &cfg, ui)?;
     hand_off(&created, ui, args.print, args.json, args.detach)
+}
+
+/// `--dry-run` (of `create` and `git sandbox up`): the plan, on stderr or as JSON;
+/// nothing is written.
+pub(crate) fn print_plan(
+    req: &CreateRequest,
+    cfg: &crate::config::UserConfig,
+    json: bool,
+    ui: &mut Ui,
+) -> Result<i32, CliError> {
+    let (plan, warnings) = provision::dry_run(req, cfg)?;
+    for w in &warnings {
+        ui.warning(w);
+    }
+    if json {
+        let doc = PlanDocument {
+            schema_version: V1,
+            dry_run: true,
+            plan: &plan,
+            warnings: &ui.warnings,
+        };
+        ui.out_json(&doc.to_value());
+    } else {
+        ui.info(&format!(
+            "would create box `{}` on branch `{}`:",
+            plan.name, plan.branch
+        ));
+        for line in plan.describe() {
+            ui.info(&format!("  {line}"));
+        }
+    }
+    Ok(error::OK)
 }
 
 /// `-d` needs tmux: refuse (exit 1) before anything is written when it is missing.

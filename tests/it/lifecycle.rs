@@ -675,3 +675,35 @@ fn down_takes_a_whole_name_not_a_part_of_one() {
     env.sandbox(&["down", "feat/whole"]).ok();
     assert!(!env.box_path("feat--whole").exists());
 }
+
+/// `git sandbox up` provisions as `create --no-launch` does, flags included: `--dry-run`
+/// plans and writes nothing, `--harness` is recorded for `enter`, `--cold` is taken.
+#[test]
+fn up_takes_creates_dry_run_harness_and_cold() {
+    let env = TestEnv::new();
+    let before = env.snapshot();
+    let r = env.sandbox(&["up", "planned", "--dry-run"]);
+    r.ok();
+    assert!(r.stderr.contains("would create box `planned`"), "{r:?}");
+    let doc = env
+        .sandbox(&["up", "planned", "--dry-run", "--json"])
+        .ok()
+        .json();
+    assert_eq!(doc["dryRun"], true, "{doc}");
+    assert_eq!(doc["name"], "planned", "{doc}");
+    assert_eq!(env.snapshot(), before, "--dry-run wrote something");
+    env.sandbox(&["up", "planned", "--harness", "codex", "--cold", "--json"])
+        .ok();
+    assert_eq!(crate::create::record(&env, "planned")["harness"], "codex");
+    // Outside a repository there is no plan to show: refused, nothing written.
+    let folder = env.root().join("plain-folder");
+    std::fs::create_dir_all(&folder).unwrap();
+    let r = crate::env::Run::from_output(
+        env.command(crate::env::SANDBOX, &folder)
+            .args(["up", "f", "--dry-run"])
+            .output()
+            .unwrap(),
+    );
+    r.code(2);
+    assert_eq!(std::fs::read_dir(&folder).unwrap().count(), 0);
+}

@@ -64,6 +64,15 @@ pub struct UpArgs {
     /// Start the box without the main checkout's build outputs.
     #[arg(long)]
     pub no_warm: bool,
+    /// Install dependencies with throwaway caches instead of the shared ones.
+    #[arg(long)]
+    pub cold: bool,
+    /// Which agent `git treebox enter` launches in the box later.
+    #[arg(long, value_parser = ["claude", "codex"])]
+    pub harness: Option<String>,
+    /// Print the plan and change nothing (with --json: as JSON).
+    #[arg(long, conflicts_with = "detach")]
+    pub dry_run: bool,
     /// Containers: deny egress except the template's allowlist.
     #[arg(long)]
     pub firewall: bool,
@@ -84,14 +93,22 @@ pub struct UpArgs {
 pub fn run(a: UpArgs, ui: &mut Ui) -> Result<i32, CliError> {
     let cfg = crate::cli::load_config()?;
     let cwd = crate::cli::cwd()?;
+    let folder = matches!(
+        crate::git::Repo::discover(&cwd),
+        Err(crate::git::repo::RepoError::NotARepo { .. })
+    );
+    if a.dry_run && folder {
+        return Err(CliError::new(
+            ErrorKind::Usage,
+            "--dry-run plans a box of a git repository; here the box would be this folder itself",
+        )
+        .hint("Run it without --dry-run: `git sandbox up NAME` here makes the folder the box, writing nothing in it."));
+    }
     if a.detach {
         // Refused before anything is made: a detached shell needs a session host.
         need_sessions(&a.name)?;
     }
-    if matches!(
-        crate::git::Repo::discover(&cwd),
-        Err(crate::git::repo::RepoError::NotARepo { .. })
-    ) {
+    if folder {
         return up_folder(a, &cfg, cwd, ui);
     }
     let (name, checkout) = match a.branch {
@@ -113,8 +130,16 @@ pub fn run(a: UpArgs, ui: &mut Ui) -> Result<i32, CliError> {
         token_from: a.token_from.clone(),
         allow_forge: a.allow_forge,
         warm: crate::cli::warm_flag(a.warm, a.no_warm),
+        cold: a.cold,
+        harness: a
+            .harness
+            .as_deref()
+            .and_then(|h| h.parse::<crate::harness::Harness>().ok()),
         ..Default::default()
     };
+    if a.dry_run {
+        return crate::cli::create::print_plan(&req, &cfg, a.json, ui);
+    }
     let created = provision::create(&req, &cfg, ui)?;
     let path = created.plan.path.clone();
     if a.json {
