@@ -40,8 +40,10 @@ pub enum CmdError {
     },
 }
 
-/// The child's own diagnosis: its first `error:` line (often the cause, e.g. "No
-/// space left on device") and its last line, or just the last line.
+/// The child's own diagnosis: its first `error:` (else `fatal:`) line, often the
+/// cause ("No space left on device"), and its last line when that is a diagnosis too;
+/// a last line of advice prose (git's "and the repository exists.") is left out. No
+/// such line: just the last line.
 fn stderr_suffix(stderr: &str) -> String {
     let lines: Vec<&str> = stderr
         .lines()
@@ -51,9 +53,16 @@ fn stderr_suffix(stderr: &str) -> String {
     let Some(last) = lines.last() else {
         return String::new();
     };
-    match lines.iter().find(|l| l.starts_with("error:")) {
-        Some(first) if first != last => format!(": {first} / {last}"),
-        _ => format!(": {last}"),
+    let diagnosis = |l: &&&str| l.starts_with("error:") || l.starts_with("fatal:");
+    let first = lines
+        .iter()
+        .find(|l| l.starts_with("error:"))
+        .or_else(|| lines.iter().find(diagnosis));
+    match first {
+        Some(first) if first == last => format!(": {last}"),
+        Some(first) if diagnosis(&last) => format!(": {first} / {last}"),
+        Some(first) => format!(": {first}"),
+        None => format!(": {last}"),
     }
 }
 
@@ -384,6 +393,24 @@ mod tests {
         assert!(!e.contains("env X=1"), "{e}");
         let c = Cmd::new("git").args(["-c", "core.hooksPath=/dev/null", "-C", "/r", "fetch"]);
         assert_eq!(c.short(), "git -C /r fetch");
+    }
+
+    #[test]
+    fn a_failures_diagnosis_leaves_advice_prose_out() {
+        let git = "fatal: '/x/origin.git' does not appear to be a git repository\n\
+                   fatal: Could not read from remote repository.\n\n\
+                   Please make sure you have the correct access rights\n\
+                   and the repository exists.\n";
+        assert_eq!(
+            stderr_suffix(git),
+            ": fatal: '/x/origin.git' does not appear to be a git repository"
+        );
+        assert_eq!(stderr_suffix("plain words\n"), ": plain words");
+        assert_eq!(
+            stderr_suffix("error: a\nfatal: b\n"),
+            ": error: a / fatal: b"
+        );
+        assert_eq!(stderr_suffix(""), "");
     }
 
     #[test]
