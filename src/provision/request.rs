@@ -128,6 +128,10 @@ pub(super) fn context(req: &CreateRequest, cfg: &UserConfig) -> Result<Context, 
     if let Some(b) = &req.base {
         names::check_existing_branch(b)?;
     }
+    // A template name is checked whatever the runner: bad input is bad anywhere.
+    if let Some(t) = &req.template {
+        crate::template::check_name(t).map_err(crate::runner::oci::ContainerError::from)?;
+    }
     let repo = Repo::discover(&req.cwd)?;
     let (project, mut warnings) = ProjectConfig::load(&repo.main_root)?;
     let mut notes = Vec::new();

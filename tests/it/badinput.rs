@@ -219,3 +219,17 @@ fn hostile_names_are_refused_with_a_safe_message_and_nothing_written() {
         }
     }
 }
+
+/// A template name that could escape the template dir is refused whatever the runner
+/// (on the host it is not used, but bad input is bad anywhere): exit 2, nothing written.
+#[test]
+fn a_bad_template_name_is_refused_on_the_host_too() {
+    let env = TestEnv::new();
+    for bad in ["../x", "/abs", "Upper", ""] {
+        let before = env.snapshot();
+        let r = env.treebox(&["create", "t", "--template", bad, "--no-launch"]);
+        r.code(2);
+        assert!(r.stderr.contains("template"), "{bad:?}: {r:?}");
+        assert_eq!(env.snapshot(), before, "{bad:?} wrote something");
+    }
+}
