@@ -388,15 +388,19 @@ mod tests {
         assert_eq!(got, ["a.cfg", "b c.cfg", "d"].map(OsString::from));
     }
 
+    fn mkfifo(path: &Path) {
+        assert!(std::process::Command::new("mkfifo")
+            .arg(path)
+            .status()
+            .unwrap()
+            .success());
+    }
+
     #[test]
     fn an_include_naming_a_fifo_blocks_and_a_file_does_not() {
         let dir = tempfile::tempdir().unwrap();
         let fifo = dir.path().join("fifo");
-        assert!(std::process::Command::new("mkfifo")
-            .arg(&fifo)
-            .status()
-            .unwrap()
-            .success());
+        mkfifo(&fifo);
         std::fs::write(dir.path().join("ok.cfg"), "[user]\n\tname = x\n").unwrap();
         std::fs::write(dir.path().join("mid.cfg"), "[include]\n\tpath = fifo\n").unwrap();
         let top = dir.path().join("config");
@@ -427,11 +431,7 @@ mod tests {
         assert!(read_config(&link).is_some());
         // A FIFO is opened without waiting for a writer, and not read.
         let fifo = dir.path().join("fifo");
-        assert!(std::process::Command::new("mkfifo")
-            .arg(&fifo)
-            .status()
-            .unwrap()
-            .success());
+        mkfifo(&fifo);
         assert_eq!(read_config(&fifo), None);
         let big = dir.path().join("big.cfg");
         let f = std::fs::File::create(&big).unwrap();
@@ -473,11 +473,7 @@ mod tests {
     fn a_listing_that_blocks_is_given_up() {
         let d = tempfile::tempdir().unwrap();
         let fifo = d.path().join("fifo");
-        assert!(std::process::Command::new("mkfifo")
-            .arg(&fifo)
-            .status()
-            .unwrap()
-            .success());
+        mkfifo(&fifo);
         let start = std::time::Instant::now();
         let c = Cmd::new("sh").args(["-c", "exec cat \"$0\"", &fifo.to_string_lossy()]);
         assert_eq!(

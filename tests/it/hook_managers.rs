@@ -33,6 +33,17 @@ fn lefthook_install(env: &TestEnv, dir: &Path, marker: &Path) {
     );
 }
 
+/// A new box on a placeholder branch: its leaf and its path.
+fn placeholder_box(env: &TestEnv) -> (String, PathBuf) {
+    let doc = env
+        .treebox(&["create", "--no-launch", "--json"])
+        .ok()
+        .json();
+    let leaf = doc["name"].as_str().unwrap().to_string();
+    let path = env.box_path(&leaf);
+    (leaf, path)
+}
+
 /// Push HEAD of `dir` to origin under its own name; the result.
 fn push(env: &TestEnv, dir: &Path) -> crate::env::Run {
     env.git_run(dir, &["push", "-q", "origin", "HEAD"])
@@ -46,12 +57,7 @@ fn boxes_check(env: &TestEnv) -> serde_json::Value {
 #[test]
 fn a_hook_manager_in_a_box_never_lets_a_placeholder_through() {
     let env = TestEnv::new();
-    let doc = env
-        .treebox(&["create", "--no-launch", "--json"])
-        .ok()
-        .json();
-    let leaf = doc["name"].as_str().unwrap().to_string();
-    let path = env.box_path(&leaf);
+    let (leaf, path) = placeholder_box(&env);
     let marker = env.root().join("lefthook-ran");
     lefthook_install(&env, &path, &marker);
 
@@ -153,12 +159,7 @@ fn a_clone_box_runs_the_repositorys_own_hooks_behind_the_guard() {
 #[test]
 fn unsetting_the_boxs_hooks_path_is_undone_when_the_box_is_opened() {
     let env = TestEnv::new();
-    let doc = env
-        .treebox(&["create", "--no-launch", "--json"])
-        .ok()
-        .json();
-    let leaf = doc["name"].as_str().unwrap().to_string();
-    let path = env.box_path(&leaf);
+    let (leaf, path) = placeholder_box(&env);
     env.git(
         &path,
         &["config", "--worktree", "--unset-all", "core.hooksPath"],
@@ -213,12 +214,7 @@ fn real_lefthook_installed_in_a_box_runs_behind_the_guard() {
         "lefthook",
     );
     env.git(&env.repo, &["push", "-q", "origin", "main"]);
-    let doc = env
-        .treebox(&["create", "--no-launch", "--json"])
-        .ok()
-        .json();
-    let leaf = doc["name"].as_str().unwrap().to_string();
-    let path = env.box_path(&leaf);
+    let (leaf, path) = placeholder_box(&env);
     // The agent installs the repository's hook manager, as its README says to.
     let r = crate::env::Run::from_output(
         env.command("lefthook", &path)
@@ -384,12 +380,7 @@ fn a_hook_manager_run_by_setup_is_kept_behind_the_guard() {
     )
     .unwrap();
     env.write_config(&format!(r#"{{"setup": ["sh {}"]}}"#, script.display()));
-    let doc = env
-        .treebox(&["create", "--no-launch", "--json"])
-        .ok()
-        .json();
-    let leaf = doc["name"].as_str().unwrap().to_string();
-    let path = env.box_path(&leaf);
+    let (leaf, path) = placeholder_box(&env);
     assert_eq!(boxes_check(&env)["status"], "ok", "the guard is in place");
     let r = push(&env, &path);
     assert_ne!(r.code, 0, "a placeholder push went through: {r:?}");
