@@ -65,6 +65,17 @@ impl BoxEntry {
             // A folder box has no branch.
             .filter(|b| !b.is_empty())
     }
+
+    /// Does `reference` name this box whole: its leaf, or the branch checked out in it
+    /// now (`refs/heads/` allowed)? What [`resolve`] tries before a part of a name.
+    pub fn is_named(&self, reference: &str) -> bool {
+        self.leaf.as_str() == reference || self.is_on_branch(reference)
+    }
+
+    fn is_on_branch(&self, reference: &str) -> bool {
+        let short = reference.strip_prefix("refs/heads/").unwrap_or(reference);
+        self.shown_branch() == Some(short)
+    }
 }
 
 /// The admin dirs of the repository's registered linked worktrees
@@ -402,10 +413,7 @@ pub fn resolve<'a>(
         return Ok(b);
     }
     let short = reference.strip_prefix("refs/heads/").unwrap_or(reference);
-    let by_branch: Vec<&BoxEntry> = boxes
-        .iter()
-        .filter(|b| b.shown_branch() == Some(short))
-        .collect();
+    let by_branch: Vec<&BoxEntry> = boxes.iter().filter(|b| b.is_on_branch(short)).collect();
     if by_branch.len() == 1 {
         return Ok(by_branch[0]);
     }

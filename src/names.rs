@@ -17,15 +17,32 @@ pub const PLACEHOLDER_PREFIX: &str = "treebox/";
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("invalid {what} {shown}: {reason}")]
 pub struct NameError {
-    /// What was named: `box name`, or `branch name` (`--checkout`, `--base`).
-    pub what: &'static str,
+    pub what: Named,
     pub shown: String,
     pub reason: &'static str,
 }
 
+/// What a refused name named.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Named {
+    /// A box (`create NAME`, a leaf).
+    Box,
+    /// An existing branch (`--checkout`, `--base`).
+    Branch,
+}
+
+impl fmt::Display for Named {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Named::Box => "box name",
+            Named::Branch => "branch name",
+        })
+    }
+}
+
 fn refuse(name: &str, reason: &'static str) -> NameError {
     NameError {
-        what: "box name",
+        what: Named::Box,
         shown: format!("{:?}", name),
         reason,
     }
@@ -33,7 +50,7 @@ fn refuse(name: &str, reason: &'static str) -> NameError {
 
 fn refuse_branch(name: &str, reason: &'static str) -> NameError {
     NameError {
-        what: "branch name",
+        what: Named::Branch,
         ..refuse(name, reason)
     }
 }

@@ -228,7 +228,7 @@ fn classify(e: &ProvisionError) -> CliError {
     use ProvisionError as P;
     let msg = crate::sanitize::line(&e.to_string());
     match e {
-            P::Name(n) if n.what == "branch name" => CliError::new(ErrorKind::InvalidName, msg)
+            P::Name(n) if n.what == crate::names::Named::Branch => CliError::new(ErrorKind::InvalidName, msg)
                 .hint("Name a branch that exists: `git branch -a` lists them."),
             P::Name(_) => CliError::new(ErrorKind::InvalidName, msg).hint(
                 "Names are letters, digits, '.', '_' and '-', with '/' between segments: e.g. `git treebox create fix/JIRA-12-login`.",

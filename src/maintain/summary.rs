@@ -525,6 +525,7 @@ fn keep(
         && back.inputs.iter().zip(inputs).all(|((short, s), (p, t))| {
             *s == *t && bases.full(short).as_deref() == Some(p.as_path())
         });
-    let same = back.entry(&e.leaf, layout, true) == *e && back.is(e, layout);
+    // `is` is the allocation-free form of this comparison, for the hot path.
+    let same = back.entry(&e.leaf, layout, true) == *e;
     (same && back.facts == facts && same_inputs).then_some(back)
 }

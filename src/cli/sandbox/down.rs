@@ -36,9 +36,7 @@ pub fn run(a: DownArgs, ui: &mut Ui) -> Result<i32, CliError> {
         super::Found::Folder(layout, record) => return down_folder(&a, &layout, &record, ui),
     };
     // Naming the box is the decision (SPEC §2): a part of a name is not naming it.
-    let named = a.name == entry.leaf.as_str()
-        || entry.shown_branch() == Some(a.name.strip_prefix("refs/heads/").unwrap_or(&a.name));
-    if !named {
+    if !entry.is_named(&a.name) {
         let leaf = entry.leaf.to_string();
         let question = format!(
             "`{}` is a part of box `{leaf}`'s name",

@@ -73,8 +73,9 @@ pub fn check_guard(
 /// each command's argv and environment are used), then the template's `postCreate`.
 /// Fails loudly: the first failing step is an error.
 /// The last lines a failed step printed (stderr, else stdout: docker prints its own
-/// "executable file not found" there), and its status.
-fn failure_detail(argv: &[String], out: &std::process::Output) -> String {
+/// "executable file not found" there), and its status; `missing`: the program the
+/// image lacks ([`program_missing`]), which says it all.
+fn failure_detail(missing: Option<&str>, out: &std::process::Output) -> String {
     let pick = |b: &[u8]| {
         let text = String::from_utf8_lossy(b).into_owned();
         let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
@@ -84,8 +85,7 @@ fn failure_detail(argv: &[String], out: &std::process::Output) -> String {
         t if t.is_empty() => pick(&out.stdout),
         t => t,
     };
-    if program_missing(out) {
-        let program = argv.first().map_or("", String::as_str);
+    if let Some(program) = missing {
         return format!(
             "`{program}` is not installed in the box's image ({})",
             out.status
@@ -131,9 +131,10 @@ pub fn setup_inside(
             .output_any()
             .map_err(ContainerError::Engine)?;
         if !out.status.success() {
+            let missing = program_missing(&out).then(|| argv.first().cloned().unwrap_or_default());
             return Err(ContainerError::Setup {
-                detail: crate::sanitize::line(&failure_detail(&argv, &out)),
-                missing: program_missing(&out).then(|| argv.first().cloned().unwrap_or_default()),
+                detail: crate::sanitize::line(&failure_detail(missing.as_deref(), &out)),
+                missing,
                 step: name,
                 leaf: None,
                 template: None,
@@ -158,25 +159,23 @@ mod tests {
 
     #[test]
     fn a_program_the_image_lacks_is_named() {
-        let argv = vec!["uv".to_string(), "sync".to_string()];
         // docker prints it on stdout, podman on stderr.
         for out in [
             output(126, "OCI runtime exec failed: exec failed: unable to start container process: exec: \"uv\": executable file not found in $PATH: unknown\n", ""),
             output(127, "", "Error: runc: runc create failed: unable to start container process: exec: \"uv\": executable file not found in $PATH: OCI runtime attempted to invoke a command that was not found\n"),
         ] {
             assert!(program_missing(&out));
-            assert!(failure_detail(&argv, &out).starts_with("`uv` is not installed"));
+            assert!(failure_detail(Some("uv"), &out).starts_with("`uv` is not installed"));
         }
     }
 
     #[test]
     fn a_failing_step_shows_its_last_lines_from_either_stream() {
-        let argv = vec!["npm".to_string(), "ci".to_string()];
-        let d = failure_detail(&argv, &output(1, "", "a\n\nb\nc\nd\ne\nf\n"));
+        let d = failure_detail(None, &output(1, "", "a\n\nb\nc\nd\ne\nf\n"));
         assert_eq!(d, "b / c / d / e / f (exit status: 1)");
-        let d = failure_detail(&argv, &output(2, "only stdout\n", ""));
+        let d = failure_detail(None, &output(2, "only stdout\n", ""));
         assert_eq!(d, "only stdout (exit status: 2)");
-        let d = failure_detail(&argv, &output(3, "", ""));
+        let d = failure_detail(None, &output(3, "", ""));
         assert_eq!(d, "no output (exit status: 3)");
         assert!(!program_missing(&output(127, "", "sh: 1: uv: not found\n")));
     }
