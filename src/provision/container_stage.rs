@@ -34,7 +34,7 @@ pub(super) fn container_stage(
     reporter: &mut dyn Reporter,
 ) -> Result<Created, ProvisionError> {
     let harness = record.harness;
-    container_up(
+    let up = container_up(
         Some(&ctx.repo),
         &ctx.layout,
         leaf,
@@ -43,10 +43,12 @@ pub(super) fn container_stage(
         harness,
         true,
         reporter,
-    )?;
+    );
+    // Said whether or not the container came up: a failure is often why they matter.
     for w in &warnings {
         reporter.warn(w.clone());
     }
+    up?;
     Ok(Created {
         plan: plan.clone(),
         record,

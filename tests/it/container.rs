@@ -884,8 +884,10 @@ fn a_failed_image_build_is_mended_by_a_rerun_with_another_template() {
 
     // Another runner: refused, and the record is as it was.
     let record = std::fs::read(record_path(env, "mend")).unwrap();
+    let before = env.snapshot();
     let r = env.treebox(&["create", "mend", "--isolation", "host", "--no-launch"]);
     r.code(5);
+    assert_eq!(env.snapshot(), before, "a refused re-run changed something");
     assert!(r.stderr.contains("runs on docker, not host"), "{r:?}");
     assert!(r.stderr.contains("--isolation docker"), "{r:?}");
     assert_eq!(std::fs::read(record_path(env, "mend")).unwrap(), record);
@@ -914,6 +916,11 @@ fn a_failed_image_build_is_mended_by_a_rerun_with_another_template() {
             && r.stderr.contains("git treebox enter mend"),
         "the hint names the template and the box: {r:?}"
     );
+
+    // The container exists now: another template is not taken, and that is said.
+    let r = env.treebox(&["create", "mend", "--template", "broken", "--no-launch"]);
+    assert!(r.stderr.contains("keeps template `test`"), "{r:?}");
+    assert_eq!(b.record("mend")["template"], "test");
 
     // Without the step, entering finishes the box.
     env.write_config(r#"{"template": "test", "isolation": "docker", "setup": []}"#);
