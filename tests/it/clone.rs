@@ -935,14 +935,7 @@ fn a_fifo_in_a_box_never_hangs_the_host() {
     env.sandbox(&["up", "fifo", "--git", "clone", "--json"])
         .ok();
     env.treebox(&["create", "wfifo", "--no-launch"]).ok();
-    let mkfifo = |p: &Path| {
-        let _ = std::fs::remove_file(p);
-        let st = std::process::Command::new("mkfifo")
-            .arg(p)
-            .status()
-            .unwrap();
-        assert!(st.success());
-    };
+    let mkfifo = crate::env::mkfifo;
     let bx = env.box_path("fifo");
     mkfifo(&bx.join(".git/config"));
     mkfifo(&bx.join(".git/objects/info/alternates"));
@@ -1289,12 +1282,7 @@ fn a_fifo_gitdir_in_an_admin_dir_hangs_nothing() {
     let env = TestEnv::new();
     env.treebox(&["create", "w1", "--no-launch"]).ok();
     let gitdir = env.repo.join(".git/worktrees/w1/gitdir");
-    std::fs::remove_file(&gitdir).unwrap();
-    assert!(std::process::Command::new("mkfifo")
-        .arg(&gitdir)
-        .status()
-        .unwrap()
-        .success());
+    crate::env::mkfifo(&gitdir);
     for (bin, args) in [
         (crate::env::SANDBOX, vec!["ls", "--json"]),
         (crate::env::SANDBOX, vec!["down", "w1"]),
@@ -1414,8 +1402,10 @@ fn fetch_brings_each_branch_without_dropping_the_last_one() {
     // Another line: refused while nothing keeps the one fetched.
     env.git(&bx, &["switch", "-q", "-c", "other", "two"]);
     env.commit_file(&bx, "other.txt", "other\n", "other work");
+    let before = env.snapshot();
     let r = env.sandbox(&["fetch", "two", "--json"]);
     r.code(5);
+    assert_eq!(env.snapshot(), before, "a refused fetch changed something");
     assert!(r.stderr.contains("incoming-unkept"), "{r:?}");
     assert!(
         r.stderr

@@ -446,6 +446,14 @@ impl TestEnv {
     }
 }
 
+/// Make a FIFO at `path`, replacing a file there (what a hostile box plants where a
+/// file belongs).
+pub fn mkfifo(path: &Path) {
+    let _ = std::fs::remove_file(path);
+    let ok = Command::new("mkfifo").arg(path).status().unwrap().success();
+    assert!(ok, "mkfifo {}", path.display());
+}
+
 pub fn write_exec(path: &Path, text: &str) {
     use std::os::unix::fs::PermissionsExt;
     if let Some(dir) = path.parent() {

@@ -38,12 +38,7 @@ fn point_branch(bx: &Path, leaf: &str, commit: &str) {
 }
 
 fn mkfifo(p: &Path) {
-    let _ = std::fs::remove_file(p);
-    let st = std::process::Command::new("mkfifo")
-        .arg(p)
-        .status()
-        .unwrap();
-    assert!(st.success());
+    crate::env::mkfifo(p);
 }
 
 /// `git-sandbox ARGS` under `timeout`: a hang fails the test instead of stalling it.

@@ -208,17 +208,7 @@ fn a_corrupt_truncated_linked_or_oversized_cache_is_ignored_and_replaced() {
             "a directory",
             Box::new(|p: &Path| std::fs::create_dir(p).unwrap()),
         ),
-        (
-            "a FIFO",
-            Box::new(|p: &Path| {
-                let ok = std::process::Command::new("mkfifo")
-                    .arg(p)
-                    .status()
-                    .unwrap()
-                    .success();
-                assert!(ok);
-            }),
-        ),
+        ("a FIFO", Box::new(|p: &Path| crate::env::mkfifo(p))),
     ];
     for (what, plant) in plants {
         match std::fs::symlink_metadata(&path) {
@@ -279,13 +269,7 @@ fn a_box_cannot_plant_or_alter_the_cache_and_a_hostile_change_is_judged_again() 
     std::fs::remove_file(&head).unwrap();
     std::os::unix::fs::symlink(env.repo.join(".git/HEAD"), &head).unwrap();
     let orig = env.repo.join(".git/worktrees/c/ORIG_HEAD");
-    let _ = std::fs::remove_file(&orig);
-    let ok = std::process::Command::new("mkfifo")
-        .arg(&orig)
-        .status()
-        .unwrap()
-        .success();
-    assert!(ok);
+    crate::env::mkfifo(&orig);
     let doc = list(&env);
     assert_eq!(named(&doc, "boxes", "b")["state"], "broken");
     assert_eq!(named(&doc, "boxes", "c")["state"], "broken");

@@ -191,14 +191,7 @@ fn a_hostile_channel_reads_unknown_without_hanging() {
     let state = dir.join("state");
     let outside = env.root().join("outside");
     std::fs::write(&outside, "working\n").unwrap();
-    let fifo = |p: &Path| {
-        let ok = std::process::Command::new("mkfifo")
-            .arg(p)
-            .status()
-            .unwrap()
-            .success();
-        assert!(ok);
-    };
+    let fifo = |p: &Path| crate::env::mkfifo(p);
     type Make<'a> = &'a dyn Fn(&Path);
     let cases: [(&str, Make); 5] = [
         ("fifo", &|p| fifo(p)),
