@@ -134,6 +134,41 @@ impl Boxed {
         self.engine_cmd(args).output().unwrap()
     }
 
+    /// Run `sh -c script` in box `leaf` (it commits there), then the box's HEAD.
+    pub(crate) fn commit_inside(&self, leaf: &str, script: &str) -> String {
+        self.exec(&[leaf, "--", "sh", "-c", script]).ok();
+        self.exec(&[leaf, "--", "git", "rev-parse", "HEAD"])
+            .ok()
+            .stdout
+            .trim()
+            .to_string()
+    }
+
+    /// A container `name` of the test's own on the test's network `net` (with these
+    /// DNS aliases there) that accepts connections on port 8080; its address.
+    pub(crate) fn listener(&self, name: &str, net: &str, aliases: &[&str]) -> String {
+        let mut args = vec!["run", "-d", "--name", name, "--network", net];
+        for a in aliases {
+            args.extend(["--network-alias", a]);
+        }
+        args.extend([
+            BASE,
+            "sh",
+            "-c",
+            "while true; do nc -l -p 8080 </dev/null >/dev/null; done",
+        ]);
+        let out = self.engine(&args);
+        assert!(out.status.success(), "{out:?}");
+        let ip = self.engine(&[
+            "container",
+            "inspect",
+            "--format",
+            "{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}",
+            name,
+        ]);
+        String::from_utf8_lossy(&ip.stdout).trim().to_string()
+    }
+
     /// Make the test's own `--internal` network `net`. Tests run in parallel, and two
     /// engines' network creations at once can pick the same free subnet (podman with
     /// CNI): one at a time in this process, and a failed one tried again.
@@ -540,27 +575,7 @@ fn the_firewall_allows_the_allowlist_and_nothing_else() {
         let mut ips = Vec::new();
         for srv in ["allowed", "denied"] {
             let name = format!("tbsrv-{srv}-{}", b.id);
-            let out = b.engine(&[
-                "run",
-                "-d",
-                "--name",
-                &name,
-                "--network",
-                &net,
-                BASE,
-                "sh",
-                "-c",
-                "while true; do nc -l -p 8080 </dev/null >/dev/null; done",
-            ]);
-            assert!(out.status.success(), "{out:?}");
-            let ip = b.engine(&[
-                "container",
-                "inspect",
-                "--format",
-                "{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}",
-                &name,
-            ]);
-            ips.push(String::from_utf8_lossy(&ip.stdout).trim().to_string());
+            ips.push(b.listener(&name, &net, &[]));
         }
         // Can containers on this network reach each other at all? If not, there is
         // nothing a firewall test could show.

@@ -54,20 +54,10 @@ fn a_rogue_agent_in_a_sandboxed_worktree_cannot_touch_the_users_repo() {
         assert!(!listed.contains("boxed"), "{listed}");
 
         // The agent works and commits (before it turns rogue).
-        b.exec(&[
+        let tip = b.commit_inside(
             "boxed",
-            "--",
-            "sh",
-            "-c",
             "echo work > work.txt && git add work.txt && git commit -qm 'in the box' && git status --porcelain",
-        ])
-        .ok();
-        let tip = b
-            .exec(&["boxed", "--", "git", "rev-parse", "HEAD"])
-            .ok()
-            .stdout
-            .trim()
-            .to_string();
+        );
         let doc = env.treebox(&["list", "--json"]).ok().json();
         let row = crate::env::named(&doc, "boxes", "boxed");
         assert_eq!(row["branch"], "boxed", "{row}");
@@ -256,19 +246,10 @@ pub(crate) fn origin_on_a_server(b: &mut Boxed) -> Option<String> {
 
 /// Commit in box `name` and push its branch to origin from inside; the commit.
 pub(crate) fn commit_and_push(b: &Boxed, name: &str) -> String {
-    b.exec(&[
+    b.commit_inside(
         name,
-        "--",
-        "sh",
-        "-c",
         "echo w > pushed.txt && git add pushed.txt && git commit -qm pushed && git push -q origin HEAD",
-    ])
-    .ok();
-    b.exec(&[name, "--", "git", "rev-parse", "HEAD"])
-        .ok()
-        .stdout
-        .trim()
-        .to_string()
+    )
 }
 
 /// The commit the test's git server has for `branch`.

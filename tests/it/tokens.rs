@@ -328,20 +328,10 @@ fn a_file_origin_is_out_of_a_containers_reach_and_the_work_reaches_it_from_the_h
         );
         let inside = b.exec(&["deliver", "--", "git", "remote", "get-url", "origin"]);
         assert_eq!(inside.ok().stdout.trim(), url);
-        b.exec(&[
+        let tip = b.commit_inside(
             "deliver",
-            "--",
-            "sh",
-            "-c",
             "echo w > delivered.txt && git add delivered.txt && git commit -qm delivered",
-        ])
-        .ok();
-        let tip = b
-            .exec(&["deliver", "--", "git", "rev-parse", "HEAD"])
-            .ok()
-            .stdout
-            .trim()
-            .to_string();
+        );
         // From inside: git's own refusal, and origin unchanged.
         let push = b.exec(&["deliver", "--", "git", "push", "origin", "HEAD"]);
         assert_eq!(push.code, 128, "{push:?}");
@@ -391,31 +381,7 @@ fn the_applied_firewall_holds_the_forge_only_with_allow_forge() {
         "could not make the test's network"
     );
     let srv = format!("tbsrv-allowed-{}", b.id);
-    let out = b.engine(&[
-        "run",
-        "-d",
-        "--name",
-        &srv,
-        "--network",
-        &net,
-        "--network-alias",
-        "github.com",
-        "--network-alias",
-        "api.github.com",
-        crate::container::BASE,
-        "sh",
-        "-c",
-        "while true; do nc -l -p 8080 </dev/null >/dev/null; done",
-    ]);
-    assert!(out.status.success(), "{out:?}");
-    let ip = b.engine(&[
-        "container",
-        "inspect",
-        "--format",
-        "{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}",
-        &srv,
-    ]);
-    let ip = String::from_utf8_lossy(&ip.stdout).trim().to_string();
+    let ip = b.listener(&srv, &net, &["github.com", "api.github.com"]);
     let probe = b.engine(&[
         "run", "--rm", "--network", &net, crate::container::BASE, "sh", "-c",
         "for i in 1 2 3 4 5 6 7 8 9 10; do nc -z -w 2 github.com 8080 && exit 0; sleep 0.5; done; exit 1",
