@@ -263,6 +263,10 @@ pub struct Warming {
     /// Why nothing is brought in although the mode would have.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub skipped: Option<String>,
+    /// `target/` is cloned after `create` returns, under cargo's build lock (a cargo
+    /// command started in the box meanwhile waits for it).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub background: bool,
 }
 
 impl Warming {
@@ -273,6 +277,7 @@ impl Warming {
             dirs: Vec::new(),
             method: None,
             skipped: None,
+            background: false,
         }
     }
 
@@ -281,6 +286,9 @@ impl Warming {
         let dirs = self.listed();
         match (self.mode, self.method, &self.skipped) {
             (Warm::Off, ..) => "warm build outputs: off".into(),
+            (_, Some(WarmMethod::Reflink), _) if self.background => format!(
+                "warm: clone {dirs} by reflink (target/ after create returns; cargo waits for it)"
+            ),
             (_, Some(WarmMethod::Reflink), _) => format!("warm: clone {dirs} by reflink"),
             (_, Some(WarmMethod::Copy), _) => {
                 format!("warm: copy {dirs} (this filesystem cannot clone files)")

@@ -251,6 +251,8 @@ fn remove_locked(
     if let Some(c) = entry.record.as_ref().and_then(|r| r.container.as_ref()) {
         crate::runner::oci::remove(c).map_err(TeardownError::Container)?;
     }
+    // A warmer still cloning `target/` into the box: stopped, and waited for.
+    crate::provision::warm::stop(&layout.box_state(&entry.leaf));
     let pruned_only = !entry.path.exists();
     // Asked before the directory goes: without a record, only its `.git` says so. A
     // clone or a sandboxed worktree: its branch lived in its own git data (a sandboxed

@@ -95,6 +95,9 @@ pub fn treebox_main() -> i32 {
     if let Some((marker, launch)) = crate::session::wrapper_marker() {
         return create::serve_session(&marker, &launch);
     }
+    if let Some((main_target, box_target, state)) = crate::provision::warm::warmer_args() {
+        return crate::provision::warm::serve(&main_target, &box_target, &state);
+    }
     let cli = match TreeboxCli::try_parse() {
         Ok(c) => c,
         Err(e) => return clap_exit(e),
@@ -135,6 +138,9 @@ pub fn treebox_main() -> i32 {
 pub fn sandbox_main() -> i32 {
     if let Some((marker, launch)) = crate::session::wrapper_marker() {
         return create::serve_session(&marker, &launch);
+    }
+    if let Some((main_target, box_target, state)) = crate::provision::warm::warmer_args() {
+        return crate::provision::warm::serve(&main_target, &box_target, &state);
     }
     let cli = match sandbox::SandboxCli::try_parse() {
         Ok(c) => c,

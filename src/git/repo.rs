@@ -3,6 +3,7 @@
 //! libgit2 runs no hooks, filter drivers, fsmonitor or credential helpers, so these
 //! reads are safe even after a box has written the repository's shared config.
 
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use git2::{BranchType, Oid, Repository};
@@ -171,12 +172,21 @@ impl Repo {
     /// works even when the worktree's `.git` pointer file is gone.
     pub fn worktree_admin_dir(&self, path: &Path) -> Option<PathBuf> {
         let want = path.join(".git");
-        let want_canon = canonical(&want);
+        // Another spelling of `want` (through a symlink) names the same file: compared
+        // by identity first, by resolved path only for the file that is it. A `want`
+        // that does not exist can only be named as it is spelled.
+        let want_id = std::fs::metadata(&want).ok().map(|m| (m.dev(), m.ino()));
+        let want_canon = std::cell::OnceCell::new();
+        let same = |p: &Path| {
+            p == want
+                || want_id.is_some_and(|id| {
+                    std::fs::metadata(p).is_ok_and(|m| (m.dev(), m.ino()) == id)
+                        && canonical(p) == *want_canon.get_or_init(|| canonical(&want))
+                })
+        };
         let names_it = |admin: &Path| {
-            read_plain(&admin.join("gitdir")).is_some_and(|text| {
-                let p = PathBuf::from(text.trim_end_matches(['\n', '\r']));
-                p == want || canonical(&p) == want_canon
-            })
+            read_plain(&admin.join("gitdir"))
+                .is_some_and(|text| same(Path::new(text.trim_end_matches(['\n', '\r']))))
         };
         // git names the admin dir after the checkout's directory unless that name is
         // taken: try it first, so this stays O(1) with hundreds of boxes.
@@ -191,8 +201,7 @@ impl Repo {
             let Some(text) = read_plain(&entry.path().join("gitdir")) else {
                 continue;
             };
-            let p = PathBuf::from(text.trim_end_matches(['\n', '\r']));
-            if p == want || canonical(&p) == want_canon {
+            if same(Path::new(text.trim_end_matches(['\n', '\r']))) {
                 return Some(entry.path());
             }
         }

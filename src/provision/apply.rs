@@ -57,8 +57,8 @@ pub fn create(
     // `git fetch` reads every worktree's admin files (`rev-list --all`): one a box made
     // unreadable would hang it. Such a box is the box's own problem: this create goes
     // on from local refs (and the checkout is registered without git, see `checkout`).
-    if let Some(admin) = blocking_registration(&ctx.repo.common_dir) {
-        if fetch == Fetch::Origin {
+    if fetch == Fetch::Origin {
+        if let Some(admin) = blocking_registration(&ctx.repo.common_dir) {
             fetch = Fetch::Skipped;
             reporter.warn(format!(
                 "origin not fetched (the base may be stale): git would hang on {}, which a box made unreadable",
@@ -418,6 +418,7 @@ fn apply(
             plan,
             &ctx.repo,
             &ctx.layout.repo_state,
+            &ctx.layout.box_state(&leaf),
             reporter,
             &mut warnings,
         ));

@@ -151,7 +151,7 @@ pub(super) fn make_plan(
     let warm = if matches!(checkout, Checkout::Resume { .. }) {
         super::warm::Warming::none(warm_mode)
     } else {
-        super::warm::plan(&ctx.repo, &ecosystems, warm_mode, &path)
+        super::warm::plan(&ctx.repo, &ecosystems, warm_mode, &path, ctx.runner)
     };
     let program = cfg.harness_program(ctx.harness);
     Ok(Plan {

@@ -2,6 +2,7 @@
 //! or copied with `--warm`), a build there is incremental and never touches the main
 //! checkout's outputs, and `off` brings nothing. Real cargo on a real (tiny) crate.
 
+use std::os::fd::AsRawFd;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
@@ -45,6 +46,15 @@ fn cargo_in(env: &TestEnv, dir: &Path, args: &[&str]) -> String {
     let run = crate::env::Run::from_output(env.command("cargo", dir).args(args).output().unwrap());
     run.ok();
     run.stderr
+}
+
+/// Wait until a background clone of the box's `target/` (if any) is done: take its
+/// profile's `.cargo-lock` as cargo does, and let it go.
+fn settled(boxed: &Path) {
+    if let Ok(f) = std::fs::File::open(boxed.join("target/debug/.cargo-lock")) {
+        // SAFETY: a valid descriptor; the lock goes with it.
+        assert_eq!(unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX) }, 0);
+    }
 }
 
 /// Every file under `dir`, relative, with its bytes (links as their target).
@@ -97,6 +107,7 @@ fn a_copied_target_is_identical_its_build_is_fresh_and_the_main_one_is_untouched
     assert!(method == "copy" || method == "reflink", "{doc}");
     let boxed = env.box_path("w");
     let box_target = boxed.join("target");
+    settled(&boxed);
     assert_eq!(digest(&box_target), before, "byte-identical");
     // The box's own files, never the main checkout's.
     let exe = Path::new("debug/warmth");
@@ -162,6 +173,7 @@ fn off_brings_nothing_and_the_flag_beats_the_config() {
         .ok()
         .json();
     assert_eq!(doc["warm"]["mode"], "copy");
+    settled(&env.box_path("uphot"));
     assert_eq!(
         digest(&env.box_path("uphot").join("target")),
         digest(&env.repo.join("target"))
@@ -190,6 +202,7 @@ fn auto_clones_only_by_reflink_and_says_once_why_it_skipped() {
     if warm["method"] == "reflink" {
         // This filesystem clones: the box has it all.
         assert_eq!(doc["warm"]["method"], "reflink");
+        settled(&env.box_path("a1"));
         assert_eq!(
             digest(&env.box_path("a1").join("target")),
             digest(&env.repo.join("target"))
@@ -219,6 +232,79 @@ fn auto_clones_only_by_reflink_and_says_once_why_it_skipped() {
         !second.stderr.contains("warm build outputs skipped"),
         "said once per repository:\n{second:#?}"
     );
+}
+
+/// By reflink on the host, `target/` is cloned after create returns, by a warmer that
+/// holds cargo's build lock from before create returns: a build started at once waits
+/// for it and compiles nothing, and the clone is whole and the box's own.
+#[test]
+fn a_background_clone_is_waited_for_by_cargo() {
+    let env = cargo_project();
+    let main_target = env.repo.join("target");
+    let before = digest(&main_target);
+    let plan = env
+        .treebox(&["create", "bg", "--dry-run", "--json"])
+        .ok()
+        .json();
+    if plan["warm"]["method"] != "reflink" {
+        // This filesystem cannot clone (ext4): nothing goes to the background.
+        assert_eq!(plan["warm"].get("background"), None, "{plan}");
+        let doc = env.treebox(&["create", "bg", "--json"]).ok().json();
+        assert_eq!(doc["warm"].get("background"), None, "{doc}");
+        assert!(!env.box_state("bg").join("warm.json").exists());
+        return;
+    }
+    assert_eq!(plan["warm"]["background"], true, "{plan}");
+    crate::schema::assert_valid("plan", &plan, "create --dry-run --json");
+    let doc = env.treebox(&["create", "bg", "--json"]).ok().json();
+    assert_eq!(doc["warm"]["background"], true, "{doc}");
+    crate::schema::assert_valid("create", &doc, "create --json");
+    assert_eq!(doc["warm"]["dirs"], serde_json::json!(["target"]));
+    let boxed = env.box_path("bg");
+    // Made, and locked, before create returned.
+    assert!(boxed.join("target/debug/.cargo-lock").is_file());
+    // A build at once: cargo waits for the clone, then finds everything fresh.
+    let first = cargo_in(&env, &boxed, &["build", "--offline"]);
+    assert!(!first.contains("Compiling"), "{first}");
+    let outcome: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(env.box_state("bg").join("warm.json")).unwrap())
+            .unwrap();
+    assert_eq!(outcome["state"], "done", "{outcome}");
+    assert!(outcome["files"].as_u64().unwrap() > 0, "{outcome}");
+    assert_eq!(
+        digest(&main_target),
+        before,
+        "the main checkout's is untouched"
+    );
+    // The box's own copy: a change builds in the box only.
+    let exe = Path::new("debug/warmth");
+    let (a, b) = (
+        std::fs::metadata(main_target.join(exe)).unwrap(),
+        std::fs::metadata(boxed.join("target").join(exe)).unwrap(),
+    );
+    assert_ne!((a.dev(), a.ino()), (b.dev(), b.ino()));
+    std::fs::write(boxed.join("src/main.rs"), "fn main() {}\n").unwrap();
+    let second = cargo_in(&env, &boxed, &["build", "--offline"]);
+    assert!(second.contains("Compiling warmth"), "{second}");
+    assert_eq!(digest(&main_target), before);
+
+    // Removed at once after its create: the warmer is stopped or done, nothing is left.
+    let doc = env.treebox(&["create", "gone", "--json"]).ok().json();
+    assert_eq!(doc["warm"]["background"], true, "{doc}");
+    env.treebox(&["rm", "--force", "gone"]).ok();
+    assert!(!env.box_path("gone").exists());
+    assert!(!env.box_state("gone").exists());
+    let box_arg = env.box_path("gone").join("target");
+    let still: Vec<_> = std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+        .filter(|c| {
+            c.split(|b| *b == 0)
+                .any(|a| a == box_arg.as_os_str().as_encoded_bytes())
+        })
+        .collect();
+    assert!(still.is_empty(), "a warmer outlived its box");
 }
 
 #[test]

@@ -23,6 +23,7 @@
 //!
 //! [`tree`] copies a directory tree; this module decides and drives.
 
+mod background;
 mod tree;
 
 use std::ffi::OsStr;
@@ -36,8 +37,9 @@ use std::time::{Duration, UNIX_EPOCH};
 use crate::ecosystem::Ecosystem;
 use crate::git::Repo;
 pub use crate::plan::Warming;
-use crate::vocab::{Warm, WarmMethod};
+use crate::vocab::{RunnerKind, Warm, WarmMethod};
 
+pub use background::{outcome, serve, stop, warmer_args, WARMER_ARG};
 pub use tree::{apply, Warmed};
 use tree::{clone_into, open_source};
 
@@ -47,14 +49,20 @@ const NODE_DIRS: &[&str] = &[".next/cache", ".turbo", ".parcel-cache", ".nx/cach
 /// The directories an ecosystem's build leaves behind that are worth bringing in.
 fn outputs(eco: Ecosystem) -> &'static [&'static str] {
     match eco {
-        Ecosystem::Cargo => &["target"],
+        Ecosystem::Cargo => &[CARGO_TARGET],
         Ecosystem::Npm | Ecosystem::Pnpm => NODE_DIRS,
         Ecosystem::Uv | Ecosystem::Go => &[],
     }
 }
 
-/// Decide what a new box at `box_path` is warmed with. Writes nothing.
-pub fn plan(repo: &Repo, ecosystems: &[Ecosystem], mode: Warm, box_path: &Path) -> Warming {
+/// Decide what a new box at `box_path`, run by `runner`, is warmed with. Writes nothing.
+pub fn plan(
+    repo: &Repo,
+    ecosystems: &[Ecosystem],
+    mode: Warm,
+    box_path: &Path,
+    runner: RunnerKind,
+) -> Warming {
     if mode == Warm::Off {
         return Warming::none(mode);
     }
@@ -97,13 +105,23 @@ pub fn plan(repo: &Repo, ecosystems: &[Ecosystem], mode: Warm, box_path: &Path) 
         )),
         _ => None,
     };
+    // On the host, cargo's `target/` is cloned behind cargo's own lock after create
+    // returns (see `background`); a byte copy stays in the foreground, with progress.
+    let background = method == Some(WarmMethod::Reflink)
+        && runner == RunnerKind::Host
+        && dirs.iter().any(|d| d == Path::new(CARGO_TARGET))
+        && !background::profiles(&root.join(CARGO_TARGET)).is_empty();
     Warming {
         mode,
         dirs,
         method,
         skipped,
+        background,
     }
 }
+
+/// Cargo's build outputs, relative to the repository's top.
+const CARGO_TARGET: &str = "target";
 
 /// `root/rel` is a directory, and no component of `rel` is a symlink.
 fn real_dir(root: &Path, rel: &Path) -> bool {
@@ -177,11 +195,15 @@ fn fs_name(dir: &Path) -> &'static str {
 
 /// The create stage: bring the plan's build outputs into the new box at `plan.path`,
 /// say (once per repository) why nothing was brought in, and return what happened for
-/// the record. A failure is a warning: the box builds from scratch.
+/// the record. A failure is a warning: the box builds from scratch. With
+/// `plan.warm.background`, `target/` is handed to a warmer (`background`) that holds
+/// cargo's locks before this returns; `box_state` is the box's bookkeeping dir, where
+/// the warmer says how it ended.
 pub(super) fn stage(
     plan: &crate::plan::Plan,
     repo: &Repo,
     repo_state: &Path,
+    box_state: &Path,
     reporter: &mut dyn super::Reporter,
     warnings: &mut Vec<String>,
 ) -> Warming {
@@ -200,8 +222,32 @@ pub(super) fn stage(
     };
     reporter.stage("warm");
     let started = std::time::Instant::now();
+    // The warmer first, so its clone overlaps the rest of this stage and of create.
+    let mut foreground = plan.warm.clone();
+    let mut behind = false;
+    if plan.warm.background {
+        let target = Path::new(CARGO_TARGET);
+        let (main_target, box_target) = (repo.main_root.join(target), plan.path.join(target));
+        if fs::symlink_metadata(&box_target).is_ok() {
+            // The checkout has it (tracked content): not ours to replace.
+        } else {
+            match background::start(&main_target, &box_target, box_state) {
+                Ok(()) => {
+                    foreground.dirs.retain(|d| d != target);
+                    behind = true;
+                }
+                // Done here instead, as a copy in the foreground would be.
+                Err(e) => reporter.note(format!(
+                    "warm: {} is cloned now (no background clone: {})",
+                    target.display(),
+                    crate::sanitize::line(&e.to_string())
+                )),
+            }
+        }
+    }
+    done.background = behind;
     let mut shown = started;
-    let result = apply(&repo.main_root, &plan.path, &plan.warm, &mut |n, total| {
+    let result = apply(&repo.main_root, &plan.path, &foreground, &mut |n, total| {
         if method == WarmMethod::Copy && shown.elapsed() > Duration::from_millis(250) {
             shown = std::time::Instant::now();
             reporter.stage(&format!("warm: copied {} of {}", size(n), size(total)));
@@ -209,11 +255,15 @@ pub(super) fn stage(
     });
     match result {
         Ok(w) => {
-            if !w.dirs.is_empty() {
+            let mut dirs = w.dirs;
+            if behind {
+                dirs.insert(0, PathBuf::from(CARGO_TARGET));
+            }
+            if !dirs.is_empty() {
                 // Errors only cost git a re-read of the files on its next status.
                 let _ = keep_freshness(repo, &plan.path);
             }
-            done.dirs = w.dirs;
+            done.dirs = dirs;
             if done.dirs.is_empty() {
                 done.method = None;
             }
@@ -223,8 +273,14 @@ pub(super) fn stage(
             warnings.push(format!(
                 "warm: the build outputs were not brought in ({e}); the box builds from scratch"
             ));
-            done.dirs.clear();
-            done.method = None;
+            if behind {
+                // The warmer's clone goes on: cargo's outputs still come in.
+                let _ = keep_freshness(repo, &plan.path);
+                done.dirs = vec![PathBuf::from(CARGO_TARGET)];
+            } else {
+                done.dirs.clear();
+                done.method = None;
+            }
             done.skipped = Some(format!("the copy failed: {e}"));
         }
     }
@@ -353,6 +409,7 @@ mod tests {
             dirs: vec![PathBuf::from("target")],
             method: Some(method),
             skipped: None,
+            background: false,
         }
     }
 

@@ -51,7 +51,7 @@ pub struct Warmed {
 }
 
 /// One entry of a directory being copied, relative to its top.
-enum Entry {
+pub(super) enum Entry {
     Dir(PathBuf, u32),
     File {
         rel: PathBuf,
@@ -133,17 +133,38 @@ fn copy_dir(
     tmp_name.push(leaf);
     tmp_name.push(".treebox-warm");
     let tmp = parent.join(tmp_name);
-    let entries = walk(&src)?;
+    let entries = walk(&src, &|_| false)?;
     fs::create_dir(&tmp)?;
     made.push(tmp.clone());
+    let (files, bytes) = fill(&src, &tmp, &entries, &|_| false, method, progress)?;
+    fs::rename(&tmp, &dst)?;
+    made.pop();
+    made.push(dst);
+    Ok((files, bytes))
+}
+
+/// Copy the walked `entries` of `src` into the existing directory `dst`: directories
+/// (except those `premade` says exist already), symlinks, then files in parallel, then
+/// hard links, then directory modes. Returns the files and bytes copied. On error what
+/// it made stays: the caller removes it.
+pub(super) fn fill(
+    src: &Path,
+    dst: &Path,
+    entries: &[Entry],
+    premade: &dyn Fn(&Path) -> bool,
+    method: WarmMethod,
+    progress: &mut dyn FnMut(u64, u64),
+) -> io::Result<(u64, u64)> {
     let mut dir_modes = Vec::new();
-    for e in &entries {
+    for e in entries {
         match e {
             Entry::Dir(r, mode) => {
-                fs::create_dir(tmp.join(r))?;
-                dir_modes.push((tmp.join(r), *mode));
+                if !premade(r) {
+                    fs::create_dir(dst.join(r))?;
+                }
+                dir_modes.push((dst.join(r), *mode));
             }
-            Entry::Link(r, target) => std::os::unix::fs::symlink(target, tmp.join(r))?,
+            Entry::Link(r, target) => std::os::unix::fs::symlink(target, dst.join(r))?,
             Entry::File { .. } => {}
         }
     }
@@ -153,7 +174,7 @@ fn copy_dir(
     let mut copies: Vec<(&Path, &fs::Metadata)> = Vec::new();
     let mut links: Vec<(&Path, &Path)> = Vec::new();
     let mut total = 0u64;
-    for e in &entries {
+    for e in entries {
         if let Entry::File { rel, key, meta } = e {
             match key.and_then(|k| first.get(&k).copied()) {
                 Some(orig) => links.push((orig, rel)),
@@ -186,7 +207,7 @@ fn copy_dir(
                         break;
                     }
                     let (r, meta) = copies[i];
-                    match copy_file(&src.join(r), &tmp.join(r), method, meta, umask) {
+                    match copy_file(&src.join(r), &dst.join(r), method, meta, umask) {
                         Ok(n) => {
                             done.fetch_add(n, Ordering::Relaxed);
                         }
@@ -212,15 +233,12 @@ fn copy_dir(
     }
     progress(total, total);
     for (orig, rel) in links {
-        fs::hard_link(tmp.join(orig), tmp.join(rel))?;
+        fs::hard_link(dst.join(orig), dst.join(rel))?;
     }
     // Directory modes last: a read-only directory is filled before it is closed.
     for (d, mode) in dir_modes.iter().rev() {
         fs::set_permissions(d, fs::Permissions::from_mode(*mode & 0o7777))?;
     }
-    fs::rename(&tmp, &dst)?;
-    made.pop();
-    made.push(dst);
     Ok((copies.len() as u64, total))
 }
 
@@ -233,16 +251,20 @@ fn current_umask() -> u32 {
     old as u32
 }
 
-/// Everything under `top`, parents before children; symlinks are listed, not followed;
-/// anything that is neither a file, a directory nor a symlink (a socket, a FIFO) is left
-/// out.
-fn walk(top: &Path) -> io::Result<Vec<Entry>> {
+/// Everything under `top`, parents before children, except what `skip` names (by its
+/// path relative to `top`: neither it nor what is under it is listed); symlinks are
+/// listed, not followed; anything that is neither a file, a directory nor a symlink (a
+/// socket, a FIFO) is left out.
+pub(super) fn walk(top: &Path, skip: &dyn Fn(&Path) -> bool) -> io::Result<Vec<Entry>> {
     let mut out = Vec::new();
     let mut stack = vec![PathBuf::new()];
     while let Some(rel_dir) = stack.pop() {
         for e in fs::read_dir(top.join(&rel_dir))? {
             let e = e?;
             let rel = rel_dir.join(e.file_name());
+            if skip(&rel) {
+                continue;
+            }
             let m = e.metadata()?;
             let kind = m.file_type();
             if kind.is_dir() {

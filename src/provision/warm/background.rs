@@ -1,0 +1,585 @@
+//! Cloning cargo's `target/` into a new box after `create` returns, under cargo's own
+//! build lock.
+//!
+//! A large `target/` costs tenths of a second to clone by reflink (thousands of files,
+//! each a create, a clone and a time set): most of a create. On the host runner the
+//! clone runs in a process of its own (the *warmer*, this binary run as
+//! `git-treebox __treebox-warm …`). Before `create` goes on, the warmer has made the
+//! box's `target/` and its profile directories (`target/debug`, `target/release`,
+//! `target/<triple>/<profile>`: those holding a `.cargo-lock` in the main checkout) and
+//! holds an exclusive `flock` on each profile's `.cargo-lock`: the lock every cargo
+//! command takes before it reads or writes that profile's outputs. A `cargo build`
+//! started in the box meanwhile says "Blocking waiting for file lock" and then finds the
+//! outputs whole. The race a copy behind `create`'s back would otherwise have (a build
+//! that starts first builds cold, or reads half a tree) cannot happen.
+//!
+//! Crash-safe: each profile's `.fingerprint/`, what makes cargo trust an output, is
+//! cloned last under a temporary name and renamed into place; a warmer killed before
+//! that leaves outputs without fingerprints, and cargo rebuilds them. A failed clone
+//! removes what it made (the profile directories and their lock files stay, empty).
+//! The outcome is written to `warm.json` beside the box's record; `warm.lock` there
+//! is held (with the warmer's pid in it) while the warmer runs, so a teardown can stop
+//! it and wait for it before removing the box ([`stop`]).
+//!
+//! Host runner only: there, whatever runs in the box (setup, the agent) runs as the
+//! user already, so the paths the warmer writes through give it nothing new. A
+//! container box is warmed before its container starts, synchronously.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, BufRead, Read, Write};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+use fs4::fs_std::FileExt;
+
+use super::tree::{fill, walk};
+use crate::vocab::WarmMethod;
+
+/// The first argument that turns either binary into a warmer.
+pub const WARMER_ARG: &str = "__treebox-warm";
+
+/// The file a warmer holds locked while it runs (its pid inside), in the box's
+/// bookkeeping dir.
+const LOCK: &str = "warm.lock";
+/// The warmer's outcome, in the box's bookkeeping dir.
+const OUTCOME: &str = "warm.json";
+/// What a warmer prints once it holds every profile's lock.
+const READY: &str = "locked";
+/// The temporary name a profile's fingerprints are cloned under.
+const FINGERPRINT_TMP: &str = ".fingerprint.treebox-warm";
+
+/// What a warmer was asked to do: `(main checkout's target, box's target, box's
+/// bookkeeping dir)`, when this process was started as one.
+pub fn warmer_args() -> Option<(PathBuf, PathBuf, PathBuf)> {
+    let mut args = std::env::args_os().skip(1);
+    if args.next()? != WARMER_ARG {
+        return None;
+    }
+    let mut next = || PathBuf::from(args.next().unwrap_or_default());
+    Some((next(), next(), next()))
+}
+
+/// The profile directories of a cargo target dir, relative to it: those holding cargo's
+/// `.cargo-lock`, at `<profile>` or `<triple>/<profile>`. Symlinks are not followed.
+pub fn profiles(target: &Path) -> Vec<PathBuf> {
+    let is_dir = |p: &Path| fs::symlink_metadata(p).is_ok_and(|m| m.is_dir());
+    let locked = |p: &Path| fs::symlink_metadata(p.join(".cargo-lock")).is_ok_and(|m| m.is_file());
+    let mut out = Vec::new();
+    let Ok(top) = fs::read_dir(target) else {
+        return out;
+    };
+    for e in top.flatten() {
+        let rel = PathBuf::from(e.file_name());
+        let at = target.join(&rel);
+        if !is_dir(&at) {
+            continue;
+        }
+        if locked(&at) {
+            out.push(rel);
+            continue;
+        }
+        for inner in fs::read_dir(&at).into_iter().flatten().flatten() {
+            let at = inner.path();
+            if is_dir(&at) && locked(&at) {
+                out.push(rel.join(inner.file_name()));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Start a warmer cloning `main_target` into `box_target` (which must not exist) and
+/// return once it holds the lock of every profile: from then on a cargo command in the
+/// box waits for the clone. The warmer runs on in its own session after this process
+/// ends; its outcome goes to `state/warm.json`.
+pub fn start(main_target: &Path, box_target: &Path, state: &Path) -> io::Result<()> {
+    let exe = std::env::current_exe()?;
+    let mut cmd = Command::new(exe);
+    cmd.arg(WARMER_ARG)
+        .arg(main_target)
+        .arg(box_target)
+        .arg(state)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    // SAFETY: setsid is async-signal-safe and touches no memory of this process. Its
+    // own session: a terminal's hang-up or interrupt is not the warmer's.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::setsid();
+            Ok(())
+        });
+    }
+    let mut child = cmd.spawn()?;
+    let mut line = String::new();
+    if let Some(out) = child.stdout.take() {
+        let _ = io::BufReader::new(out).read_line(&mut line);
+    }
+    if line.trim_end() == READY {
+        // Not waited for: it outlives this process (and is the init process's then).
+        return Ok(());
+    }
+    let _ = child.wait();
+    Err(io::Error::other(match line.trim() {
+        "" => "the warmer did not start".to_string(),
+        why => crate::sanitize::line(why),
+    }))
+}
+
+/// The warmer's main: returns its exit code (0 when the clone is whole).
+pub fn serve(main_target: &Path, box_target: &Path, state: &Path) -> i32 {
+    warm(main_target, box_target, state, io::stdout())
+}
+
+/// [`serve`], saying on `stdout` when it holds the locks (or why it could not), and
+/// then closing it.
+fn warm(main_target: &Path, box_target: &Path, state: &Path, mut stdout: impl Write) -> i32 {
+    let started = Instant::now();
+    let _running = match hold_running(state) {
+        Ok(f) => f,
+        Err(e) => {
+            let _ = writeln!(stdout, "could not lock {}: {e}", state.join(LOCK).display());
+            return 1;
+        }
+    };
+    let profiles = profiles(main_target);
+    let _locks = match prepare(main_target, box_target, &profiles) {
+        Ok(l) => l,
+        Err(e) => {
+            let _ = writeln!(stdout, "{e}");
+            return 1;
+        }
+    };
+    let _ = writeln!(stdout, "{READY}");
+    let _ = stdout.flush();
+    drop(stdout);
+    // Behind the create that started it and the agent it launches; a cargo command
+    // waiting for the clone is what makes it urgent, and by then the machine is idle.
+    // SAFETY: changes this thread's priority only (the copying threads inherit it).
+    unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, 10) };
+    let result = clone_target(main_target, box_target, &profiles);
+    if result.is_err() {
+        rollback(box_target, &profiles);
+    }
+    let outcome = match &result {
+        Ok((files, bytes)) => serde_json::json!({
+            "state": "done",
+            "files": files,
+            "bytes": bytes,
+            "seconds": started.elapsed().as_secs_f64(),
+        }),
+        Err(e) => serde_json::json!({
+            "state": "failed",
+            "error": crate::sanitize::line(&e.to_string()),
+            "seconds": started.elapsed().as_secs_f64(),
+        }),
+    };
+    let _ = crate::state::atomic::write_unsynced(
+        &state.join(OUTCOME),
+        format!("{outcome:#}\n").as_bytes(),
+        0o600,
+    );
+    i32::from(result.is_err())
+}
+
+/// Take `state/warm.lock` for the warmer's lifetime and write its pid in it.
+fn hold_running(state: &Path) -> io::Result<File> {
+    fs::create_dir_all(state)?;
+    let mut f = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .custom_flags(libc::O_NOFOLLOW)
+        .mode(0o600)
+        .open(state.join(LOCK))?;
+    if !FileExt::try_lock_exclusive(&f)? {
+        return Err(io::Error::other("another warmer holds it"));
+    }
+    f.set_len(0)?;
+    writeln!(f, "{}", std::process::id())?;
+    Ok(f)
+}
+
+/// Make `box_target` and its profile directories, and lock each profile's
+/// `.cargo-lock` (made new here, as cargo makes it). Returns the held locks.
+fn prepare(main_target: &Path, box_target: &Path, profiles: &[PathBuf]) -> io::Result<Vec<File>> {
+    if profiles.is_empty() {
+        return Err(io::Error::other(format!(
+            "{} holds no cargo profile",
+            main_target.display()
+        )));
+    }
+    let mode = |p: &Path| fs::symlink_metadata(p).map_or(0o755, |m| m.mode() & 0o7777);
+    fs::create_dir(box_target)
+        .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", box_target.display())))?;
+    let mut locks = Vec::new();
+    for p in profiles {
+        let mut at = box_target.to_path_buf();
+        for c in p.components() {
+            at.push(c);
+            if fs::symlink_metadata(&at).is_err() {
+                fs::create_dir(&at)?;
+            }
+        }
+        let lock = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .custom_flags(libc::O_NOFOLLOW)
+            .mode(mode(&main_target.join(p).join(".cargo-lock")) & 0o777)
+            .open(at.join(".cargo-lock"))?;
+        if !FileExt::try_lock_exclusive(&lock)? {
+            return Err(io::Error::other(format!(
+                "{} is locked already",
+                at.join(".cargo-lock").display()
+            )));
+        }
+        locks.push(lock);
+    }
+    let _ = fs::set_permissions(
+        box_target,
+        fs::Permissions::from_mode(mode(main_target) | 0o700),
+    );
+    Ok(locks)
+}
+
+/// Clone everything but the profiles' lock files in place, then each profile's
+/// fingerprints under a temporary name renamed into place. Returns the files and bytes
+/// cloned.
+fn clone_target(
+    main_target: &Path,
+    box_target: &Path,
+    profiles: &[PathBuf],
+) -> io::Result<(u64, u64)> {
+    let later = |rel: &Path| {
+        profiles
+            .iter()
+            .any(|p| rel == p.join(".fingerprint") || rel == p.join(".cargo-lock"))
+    };
+    let premade = |rel: &Path| profiles.iter().any(|p| p.starts_with(rel));
+    let entries = walk(main_target, &later)?;
+    let (mut files, mut bytes) = fill(
+        main_target,
+        box_target,
+        &entries,
+        &premade,
+        WarmMethod::Reflink,
+        &mut |_, _| {},
+    )?;
+    for p in profiles {
+        let src = main_target.join(p).join(".fingerprint");
+        let Ok(meta) = fs::symlink_metadata(&src) else {
+            continue;
+        };
+        if !meta.is_dir() {
+            continue;
+        }
+        let tmp = box_target.join(p).join(FINGERPRINT_TMP);
+        let entries = walk(&src, &|_| false)?;
+        fs::create_dir(&tmp)?;
+        let (f, b) = fill(
+            &src,
+            &tmp,
+            &entries,
+            &|_| false,
+            WarmMethod::Reflink,
+            &mut |_, _| {},
+        )?;
+        fs::set_permissions(&tmp, fs::Permissions::from_mode(meta.mode() & 0o7777))?;
+        rename_noreplace(&tmp, &box_target.join(p).join(".fingerprint"))?;
+        files += f;
+        bytes += b;
+    }
+    Ok((files, bytes))
+}
+
+/// Rename `from` to `to` unless `to` exists (never onto an empty directory either).
+fn rename_noreplace(from: &Path, to: &Path) -> io::Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = |p: &Path| {
+        std::ffi::CString::new(p.as_os_str().as_bytes())
+            .map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))
+    };
+    let (a, b) = (c(from)?, c(to)?);
+    // SAFETY: both are valid C strings for the duration of the call.
+    let r = unsafe {
+        libc::renameat2(
+            libc::AT_FDCWD,
+            a.as_ptr(),
+            libc::AT_FDCWD,
+            b.as_ptr(),
+            libc::RENAME_NOREPLACE,
+        )
+    };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+/// Undo a failed clone: the fingerprints first (without them nothing left is trusted),
+/// then everything but the profile directories and their lock files.
+fn rollback(box_target: &Path, profiles: &[PathBuf]) {
+    for p in profiles {
+        let _ = super::super::rollback::make_writable_and_remove(
+            &box_target.join(p).join(FINGERPRINT_TMP),
+        );
+        let _ = super::super::rollback::make_writable_and_remove(
+            &box_target.join(p).join(".fingerprint"),
+        );
+    }
+    clear(box_target, Path::new(""), profiles);
+}
+
+fn clear(dir: &Path, rel: &Path, profiles: &[PathBuf]) {
+    let Ok(rd) = fs::read_dir(dir) else { return };
+    for e in rd.flatten() {
+        let r = rel.join(e.file_name());
+        let path = e.path();
+        if profiles.iter().any(|p| p.starts_with(&r)) {
+            clear(&path, &r, profiles);
+        } else if !profiles.iter().any(|p| r == p.join(".cargo-lock")) {
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
+                let _ = super::super::rollback::make_writable_and_remove(&path);
+            } else {
+                let _ = fs::remove_file(&path);
+            }
+        }
+    }
+}
+
+/// Stop the box's warmer, if one runs (its bookkeeping dir is `state`), and wait until
+/// it has ended: before a teardown removes the box.
+pub fn stop(state: &Path) {
+    let Ok(mut f) = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(state.join(LOCK))
+    else {
+        return;
+    };
+    if !f.metadata().is_ok_and(|m| m.is_file()) {
+        return;
+    }
+    if FileExt::try_lock_exclusive(&f).unwrap_or(true) {
+        return;
+    }
+    // Held: its holder is alive, and wrote its pid once it held it.
+    let mut text = String::new();
+    let _ = Read::by_ref(&mut f).take(32).read_to_string(&mut text);
+    if let Ok(pid) = text.trim().parse::<i32>() {
+        if pid > 1 {
+            // SAFETY: a plain signal to the process that holds the lock.
+            unsafe { libc::kill(pid, libc::SIGTERM) };
+        }
+    }
+    let _ = FileExt::lock_exclusive(&f);
+}
+
+/// How a box's warmer ended, from its `warm.json`: `None` while it runs or when there
+/// was none; `Some(Err(why))` when its clone failed.
+pub fn outcome(state: &Path) -> Option<Result<(), String>> {
+    let text = crate::untrusted::read_regular(
+        &state.join(OUTCOME),
+        64 * 1024,
+        crate::untrusted::Links::Refuse,
+    )
+    .ok()?;
+    let doc: serde_json::Value = serde_json::from_slice(&text).ok()?;
+    match doc["state"].as_str()? {
+        "done" => Some(Ok(())),
+        _ => Some(Err(doc["error"].as_str().unwrap_or("failed").to_string())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A cargo target dir: a debug profile with outputs and fingerprints, a release
+    /// profile, a cross profile, and a `doc/` that is no profile.
+    fn target(root: &Path) {
+        for p in ["debug", "release", "x86_64-unknown-linux-gnu/debug"] {
+            fs::create_dir_all(root.join(p).join("deps")).unwrap();
+            fs::write(root.join(p).join(".cargo-lock"), b"").unwrap();
+            fs::write(root.join(p).join("deps/libx.rlib"), vec![1u8; 9000]).unwrap();
+            fs::create_dir_all(root.join(p).join(".fingerprint/x-1")).unwrap();
+            fs::write(root.join(p).join(".fingerprint/x-1/lib-x"), b"abc").unwrap();
+        }
+        fs::create_dir_all(root.join("doc")).unwrap();
+        fs::write(root.join("doc/index.html"), b"<html>").unwrap();
+        fs::write(root.join("CACHEDIR.TAG"), b"Signature").unwrap();
+        std::os::unix::fs::symlink("debug", root.join("alias")).unwrap();
+    }
+
+    #[test]
+    fn the_profiles_are_the_directories_cargo_locks() {
+        let d = tempfile::tempdir().unwrap();
+        target(d.path());
+        assert_eq!(
+            profiles(d.path()),
+            vec![
+                PathBuf::from("debug"),
+                PathBuf::from("release"),
+                PathBuf::from("x86_64-unknown-linux-gnu/debug"),
+            ],
+            "a symlink to a profile is not one"
+        );
+        assert!(profiles(&d.path().join("absent")).is_empty());
+    }
+
+    /// The warmer's main, in process: whole (where the filesystem clones) or, where it
+    /// cannot, nothing but the empty locked profile directories, and the reason.
+    #[test]
+    fn a_warmer_clones_everything_or_leaves_only_the_profiles() {
+        let d = tempfile::tempdir().unwrap();
+        let (main, boxed, state) = (
+            d.path().join("main"),
+            d.path().join("box/target"),
+            d.path().join("state"),
+        );
+        target(&main);
+        fs::create_dir_all(boxed.parent().unwrap()).unwrap();
+        let mut said = Vec::new();
+        let code = warm(&main, &boxed, &state, &mut said);
+        let outcome = outcome(&state).expect("an outcome is written");
+        let mut left = Vec::new();
+        let mut stack = vec![boxed.clone()];
+        while let Some(dir) = stack.pop() {
+            for e in fs::read_dir(&dir).unwrap().flatten() {
+                let rel = e.path().strip_prefix(&boxed).unwrap().to_path_buf();
+                if e.file_type().unwrap().is_dir() {
+                    stack.push(e.path());
+                } else {
+                    left.push(rel);
+                }
+            }
+        }
+        left.sort();
+        assert_eq!(said, b"locked\n");
+        match outcome {
+            Ok(()) => {
+                assert_eq!(code, 0);
+                for p in ["debug", "release", "x86_64-unknown-linux-gnu/debug"] {
+                    let p = Path::new(p);
+                    assert_eq!(
+                        fs::read(boxed.join(p).join(".fingerprint/x-1/lib-x")).unwrap(),
+                        b"abc"
+                    );
+                    assert!(!boxed.join(p).join(FINGERPRINT_TMP).exists());
+                    assert_eq!(
+                        fs::read(boxed.join(p).join("deps/libx.rlib"))
+                            .unwrap()
+                            .len(),
+                        9000
+                    );
+                }
+                assert_eq!(fs::read(boxed.join("doc/index.html")).unwrap(), b"<html>");
+                assert_eq!(
+                    fs::read_link(boxed.join("alias")).unwrap(),
+                    Path::new("debug")
+                );
+            }
+            Err(why) => {
+                assert_eq!(code, 1);
+                assert!(!why.is_empty());
+                assert_eq!(
+                    left,
+                    vec![
+                        PathBuf::from("debug/.cargo-lock"),
+                        PathBuf::from("release/.cargo-lock"),
+                        PathBuf::from("x86_64-unknown-linux-gnu/debug/.cargo-lock"),
+                    ],
+                    "only the profiles' locks are left"
+                );
+            }
+        }
+        // The main checkout's own is as it was.
+        assert_eq!(
+            fs::read(main.join("debug/.fingerprint/x-1/lib-x")).unwrap(),
+            b"abc"
+        );
+        // A second warmer for the same box refuses: its target/ exists.
+        let mut said = Vec::new();
+        let again = warm(&main, &boxed, &d.path().join("state2"), &mut said);
+        assert_eq!(again, 1);
+        assert!(String::from_utf8_lossy(&said).contains("File exists"));
+    }
+
+    #[test]
+    fn a_failed_clone_is_undone_fingerprints_first() {
+        let d = tempfile::tempdir().unwrap();
+        let boxed = d.path().join("target");
+        target(&boxed);
+        fs::create_dir_all(boxed.join("debug").join(FINGERPRINT_TMP)).unwrap();
+        let profiles = profiles(&boxed);
+        rollback(&boxed, &profiles);
+        let mut left: Vec<PathBuf> = Vec::new();
+        let mut stack = vec![boxed.clone()];
+        while let Some(dir) = stack.pop() {
+            for e in fs::read_dir(&dir).unwrap().flatten() {
+                let rel = e.path().strip_prefix(&boxed).unwrap().to_path_buf();
+                left.push(rel);
+                if e.file_type().unwrap().is_dir() {
+                    stack.push(e.path());
+                }
+            }
+        }
+        left.sort();
+        let want: Vec<PathBuf> = [
+            "debug",
+            "debug/.cargo-lock",
+            "release",
+            "release/.cargo-lock",
+            "x86_64-unknown-linux-gnu",
+            "x86_64-unknown-linux-gnu/debug",
+            "x86_64-unknown-linux-gnu/debug/.cargo-lock",
+        ]
+        .iter()
+        .map(PathBuf::from)
+        .collect();
+        assert_eq!(left, want);
+    }
+
+    /// A teardown stops a running warmer and waits for it: here the holder of
+    /// `warm.lock` is `flock -o` (it holds the lock itself, not the command it runs).
+    #[test]
+    fn stop_ends_the_holder_and_waits_for_it() {
+        let d = tempfile::tempdir().unwrap();
+        let lock = d.path().join(LOCK);
+        fs::write(&lock, b"").unwrap();
+        let Ok(mut holder) = Command::new("sh")
+            .arg("-c")
+            .arg("echo $$ > \"$1\"; exec flock -o \"$1\" sleep 20")
+            .arg("sh")
+            .arg(&lock)
+            .spawn()
+        else {
+            return;
+        };
+        // Wait until it holds the lock.
+        let f = File::open(&lock).unwrap();
+        let start = Instant::now();
+        while FileExt::try_lock_exclusive(&f).unwrap() {
+            FileExt::unlock(&f).unwrap();
+            assert!(start.elapsed().as_secs() < 10, "flock never took the lock");
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        stop(d.path());
+        let status = holder.wait().unwrap();
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(status.signal(), Some(libc::SIGTERM), "{status:?}");
+        assert!(FileExt::try_lock_exclusive(&f).unwrap(), "released");
+        // Nobody holds it: nothing to stop, and no wait.
+        FileExt::unlock(&f).unwrap();
+        stop(d.path());
+        stop(&d.path().join("absent"));
+    }
+}
