@@ -413,15 +413,20 @@ fn apply(
             )
         });
     }
+    // A background clone of `target/` starts once this is dropped: before anything
+    // that could run cargo in the box (setup), or when create is done.
+    let mut warmer = None;
     if !resumed {
-        record.warm = Some(super::warm::stage(
+        let (warm, w) = super::warm::stage(
             plan,
             &ctx.repo,
             &ctx.layout.repo_state,
             &ctx.layout.box_state(&leaf),
             reporter,
             &mut warnings,
-        ));
+        );
+        record.warm = Some(warm);
+        warmer = w;
     }
     match &env {
         copy::EnvOutcome::Copied { hash } => record.env_hash = Some(hash.clone()),
@@ -432,9 +437,13 @@ fn apply(
     }
 
     if plan.runner.is_container() {
+        drop(warmer);
         return container_stage(
             plan, cfg, ctx, &leaf, record, resumed, env, submodules, warnings, reporter,
         );
+    }
+    if setup_runs(&plan.path, cfg) {
+        drop(warmer.take());
     }
     let (report, ecos) = run_setup(
         &plan.path,
@@ -520,4 +529,13 @@ pub(crate) fn env_tracked(repo: &Repo) -> bool {
         .ok()
         .and_then(|h| h.peel_to_tree().ok())
         .is_some_and(|t| t.get_name(".env").is_some())
+}
+
+/// Will setup run anything in the box at `path`? (The user's `setup` commands, else one
+/// install per detected ecosystem.)
+fn setup_runs(path: &Path, cfg: &UserConfig) -> bool {
+    match cfg.setup.as_deref() {
+        Some(steps) => !steps.is_empty(),
+        None => !setup::detect(path).is_empty(),
+    }
 }

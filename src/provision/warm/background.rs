@@ -92,18 +92,28 @@ pub fn profiles(target: &Path) -> Vec<PathBuf> {
     out
 }
 
+/// A warmer that holds cargo's locks and waits for its go: dropping this (explicitly,
+/// or when the process that started it ends) lets it clone.
+#[derive(Debug)]
+pub struct Warmer {
+    _go: std::process::ChildStdin,
+}
+
 /// Start a warmer cloning `main_target` into `box_target` (which must not exist) and
 /// return once it holds the lock of every profile: from then on a cargo command in the
-/// box waits for the clone. The warmer runs on in its own session after this process
-/// ends; its outcome goes to `state/warm.json`.
-pub fn start(main_target: &Path, box_target: &Path, state: &Path) -> io::Result<()> {
+/// box waits for the clone. The clone starts when the returned [`Warmer`] is dropped,
+/// so it does not compete with the rest of `create` (on XFS, the clone's log traffic
+/// would be paid by `create`'s own fsyncs); drop it before anything that might run
+/// cargo in the box. The warmer runs on in its own session after this process ends;
+/// its outcome goes to `state/warm.json`.
+pub fn start(main_target: &Path, box_target: &Path, state: &Path) -> io::Result<Warmer> {
     let exe = std::env::current_exe()?;
     let mut cmd = Command::new(exe);
     cmd.arg(WARMER_ARG)
         .arg(main_target)
         .arg(box_target)
         .arg(state)
-        .stdin(Stdio::null())
+        .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null());
     // SAFETY: setsid is async-signal-safe and touches no memory of this process. Its
@@ -120,8 +130,10 @@ pub fn start(main_target: &Path, box_target: &Path, state: &Path) -> io::Result<
         let _ = io::BufReader::new(out).read_line(&mut line);
     }
     if line.trim_end() == READY {
-        // Not waited for: it outlives this process (and is the init process's then).
-        return Ok(());
+        if let Some(go) = child.stdin.take() {
+            // Not waited for: it outlives this process (and is the init process's then).
+            return Ok(Warmer { _go: go });
+        }
     }
     let _ = child.wait();
     Err(io::Error::other(match line.trim() {
@@ -132,12 +144,18 @@ pub fn start(main_target: &Path, box_target: &Path, state: &Path) -> io::Result<
 
 /// The warmer's main: returns its exit code (0 when the clone is whole).
 pub fn serve(main_target: &Path, box_target: &Path, state: &Path) -> i32 {
-    warm(main_target, box_target, state, io::stdout())
+    warm(main_target, box_target, state, io::stdout(), io::stdin())
 }
 
-/// [`serve`], saying on `stdout` when it holds the locks (or why it could not), and
-/// then closing it.
-fn warm(main_target: &Path, box_target: &Path, state: &Path, mut stdout: impl Write) -> i32 {
+/// [`serve`], saying on `stdout` when it holds the locks (or why it could not), then
+/// closing it, and waiting for the end of `go` before it clones.
+fn warm(
+    main_target: &Path,
+    box_target: &Path,
+    state: &Path,
+    mut stdout: impl Write,
+    mut go: impl Read,
+) -> i32 {
     let started = Instant::now();
     let _running = match hold_running(state) {
         Ok(f) => f,
@@ -157,6 +175,9 @@ fn warm(main_target: &Path, box_target: &Path, state: &Path, mut stdout: impl Wr
     let _ = writeln!(stdout, "{READY}");
     let _ = stdout.flush();
     drop(stdout);
+    // The starter says go by closing the pipe (or by ending).
+    let mut byte = [0u8; 64];
+    while matches!(go.read(&mut byte), Ok(n) if n > 0) {}
     // Behind the create that started it and the agent it launches; a cargo command
     // waiting for the clone is what makes it urgent, and by then the machine is idle.
     // SAFETY: changes this thread's priority only (the copying threads inherit it).
@@ -448,7 +469,7 @@ mod tests {
         target(&main);
         fs::create_dir_all(boxed.parent().unwrap()).unwrap();
         let mut said = Vec::new();
-        let code = warm(&main, &boxed, &state, &mut said);
+        let code = warm(&main, &boxed, &state, &mut said, io::empty());
         let outcome = outcome(&state).expect("an outcome is written");
         let mut left = Vec::new();
         let mut stack = vec![boxed.clone()];
@@ -508,7 +529,13 @@ mod tests {
         );
         // A second warmer for the same box refuses: its target/ exists.
         let mut said = Vec::new();
-        let again = warm(&main, &boxed, &d.path().join("state2"), &mut said);
+        let again = warm(
+            &main,
+            &boxed,
+            &d.path().join("state2"),
+            &mut said,
+            io::empty(),
+        );
         assert_eq!(again, 1);
         assert!(String::from_utf8_lossy(&said).contains("File exists"));
     }

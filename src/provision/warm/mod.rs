@@ -39,7 +39,7 @@ use crate::git::Repo;
 pub use crate::plan::Warming;
 use crate::vocab::{RunnerKind, Warm, WarmMethod};
 
-pub use background::{outcome, serve, stop, warmer_args, WARMER_ARG};
+pub use background::{outcome, serve, stop, warmer_args, Warmer, WARMER_ARG};
 pub use tree::{apply, Warmed};
 use tree::{clone_into, open_source};
 
@@ -198,7 +198,8 @@ fn fs_name(dir: &Path) -> &'static str {
 /// the record. A failure is a warning: the box builds from scratch. With
 /// `plan.warm.background`, `target/` is handed to a warmer (`background`) that holds
 /// cargo's locks before this returns; `box_state` is the box's bookkeeping dir, where
-/// the warmer says how it ended.
+/// the warmer says how it ended. The warmer clones once the returned [`Warmer`] is
+/// dropped: before setup runs, or when create is done.
 pub(super) fn stage(
     plan: &crate::plan::Plan,
     repo: &Repo,
@@ -206,7 +207,7 @@ pub(super) fn stage(
     box_state: &Path,
     reporter: &mut dyn super::Reporter,
     warnings: &mut Vec<String>,
-) -> Warming {
+) -> (Warming, Option<Warmer>) {
     let mut done = plan.warm.clone();
     if let Some(why) = &plan.warm.skipped {
         let marker = repo_state.join("warm-skipped");
@@ -215,16 +216,16 @@ pub(super) fn stage(
             let _ = crate::state::atomic::write(&marker, why.as_bytes(), 0o600);
         }
         done.dirs.clear();
-        return done;
+        return (done, None);
     }
     let Some(method) = plan.warm.method else {
-        return done;
+        return (done, None);
     };
     reporter.stage("warm");
     let started = std::time::Instant::now();
     // The warmer first, so its clone overlaps the rest of this stage and of create.
     let mut foreground = plan.warm.clone();
-    let mut behind = false;
+    let mut warmer = None;
     if plan.warm.background {
         let target = Path::new(CARGO_TARGET);
         let (main_target, box_target) = (repo.main_root.join(target), plan.path.join(target));
@@ -232,9 +233,9 @@ pub(super) fn stage(
             // The checkout has it (tracked content): not ours to replace.
         } else {
             match background::start(&main_target, &box_target, box_state) {
-                Ok(()) => {
+                Ok(w) => {
                     foreground.dirs.retain(|d| d != target);
-                    behind = true;
+                    warmer = Some(w);
                 }
                 // Done here instead, as a copy in the foreground would be.
                 Err(e) => reporter.note(format!(
@@ -245,6 +246,7 @@ pub(super) fn stage(
             }
         }
     }
+    let behind = warmer.is_some();
     done.background = behind;
     let mut shown = started;
     let result = apply(&repo.main_root, &plan.path, &foreground, &mut |n, total| {
@@ -285,7 +287,7 @@ pub(super) fn stage(
         }
     }
     reporter.stage_done("warm", started.elapsed());
-    done
+    (done, warmer)
 }
 
 /// A byte count for a progress line.
