@@ -59,7 +59,7 @@ always\t''
 never\t''"
 complete -c git-sandbox -n "__fish_git_sandbox_using_subcommand up" -l no-fetch -d 'Do not fetch origin first'
 complete -c git-sandbox -n "__fish_git_sandbox_using_subcommand up" -l allow-forge -d 'With --firewall: also allow the hosts of origin\'s URL (and api.github.com)'
-complete -c git-sandbox -n "__fish_git_sandbox_using_subcommand up" -l warm -d 'Start the box with the main checkout\'s build outputs (cargo\'s target/, node build caches) even where the filesystem cannot clone them by reflink: copy them [default: the config\'s `warm`, else `auto`: clone by reflink, or skip]'
+complete -c git-sandbox -n "__fish_git_sandbox_using_subcommand up" -l warm -d 'Start the box with the main checkout\'s build outputs (cargo\'s target/, node build caches) even where the filesystem cannot clone them by reflink: copy them [default: the config\'s `warm`, else `auto`: clone by reflink, or skip]. On the host a reflinked target/ is cloned after the box is up; cargo in the box waits for it'
 complete -c git-sandbox -n "__fish_git_sandbox_using_subcommand up" -l no-warm -d 'Start the box without the main checkout\'s build outputs'
 complete -c git-sandbox -n "__fish_git_sandbox_using_subcommand up" -l cold -d 'Install dependencies with throwaway caches instead of the shared ones'
 complete -c git-sandbox -n "__fish_git_sandbox_using_subcommand up" -l dry-run -d 'Print the plan and change nothing (with --json: as JSON)'

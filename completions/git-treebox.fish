@@ -65,7 +65,7 @@ complete -c git-treebox -n "__fish_git_treebox_using_subcommand create" -l print
 complete -c git-treebox -n "__fish_git_treebox_using_subcommand create" -l json -d 'Provision, then print the result as JSON (does not launch)'
 complete -c git-treebox -n "__fish_git_treebox_using_subcommand create" -l dry-run -d 'Print the plan and change nothing'
 complete -c git-treebox -n "__fish_git_treebox_using_subcommand create" -l cold -d 'Install dependencies with throwaway caches instead of the shared ones'
-complete -c git-treebox -n "__fish_git_treebox_using_subcommand create" -l warm -d 'Start the box with the main checkout\'s build outputs (cargo\'s target/, node build caches) even where the filesystem cannot clone them by reflink: copy them [default: the config\'s `warm`, else `auto`: clone by reflink, or skip]'
+complete -c git-treebox -n "__fish_git_treebox_using_subcommand create" -l warm -d 'Start the box with the main checkout\'s build outputs (cargo\'s target/, node build caches) even where the filesystem cannot clone them by reflink: copy them [default: the config\'s `warm`, else `auto`: clone by reflink, or skip]. On the host a reflinked target/ is cloned after create returns; cargo in the box waits for it'
 complete -c git-treebox -n "__fish_git_treebox_using_subcommand create" -l no-warm -d 'Start the box without the main checkout\'s build outputs'
 complete -c git-treebox -n "__fish_git_treebox_using_subcommand create" -l allow-forge -d 'With --firewall: also allow the hosts of origin\'s URL (and api.github.com for GitHub), so the box can push and open its pull request. Shown in the plan'
 complete -c git-treebox -n "__fish_git_treebox_using_subcommand create" -l firewall -d 'Containers: deny egress except the template\'s allowlist'

@@ -58,7 +58,9 @@ pub struct UpArgs {
     pub allow_forge: bool,
     /// Start the box with the main checkout's build outputs (cargo's target/, node build
     /// caches) even where the filesystem cannot clone them by reflink: copy them
-    /// [default: the config's `warm`, else `auto`: clone by reflink, or skip].
+    /// [default: the config's `warm`, else `auto`: clone by reflink, or skip]. On the
+    /// host a reflinked target/ is cloned after the box is up; cargo in the box waits
+    /// for it.
     #[arg(long, conflicts_with = "no_warm")]
     pub warm: bool,
     /// Start the box without the main checkout's build outputs.
