@@ -8,7 +8,9 @@
 #   - the no-op incremental build in the main checkout (goal: the warm first build
 #     within 2x of it);
 #   - `git worktree add` against `git treebox create --no-fetch --no-launch` with setup
-#     off, interleaved rounds (goal: within 1.3x where the filesystem clones by reflink).
+#     off, and against the same with --no-warm, interleaved rounds (goal: within 1.3x
+#     where the filesystem clones by reflink); and how long the background clone of
+#     target/ took after create returned (each round waits for it, untimed).
 #
 # Usage: benches/warm-build.sh [WORKDIR] [WARM]
 #   WORKDIR  where the scratch repository and boxes go (default: a new temp dir). Put it
@@ -16,7 +18,7 @@
 #            does not. Emptied first.
 #   WARM     the warm mode for the treebox side: auto (default) or copy.
 # Knobs: WARM_ROUNDS (create rounds, default 7), WARM_NOOP_RUNS (default 5).
-# Needs: git, cargo (and crates.io or a filled ~/.cargo registry), GNU coreutils.
+# Needs: git, cargo (and crates.io or a filled ~/.cargo registry), GNU coreutils, flock.
 # Takes minutes: it builds the crate from cold three times.
 set -euo pipefail
 
@@ -61,6 +63,11 @@ echo "filesystem of $work: $fs; cores: $(nproc); $(cargo --version)"
 echo "warming the main checkout (untimed): cargo build; cargo test --no-run"
 cargo build -q 2>/dev/null
 cargo test --no-run -q 2>/dev/null
+# A main checkout that has been worked in: its index written after its files. (A fresh
+# clone's files are racily clean, written in the second its index was: create then
+# compares each of them byte for byte before it gives it the main file's time.)
+sleep 1
+git update-index -q --really-refresh
 target_size=$(du -sh target | cut -f1)
 target_files=$(find target -type f | wc -l)
 echo "main target/: $target_size in $target_files files"
@@ -80,6 +87,8 @@ raw_add_t=$(secs git worktree add -b raw-test ../raw-test "origin/$base")
 raw_test=$(cd ../raw-test && secs cargo test --no-run)
 
 # Warm: a box starts with target/.
+# The build starts at once: where target/ is cloned in the background, cargo waits
+# for the clone, and that wait is part of the build's time.
 tb_create=$(secs git treebox create warm-build --no-fetch --no-launch "${warm_flag[@]}")
 tb_build=$(cd .treebox/worktrees/warm-build && secs cargo build)
 tb_create_t=$(secs git treebox create warm-test --no-fetch --no-launch "${warm_flag[@]}")
@@ -87,15 +96,38 @@ tb_test=$(cd .treebox/worktrees/warm-test && secs cargo test --no-run)
 how=$(sed -n 's/.*"method": *"\([a-z]*\)".*/\1/p' \
   "$XDG_STATE_HOME"/treebox/repos/*/boxes/warm-build/record.json | head -1)
 
-# create against worktree add, interleaved.
+# settle NAME: wait (untimed) until a background clone of box NAME's target/ is done,
+# by taking cargo's lock as cargo would, so it does not run into the next measure.
+settle() {
+  local lock=".treebox/worktrees/$1/target/debug/.cargo-lock"
+  if [ -e "$lock" ]; then flock "$lock" true; fi
+  sleep 0.5
+}
+# The warmer's own time for box NAME (warm.json), when it cloned in the background.
+clone_secs() {
+  sed -n 's/.*"seconds": *\([0-9.]*\).*/\1/p' \
+    "$XDG_STATE_HOME"/treebox/repos/*/boxes/"$1"/warm.json 2>/dev/null | head -1
+}
+
+# create against worktree add, interleaved; create without warming shows treebox's
+# own share.
 adds=()
 creates=()
+colds=()
+clones=()
 for i in $(seq "$rounds"); do
   adds+=("$(secs git worktree add -b "r-$i" "../r-$i" "origin/$base")")
+  sleep 0.5
+  colds+=("$(secs git treebox create "n-$i" --no-fetch --no-launch --no-warm)")
+  sleep 0.5
   creates+=("$(secs git treebox create "c-$i" --no-fetch --no-launch "${warm_flag[@]}")")
+  settle "c-$i"
+  c=$(clone_secs "c-$i")
+  [ -n "$c" ] && clones+=("$c")
 done
 add_med=$(printf '%s\n' "${adds[@]}" | median)
 create_med=$(printf '%s\n' "${creates[@]}" | median)
+cold_med=$(printf '%s\n' "${colds[@]}" | median)
 
 echo
 echo "                                   checkout      build     total"
@@ -111,3 +143,7 @@ echo "first build in a box / no-op build in main:        $(ratio "$tb_build" "$n
 echo "first test build in a box / no-op in main:         $(ratio "$tb_test" "$noop_test")x  (goal <= 2)"
 echo "cold build / warm first build:                     $(ratio "$raw_build" "$tb_build")x"
 echo "create / git worktree add (median of $rounds rounds):  $(ratio "$create_med" "$add_med")x  ($(fmt "$create_med") vs $(fmt "$add_med"); goal <= 1.3 with reflink)"
+echo "create --no-warm / git worktree add:                 $(ratio "$cold_med" "$add_med")x  ($(fmt "$cold_med"))"
+if [ "${#clones[@]}" -gt 0 ]; then
+  echo "background clone of target/ after create returned:   $(fmt "$(printf '%s\n' "${clones[@]}" | median)") (median, warm.json)"
+fi

@@ -1,7 +1,8 @@
 //! The `boxes` check: boxes of this repository that are unsafe — a container worktree
 //! made by an earlier version, whose container mounts the user's git dir read-write
 //! (SPEC §6) — or broken — their `.git` lost, or their registration holding files git
-//! would hang on or misread (a FIFO, a symlink, junk). Read as `list` reads them
+//! would hang on or misread (a FIFO, a symlink, junk) — and boxes whose background
+//! clone of `target/` failed (an advisory). Read as `list` reads them
 //! (files and libgit2 only), so it never hangs.
 
 use super::{Check, Status};
@@ -66,7 +67,28 @@ pub(super) fn check_boxes(repo: &Repo) -> Check {
         .filter(|e| e.is_broken())
         .map(|e| e.leaf.to_string())
         .collect();
+    // A background clone of `target/` that failed: the box builds cold, once.
+    let cold: Vec<String> = all
+        .iter()
+        .filter(|e| !e.is_broken())
+        .filter_map(
+            |e| match crate::provision::warm::outcome(&layout.box_state(&e.leaf)) {
+                Some(Err(why)) => Some(format!("{} ({})", e.leaf, crate::sanitize::line(&why))),
+                _ => None,
+            },
+        )
+        .collect();
     match broken.first() {
+        None if !cold.is_empty() => Check::new(
+            "boxes",
+            Status::Advisory,
+            format!(
+                "{} box(es), none broken; the clone of target/ failed in: {}",
+                all.len(),
+                cold.join(", ")
+            ),
+        )
+        .hint("Nothing is wrong in those boxes: their first cargo build compiles what the clone did not bring."),
         None => Check::new(
             "boxes",
             Status::Ok,

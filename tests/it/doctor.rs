@@ -434,3 +434,37 @@ fn pre_commit_configured_but_not_installed_is_an_advisory() {
     let doc = document(env.treebox(&["doctor", "--json"]).ok());
     assert_eq!(check(&doc, "hooks")["status"], "ok", "{doc:#}");
 }
+
+/// A background clone of `target/` that failed (its `warm.json`, as the warmer writes
+/// it) is an advisory naming the box and why; one that finished is nothing to say.
+#[test]
+fn a_failed_background_clone_is_an_advisory() {
+    let env = TestEnv::new();
+    env.treebox(&["create", "cold", "--no-launch"]).ok();
+    env.treebox(&["create", "fine", "--no-launch"]).ok();
+    let outcome = |leaf: &str, text: &str| {
+        std::fs::write(env.box_state(leaf).join("warm.json"), text).unwrap();
+    };
+    outcome(
+        "fine",
+        r#"{"state": "done", "files": 3, "bytes": 9, "seconds": 0.1}"#,
+    );
+    let doc = document(env.treebox(&["doctor", "--json"]).ok());
+    assert_eq!(check(&doc, "boxes")["status"], "ok", "{doc:#}");
+    outcome(
+        "cold",
+        r#"{"state": "failed", "error": "Operation not supported (os error 95)", "seconds": 0.1}"#,
+    );
+    let doc = document(env.treebox(&["doctor", "--json"]).ok());
+    let boxes = check(&doc, "boxes");
+    assert_eq!(boxes["status"], "advisory", "{doc:#}");
+    let said = summary(boxes);
+    assert!(
+        said.contains("cold (Operation not supported (os error 95))") && !said.contains("fine"),
+        "{said}"
+    );
+    assert!(boxes["hint"]
+        .as_str()
+        .unwrap_or_default()
+        .contains("cargo build"));
+}

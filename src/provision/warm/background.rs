@@ -182,7 +182,11 @@ fn warm(
     // waiting for the clone is what makes it urgent, and by then the machine is idle.
     // SAFETY: changes this thread's priority only (the copying threads inherit it).
     unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, 10) };
-    let result = clone_target(main_target, box_target, &profiles);
+    // Made durable at the end: on XFS a directory's fsync forces the log with the
+    // clone's thousands of creates in it, here in the background instead of in the
+    // next fsync of whoever writes to that filesystem next (the next create's record).
+    let result = clone_target(main_target, box_target, &profiles)
+        .and_then(|done| File::open(box_target)?.sync_all().map(|()| done));
     if result.is_err() {
         rollback(box_target, &profiles);
     }
@@ -199,7 +203,7 @@ fn warm(
             "seconds": started.elapsed().as_secs_f64(),
         }),
     };
-    let _ = crate::state::atomic::write_unsynced(
+    let _ = crate::state::atomic::write(
         &state.join(OUTCOME),
         format!("{outcome:#}\n").as_bytes(),
         0o600,
