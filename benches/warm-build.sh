@@ -17,7 +17,8 @@
 #            on the filesystem to measure: an XFS or btrfs mount clones by reflink, ext4
 #            does not. Emptied first.
 #   WARM     the warm mode for the treebox side: auto (default) or copy.
-# Knobs: WARM_ROUNDS (create rounds, default 7), WARM_NOOP_RUNS (default 5).
+# Knobs: WARM_ROUNDS (create rounds, default 7), WARM_NOOP_RUNS (default 5), WARM_COLD=0
+# (skip the two cold builds: minutes less; their rows then read 0).
 # Needs: git, cargo (and crates.io or a filled ~/.cargo registry), GNU coreutils, flock.
 # Takes minutes: it builds the crate from cold three times.
 set -euo pipefail
@@ -80,22 +81,6 @@ echo '{"setup": []}' >"$XDG_CONFIG_HOME/treebox/config.json"
 warm_flag=()
 [ "$warm" = copy ] && warm_flag=(--warm)
 
-# Cold: a raw worktree has no target/.
-raw_add=$(secs git worktree add -b raw-build ../raw-build "origin/$base")
-raw_build=$(cd ../raw-build && secs cargo build)
-raw_add_t=$(secs git worktree add -b raw-test ../raw-test "origin/$base")
-raw_test=$(cd ../raw-test && secs cargo test --no-run)
-
-# Warm: a box starts with target/.
-# The build starts at once: where target/ is cloned in the background, cargo waits
-# for the clone, and that wait is part of the build's time.
-tb_create=$(secs git treebox create warm-build --no-fetch --no-launch "${warm_flag[@]}")
-tb_build=$(cd .treebox/worktrees/warm-build && secs cargo build)
-tb_create_t=$(secs git treebox create warm-test --no-fetch --no-launch "${warm_flag[@]}")
-tb_test=$(cd .treebox/worktrees/warm-test && secs cargo test --no-run)
-how=$(sed -n 's/.*"method": *"\([a-z]*\)".*/\1/p' \
-  "$XDG_STATE_HOME"/treebox/repos/*/boxes/warm-build/record.json | head -1)
-
 # settle NAME: wait (untimed) until a background clone of box NAME's target/ is done,
 # by taking cargo's lock as cargo would, so it does not run into the next measure.
 settle() {
@@ -108,6 +93,34 @@ clone_secs() {
   sed -n 's/.*"seconds": *\([0-9.]*\).*/\1/p' \
     "$XDG_STATE_HOME"/treebox/repos/*/boxes/"$1"/warm.json 2>/dev/null | head -1
 }
+
+# Cold: a raw worktree has no target/.
+raw_add=$(secs git worktree add -b raw-build ../raw-build "origin/$base")
+raw_add_t=$(secs git worktree add -b raw-test ../raw-test "origin/$base")
+if [ "${WARM_COLD:-1}" = 0 ]; then
+  raw_build=0 raw_test=0
+else
+  raw_build=$(cd ../raw-build && secs cargo build)
+  raw_test=$(cd ../raw-test && secs cargo test --no-run)
+fi
+
+# Warm: a box starts with target/.
+# The build starts at once: where target/ is cloned in the background, cargo waits
+# for the clone, and that wait is part of the build's time.
+tb_create=$(secs git treebox create warm-build --no-fetch --no-launch "${warm_flag[@]}")
+tb_build=$(cd .treebox/worktrees/warm-build && secs cargo build)
+tb_create_t=$(secs git treebox create warm-test --no-fetch --no-launch "${warm_flag[@]}")
+tb_test=$(cd .treebox/worktrees/warm-test && secs cargo test --no-run)
+# The same once the clone is done (an agent's first build comes after it has started
+# and read the code): the build alone.
+git treebox create settled-build --no-fetch --no-launch "${warm_flag[@]}" >/dev/null 2>&1
+settle settled-build
+tb_build_s=$(cd .treebox/worktrees/settled-build && secs cargo build)
+git treebox create settled-test --no-fetch --no-launch "${warm_flag[@]}" >/dev/null 2>&1
+settle settled-test
+tb_test_s=$(cd .treebox/worktrees/settled-test && secs cargo test --no-run)
+how=$(sed -n 's/.*"method": *"\([a-z]*\)".*/\1/p' \
+  "$XDG_STATE_HOME"/treebox/repos/*/boxes/warm-build/record.json | head -1)
 
 # create against worktree add, interleaved; create without warming shows treebox's
 # own share.
@@ -137,11 +150,14 @@ printf 'cargo build, no-op in main                   %s\n' "$(fmt "$noop_build")
 printf 'cargo test --no-run, raw (cold)   %s %s %s\n' "$(fmt "$raw_add_t")" "$(fmt "$raw_test")" "$(fmt "$(echo "$raw_add_t + $raw_test" | bc -l)")"
 printf 'cargo test --no-run, box (warm)   %s %s %s\n' "$(fmt "$tb_create_t")" "$(fmt "$tb_test")" "$(fmt "$(echo "$tb_create_t + $tb_test" | bc -l)")"
 printf 'cargo test --no-run, no-op in main           %s\n' "$(fmt "$noop_test")"
+printf 'cargo build, box, clone done                 %s\n' "$(fmt "$tb_build_s")"
+printf 'cargo test --no-run, box, clone done         %s\n' "$(fmt "$tb_test_s")"
 echo
 echo "warm method: ${how:-none} (mode $warm)"
 echo "first build in a box / no-op build in main:        $(ratio "$tb_build" "$noop_build")x  (goal <= 2)"
 echo "first test build in a box / no-op in main:         $(ratio "$tb_test" "$noop_test")x  (goal <= 2)"
-echo "cold build / warm first build:                     $(ratio "$raw_build" "$tb_build")x"
+echo "  the same once the clone is done:                   $(ratio "$tb_build_s" "$noop_build")x, $(ratio "$tb_test_s" "$noop_test")x"
+[ "${WARM_COLD:-1}" = 0 ] || echo "cold build / warm first build:                     $(ratio "$raw_build" "$tb_build")x"
 echo "create / git worktree add (median of $rounds rounds):  $(ratio "$create_med" "$add_med")x  ($(fmt "$create_med") vs $(fmt "$add_med"); goal <= 1.3 with reflink)"
 echo "create --no-warm / git worktree add:                 $(ratio "$cold_med" "$add_med")x  ($(fmt "$cold_med"))"
 if [ "${#clones[@]}" -gt 0 ]; then

@@ -239,9 +239,22 @@ fn prepare(main_target: &Path, box_target: &Path, profiles: &[PathBuf]) -> io::R
             main_target.display()
         )));
     }
-    let mode = |p: &Path| fs::symlink_metadata(p).map_or(0o755, |m| m.mode() & 0o7777);
     fs::create_dir(box_target)
         .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", box_target.display())))?;
+    // Made here, so ours to remove if the locks cannot all be had: the starter then
+    // clones in the foreground, into a box without a half-made target/.
+    lock_profiles(main_target, box_target, profiles).inspect_err(|_| {
+        let _ = super::super::rollback::make_writable_and_remove(box_target);
+    })
+}
+
+/// Make each profile directory in the new `box_target` and lock its `.cargo-lock`.
+fn lock_profiles(
+    main_target: &Path,
+    box_target: &Path,
+    profiles: &[PathBuf],
+) -> io::Result<Vec<File>> {
+    let mode = |p: &Path| fs::symlink_metadata(p).map_or(0o755, |m| m.mode() & 0o7777);
     let mut locks = Vec::new();
     for p in profiles {
         let mut at = box_target.to_path_buf();
