@@ -175,14 +175,16 @@ impl Repo {
         // Another spelling of `want` (through a symlink) names the same file: compared
         // by identity first, by resolved path only for the file that is it. A `want`
         // that does not exist can only be named as it is spelled.
-        let want_id = std::fs::metadata(&want).ok().map(|m| (m.dev(), m.ino()));
+        let want_id = std::cell::OnceCell::new();
         let want_canon = std::cell::OnceCell::new();
         let same = |p: &Path| {
             p == want
-                || want_id.is_some_and(|id| {
-                    std::fs::metadata(p).is_ok_and(|m| (m.dev(), m.ino()) == id)
-                        && canonical(p) == *want_canon.get_or_init(|| canonical(&want))
-                })
+                || want_id
+                    .get_or_init(|| std::fs::metadata(&want).ok().map(|m| (m.dev(), m.ino())))
+                    .is_some_and(|id| {
+                        std::fs::metadata(p).is_ok_and(|m| (m.dev(), m.ino()) == id)
+                            && canonical(p) == *want_canon.get_or_init(|| canonical(&want))
+                    })
         };
         let names_it = |admin: &Path| {
             read_plain(&admin.join("gitdir"))
