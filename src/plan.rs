@@ -298,7 +298,7 @@ impl Warming {
         }
     }
 
-    fn listed(&self) -> String {
+    pub(crate) fn listed(&self) -> String {
         let names: Vec<String> = self
             .dirs
             .iter()

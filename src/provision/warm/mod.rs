@@ -19,7 +19,12 @@
 //!   judge the copied outputs exactly as they would in the main checkout; a file that
 //!   differs keeps its new time, so what depends on it is rebuilt.
 //!
-//! Runs at create time only, before anything has run in the box.
+//! - [`background`]: on the host, a reflinked `target/` is cloned after `create` returns
+//!   by a process that holds cargo's build lock of every profile from before `create`
+//!   returns, so a cargo command in the box waits for the clone instead of racing it.
+//!
+//! Runs at create time only, before anything has run in the box (the background clone
+//! included: it holds its locks from then on).
 //!
 //! [`tree`] copies a directory tree; this module decides and drives.
 
@@ -223,7 +228,8 @@ pub(super) fn stage(
     };
     reporter.stage("warm");
     let started = std::time::Instant::now();
-    // The warmer first, so its clone overlaps the rest of this stage and of create.
+    // The warmer first: it holds cargo's locks before anything can run in the box, and
+    // clones once create lets it (see `Warmer`).
     let mut foreground = plan.warm.clone();
     let mut warmer = None;
     if plan.warm.background {
@@ -272,14 +278,18 @@ pub(super) fn stage(
         }
         Err(e) => {
             let e = crate::sanitize::line(&e.to_string());
-            warnings.push(format!(
-                "warm: the build outputs were not brought in ({e}); the box builds from scratch"
-            ));
             if behind {
                 // The warmer's clone goes on: cargo's outputs still come in.
+                warnings.push(format!(
+                    "warm: {} not brought in ({e}); target/ still is",
+                    foreground.listed()
+                ));
                 let _ = keep_freshness(repo, &plan.path);
                 done.dirs = vec![PathBuf::from(CARGO_TARGET)];
             } else {
+                warnings.push(format!(
+                    "warm: the build outputs were not brought in ({e}); the box builds from scratch"
+                ));
                 done.dirs.clear();
                 done.method = None;
             }
