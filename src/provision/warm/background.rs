@@ -300,6 +300,13 @@ fn clone_target(
             .any(|p| rel == p.join(".fingerprint") || rel == p.join(".cargo-lock"))
     };
     let premade = |rel: &Path| profiles.iter().any(|p| p.starts_with(rel));
+    // The main checkout's profiles hold still while they are read: a cargo build there
+    // waits (as it would for another cargo), and one running now is waited for, so no
+    // output is cloned half-written or out of step with its fingerprint.
+    let _main_locks = profiles
+        .iter()
+        .map(|p| lock_main(&main_target.join(p).join(".cargo-lock")))
+        .collect::<io::Result<Vec<File>>>()?;
     let entries = walk(main_target, &later)?;
     let (mut files, mut bytes) = fill(
         main_target,
@@ -334,6 +341,23 @@ fn clone_target(
         bytes += b;
     }
     Ok((files, bytes))
+}
+
+/// Lock the main checkout's `.cargo-lock` at `path` as cargo does, waiting for a build
+/// that holds it. Opened for reading, without following a link or creating anything.
+fn lock_main(path: &Path) -> io::Result<File> {
+    let f = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)?;
+    if !f.metadata()?.is_file() {
+        return Err(io::Error::other(format!(
+            "{} is not a file",
+            path.display()
+        )));
+    }
+    FileExt::lock_exclusive(&f)?;
+    Ok(f)
 }
 
 /// Rename `from` to `to` unless `to` exists (never onto an empty directory either).
@@ -555,6 +579,34 @@ mod tests {
         );
         assert_eq!(again, 1);
         assert!(String::from_utf8_lossy(&said).contains("File exists"));
+    }
+
+    /// A build running in the main checkout (holding its profile's lock) is waited for:
+    /// nothing is read from its outputs until it lets go.
+    #[test]
+    fn a_warmer_waits_for_a_build_in_the_main_checkout() {
+        let d = tempfile::tempdir().unwrap();
+        let (main, boxed, state) = (
+            d.path().join("main"),
+            d.path().join("box/target"),
+            d.path().join("state"),
+        );
+        target(&main);
+        fs::create_dir_all(boxed.parent().unwrap()).unwrap();
+        let building = File::open(main.join("release/.cargo-lock")).unwrap();
+        FileExt::lock_exclusive(&building).unwrap();
+        let (m, b, st) = (main.clone(), boxed.clone(), state.clone());
+        let warmer = std::thread::spawn(move || warm(&m, &b, &st, io::sink(), io::empty()));
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        assert!(!warmer.is_finished(), "the warmer waits for the main build");
+        assert!(outcome(&state).is_none());
+        assert!(
+            !boxed.join("debug/deps").exists(),
+            "nothing is cloned while it waits"
+        );
+        FileExt::unlock(&building).unwrap();
+        warmer.join().unwrap();
+        assert!(outcome(&state).is_some(), "then it goes on");
     }
 
     #[test]
