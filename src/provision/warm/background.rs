@@ -308,11 +308,14 @@ fn clone_target(
         .map(|p| lock_main(&main_target.join(p).join(".cargo-lock")))
         .collect::<io::Result<Vec<File>>>()?;
     let entries = walk(main_target, &later)?;
+    // Outside the profiles cargo writes without its lock (`cargo fetch`, run by setup
+    // meanwhile, writes `target/.rustc_info.json`): what is there already is kept.
     let (mut files, mut bytes) = fill(
         main_target,
         box_target,
         &entries,
         &premade,
+        true,
         WarmMethod::Reflink,
         &mut |_, _| {},
     )?;
@@ -332,6 +335,7 @@ fn clone_target(
             &tmp,
             &entries,
             &|_| false,
+            false,
             WarmMethod::Reflink,
             &mut |_, _| {},
         )?;
@@ -604,9 +608,22 @@ mod tests {
             !boxed.join("debug/deps").exists(),
             "nothing is cloned while it waits"
         );
+        // Meanwhile cargo writes outside the profiles without its lock (`cargo fetch`
+        // writes `.rustc_info.json`): kept, and no reason to fail.
+        fs::write(boxed.join("CACHEDIR.TAG"), b"cargo's own").unwrap();
         FileExt::unlock(&building).unwrap();
         warmer.join().unwrap();
-        assert!(outcome(&state).is_some(), "then it goes on");
+        match outcome(&state).expect("then it goes on") {
+            Ok(()) => {
+                assert_eq!(
+                    fs::read(boxed.join("CACHEDIR.TAG")).unwrap(),
+                    b"cargo's own"
+                );
+                assert!(boxed.join("debug/.fingerprint/x-1/lib-x").is_file());
+            }
+            // This filesystem cannot clone: only the locked profiles are left.
+            Err(_) => assert!(!boxed.join("debug/deps").exists()),
+        }
     }
 
     #[test]

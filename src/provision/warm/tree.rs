@@ -136,7 +136,7 @@ fn copy_dir(
     let entries = walk(&src, &|_| false)?;
     fs::create_dir(&tmp)?;
     made.push(tmp.clone());
-    let (files, bytes) = fill(&src, &tmp, &entries, &|_| false, method, progress)?;
+    let (files, bytes) = fill(&src, &tmp, &entries, &|_| false, false, method, progress)?;
     fs::rename(&tmp, &dst)?;
     made.pop();
     made.push(dst);
@@ -145,26 +145,36 @@ fn copy_dir(
 
 /// Copy the walked `entries` of `src` into the existing directory `dst`: directories
 /// (except those `premade` says exist already), symlinks, then files in parallel, then
-/// hard links, then directory modes. Returns the files and bytes copied. On error what
-/// it made stays: the caller removes it.
+/// hard links, then directory modes. With `keep_existing`, whatever is already at a
+/// path (something else wrote it meanwhile) is kept, not an error. Returns the files and
+/// bytes copied. On error what it made stays: the caller removes it.
 pub(super) fn fill(
     src: &Path,
     dst: &Path,
     entries: &[Entry],
     premade: &dyn Fn(&Path) -> bool,
+    keep_existing: bool,
     method: WarmMethod,
     progress: &mut dyn FnMut(u64, u64),
 ) -> io::Result<(u64, u64)> {
+    let kept = |r: io::Result<()>| match r {
+        Err(e) if keep_existing && e.kind() == io::ErrorKind::AlreadyExists => Ok(()),
+        r => r,
+    };
     let mut dir_modes = Vec::new();
     for e in entries {
         match e {
             Entry::Dir(r, mode) => {
                 if !premade(r) {
-                    fs::create_dir(dst.join(r))?;
+                    let made = fs::create_dir(dst.join(r));
+                    let is_dir = || fs::symlink_metadata(dst.join(r)).is_ok_and(|m| m.is_dir());
+                    if !(keep_existing && made.is_err() && is_dir()) {
+                        made?;
+                    }
                 }
                 dir_modes.push((dst.join(r), *mode));
             }
-            Entry::Link(r, target) => std::os::unix::fs::symlink(target, dst.join(r))?,
+            Entry::Link(r, target) => kept(std::os::unix::fs::symlink(target, dst.join(r)))?,
             Entry::File { .. } => {}
         }
     }
@@ -211,6 +221,7 @@ pub(super) fn fill(
                         Ok(n) => {
                             done.fetch_add(n, Ordering::Relaxed);
                         }
+                        Err(e) if keep_existing && e.kind() == io::ErrorKind::AlreadyExists => {}
                         Err(e) => {
                             failed.store(true, Ordering::Relaxed);
                             let mut slot = error.lock().unwrap_or_else(|p| p.into_inner());
@@ -233,7 +244,7 @@ pub(super) fn fill(
     }
     progress(total, total);
     for (orig, rel) in links {
-        fs::hard_link(dst.join(orig), dst.join(rel))?;
+        kept(fs::hard_link(dst.join(orig), dst.join(rel)))?;
     }
     // Directory modes last: a read-only directory is filled before it is closed.
     for (d, mode) in dir_modes.iter().rev() {
