@@ -334,7 +334,54 @@ pub fn read_plain(path: &Path) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::read_plain;
+    use super::{read_plain, Repo};
+
+    /// A worktree registered under one spelling of its path (through a symlinked
+    /// directory) is found by the other, by its file's identity; a path that does not
+    /// exist is matched by its text alone, and a sibling's never.
+    #[test]
+    fn a_registration_is_found_by_either_spelling_of_its_path() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().canonicalize().unwrap();
+        let main = root.join("main");
+        let git = git2::Repository::init(&main).unwrap();
+        let sig = git2::Signature::now("t", "t@example.com").unwrap();
+        let tree = git.treebuilder(None).unwrap().write().unwrap();
+        let tree = git.find_tree(tree).unwrap();
+        git.commit(Some("HEAD"), &sig, &sig, "c", &tree, &[])
+            .unwrap();
+        std::fs::create_dir(root.join("real")).unwrap();
+        std::os::unix::fs::symlink(root.join("real"), root.join("alias")).unwrap();
+        git.worktree("box", &root.join("alias/box"), None).unwrap();
+        git.worktree("other", &root.join("real/other"), None)
+            .unwrap();
+        let repo = Repo::discover(&main).unwrap();
+        let admin = repo.common_dir.join("worktrees/box");
+        assert_eq!(
+            repo.worktree_admin_dir(&root.join("alias/box")),
+            Some(admin.clone())
+        );
+        assert_eq!(
+            repo.worktree_admin_dir(&root.join("real/box")),
+            Some(admin.clone())
+        );
+        // Gone from disk: named only as its registration spells it (git2 may have
+        // written either spelling), never by the other one.
+        let text = read_plain(&admin.join("gitdir")).unwrap();
+        let registered = std::path::Path::new(text.trim_end())
+            .parent()
+            .unwrap()
+            .to_path_buf();
+        let other = if registered.starts_with(root.join("alias")) {
+            root.join("real/box")
+        } else {
+            root.join("alias/box")
+        };
+        std::fs::remove_dir_all(root.join("real/box")).unwrap();
+        assert_eq!(repo.worktree_admin_dir(&registered), Some(admin));
+        assert_eq!(repo.worktree_admin_dir(&other), None);
+        assert_eq!(repo.worktree_admin_dir(&root.join("real/nothing")), None);
+    }
 
     #[test]
     fn read_plain_reads_only_a_small_regular_file_and_follows_no_link() {

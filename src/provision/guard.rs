@@ -471,11 +471,9 @@ pub fn install_into(
 
 /// [`crate::state::hooks::write_note`], its failure as the guard's.
 fn write_readme(hooks: &Path) -> Result<(), GuardInstallError> {
-    crate::state::hooks::write_note(hooks, &temp_name(hooks, HOOKS_README_NAME)).map_err(|source| {
-        GuardInstallError::WriteNote {
-            path: hooks.join(HOOKS_README_NAME),
-            source,
-        }
+    crate::state::hooks::write_note(hooks).map_err(|source| GuardInstallError::WriteNote {
+        path: hooks.join(HOOKS_README_NAME),
+        source,
     })
 }
 

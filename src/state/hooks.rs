@@ -36,13 +36,12 @@ fn note() -> String {
     )
 }
 
-/// Write the note into the hooks dir `hooks` unless it is already there, whole: via
-/// `tmp` (a name beside it) and a rename, so whatever stands at its name, a link
-/// included, is replaced, never followed. Nothing is written when `hooks` is not a
-/// plain directory.
-pub fn write_note(hooks: &std::path::Path, tmp: &std::path::Path) -> std::io::Result<()> {
+/// Write the note into the hooks dir `hooks` unless it is already there, whole,
+/// through [`super::atomic`]'s temp file and rename, so whatever stands at its name, a
+/// link included, is replaced, never followed. Nothing is written when `hooks` is not
+/// a plain directory.
+pub fn write_note(hooks: &std::path::Path) -> std::io::Result<()> {
     use std::fs;
-    use std::os::unix::fs::PermissionsExt;
     if !fs::symlink_metadata(hooks).is_ok_and(|m| m.is_dir()) {
         return Ok(());
     }
@@ -55,11 +54,6 @@ pub fn write_note(hooks: &std::path::Path, tmp: &std::path::Path) -> std::io::Re
     if current.as_deref() == Some(text.as_bytes()) {
         return Ok(());
     }
-    let written = fs::write(tmp, &text)
-        .and_then(|()| fs::set_permissions(tmp, fs::Permissions::from_mode(0o644)))
-        .and_then(|()| fs::rename(tmp, &path));
-    if written.is_err() {
-        let _ = fs::remove_file(tmp);
-    }
-    written
+    // A note: regenerated on every open, so not worth an fsync.
+    super::atomic::write_unsynced(&path, text.as_bytes(), 0o644)
 }

@@ -485,6 +485,36 @@ mod tests {
         std::os::unix::fs::symlink("debug", root.join("alias")).unwrap();
     }
 
+    /// A temp dir with a main checkout's target dir (see [`target`]), and where a box's
+    /// target dir and bookkeeping go: `(dir, main target, box target, state)`.
+    fn warming() -> (tempfile::TempDir, PathBuf, PathBuf, PathBuf) {
+        let d = tempfile::tempdir().unwrap();
+        let (main, boxed, state) = (
+            d.path().join("main"),
+            d.path().join("box/target"),
+            d.path().join("state"),
+        );
+        target(&main);
+        fs::create_dir_all(boxed.parent().unwrap()).unwrap();
+        (d, main, boxed, state)
+    }
+
+    /// Every path under `top` (directories too, links not followed), relative, sorted.
+    fn listing(top: &Path) -> Vec<PathBuf> {
+        let mut out = Vec::new();
+        let mut stack = vec![top.to_path_buf()];
+        while let Some(dir) = stack.pop() {
+            for e in fs::read_dir(&dir).unwrap().flatten() {
+                out.push(e.path().strip_prefix(top).unwrap().to_path_buf());
+                if e.file_type().unwrap().is_dir() {
+                    stack.push(e.path());
+                }
+            }
+        }
+        out.sort();
+        out
+    }
+
     #[test]
     fn the_profiles_are_the_directories_cargo_locks() {
         let d = tempfile::tempdir().unwrap();
@@ -505,30 +535,14 @@ mod tests {
     /// cannot, nothing but the empty locked profile directories, and the reason.
     #[test]
     fn a_warmer_clones_everything_or_leaves_only_the_profiles() {
-        let d = tempfile::tempdir().unwrap();
-        let (main, boxed, state) = (
-            d.path().join("main"),
-            d.path().join("box/target"),
-            d.path().join("state"),
-        );
-        target(&main);
-        fs::create_dir_all(boxed.parent().unwrap()).unwrap();
+        let (d, main, boxed, state) = warming();
         let mut said = Vec::new();
         let code = warm(&main, &boxed, &state, &mut said, io::empty());
         let outcome = outcome(&state).expect("an outcome is written");
-        let mut left = Vec::new();
-        let mut stack = vec![boxed.clone()];
-        while let Some(dir) = stack.pop() {
-            for e in fs::read_dir(&dir).unwrap().flatten() {
-                let rel = e.path().strip_prefix(&boxed).unwrap().to_path_buf();
-                if e.file_type().unwrap().is_dir() {
-                    stack.push(e.path());
-                } else {
-                    left.push(rel);
-                }
-            }
-        }
-        left.sort();
+        let left: Vec<PathBuf> = listing(&boxed)
+            .into_iter()
+            .filter(|p| !boxed.join(p).is_dir())
+            .collect();
         assert_eq!(said, b"locked\n");
         match outcome {
             Ok(()) => {
@@ -589,14 +603,7 @@ mod tests {
     /// nothing is read from its outputs until it lets go.
     #[test]
     fn a_warmer_waits_for_a_build_in_the_main_checkout() {
-        let d = tempfile::tempdir().unwrap();
-        let (main, boxed, state) = (
-            d.path().join("main"),
-            d.path().join("box/target"),
-            d.path().join("state"),
-        );
-        target(&main);
-        fs::create_dir_all(boxed.parent().unwrap()).unwrap();
+        let (_d, main, boxed, state) = warming();
         let building = File::open(main.join("release/.cargo-lock")).unwrap();
         FileExt::lock_exclusive(&building).unwrap();
         let (m, b, st) = (main.clone(), boxed.clone(), state.clone());
@@ -634,18 +641,7 @@ mod tests {
         fs::create_dir_all(boxed.join("debug").join(FINGERPRINT_TMP)).unwrap();
         let profiles = profiles(&boxed);
         rollback(&boxed, &profiles);
-        let mut left: Vec<PathBuf> = Vec::new();
-        let mut stack = vec![boxed.clone()];
-        while let Some(dir) = stack.pop() {
-            for e in fs::read_dir(&dir).unwrap().flatten() {
-                let rel = e.path().strip_prefix(&boxed).unwrap().to_path_buf();
-                left.push(rel);
-                if e.file_type().unwrap().is_dir() {
-                    stack.push(e.path());
-                }
-            }
-        }
-        left.sort();
+        let left = listing(&boxed);
         let want: Vec<PathBuf> = [
             "debug",
             "debug/.cargo-lock",
