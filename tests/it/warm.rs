@@ -368,3 +368,23 @@ fn in_a_container_the_copy_sits_inside_the_box() {
         "built on the host\n"
     );
 }
+
+/// A setup step that builds (`cargo build` in the user's `setup`) runs after the
+/// background clone is let go: it waits on cargo's lock for the clone, not the other
+/// way round (a deadlock), and finds the outputs fresh.
+#[test]
+fn a_setup_step_that_builds_waits_for_the_clone() {
+    let env = cargo_project();
+    env.write_config(
+        r#"{"setup": ["cargo build --offline 2>build.log; s=$?; cat build.log >&2; exit $s"]}"#,
+    );
+    let doc = env.treebox(&["create", "built", "--json"]).ok().json();
+    assert_eq!(doc["setupCompleted"], true, "{doc}");
+    let log = std::fs::read_to_string(env.box_path("built").join("build.log")).unwrap();
+    if doc["warm"]["method"] == "reflink" {
+        assert_eq!(doc["warm"]["background"], true, "{doc}");
+        assert!(!log.contains("Compiling"), "built on the clone:\n{log}");
+    }
+    // Either way the box's outputs are its own and whole enough to run.
+    assert!(env.box_path("built").join("target/debug/warmth").is_file());
+}
