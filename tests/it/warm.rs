@@ -57,7 +57,8 @@ fn settled(boxed: &Path) {
     }
 }
 
-/// Every file under `dir`, relative, with its bytes (links as their target).
+/// Every file under `dir` but cargo's `.rustc_info.json`, relative, with its bytes (links as
+/// their target).
 fn digest(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
     let mut out = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
@@ -65,6 +66,11 @@ fn digest(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
         for e in std::fs::read_dir(&d).unwrap().flatten() {
             let p = e.path();
             let rel = p.strip_prefix(dir).unwrap().to_path_buf();
+            if rel == Path::new(".rustc_info.json") {
+                // cargo's cache of rustc's version: setup's `cargo fetch` in the box
+                // writes its own, and the background clone keeps it.
+                continue;
+            }
             let kind = e.file_type().unwrap();
             if kind.is_symlink() {
                 out.push((
