@@ -67,8 +67,14 @@ pub fn create(
         }
     }
     // Refuse early, before the (slow) fetch, whatever can be refused now; the checks
-    // are repeated under the lock below.
-    match make_plan(req, cfg, &ctx, &leaf, &branch, placeholder, Fetch::Skipped) {
+    // are repeated under the lock below (without a fetch, only there).
+    let early = match fetch {
+        Fetch::Origin => {
+            make_plan(req, cfg, &ctx, &leaf, &branch, placeholder, Fetch::Skipped).map(drop)
+        }
+        Fetch::Skipped | Fetch::NoOrigin => Ok(()),
+    };
+    match early {
         // The base or a remote branch may only appear (or, pruned, go) with the fetch.
         Err(
             ProvisionError::BaseNotFound { .. }
@@ -212,9 +218,23 @@ fn apply(
     record.save(&record_path)?;
     ctx.layout.remember_repo(&ctx.repo.main_root);
 
+    // A host box's status producer (SPEC §7) lives in its bookkeeping, not the checkout:
+    // it is written (and synced) while git makes the checkout.
+    let status_hooks =
+        std::cell::RefCell::new(Beside::start((!plan.runner.is_container()).then(|| {
+            let (layout, leaf, runner) = (ctx.layout.clone(), leaf.clone(), plan.runner);
+            move || crate::runner::oci::status::install(&layout, &leaf, runner)
+        })));
+    // What warming needs of the main checkout starts now too (see `warm::prestart`).
+    let mut warming =
+        (!resumed).then(|| super::warm::prestart(plan, &ctx.repo, &ctx.layout.box_state(&leaf)));
     let made_checkout = !resumed;
-    let rollback =
-        |reporter: &mut dyn Reporter| undo_checkout(plan, ctx, &leaf, made_checkout, reporter);
+    // Undo what this run made. The status producer's writer is waited for first: it
+    // writes into the bookkeeping the undo removes.
+    let rollback = |reporter: &mut dyn Reporter| {
+        let _ = status_hooks.borrow_mut().wait();
+        undo_checkout(plan, ctx, &leaf, made_checkout, reporter)
+    };
 
     if let Some(parent) = plan.path.parent() {
         std::fs::create_dir_all(parent).map_err(io_err("could not create", parent))?;
@@ -309,15 +329,17 @@ fn apply(
             });
         }
     }
-    // From here on the box can run code (setup, the agent); an interrupted create is
-    // finished without running git in it again.
-    if !record.checkout_completed {
-        record.checkout_completed = true;
-        if let Err(e) = record.save(&record_path) {
-            rollback(reporter);
-            return Err(e.into());
-        }
-    }
+    // The checkout is whole. The record says so before anything can run in the box
+    // (setup, the container, the agent: see `code_may_run`); from then on an
+    // interrupted create is finished without running git in it again. Until then a
+    // crash leaves a whole checkout that nothing has run in, which the next create
+    // judges as it would a half-made one (`repair_checkout`).
+    let mut saved_complete = record.checkout_completed;
+    record.checkout_completed = true;
+    let _early = Beside::start(Some({
+        let p = plan.path.clone();
+        move || std::fs::File::open(&p)?.sync_all()
+    }));
     // The git dir that holds the box's own hooks and per-worktree config: the
     // worktree's admin dir (in the user's repository, or in the sandboxed worktree's
     // bare clone), or the clone's `.git`.
@@ -422,6 +444,8 @@ fn apply(
             &ctx.repo,
             &ctx.layout.repo_state,
             &ctx.layout.box_state(&leaf),
+            &admin,
+            warming.take().unwrap_or_default(),
             reporter,
             &mut warnings,
         );
@@ -436,14 +460,28 @@ fn apply(
         | copy::EnvOutcome::KeptEdited { .. } => {}
     }
 
+    // Say the checkout is whole before anything runs in the box.
+    let mut code_may_run = |record: &mut Record, reporter: &mut dyn Reporter| {
+        if saved_complete {
+            return Ok(());
+        }
+        let saved = record.save(&record_path);
+        if saved.is_err() {
+            rollback(reporter);
+        }
+        saved_complete = saved.is_ok();
+        saved
+    };
     if plan.runner.is_container() {
         drop(warmer);
+        code_may_run(&mut record, reporter)?;
         return container_stage(
             plan, cfg, ctx, &leaf, record, resumed, env, submodules, warnings, reporter,
         );
     }
     if setup_runs(&plan.path, cfg) {
         drop(warmer.take());
+        code_may_run(&mut record, reporter)?;
     }
     let (report, ecos) = run_setup(
         &plan.path,
@@ -462,8 +500,8 @@ fn apply(
     super::guard::keep_guard_noting(&ctx.repo, &ctx.layout, &record, &mut warnings);
     // The status producer the launch argv names (SPEC §7), in the box's bookkeeping.
     let hooks = ctx.layout.agent_hooks_dir(&leaf);
-    crate::runner::oci::status::install(&ctx.layout, &leaf, plan.runner)
-        .map_err(io_err("could not write the status hooks in", &hooks))?;
+    let written = status_hooks.borrow_mut().wait();
+    written.map_err(io_err("could not write the status hooks in", &hooks))?;
     timed(reporter, "record", || record.save(&record_path))?;
     for w in &warnings {
         reporter.warn(w.clone());
@@ -537,5 +575,31 @@ fn setup_runs(path: &Path, cfg: &UserConfig) -> bool {
     match cfg.setup.as_deref() {
         Some(steps) => !steps.is_empty(),
         None => !setup::detect(path).is_empty(),
+    }
+}
+
+/// Work done on a thread beside the pipeline (bookkeeping written while git makes the
+/// checkout). Waited for by [`Beside::wait`], else when dropped: no return leaves it
+/// writing behind the run's back.
+struct Beside(Option<std::thread::JoinHandle<std::io::Result<()>>>);
+
+impl Beside {
+    fn start(work: Option<impl FnOnce() -> std::io::Result<()> + Send + 'static>) -> Beside {
+        Beside(work.map(std::thread::spawn))
+    }
+
+    /// Its result (`Ok` when there was no work, or it was waited for already).
+    fn wait(&mut self) -> std::io::Result<()> {
+        match self.0.take().map(std::thread::JoinHandle::join) {
+            None => Ok(()),
+            Some(Ok(r)) => r,
+            Some(Err(_)) => Err(std::io::Error::other("the writer thread panicked")),
+        }
+    }
+}
+
+impl Drop for Beside {
+    fn drop(&mut self) {
+        let _ = self.wait();
     }
 }

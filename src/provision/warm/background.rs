@@ -46,6 +46,8 @@ pub const WARMER_ARG: &str = "__treebox-warm";
 const LOCK: &str = "warm.lock";
 /// The warmer's outcome, in the box's bookkeeping dir.
 const OUTCOME: &str = "warm.json";
+/// What a warmer is sent once the box's checkout exists: make `target/` and lock it.
+const ARM: &str = "arm\n";
 /// What a warmer prints once it holds every profile's lock.
 const READY: &str = "locked";
 /// The temporary name a profile's fingerprints are cloned under.
@@ -99,14 +101,19 @@ pub struct Warmer {
     _go: std::process::ChildStdin,
 }
 
-/// Start a warmer cloning `main_target` into `box_target` (which must not exist) and
-/// return once it holds the lock of every profile: from then on a cargo command in the
-/// box waits for the clone. The clone starts when the returned [`Warmer`] is dropped,
-/// so it does not compete with the rest of `create` (on XFS, the clone's log traffic
-/// would be paid by `create`'s own fsyncs); drop it before anything that might run
-/// cargo in the box. The warmer runs on in its own session after this process ends;
-/// its outcome goes to `state/warm.json`.
-pub fn start(main_target: &Path, box_target: &Path, state: &Path) -> io::Result<Warmer> {
+/// A warmer started before the box's checkout exists: it has done nothing yet, and
+/// waits to be [`Pending::arm`]ed. Dropped unarmed (or when this process ends first),
+/// it ends without writing anything. Started early so that its start costs nothing:
+/// it runs while git makes the checkout.
+#[derive(Debug)]
+pub struct Pending {
+    /// `None` once armed: the warmer is on its own then.
+    child: Option<std::process::Child>,
+}
+
+/// Start a warmer for `main_target` → `box_target` (which must not exist yet when it
+/// is armed), `state` being the box's bookkeeping dir. See [`Pending`].
+pub fn spawn(main_target: &Path, box_target: &Path, state: &Path) -> io::Result<Pending> {
     let exe = std::env::current_exe()?;
     let mut cmd = Command::new(exe);
     cmd.arg(WARMER_ARG)
@@ -124,22 +131,62 @@ pub fn start(main_target: &Path, box_target: &Path, state: &Path) -> io::Result<
             Ok(())
         });
     }
-    let mut child = cmd.spawn()?;
-    let mut line = String::new();
-    if let Some(out) = child.stdout.take() {
-        let _ = io::BufReader::new(out).read_line(&mut line);
+    Ok(Pending {
+        child: Some(cmd.spawn()?),
+    })
+}
+
+impl Pending {
+    /// Have the warmer make the box's `target/` and take every profile's lock, and
+    /// return once it holds them: from then on a cargo command in the box waits for the
+    /// clone. The clone starts when the returned [`Warmer`] is dropped, so it does not
+    /// compete with the rest of `create` (on XFS, the clone's log traffic would be paid
+    /// by `create`'s own fsyncs); drop it before anything that might run cargo in the
+    /// box. The warmer runs on in its own session after this process ends; its outcome
+    /// goes to `state/warm.json`.
+    pub fn arm(mut self) -> io::Result<Warmer> {
+        let Some(child) = self.child.as_mut() else {
+            return Err(io::Error::other("the warmer was armed already"));
+        };
+        let mut line = String::new();
+        let asked = match child.stdin.as_mut() {
+            Some(go) => go.write_all(ARM.as_bytes()).and_then(|()| go.flush()),
+            None => Err(io::Error::from(io::ErrorKind::BrokenPipe)),
+        };
+        if asked.is_ok() {
+            if let Some(out) = child.stdout.take() {
+                let _ = io::BufReader::new(out).read_line(&mut line);
+            }
+        }
+        if line.trim_end() == READY {
+            if let Some(go) = child.stdin.take() {
+                // Not waited for: it outlives this process (and is the init process's
+                // then).
+                self.child = None;
+                return Ok(Warmer { _go: go });
+            }
+        }
+        Err(io::Error::other(match line.trim() {
+            "" => "the warmer did not start".to_string(),
+            why => crate::sanitize::line(why),
+        }))
+        // Dropped: its pipe closed, it ends and is waited for.
     }
-    if line.trim_end() == READY {
-        if let Some(go) = child.stdin.take() {
-            // Not waited for: it outlives this process (and is the init process's then).
-            return Ok(Warmer { _go: go });
+}
+
+impl Drop for Pending {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            // Unarmed (or refused), it ends at the end of its input.
+            drop(child.stdin.take());
+            let _ = child.wait();
         }
     }
-    let _ = child.wait();
-    Err(io::Error::other(match line.trim() {
-        "" => "the warmer did not start".to_string(),
-        why => crate::sanitize::line(why),
-    }))
+}
+
+/// [`spawn`] and [`Pending::arm`] at once.
+pub fn start(main_target: &Path, box_target: &Path, state: &Path) -> io::Result<Warmer> {
+    spawn(main_target, box_target, state)?.arm()
 }
 
 /// The warmer's main: returns its exit code (0 when the clone is whole).
@@ -147,15 +194,21 @@ pub fn serve(main_target: &Path, box_target: &Path, state: &Path) -> i32 {
     warm(main_target, box_target, state, io::stdout(), io::stdin())
 }
 
-/// [`serve`], saying on `stdout` when it holds the locks (or why it could not), then
-/// closing it, and waiting for the end of `go` before it clones.
+/// [`serve`]: once `go` says [`ARM`] (at its end before that, nothing is done), take
+/// the locks and say so on `stdout` (or why it could not), then close it, and wait for
+/// the end of `go` before cloning.
 fn warm(
     main_target: &Path,
     box_target: &Path,
     state: &Path,
     mut stdout: impl Write,
-    mut go: impl Read,
+    go: impl Read,
 ) -> i32 {
+    let mut go = io::BufReader::new(go);
+    let mut asked = String::new();
+    if go.read_line(&mut asked).is_err() || asked != ARM {
+        return 0;
+    }
     let started = Instant::now();
     let _running = match hold_running(state) {
         Ok(f) => f,
@@ -537,7 +590,7 @@ mod tests {
     fn a_warmer_clones_everything_or_leaves_only_the_profiles() {
         let (d, main, boxed, state) = warming();
         let mut said = Vec::new();
-        let code = warm(&main, &boxed, &state, &mut said, io::empty());
+        let code = warm(&main, &boxed, &state, &mut said, ARM.as_bytes());
         let outcome = outcome(&state).expect("an outcome is written");
         let left: Vec<PathBuf> = listing(&boxed)
             .into_iter()
@@ -593,10 +646,25 @@ mod tests {
             &boxed,
             &d.path().join("state2"),
             &mut said,
-            io::empty(),
+            ARM.as_bytes(),
         );
         assert_eq!(again, 1);
         assert!(String::from_utf8_lossy(&said).contains("File exists"));
+    }
+
+    /// A warmer whose create ended before the checkout was made (its pipe closed
+    /// unarmed, or anything but the word) does nothing at all.
+    #[test]
+    fn an_unarmed_warmer_writes_nothing() {
+        let (d, main, boxed, state) = warming();
+        for go in [&b""[..], b"ar", b"arm", b"armed\n"] {
+            let mut said = Vec::new();
+            assert_eq!(warm(&main, &boxed, &state, &mut said, go), 0);
+            assert!(said.is_empty());
+            assert!(!boxed.exists(), "no target/");
+            assert!(!state.exists(), "no bookkeeping");
+        }
+        assert_eq!(listing(&d.path().join("box")), Vec::<PathBuf>::new());
     }
 
     /// A build running in the main checkout (holding its profile's lock) is waited for:
@@ -607,7 +675,7 @@ mod tests {
         let building = File::open(main.join("release/.cargo-lock")).unwrap();
         FileExt::lock_exclusive(&building).unwrap();
         let (m, b, st) = (main.clone(), boxed.clone(), state.clone());
-        let warmer = std::thread::spawn(move || warm(&m, &b, &st, io::sink(), io::empty()));
+        let warmer = std::thread::spawn(move || warm(&m, &b, &st, io::sink(), ARM.as_bytes()));
         std::thread::sleep(std::time::Duration::from_millis(300));
         assert!(!warmer.is_finished(), "the warmer waits for the main build");
         assert!(outcome(&state).is_none());

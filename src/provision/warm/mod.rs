@@ -44,7 +44,7 @@ use crate::git::Repo;
 pub use crate::plan::Warming;
 use crate::vocab::{RunnerKind, Warm, WarmMethod};
 
-pub use background::{outcome, serve, stop, warmer_args, Warmer, WARMER_ARG};
+pub use background::{outcome, serve, stop, warmer_args, Pending, Warmer, WARMER_ARG};
 pub use tree::{apply, Warmed};
 use tree::{clone_into, open_source};
 
@@ -198,18 +198,70 @@ fn fs_name(dir: &Path) -> &'static str {
     }
 }
 
+/// What [`prestart`] set going while git makes the box's checkout, for [`stage`].
+#[derive(Debug, Default)]
+pub struct Prepared {
+    /// The warmer of a background clone, waiting to be armed.
+    pending: Option<Pending>,
+    /// The main checkout's side of [`keep_freshness`].
+    survey: Option<std::thread::JoinHandle<Result<Survey, git2::Error>>>,
+}
+
+/// Set going what [`stage`] needs of the main checkout before the box's checkout
+/// exists, so that it runs while git makes the checkout: the warmer of a background
+/// clone (see [`background`]; it does nothing until `stage` arms it), and the survey of
+/// the main checkout's files for [`keep_freshness`]. Nothing when the plan warms
+/// nothing; what did not start, `stage` does itself.
+pub(super) fn prestart(plan: &crate::plan::Plan, repo: &Repo, box_state: &Path) -> Prepared {
+    if plan.warm.method.is_none() || plan.warm.dirs.is_empty() {
+        return Prepared::default();
+    }
+    let target = Path::new(CARGO_TARGET);
+    let pending = plan
+        .warm
+        .background
+        .then(|| {
+            background::spawn(
+                &repo.main_root.join(target),
+                &plan.path.join(target),
+                box_state,
+            )
+            .ok()
+        })
+        .flatten();
+    let (root, index) = (repo.main_root.clone(), repo.git.path().join("index"));
+    let survey = std::thread::Builder::new()
+        .spawn(move || survey(&root, &index))
+        .ok();
+    Prepared { pending, survey }
+}
+
+impl Prepared {
+    /// The survey, waited for (or made now, where it did not start).
+    fn survey(&mut self, repo: &Repo) -> Result<Survey, git2::Error> {
+        match self.survey.take().map(std::thread::JoinHandle::join) {
+            Some(Ok(s)) => s,
+            _ => survey(&repo.main_root, &repo.git.path().join("index")),
+        }
+    }
+}
+
 /// The create stage: bring the plan's build outputs into the new box at `plan.path`,
 /// say (once per repository) why nothing was brought in, and return what happened for
 /// the record. A failure is a warning: the box builds from scratch. With
 /// `plan.warm.background`, `target/` is handed to a warmer (`background`) that holds
 /// cargo's locks before this returns; `box_state` is the box's bookkeeping dir, where
 /// the warmer says how it ended. The warmer clones once the returned [`Warmer`] is
-/// dropped: before setup runs, or when create is done.
+/// dropped: before setup runs, or when create is done. `prepared` is what [`prestart`]
+/// set going during the checkout; `box_git_dir` holds the box's index.
+#[allow(clippy::too_many_arguments)]
 pub(super) fn stage(
     plan: &crate::plan::Plan,
     repo: &Repo,
     repo_state: &Path,
     box_state: &Path,
+    box_git_dir: &Path,
+    mut prepared: Prepared,
     reporter: &mut dyn super::Reporter,
     warnings: &mut Vec<String>,
 ) -> (Warming, Option<Warmer>) {
@@ -228,6 +280,7 @@ pub(super) fn stage(
     };
     reporter.stage("warm");
     let started = std::time::Instant::now();
+    let box_index = box_git_dir.join("index");
     // The warmer first: it holds cargo's locks before anything can run in the box, and
     // clones once create lets it (see `Warmer`).
     let mut foreground = plan.warm.clone();
@@ -238,7 +291,11 @@ pub(super) fn stage(
         if fs::symlink_metadata(&box_target).is_ok() {
             // The checkout has it (tracked content): not ours to replace.
         } else {
-            match background::start(&main_target, &box_target, box_state) {
+            let armed = match prepared.pending.take() {
+                Some(p) => p.arm(),
+                None => background::start(&main_target, &box_target, box_state),
+            };
+            match armed {
                 Ok(w) => {
                     foreground.dirs.retain(|d| d != target);
                     warmer = Some(w);
@@ -269,7 +326,9 @@ pub(super) fn stage(
             }
             if !dirs.is_empty() {
                 // Errors only cost git a re-read of the files on its next status.
-                let _ = keep_freshness(repo, &plan.path);
+                let _ = prepared
+                    .survey(repo)
+                    .and_then(|main| keep_freshness(&main, &plan.path, &box_index));
             }
             done.dirs = dirs;
             if done.dirs.is_empty() {
@@ -284,7 +343,9 @@ pub(super) fn stage(
                     "warm: {} not brought in ({e}); target/ still is",
                     foreground.listed()
                 ));
-                let _ = keep_freshness(repo, &plan.path);
+                let _ = prepared
+                    .survey(repo)
+                    .and_then(|main| keep_freshness(&main, &plan.path, &box_index));
                 done.dirs = vec![PathBuf::from(CARGO_TARGET)];
             } else {
                 warnings.push(format!(
@@ -310,93 +371,177 @@ fn size(n: u64) -> String {
     }
 }
 
-/// Give each tracked file of the box that is the main checkout's, byte for byte, the
-/// main file's modification time, and write the box's index to match. Returns how many
-/// files were given their time. Errors leave the box usable (its index is merely stale
-/// by stat, which git repairs on its next status).
-pub fn keep_freshness(repo: &Repo, box_path: &Path) -> Result<usize, git2::Error> {
-    let main_index = repo.git.index()?;
-    let index_time = fs::metadata(repo.git.path().join("index"))
-        .and_then(|m| m.modified())
-        .unwrap_or(UNIX_EPOCH);
-    let boxed = git2::Repository::open(box_path)?;
-    let mut index = boxed.index()?;
-    let mut updated = Vec::new();
-    let mut budget: u64 = 64 << 20;
-    for mut entry in index.iter() {
-        // Regular files at stage 0 only (not links, submodules or conflicts).
-        let stage = (entry.flags >> 12) & 0x3;
-        if stage != 0 || (entry.mode != 0o100644 && entry.mode != 0o100755) {
-            continue;
-        }
-        let rel = Path::new(OsStr::from_bytes(&entry.path));
-        let Some(main) = main_index.get_path(rel, 0) else {
-            continue;
-        };
-        if main.id != entry.id || main.mode != entry.mode {
-            continue;
-        }
-        let Ok(m) = fs::symlink_metadata(repo.main_root.join(rel)) else {
-            continue;
-        };
-        // git's stat-clean test: same size and time as when the index last saw it, and
-        // not changed in the same instant the index was written (racy). A file that
-        // fails it (a fresh clone's files are racy) is compared byte for byte, within a
-        // budget.
-        let clean = m.is_file()
-            && m.len() == u64::from(main.file_size)
-            && m.mtime() == i64::from(main.mtime.seconds())
-            && m.mtime_nsec() == i64::from(main.mtime.nanoseconds())
-            && m.modified().is_ok_and(|t| t < index_time);
-        if !clean
-            && !same_bytes(
-                &repo.main_root.join(rel),
-                &box_path.join(rel),
-                &m,
-                &mut budget,
-            )
-        {
-            continue;
-        }
-        let Ok(file) = open_source(&box_path.join(rel)) else {
-            continue;
-        };
-        let Ok(modified) = m.modified() else { continue };
-        if file
-            .metadata()
-            .is_ok_and(|b| b.is_file() && b.len() == m.len())
-            && file
-                .set_times(FileTimes::new().set_modified(modified))
-                .is_ok()
-        {
-            if let Ok(now) = file.metadata() {
-                entry.mtime = git2::IndexTime::new(now.mtime() as i32, now.mtime_nsec() as u32);
-                entry.ctime = git2::IndexTime::new(now.ctime() as i32, now.ctime_nsec() as u32);
-                entry.dev = now.dev() as u32;
-                entry.ino = now.ino() as u32;
-                updated.push(entry);
-            }
-        }
-    }
-    let n = updated.len();
-    for e in &updated {
-        index.add(e)?;
-    }
-    if n > 0 {
-        index.write()?;
-    }
-    Ok(n)
+/// The main checkout's side of [`keep_freshness`], read while git makes the box's
+/// checkout: each regular file its index tracks (stage 0), with its blob, mode, size,
+/// time, and whether git's stat-clean test holds for it. Sorted by path, as an index is.
+#[derive(Debug)]
+pub struct Survey {
+    root: PathBuf,
+    files: Vec<MainFile>,
 }
 
-/// Do the main checkout's file (`main_meta`: its `lstat`) and the box's hold the same
-/// bytes? Read only regular files of equal size up to 1 MiB, while `budget` (bytes
-/// read) lasts; anything else counts as different.
-fn same_bytes(main: &Path, boxed: &Path, main_meta: &fs::Metadata, budget: &mut u64) -> bool {
-    let len = main_meta.len();
-    if !main_meta.is_file() || len > 1 << 20 || len * 2 > *budget {
+#[derive(Debug)]
+struct MainFile {
+    path: Vec<u8>,
+    id: git2::Oid,
+    mode: u32,
+    len: u64,
+    modified: std::time::SystemTime,
+    /// Same size and time as when the index last saw it, and not changed in the
+    /// instant the index was written (racy): git would not read it again.
+    clean: bool,
+}
+
+/// Read the main checkout at `root` whose index is `index_path` (see [`Survey`]).
+pub fn survey(root: &Path, index_path: &Path) -> Result<Survey, git2::Error> {
+    let index = git2::Index::open(index_path)?;
+    let index_time = fs::metadata(index_path)
+        .and_then(|m| m.modified())
+        .unwrap_or(UNIX_EPOCH);
+    let files = index
+        .iter()
+        .filter(|e| (e.flags >> 12) & 0x3 == 0 && (e.mode == 0o100644 || e.mode == 0o100755))
+        .filter_map(|e| {
+            let m = fs::symlink_metadata(root.join(OsStr::from_bytes(&e.path))).ok()?;
+            let modified = m.modified().ok()?;
+            let clean = m.len() == u64::from(e.file_size)
+                && m.mtime() == i64::from(e.mtime.seconds())
+                && m.mtime_nsec() == i64::from(e.mtime.nanoseconds())
+                && modified < index_time;
+            m.is_file().then_some(MainFile {
+                id: e.id,
+                mode: e.mode,
+                len: m.len(),
+                modified,
+                clean,
+                path: e.path,
+            })
+        })
+        .collect();
+    Ok(Survey {
+        root: root.to_path_buf(),
+        files,
+    })
+}
+
+impl Survey {
+    fn get(&self, path: &[u8]) -> Option<&MainFile> {
+        self.files
+            .binary_search_by(|f| f.path.as_slice().cmp(path))
+            .ok()
+            .map(|i| &self.files[i])
+    }
+}
+
+/// Give each tracked file of the box at `box_path` that is the main checkout's, byte
+/// for byte, the main file's modification time, and write the box's index (at
+/// `box_index`) to match. Returns how many files were given their time. Errors leave
+/// the box usable (its index is merely stale by stat, which git repairs on its next
+/// status).
+pub fn keep_freshness(
+    main: &Survey,
+    box_path: &Path,
+    box_index: &Path,
+) -> Result<usize, git2::Error> {
+    let mut index = git2::Index::open(box_index)?;
+    // The candidates: regular files at stage 0 (not links, submodules or conflicts)
+    // with the main checkout's blob and mode.
+    let candidates: Vec<(git2::IndexEntry, &MainFile)> = index
+        .iter()
+        .filter(|e| (e.flags >> 12) & 0x3 == 0 && (e.mode == 0o100644 || e.mode == 0o100755))
+        .filter_map(|e| {
+            let m = main.get(&e.path)?;
+            (m.id == e.id && m.mode == e.mode).then_some((e, m))
+        })
+        .collect();
+    // A few system calls per file, most of them metadata writes: on two threads or
+    // more where there are enough files to pay for them; the index takes the entries
+    // as they come.
+    let budget = std::sync::atomic::AtomicU64::new(64 << 20);
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .clamp(1, 4)
+        .min(candidates.len() / 64)
+        .max(1);
+    let chunk = candidates.len().div_ceil(threads).max(1);
+    let mut parts: Vec<Vec<_>> = Vec::with_capacity(threads);
+    let mut rest = candidates.into_iter().peekable();
+    while rest.peek().is_some() {
+        parts.push(rest.by_ref().take(chunk).collect());
+    }
+    let (tx, rx) = std::sync::mpsc::channel();
+    let added = std::thread::scope(|s| {
+        for part in parts {
+            let (budget, tx) = (&budget, tx.clone());
+            s.spawn(move || {
+                for (entry, m) in part {
+                    if let Some(e) = keep_time(&main.root, box_path, entry, m, budget) {
+                        if tx.send(e).is_err() {
+                            return;
+                        }
+                    }
+                }
+            });
+        }
+        drop(tx);
+        let mut n = 0;
+        for e in rx {
+            index.add(&e)?;
+            n += 1;
+        }
+        Ok::<usize, git2::Error>(n)
+    })?;
+    if added > 0 {
+        index.write()?;
+    }
+    Ok(added)
+}
+
+/// One file of [`keep_freshness`]: when the box's file at `entry` holds the bytes of the
+/// main checkout's (`main`), give it the main file's modification time and return the
+/// entry with the box file's new stat.
+fn keep_time(
+    main_root: &Path,
+    box_path: &Path,
+    mut entry: git2::IndexEntry,
+    main: &MainFile,
+    budget: &std::sync::atomic::AtomicU64,
+) -> Option<git2::IndexEntry> {
+    let rel = Path::new(OsStr::from_bytes(&entry.path));
+    // A file git would read again (a fresh clone's files are racy) is compared byte
+    // for byte, within a budget.
+    if !main.clean && !same_bytes(&main_root.join(rel), &box_path.join(rel), main.len, budget) {
+        return None;
+    }
+    let file = open_source(&box_path.join(rel)).ok()?;
+    let before = file.metadata().ok()?;
+    if !before.is_file() || before.len() != main.len {
+        return None;
+    }
+    file.set_times(FileTimes::new().set_modified(main.modified))
+        .ok()?;
+    let now = file.metadata().ok()?;
+    entry.mtime = git2::IndexTime::new(now.mtime() as i32, now.mtime_nsec() as u32);
+    entry.ctime = git2::IndexTime::new(now.ctime() as i32, now.ctime_nsec() as u32);
+    entry.dev = now.dev() as u32;
+    entry.ino = now.ino() as u32;
+    Some(entry)
+}
+
+/// Do the main checkout's file (`len` bytes long, a regular file when last looked at)
+/// and the box's hold the same bytes? Read only regular files of that size up to 1 MiB,
+/// while `budget` (bytes read) lasts; anything else counts as different.
+fn same_bytes(main: &Path, boxed: &Path, len: u64, budget: &std::sync::atomic::AtomicU64) -> bool {
+    use std::sync::atomic::Ordering;
+    if len > 1 << 20 {
         return false;
     }
-    *budget -= len * 2;
+    let taken = budget.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |left| {
+        left.checked_sub(len * 2)
+    });
+    if taken.is_err() {
+        return false;
+    }
     let read = |p: &Path| -> Option<Vec<u8>> {
         let mut f = open_source(p).ok()?;
         let m = f.metadata().ok()?;
@@ -429,30 +574,31 @@ mod tests {
     /// only, within the budget.
     #[test]
     fn same_bytes_reads_small_regular_files_within_the_budget() {
+        use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
         let d = tempfile::tempdir().unwrap();
         let (a, b, c) = (d.path().join("a"), d.path().join("b"), d.path().join("c"));
         fs::write(&a, b"same\n").unwrap();
         fs::write(&b, b"same\n").unwrap();
         fs::write(&c, b"diff\n").unwrap();
         let meta = fs::symlink_metadata(&a).unwrap();
-        let mut budget = 1 << 20;
-        assert!(same_bytes(&a, &b, &meta, &mut budget));
-        assert_eq!(budget, (1 << 20) - 10, "both files count");
-        assert!(!same_bytes(&a, &c, &meta, &mut budget));
+        let budget = AtomicU64::new(1 << 20);
+        assert!(same_bytes(&a, &b, meta.len(), &budget));
+        assert_eq!(budget.load(Relaxed), (1 << 20) - 10, "both files count");
+        assert!(!same_bytes(&a, &c, meta.len(), &budget));
         // A link in the box is never read through.
         let link = d.path().join("link");
         std::os::unix::fs::symlink(&a, &link).unwrap();
-        assert!(!same_bytes(&a, &link, &meta, &mut budget));
+        assert!(!same_bytes(&a, &link, meta.len(), &budget));
         // Out of budget: counted as different, nothing read.
-        let mut empty = 4;
-        assert!(!same_bytes(&a, &b, &meta, &mut empty));
-        assert_eq!(empty, 4);
+        let empty = AtomicU64::new(4);
+        assert!(!same_bytes(&a, &b, meta.len(), &empty));
+        assert_eq!(empty.load(Relaxed), 4);
         // Over 1 MiB: never compared.
         let big = d.path().join("big");
         fs::write(&big, vec![0u8; (1 << 20) + 1]).unwrap();
         let big_meta = fs::symlink_metadata(&big).unwrap();
-        let mut plenty = u64::MAX / 4;
-        assert!(!same_bytes(&big, &big, &big_meta, &mut plenty));
+        let plenty = AtomicU64::new(u64::MAX / 4);
+        assert!(!same_bytes(&big, &big, big_meta.len(), &plenty));
     }
 
     #[test]
