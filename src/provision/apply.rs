@@ -67,13 +67,8 @@ pub fn create(
         }
     }
     // Refuse early, before the (slow) fetch, whatever can be refused now; the checks
-    // are repeated under the lock below (without a fetch, only there).
-    let early = match fetch {
-        Fetch::Origin => {
-            make_plan(req, cfg, &ctx, &leaf, &branch, placeholder, Fetch::Skipped).map(drop)
-        }
-        Fetch::Skipped | Fetch::NoOrigin => Ok(()),
-    };
+    // are repeated under the lock below.
+    let early = make_plan(req, cfg, &ctx, &leaf, &branch, placeholder, Fetch::Skipped);
     match early {
         // The base or a remote branch may only appear (or, pruned, go) with the fetch.
         Err(
