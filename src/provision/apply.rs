@@ -68,8 +68,7 @@ pub fn create(
     }
     // Refuse early, before the (slow) fetch, whatever can be refused now; the checks
     // are repeated under the lock below.
-    let early = make_plan(req, cfg, &ctx, &leaf, &branch, placeholder, Fetch::Skipped);
-    match early {
+    match make_plan(req, cfg, &ctx, &leaf, &branch, placeholder, Fetch::Skipped) {
         // The base or a remote branch may only appear (or, pruned, go) with the fetch.
         Err(
             ProvisionError::BaseNotFound { .. }
