@@ -372,7 +372,7 @@ impl Reporter for Ui {
     fn stage_done(&mut self, name: &str, took: Duration) {
         if !self.progress() {
             // Off a terminal, `-v` still gives the per-stage timings, as plain lines.
-            self.verbose(&format!("{:<24} {:>7.2}s", name, took.as_secs_f64()));
+            self.verbose(&format!("{:<24} {:>8.3}s", name, took.as_secs_f64()));
             return;
         }
         if let Some(s) = &self.spinner {
@@ -380,7 +380,7 @@ impl Reporter for Ui {
         }
         let tick = self.paint("32", "✓");
         self.eprint(&format!(
-            "{tick} {:<24} {:>7.2}s",
+            "{tick} {:<24} {:>8.3}s",
             sanitize::line(name),
             took.as_secs_f64()
         ));

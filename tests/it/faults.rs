@@ -19,12 +19,14 @@ use crate::proof::{
 };
 
 /// A test double for git: pauses at the stage written in `ctl`, else is the real git.
+/// Every call is logged (its directory, then its arguments) to `log`.
 ///
 /// Stages: `before-<sub>` pauses before the subcommand runs; `after-<sub>` runs it, then
 /// pauses; `half-worktree-add` makes the worktree without checking it out (what a kill
 /// in the middle of `git worktree add` leaves behind), then pauses.
 const GIT_WRAPPER: &str = r#"#!/bin/sh
 real='@REAL@'
+printf '%s %s\n' "$(pwd -P)" "$*" >>'@LOG@'
 stage=$(cat '@CTL@' 2>/dev/null)
 [ -n "$stage" ] || exec "$real" "$@"
 sub= ; sub2= ; skip=
@@ -52,6 +54,7 @@ struct Faults {
     ctl: PathBuf,
     reached: PathBuf,
     fast: PathBuf,
+    log: PathBuf,
 }
 
 impl Faults {
@@ -60,12 +63,14 @@ impl Faults {
         let ctl = env.root().join("git-stage");
         let reached = env.root().join("stage-reached");
         let fast = env.root().join("setup-fast");
+        let log = env.root().join("git-calls");
         write_exec(
             &env.bin.join("git"),
             &GIT_WRAPPER
                 .replace("@REAL@", &crate::env::real_git().to_string_lossy())
                 .replace("@CTL@", &ctl.to_string_lossy())
-                .replace("@REACHED@", &reached.to_string_lossy()),
+                .replace("@REACHED@", &reached.to_string_lossy())
+                .replace("@LOG@", &log.to_string_lossy()),
         );
         // The wrapper shadows the real git for treebox and for this test alike.
         let which = env
@@ -88,6 +93,7 @@ impl Faults {
             ctl,
             reached,
             fast,
+            log,
         }
     }
 
@@ -238,6 +244,40 @@ fn worktree_mode_recovers_from_a_kill_at_every_stage() {
     kill_and_recover(&f, "worktree", "after-worktree-add", "enter");
     kill_and_recover(&f, "worktree", "setup", "enter");
     fsck(&f.env);
+}
+
+/// Killed once git has made the checkout, before the record says it is whole (it says
+/// so only before the first code runs in the box, or at the end): the next create
+/// finishes the box and runs no git in it, nor with it as an argument.
+#[test]
+fn a_kill_after_the_checkout_is_finished_without_git_in_the_box() {
+    let f = Faults::new();
+    let env = &f.env;
+    f.kill_at("after-worktree-add", "whole", "worktree");
+    let record = std::fs::read_to_string(crate::proof::record_path(env, "whole")).unwrap();
+    assert!(record.contains("\"checkoutCompleted\": false"), "{record}");
+    std::fs::write(&f.log, "").unwrap();
+    let doc = env
+        .treebox(&["create", "whole", "--no-launch", "--json"])
+        .ok()
+        .json();
+    assert_eq!(doc["resumed"], true, "{doc}");
+    let boxed = env.box_path("whole");
+    let real = boxed.canonicalize().unwrap();
+    let log = std::fs::read_to_string(&f.log).unwrap();
+    assert!(!log.is_empty(), "the finishing create ran no git at all");
+    for call in log.lines() {
+        for p in [&boxed, &real] {
+            assert!(
+                !call.contains(&*p.to_string_lossy()),
+                "git ran in or on the box: {call}"
+            );
+        }
+    }
+    let record = std::fs::read_to_string(crate::proof::record_path(env, "whole")).unwrap();
+    assert!(record.contains("\"checkoutCompleted\": true"), "{record}");
+    assert_whole(env, "whole", "whole", "worktree");
+    fsck(env);
 }
 
 /// A kill in the middle of `git worktree add`: registered (and marked locked by git),

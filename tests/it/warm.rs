@@ -313,6 +313,91 @@ fn a_background_clone_is_waited_for_by_cargo() {
     assert!(still.is_empty(), "a warmer outlived its box");
 }
 
+/// A create whose checkout fails, after what warming needs had started beside it (the
+/// survey of the main checkout; by reflink, the warmer, not yet armed) and the status
+/// producer was being written: nothing of it is left, and the main checkout's outputs
+/// are free.
+#[test]
+fn a_failed_checkout_leaves_no_warmer_and_no_bookkeeping() {
+    let env = cargo_project();
+    // A box first, so that what any create writes once per repository is there.
+    env.treebox(&["create", "first", "--no-warm", "--no-launch"])
+        .ok();
+    crate::env::write_exec(
+        &env.bin.join("git"),
+        &format!(
+            "#!/bin/sh\ncase \" $* \" in *' worktree add '*) echo 'fatal: planted failure' >&2; exit 128 ;; esac\nexec '{}' \"$@\"\n",
+            crate::env::real_git().display()
+        ),
+    );
+    let before = env.snapshot();
+    let run = env.treebox(&["create", "broken", "--no-launch"]);
+    assert_ne!(run.code, 0, "{run:#?}");
+    assert!(run.stderr.contains("planted failure"), "{run:#?}");
+    assert_eq!(env.snapshot(), before, "a failed create left something");
+    assert!(!env.box_state("broken").exists());
+    assert!(!env.box_path("broken").exists());
+    // No warmer holds (or waits for) the main checkout's build lock.
+    let lock = std::fs::File::open(env.repo.join("target/debug/.cargo-lock")).unwrap();
+    // SAFETY: a valid descriptor; the lock goes with it.
+    let taken = unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+    assert_eq!(taken, 0, "the main checkout's build lock is held");
+    drop(lock);
+    // And the name is free: the same create works once git does.
+    std::fs::remove_file(env.bin.join("git")).unwrap();
+    env.treebox(&["create", "broken", "--no-launch"]).ok();
+    settled(&env.box_path("broken"));
+}
+
+/// With hundreds of tracked files the box's files are given the main checkout's times on
+/// several threads: each file the main checkout has byte for byte carries its time, the
+/// box's index is written to match (git sees nothing to refresh), and a file that
+/// differs from the main checkout's keeps its own.
+#[test]
+fn many_files_keep_the_main_checkouts_times_and_a_clean_index() {
+    let env = cargo_project();
+    let repo = env.repo.clone();
+    std::fs::create_dir_all(repo.join("data")).unwrap();
+    for i in 0..300 {
+        std::fs::write(
+            repo.join(format!("data/f{i:03}.txt")),
+            format!("file {i}\n"),
+        )
+        .unwrap();
+    }
+    env.git(&repo, &["add", "data"]);
+    env.git(&repo, &["commit", "-q", "-m", "many files"]);
+    env.git(&repo, &["push", "-q", "origin", "main"]);
+    // A main checkout that has been worked in: its index written after its files.
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    env.git(&repo, &["update-index", "-q", "--really-refresh"]);
+    // One file edited in the main checkout, not committed: the box's differs.
+    std::fs::write(repo.join("data/f007.txt"), "edited\n").unwrap();
+
+    env.treebox(&["create", "many", "--warm", "--no-launch"])
+        .ok();
+    let boxed = env.box_path("many");
+    settled(&boxed);
+    let mtime = |p: &Path| {
+        let m = std::fs::metadata(p).unwrap();
+        (m.mtime(), m.mtime_nsec())
+    };
+    let mut kept = 0;
+    for i in 0..300 {
+        let rel = format!("data/f{i:03}.txt");
+        if i == 7 {
+            assert_ne!(mtime(&boxed.join(&rel)), mtime(&repo.join(&rel)), "{rel}");
+            continue;
+        }
+        assert_eq!(mtime(&boxed.join(&rel)), mtime(&repo.join(&rel)), "{rel}");
+        kept += 1;
+    }
+    assert_eq!(kept, 299);
+    // The index has the new stat: nothing is stat-dirty, without a refresh.
+    assert_eq!(env.git(&boxed, &["diff-files", "--name-only"]), "");
+    assert_eq!(env.git(&boxed, &["status", "--porcelain"]), "");
+}
+
 #[test]
 fn a_bad_warm_value_in_the_config_is_refused_and_nothing_is_written() {
     let env = cargo_project();
