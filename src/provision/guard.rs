@@ -479,6 +479,17 @@ fn write_readme(hooks: &Path) -> Result<(), GuardInstallError> {
 
 /// Makes `link` a hard link to `copy`, atomically replacing whatever is there.
 fn link_hook(copy: &Path, copy_meta: &fs::Metadata, link: &Path) -> Result<(), GuardInstallError> {
+    // A new hooks dir (every create's): the link is made where nothing is yet.
+    match fs::hard_link(copy, link) {
+        Ok(()) => return Ok(()),
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+        Err(source) => {
+            return Err(GuardInstallError::Link {
+                path: link.to_path_buf(),
+                source,
+            })
+        }
+    }
     let same = fs::symlink_metadata(link)
         .is_ok_and(|m| m.dev() == copy_meta.dev() && m.ino() == copy_meta.ino());
     if same {

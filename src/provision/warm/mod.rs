@@ -201,8 +201,9 @@ fn fs_name(dir: &Path) -> &'static str {
 /// What [`prestart`] set going while git makes the box's checkout, for [`stage`].
 #[derive(Debug, Default)]
 pub struct Prepared {
-    /// The warmer of a background clone, waiting to be armed.
-    pending: Option<Pending>,
+    /// The warmer of a background clone, waiting to be armed (started on a thread: a
+    /// fork and exec the checkout need not wait for).
+    pending: Option<std::thread::JoinHandle<Option<Pending>>>,
     /// The main checkout's side of [`keep_freshness`].
     survey: Option<std::thread::JoinHandle<Result<Survey, git2::Error>>>,
 }
@@ -221,12 +222,14 @@ pub(super) fn prestart(plan: &crate::plan::Plan, repo: &Repo, box_state: &Path) 
         .warm
         .background
         .then(|| {
-            background::spawn(
-                &repo.main_root.join(target),
-                &plan.path.join(target),
-                box_state,
-            )
-            .ok()
+            let (main_target, box_target, state) = (
+                repo.main_root.join(target),
+                plan.path.join(target),
+                box_state.to_path_buf(),
+            );
+            std::thread::Builder::new()
+                .spawn(move || background::spawn(&main_target, &box_target, &state).ok())
+                .ok()
         })
         .flatten();
     let (root, index) = (repo.main_root.clone(), repo.git.path().join("index"));
@@ -236,7 +239,21 @@ pub(super) fn prestart(plan: &crate::plan::Plan, repo: &Repo, box_state: &Path) 
     Prepared { pending, survey }
 }
 
+impl Drop for Prepared {
+    /// A warmer never armed is waited for (see [`Pending`]).
+    fn drop(&mut self) {
+        if let Some(h) = self.pending.take() {
+            let _ = h.join();
+        }
+    }
+}
+
 impl Prepared {
+    /// The warmer, once started (`None` where it could not be).
+    fn warmer(&mut self) -> Option<Pending> {
+        self.pending.take().and_then(|h| h.join().ok().flatten())
+    }
+
     /// The survey, waited for (or made now, where it did not start).
     fn survey(&mut self, repo: &Repo) -> Result<Survey, git2::Error> {
         match self.survey.take().map(std::thread::JoinHandle::join) {
@@ -291,7 +308,7 @@ pub(super) fn stage(
         if fs::symlink_metadata(&box_target).is_ok() {
             // The checkout has it (tracked content): not ours to replace.
         } else {
-            let armed = match prepared.pending.take() {
+            let armed = match prepared.warmer() {
                 Some(p) => p.arm(),
                 None => background::start(&main_target, &box_target, box_state),
             };
