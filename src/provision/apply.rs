@@ -66,31 +66,29 @@ pub fn create(
             ));
         }
     }
-    // Refuse early, before the (slow) fetch, whatever can be refused now; the checks
-    // are repeated under the lock below.
-    match make_plan(req, cfg, &ctx, &leaf, &branch, placeholder, Fetch::Skipped) {
-        // The base or a remote branch may only appear (or, pruned, go) with the fetch.
-        Err(
-            ProvisionError::BaseNotFound { .. }
-            | ProvisionError::DefaultBaseNotFound { .. }
-            | ProvisionError::BranchNotFound { .. }
-            | ProvisionError::BranchOnOrigin { .. },
-        ) if fetch == Fetch::Origin => {}
-        Err(e) => return Err(e),
-        Ok(_) => {}
-    }
-    match fetch {
-        Fetch::Origin => timed(reporter, "fetch", || {
+    if fetch == Fetch::Origin {
+        // Refuse early, before the (slow) fetch, whatever can be refused now; the
+        // checks are repeated under the lock below.
+        match make_plan(req, cfg, &ctx, &leaf, &branch, placeholder, Fetch::Skipped) {
+            // The base or a remote branch may only appear (or, pruned, go) with the
+            // fetch.
+            Err(
+                ProvisionError::BaseNotFound { .. }
+                | ProvisionError::DefaultBaseNotFound { .. }
+                | ProvisionError::BranchNotFound { .. }
+                | ProvisionError::BranchOnOrigin { .. },
+            ) => {}
+            Err(e) => return Err(e),
+            Ok(_) => {}
+        }
+        timed(reporter, "fetch", || {
             fetch::fetch_origin(
                 &ctx.git,
                 &ctx.repo.main_root,
                 &ctx.layout.repo_state,
                 req.interactive,
             )
-        })?,
-        Fetch::Skipped if !req.no_fetch => {}
-        Fetch::Skipped => reporter.warn("--no-fetch: the base may be stale".into()),
-        Fetch::NoOrigin => reporter.note("no origin remote: using local refs".into()),
+        })?;
     }
     if fetch == Fetch::Origin {
         ctx.refresh_default_base();
@@ -115,6 +113,13 @@ pub fn create(
             return Err(e);
         }
     };
+    // Said once the plan stands: a refusal is one line (and without a fetch, the plan
+    // above is the only one).
+    match fetch {
+        Fetch::Skipped if req.no_fetch => reporter.warn("--no-fetch: the base may be stale".into()),
+        Fetch::NoOrigin => reporter.note("no origin remote: using local refs".into()),
+        Fetch::Origin | Fetch::Skipped => {}
+    }
     let result = apply(&plan, req, cfg, &ctx, reporter);
     if result.is_err() && !ctx.layout.record_path(&leaf).exists() {
         lock.release_and_remove();
@@ -298,15 +303,14 @@ fn apply(
                 crate::state::WaitedLock::acquire(&ctx.layout.registration_lock_path());
             checkout::add_worktree(
                 &ctx.git,
-                &ctx.repo.common_dir,
-                &ctx.repo.main_root,
+                &ctx.repo,
                 &plan.path,
                 &plan.checkout,
                 plan.base_commit.as_deref(),
             )
         });
         if let Err(e) = checkout_result {
-            // `worktree add` cleans up after itself; make sure, and drop the record.
+            // Undo what was made of the worktree and its branch, and drop the record.
             rollback(reporter);
             if disk_full(&plan.path) {
                 return Err(ProvisionError::DiskFull {

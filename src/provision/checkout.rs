@@ -1,110 +1,193 @@
-//! Stage 2: make the box's checkout (worktree mode: `git worktree add`).
+//! Stage 2: make the box's checkout (worktree mode: a linked worktree of the user's
+//! repository).
 //!
 //! Runs before the box exists, so the git CLI is safe here (with the usual pins).
 //! New branches never track `origin/<base>`: a fresh box is not "ahead of origin".
 //!
-//! `git worktree add` reads every registration under `<common>/worktrees/`, and hangs
-//! on one a box filled with a FIFO. Then the worktree is registered by hand — the
-//! files `worktree add` writes — and checked out with git run in it alone, which
-//! reads no other registration: one hostile box does not block every other.
+//! The worktree is registered as `git worktree add` registers one — the admin dir
+//! under `<common>/worktrees/`, marked `locked` while it is made, its `gitdir`,
+//! `commondir` and `HEAD`, the main worktree's sparse-checkout patterns and filtered
+//! `config.worktree` copied in, the `.git` pointer — and then checked out by one
+//! `git read-tree -u` run in the new worktree. `git worktree add` itself reads every
+//! other registration (and hangs on one a box filled with a FIFO), and runs three more
+//! git processes (`branch`, `symbolic-ref`, `reset --hard`): with hundreds of boxes
+//! that is most of the cost of a create.
 
-use std::path::Path;
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
 
 use crate::cmd::CmdError;
-use crate::git::GitCli;
+use crate::git::{GitCli, Repo};
 use crate::plan::Checkout;
 
-/// `git worktree add` as the plan says. `base_commit` is the exact commit resolved at
-/// planning time, so a concurrent fetch cannot move the start point.
+/// Make the worktree at `path` as the plan says. `base_commit` is the exact commit
+/// resolved at planning time, so a concurrent fetch cannot move the start point. The
+/// caller holds the registration lock.
 pub fn add_worktree(
     git: &GitCli,
-    common_dir: &Path,
-    main_root: &Path,
-    path: &Path,
-    checkout: &Checkout,
-    base_commit: Option<&str>,
-) -> Result<(), CmdError> {
-    if super::repair::blocking_registration(common_dir).is_some() {
-        return add_by_hand(git, common_dir, main_root, path, checkout, base_commit);
-    }
-    let c = git.cmd(main_root).args(["worktree", "add", "--quiet"]);
-    let c = match checkout {
-        Checkout::NewBranch { branch, start } => c
-            .args(["--no-track", "-b", branch])
-            .arg(path.as_os_str())
-            .arg(base_commit.unwrap_or(start)),
-        Checkout::ExistingLocal { branch } => c.arg(path.as_os_str()).arg(branch),
-        Checkout::FromRemote { branch, remote_ref } => c
-            .args(["--track", "-b", branch])
-            .arg(path.as_os_str())
-            .arg(remote_ref),
-        Checkout::Resume { .. } => return Ok(()),
-        // Planned for clones only: a worktree needs a commit to check out.
-        Checkout::Unborn { branch } => c.args(["--orphan", "-b", branch]).arg(path.as_os_str()),
-    };
-    c.output().map(|_| ())
-}
-
-/// What `git worktree add` does, without reading other registrations: the branch
-/// (`update-ref`/`branch` read none), the admin dir (marked `initializing` until
-/// whole, as git does), the `.git` pointer, then `read-tree -u` in the new worktree.
-fn add_by_hand(
-    git: &GitCli,
-    common_dir: &Path,
-    main_root: &Path,
+    repo: &Repo,
     path: &Path,
     checkout: &Checkout,
     base_commit: Option<&str>,
 ) -> Result<(), CmdError> {
     let branch = match checkout {
+        Checkout::Resume { .. } => return Ok(()),
         Checkout::NewBranch { branch, start } => {
-            let full = format!("refs/heads/{branch}");
-            let at = base_commit.unwrap_or(start);
-            let c = git.cmd(main_root).args(["update-ref", &full, at, ""]);
-            c.output()?;
+            make_branch(repo, branch, base_commit.unwrap_or(start), start)?;
             branch
         }
         Checkout::FromRemote { branch, remote_ref } => {
-            let c = git.cmd(main_root).args(["branch", "--quiet", "--track"]);
+            let c = git
+                .cmd(&repo.main_root)
+                .args(["branch", "--quiet", "--track"]);
             c.arg(branch).arg(remote_ref).output()?;
             branch
         }
-        Checkout::ExistingLocal { branch } | Checkout::Unborn { branch } => branch,
-        Checkout::Resume { .. } => return Ok(()),
+        Checkout::ExistingLocal { branch } => {
+            // Planned only when no worktree had it; asked again under the lock.
+            if repo.branch_checked_out(branch) {
+                return Err(CmdError::Failed {
+                    line: format!("check out {branch}"),
+                    status: std::process::ExitStatus::from_raw(128 << 8),
+                    stderr: format!("fatal: '{branch}' is already checked out in another worktree"),
+                });
+            }
+            branch
+        }
+        Checkout::Unborn { branch } => branch,
     };
-    let written = || -> std::io::Result<()> {
-        let id = path.file_name().ok_or(std::io::ErrorKind::InvalidInput)?;
-        let admin = std::path::absolute(common_dir.join("worktrees").join(id))?;
-        let path = std::path::absolute(path)?;
-        std::fs::create_dir_all(admin.parent().unwrap_or(&admin))?;
-        // Never into a registration that exists: that name is another box's.
-        std::fs::create_dir(&admin)?;
-        std::fs::write(admin.join("locked"), "initializing\n")?;
-        std::fs::write(admin.join("commondir"), "../..\n")?;
-        let dotgit = path.join(".git");
-        let mut gitdir = dotgit.clone().into_os_string().into_encoded_bytes();
-        gitdir.push(b'\n');
-        std::fs::write(admin.join("gitdir"), gitdir)?;
-        std::fs::write(admin.join("HEAD"), format!("ref: refs/heads/{branch}\n"))?;
-        std::fs::create_dir_all(&path)?;
-        let mut pointer = b"gitdir: ".to_vec();
-        pointer.extend(admin.clone().into_os_string().into_encoded_bytes());
-        pointer.push(b'\n');
-        std::fs::write(&dotgit, pointer)
-    };
-    written().map_err(|source| CmdError::Spawn {
-        line: format!("register the worktree {} by hand", path.display()),
+    let admin = register(repo, path, branch).map_err(|source| CmdError::Spawn {
+        line: format!("register the worktree {}", path.display()),
         source,
     })?;
     if !matches!(checkout, Checkout::Unborn { .. }) {
-        let c = git.cmd(path).args(["read-tree", "--reset", "-u", "HEAD"]);
+        // The box's own `config.worktree` (copied from the main worktree's) is read
+        // too: its exec-shaped keys are pinned like the shared config's.
+        let git = GitCli::for_repo(&repo.common_dir, Some(&admin.join("config.worktree")));
+        let c = git.cmd(path).args([
+            "read-tree",
+            "--reset",
+            "-u",
+            "--no-recurse-submodules",
+            "HEAD",
+        ]);
         c.output()?;
     }
-    let admin = common_dir
-        .join("worktrees")
-        .join(path.file_name().unwrap_or_default());
     let _ = std::fs::remove_file(admin.join("locked"));
     Ok(())
+}
+
+/// The new branch `branch` at `at` (a commit id, or the start ref when none was
+/// resolved), made in-process where `git branch` would be a process of its own; never
+/// over a branch that exists.
+fn make_branch(repo: &Repo, branch: &str, at: &str, start: &str) -> Result<(), CmdError> {
+    let made = repo
+        .git
+        .revparse_single(at)
+        .and_then(|o| o.peel_to_commit())
+        .and_then(|c| {
+            repo.git.reference(
+                &format!("refs/heads/{branch}"),
+                c.id(),
+                false,
+                &format!("branch: Created from {start}"),
+            )
+        });
+    made.map(drop).map_err(|e| CmdError::Failed {
+        line: format!("create branch {branch} at {at}"),
+        status: std::process::ExitStatus::from_raw(128 << 8),
+        stderr: format!("fatal: {}", e.message()),
+    })
+}
+
+/// What `git worktree add` writes before it checks out, without reading any other
+/// registration: the admin dir (named after the worktree's directory, with a number
+/// when that name is taken; marked `initializing` until whole, as git does), its
+/// files, the main worktree's sparse-checkout patterns and `config.worktree` (less
+/// `core.bare` and `core.worktree`) as git copies them, and the `.git` pointer.
+/// Returns the admin dir.
+fn register(repo: &Repo, path: &Path, branch: &str) -> std::io::Result<PathBuf> {
+    let name = path.file_name().ok_or(std::io::ErrorKind::InvalidInput)?;
+    let worktrees = crate::git::repo::canonical(&repo.common_dir).join("worktrees");
+    std::fs::create_dir_all(&worktrees)?;
+    let mut admin = worktrees.join(name);
+    let mut counter = 0u32;
+    // Never into a registration that exists: that name is another worktree's.
+    while let Err(e) = std::fs::create_dir(&admin) {
+        counter += 1;
+        if e.kind() != std::io::ErrorKind::AlreadyExists || counter > 10_000 {
+            return Err(e);
+        }
+        let mut numbered = name.to_os_string();
+        numbered.push(counter.to_string());
+        admin = worktrees.join(numbered);
+    }
+    let mut made_path = false;
+    let written = (|| {
+        std::fs::write(admin.join("locked"), "initializing")?;
+        let parent = path.parent().ok_or(std::io::ErrorKind::InvalidInput)?;
+        std::fs::create_dir_all(parent)?;
+        let real = std::fs::canonicalize(parent)?.join(name);
+        let mut gitdir = real.join(".git").into_os_string().into_encoded_bytes();
+        gitdir.push(b'\n');
+        std::fs::write(admin.join("gitdir"), gitdir)?;
+        std::fs::write(admin.join("HEAD"), format!("ref: refs/heads/{branch}\n"))?;
+        std::fs::write(admin.join("commondir"), "../..\n")?;
+        copy_main_worktree_settings(repo, &admin);
+        std::fs::create_dir(path)?;
+        made_path = true;
+        let mut pointer = b"gitdir: ".to_vec();
+        pointer.extend(admin.clone().into_os_string().into_encoded_bytes());
+        pointer.push(b'\n');
+        std::fs::write(path.join(".git"), pointer)
+    })();
+    if let Err(e) = written {
+        // As git removes its junk: what this made, and nothing else.
+        if made_path {
+            let _ = std::fs::remove_dir_all(path);
+        }
+        let _ = std::fs::remove_dir_all(&admin);
+        return Err(e);
+    }
+    Ok(admin)
+}
+
+/// What `git worktree add` carries from the worktree it runs in (the main one) into
+/// the new one: its sparse-checkout patterns when sparse checkout is on, and with
+/// `extensions.worktreeConfig` its `config.worktree`, less a true `core.bare` and any
+/// `core.worktree`. Best effort, as git's own copy is.
+fn copy_main_worktree_settings(repo: &Repo, admin: &Path) {
+    let common = &repo.common_dir;
+    let config = repo.git.config().and_then(|mut c| c.snapshot());
+    let flag = |key: &str| {
+        config
+            .as_ref()
+            .is_ok_and(|c| c.get_bool(key).unwrap_or(false))
+    };
+    let main_worktree_config = common.join("config.worktree");
+    let per_worktree = flag("extensions.worktreeConfig") && main_worktree_config.is_file();
+    let sparse = flag("core.sparseCheckout")
+        || (per_worktree
+            && git2::Config::open(&main_worktree_config)
+                .and_then(|c| c.get_bool("core.sparseCheckout"))
+                .unwrap_or(false));
+    let patterns = common.join("info/sparse-checkout");
+    if sparse && patterns.is_file() {
+        let to = admin.join("info");
+        let _ = std::fs::create_dir_all(&to)
+            .and_then(|()| std::fs::copy(&patterns, to.join("sparse-checkout")));
+    }
+    if per_worktree {
+        let to = admin.join("config.worktree");
+        if std::fs::copy(&main_worktree_config, &to).is_ok() {
+            if let Ok(mut c) = git2::Config::open(&to) {
+                if c.get_bool("core.bare").unwrap_or(false) {
+                    let _ = c.remove("core.bare");
+                }
+                let _ = c.remove("core.worktree");
+            }
+        }
+    }
 }
 
 /// Undo a checkout made by this run: remove the worktree and, when this run created

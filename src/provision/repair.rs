@@ -69,6 +69,16 @@ pub(crate) fn repair_checkout(
         }
         // A directory with nothing of git in it: the kill came before registration.
         None => {
+            // Or during it: an admin dir made, marked `initializing`, not yet naming
+            // the checkout. It goes, as git's own half-made one would.
+            let named = repo
+                .common_dir
+                .join("worktrees")
+                .join(path.file_name().unwrap_or_default());
+            let locked = crate::git::repo::read_plain(&named.join("locked")).unwrap_or_default();
+            if locked.trim() == "initializing" && !named.join("gitdir").exists() {
+                let _ = std::fs::remove_dir_all(&named);
+            }
             path.is_dir()
                 && std::fs::read_dir(path)
                     .map(|mut d| d.next().is_none())
@@ -94,15 +104,8 @@ pub(crate) fn repair_checkout(
                 start: record.base_ref.clone().unwrap_or_default(),
             }
         };
-        checkout::add_worktree(
-            &git,
-            &repo.common_dir,
-            &repo.main_root,
-            path,
-            &checkout,
-            record.base_commit.as_deref(),
-        )
-        .map_err(ProvisionError::Checkout)?;
+        checkout::add_worktree(&git, repo, path, &checkout, record.base_commit.as_deref())
+            .map_err(ProvisionError::Checkout)?;
     }
     Ok(true)
 }

@@ -54,6 +54,103 @@ fn create_name_provisions_a_worktree_box() {
     assert_eq!(exclude.matches("/.treebox/").count(), 1);
 }
 
+/// A box's registration is what `git worktree add` writes, made without it: git lists
+/// it, its files say what git's say (the branch's reflog too), and what git carries from
+/// the main worktree comes along: the sparse-checkout patterns, and `config.worktree`
+/// less `core.bare` and `core.worktree`.
+#[test]
+fn a_box_is_registered_as_git_worktree_add_registers_one() {
+    let env = TestEnv::new();
+    let repo = env.repo.clone();
+    std::fs::create_dir_all(repo.join("kept")).unwrap();
+    std::fs::create_dir_all(repo.join("left")).unwrap();
+    std::fs::write(repo.join("kept/a.txt"), "a\n").unwrap();
+    std::fs::write(repo.join("left/b.txt"), "b\n").unwrap();
+    env.git(&repo, &["add", "."]);
+    env.git(&repo, &["commit", "-q", "-m", "two dirs"]);
+    env.git(&repo, &["push", "-q", "origin", "main"]);
+    env.git(&repo, &["config", "extensions.worktreeConfig", "true"]);
+    env.git(&repo, &["sparse-checkout", "set", "kept"]);
+    env.git(&repo, &["config", "--worktree", "treebox.test", "carried"]);
+    env.git(
+        &repo,
+        &[
+            "config",
+            "--worktree",
+            "core.worktree",
+            &repo.to_string_lossy(),
+        ],
+    );
+    env.treebox(&["create", "reg", "--no-launch"]).ok();
+    // git's own, beside it.
+    let raw = env.root().join("raw");
+    env.git(
+        &repo,
+        &[
+            "worktree",
+            "add",
+            "-q",
+            "-b",
+            "raw",
+            &raw.to_string_lossy(),
+            "origin/main",
+        ],
+    );
+    let boxed = env.box_path("reg");
+    let (ours, theirs) = (
+        repo.join(".git/worktrees/reg"),
+        repo.join(".git/worktrees/raw"),
+    );
+    for (dir, admin) in [(&boxed, &ours), (&raw, &theirs)] {
+        let gitdir = std::fs::read_to_string(admin.join("gitdir")).unwrap();
+        assert_eq!(
+            gitdir.trim_end(),
+            dir.canonicalize().unwrap().join(".git").to_string_lossy()
+        );
+        assert_eq!(
+            std::fs::read_to_string(admin.join("commondir"))
+                .unwrap()
+                .trim(),
+            "../.."
+        );
+        assert!(!admin.join("locked").exists());
+        let pointer = std::fs::read_to_string(dir.join(".git")).unwrap();
+        assert_eq!(
+            pointer.trim_end(),
+            format!("gitdir: {}", admin.canonicalize().unwrap().display())
+        );
+        assert_eq!(
+            std::fs::read(admin.join("info/sparse-checkout")).unwrap(),
+            std::fs::read(repo.join(".git/info/sparse-checkout")).unwrap()
+        );
+        // Sparse, as the main worktree is.
+        assert!(dir.join("kept/a.txt").is_file());
+        assert!(!dir.join("left").exists(), "{}", dir.display());
+        assert_eq!(
+            env.git(dir, &["config", "--worktree", "treebox.test"])
+                .trim(),
+            "carried"
+        );
+        assert!(env
+            .git_run(dir, &["config", "--worktree", "core.worktree"])
+            .stdout
+            .is_empty());
+        assert_eq!(env.git(dir, &["status", "--porcelain"]), "");
+    }
+    let list = env.git(&repo, &["worktree", "list", "--porcelain"]);
+    assert!(
+        list.contains(&format!(
+            "worktree {}\n",
+            boxed.canonicalize().unwrap().display()
+        )),
+        "{list}"
+    );
+    assert!(list.contains("branch refs/heads/reg\n"), "{list}");
+    // The branch's reflog says where it came from, as `git branch` writes it.
+    let log = env.git(&repo, &["reflog", "show", "--format=%gs", "refs/heads/reg"]);
+    assert!(log.starts_with("branch: Created from"), "{log}");
+}
+
 #[test]
 fn create_launches_the_harness_and_exits_with_its_code() {
     let mut env = TestEnv::new();

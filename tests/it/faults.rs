@@ -22,8 +22,7 @@ use crate::proof::{
 /// Every call is logged (its directory, then its arguments) to `log`.
 ///
 /// Stages: `before-<sub>` pauses before the subcommand runs; `after-<sub>` runs it, then
-/// pauses; `half-worktree-add` makes the worktree without checking it out (what a kill
-/// in the middle of `git worktree add` leaves behind), then pauses.
+/// pauses.
 const GIT_WRAPPER: &str = r#"#!/bin/sh
 real='@REAL@'
 printf '%s %s\n' "$(pwd -P)" "$*" >>'@LOG@'
@@ -44,7 +43,6 @@ pause() { touch '@REACHED@'; sleep 60; exit 1; }
 case "$stage" in
   "before-$here") pause ;;
   "after-$here") "$real" "$@" || exit $?; pause ;;
-  "half-$here") "$real" "$@" --no-checkout || exit $?; pause ;;
 esac
 exec "$real" "$@"
 "#;
@@ -107,13 +105,6 @@ impl Faults {
         }
         let mut child = spawn_group(&self.env, &["create", name, "--git", mode, "--no-launch"]);
         let reached = wait_for(&self.reached, &mut child);
-        if reached && stage == "half-worktree-add" {
-            // `git worktree add` marks a worktree it is still making as locked; a kill
-            // before it finishes leaves the mark behind.
-            for admin in admin_dirs_for(&self.env, &self.env.box_path(name)) {
-                std::fs::write(admin.join("locked"), "initializing").unwrap();
-            }
-        }
         kill_group(&mut child);
         std::fs::write(&self.ctl, "").unwrap();
         std::fs::write(&self.fast, "").unwrap();
@@ -236,24 +227,30 @@ fn a_config_lock_left_behind_is_named_with_the_way_out() {
 #[test]
 fn worktree_mode_recovers_from_a_kill_at_every_stage() {
     let f = Faults::new();
-    for stage in ["before-worktree-add", "after-worktree-add", "setup"] {
+    for stage in ["before-read-tree", "after-read-tree", "setup"] {
         for finisher in ["create", "teardown"] {
             kill_and_recover(&f, "worktree", stage, finisher);
         }
     }
-    kill_and_recover(&f, "worktree", "after-worktree-add", "enter");
+    kill_and_recover(&f, "worktree", "after-read-tree", "enter");
     kill_and_recover(&f, "worktree", "setup", "enter");
     fsck(&f.env);
 }
 
-/// Killed once git has made the checkout, before the record says it is whole (it says
-/// so only before the first code runs in the box, or at the end): the next create
-/// finishes the box and runs no git in it, nor with it as an argument.
+/// Killed once the checkout is whole, before the record says so (it says so only
+/// before the first code runs in the box, or at the end): the next create finishes the
+/// box and runs no git in it, nor with it as an argument. (Killed before the checkout's
+/// `initializing` mark is gone, the checkout is made again: nothing has run in it.)
 #[test]
 fn a_kill_after_the_checkout_is_finished_without_git_in_the_box() {
     let f = Faults::new();
     let env = &f.env;
-    f.kill_at("after-worktree-add", "whole", "worktree");
+    f.kill_at("after-read-tree", "whole", "worktree");
+    // Killed just after the checkout's last step, the registration's `initializing`
+    // mark taken away (no git runs between the two to pause in).
+    let admins = admin_dirs_for(env, &env.box_path("whole"));
+    assert_eq!(admins.len(), 1, "{admins:?}");
+    std::fs::remove_file(admins[0].join("locked")).unwrap();
     let record = std::fs::read_to_string(crate::proof::record_path(env, "whole")).unwrap();
     assert!(record.contains("\"checkoutCompleted\": false"), "{record}");
     std::fs::write(&f.log, "").unwrap();
@@ -280,26 +277,48 @@ fn a_kill_after_the_checkout_is_finished_without_git_in_the_box() {
     fsck(env);
 }
 
-/// A kill in the middle of `git worktree add`: registered (and marked locked by git),
-/// nothing checked out. Tearing it down works.
+/// A kill between the registration and its checkout: registered (and marked locked,
+/// as git marks a worktree it is still making), nothing checked out. Tearing it down
+/// works.
 #[test]
-fn a_kill_inside_worktree_add_is_torn_down() {
+fn a_kill_before_the_checkout_is_torn_down() {
     let f = Faults::new();
-    kill_and_recover(&f, "worktree", "half-worktree-add", "teardown");
+    kill_and_recover(&f, "worktree", "before-read-tree", "teardown");
+    let admin = f.env.repo.join(".git/worktrees/before-read-tree-teardown");
+    assert!(!admin.exists());
+}
+
+/// Killed while registering: the admin dir made and marked, nothing naming the checkout
+/// yet. The next create takes the half-made registration away and makes its own under
+/// the same name.
+#[test]
+fn a_kill_while_registering_is_finished_by_create() {
+    let f = Faults::new();
+    let env = &f.env;
+    f.kill_at("before-read-tree", "early", "worktree");
+    let admin = env.repo.join(".git/worktrees/early");
+    // Rolled back to the moment after the admin dir and its mark were made.
+    for name in ["gitdir", "HEAD", "commondir"] {
+        std::fs::remove_file(admin.join(name)).unwrap();
+    }
+    std::fs::remove_dir_all(env.box_path("early")).unwrap();
+    env.treebox(&["create", "early", "--no-launch"]).ok();
+    assert_whole(env, "early", "early", "worktree");
+    assert!(admin.join("gitdir").is_file());
+    assert!(!env.repo.join(".git/worktrees/early1").exists());
+    fsck(env);
 }
 
 #[test]
-
-fn a_kill_inside_worktree_add_is_finished_by_create() {
+fn a_kill_before_the_checkout_is_finished_by_create() {
     let f = Faults::new();
-    kill_and_recover(&f, "worktree", "half-worktree-add", "create");
+    kill_and_recover(&f, "worktree", "before-read-tree", "create");
 }
 
 #[test]
-
-fn a_kill_inside_worktree_add_is_finished_by_enter() {
+fn a_kill_before_the_checkout_is_finished_by_enter() {
     let f = Faults::new();
-    kill_and_recover(&f, "worktree", "half-worktree-add", "enter");
+    kill_and_recover(&f, "worktree", "before-read-tree", "enter");
 }
 
 #[test]

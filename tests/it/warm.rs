@@ -326,7 +326,7 @@ fn a_failed_checkout_leaves_no_warmer_and_no_bookkeeping() {
     crate::env::write_exec(
         &env.bin.join("git"),
         &format!(
-            "#!/bin/sh\ncase \" $* \" in *' worktree add '*) echo 'fatal: planted failure' >&2; exit 128 ;; esac\nexec '{}' \"$@\"\n",
+            "#!/bin/sh\ncase \" $* \" in *' read-tree '*) echo 'fatal: planted failure' >&2; exit 128 ;; esac\nexec '{}' \"$@\"\n",
             crate::env::real_git().display()
         ),
     );
