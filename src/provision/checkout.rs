@@ -124,7 +124,7 @@ fn register(repo: &Repo, path: &Path, branch: &str) -> std::io::Result<PathBuf> 
     }
     let mut made_path = false;
     let written = (|| {
-        std::fs::write(admin.join("locked"), "initializing")?;
+        std::fs::write(admin.join("locked"), "initializing\n")?;
         let parent = path.parent().ok_or(std::io::ErrorKind::InvalidInput)?;
         std::fs::create_dir_all(parent)?;
         let real = std::fs::canonicalize(parent)?.join(name);
