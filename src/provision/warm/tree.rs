@@ -208,35 +208,42 @@ pub(super) fn fill(
         .unwrap_or(8)
         .clamp(4, 16);
     let umask = current_umask();
+    // Woken by each worker as it ends (between the progress lines a copy shows), so the
+    // end of the copy is seen at once, not at the next tick.
+    let waiter = std::thread::current();
     std::thread::scope(|s| {
         let handles: Vec<_> = (0..workers)
             .map(|_| {
-                s.spawn(|| loop {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    if i >= copies.len() || failed.load(Ordering::Relaxed) {
-                        break;
-                    }
-                    let (r, meta) = copies[i];
-                    match copy_file(&src.join(r), &dst.join(r), method, meta, umask) {
-                        Ok(n) => {
-                            done.fetch_add(n, Ordering::Relaxed);
+                s.spawn(|| {
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        if i >= copies.len() || failed.load(Ordering::Relaxed) {
+                            break;
                         }
-                        Err(e) if keep_existing && e.kind() == io::ErrorKind::AlreadyExists => {}
-                        Err(e) => {
-                            failed.store(true, Ordering::Relaxed);
-                            let mut slot = error.lock().unwrap_or_else(|p| p.into_inner());
-                            slot.get_or_insert(io::Error::new(
-                                e.kind(),
-                                format!("{}: {e}", src.join(r).display()),
-                            ));
+                        let (r, meta) = copies[i];
+                        match copy_file(&src.join(r), &dst.join(r), method, meta, umask) {
+                            Ok(n) => {
+                                done.fetch_add(n, Ordering::Relaxed);
+                            }
+                            Err(e) if keep_existing && e.kind() == io::ErrorKind::AlreadyExists => {
+                            }
+                            Err(e) => {
+                                failed.store(true, Ordering::Relaxed);
+                                let mut slot = error.lock().unwrap_or_else(|p| p.into_inner());
+                                slot.get_or_insert(io::Error::new(
+                                    e.kind(),
+                                    format!("{}: {e}", src.join(r).display()),
+                                ));
+                            }
                         }
                     }
+                    waiter.unpark();
                 })
             })
             .collect();
         while handles.iter().any(|h| !h.is_finished()) {
             progress(done.load(Ordering::Relaxed), total);
-            std::thread::sleep(Duration::from_millis(100));
+            std::thread::park_timeout(Duration::from_millis(100));
         }
     });
     if let Some(e) = error.into_inner().unwrap_or_else(|p| p.into_inner()) {
