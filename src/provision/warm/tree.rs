@@ -209,8 +209,10 @@ pub(super) fn fill(
         .clamp(4, 16);
     let umask = current_umask();
     // Woken by each worker as it ends (between the progress lines a copy shows), so the
-    // end of the copy is seen at once, not at the next tick.
+    // end of the copy is seen at once, not at the next tick. Counted, not asked of the
+    // threads: one that has woken this one may not have finished yet.
     let waiter = std::thread::current();
+    let ended = AtomicUsize::new(0);
     std::thread::scope(|s| {
         let handles: Vec<_> = (0..workers)
             .map(|_| {
@@ -237,11 +239,12 @@ pub(super) fn fill(
                             }
                         }
                     }
+                    ended.fetch_add(1, Ordering::Release);
                     waiter.unpark();
                 })
             })
             .collect();
-        while handles.iter().any(|h| !h.is_finished()) {
+        while ended.load(Ordering::Acquire) < handles.len() {
             progress(done.load(Ordering::Relaxed), total);
             std::thread::park_timeout(Duration::from_millis(100));
         }
