@@ -198,8 +198,26 @@ impl Repo {
                 return Some(guess);
             }
         }
+        // Where `want` does not exist, only a registration that spells it exactly can
+        // name it, and git names such a registration after the checkout's directory,
+        // plus a number when that name is taken: only those are read (a directory
+        // name git would have sanitized is looked for everywhere).
+        let leaf = path.file_name().and_then(|n| n.to_str());
+        let narrow = leaf.filter(|l| {
+            !l.is_empty()
+                && l.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+                && std::fs::symlink_metadata(&want).is_err()
+        });
         let dir = std::fs::read_dir(self.common_dir.join("worktrees")).ok()?;
         for entry in dir.flatten() {
+            if let Some(l) = narrow {
+                let name = entry.file_name();
+                let rest = name.as_encoded_bytes().strip_prefix(l.as_bytes());
+                if !rest.is_some_and(|r| r.iter().all(u8::is_ascii_digit)) {
+                    continue;
+                }
+            }
             let Some(text) = read_plain(&entry.path().join("gitdir")) else {
                 continue;
             };
@@ -381,6 +399,34 @@ mod tests {
         assert_eq!(repo.worktree_admin_dir(&registered), Some(admin));
         assert_eq!(repo.worktree_admin_dir(&other), None);
         assert_eq!(repo.worktree_admin_dir(&root.join("real/nothing")), None);
+    }
+
+    /// A checkout that does not exist (a box about to be made) is looked for only among
+    /// the registrations git would name after its directory (`box`, `box2`, …): one
+    /// with a number is found, and others are not read (not even one that spells it).
+    #[test]
+    fn a_missing_checkout_is_looked_for_under_its_own_names_only() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().canonicalize().unwrap();
+        let main = root.join("main");
+        let git = git2::Repository::init(&main).unwrap();
+        let worktrees = main.join(".git/worktrees");
+        let register = |name: &str, gitdir: &str| {
+            std::fs::create_dir_all(worktrees.join(name)).unwrap();
+            std::fs::write(worktrees.join(name).join("gitdir"), gitdir).unwrap();
+        };
+        let wanted = root.join("boxes/box");
+        register("box2", &format!("{}/.git\n", wanted.display()));
+        // A registration under another name that spells the same path (a worktree
+        // moved there, then deleted) is not looked at: git would not have named it so.
+        register("moved", &format!("{}/.git\n", wanted.display()));
+        drop(git);
+        let repo = Repo::discover(&main).unwrap();
+        assert_eq!(
+            repo.worktree_admin_dir(&wanted),
+            Some(repo.common_dir.join("worktrees/box2"))
+        );
+        assert_eq!(repo.worktree_admin_dir(&root.join("boxes/bo")), None);
     }
 
     #[test]
