@@ -8,7 +8,8 @@
 #   - the no-op incremental build in the main checkout (goal: the warm first build
 #     within 2x of it);
 #   - `git worktree add` against `git treebox create --no-fetch --no-launch` with setup
-#     off, and against the same with --no-warm, interleaved rounds (goal: within 1.3x
+#     off, and against the same with --no-warm, interleaved rounds, each command after
+#     an untimed `sync` (goal: within 1.3x
 #     where the filesystem clones by reflink); and how long the background clone of
 #     target/ took after create returned (each round waits for it, untimed).
 #
@@ -131,11 +132,17 @@ adds=()
 creates=()
 colds=()
 clones=()
+# Each timed command starts on a quiet filesystem: `sync` (untimed) first, so that no
+# command's fsync pays for the metadata the one before it left in the log (git never
+# syncs; create syncs its record, and on XFS that forces everything logged before it).
 for i in $(seq "$rounds"); do
+  sync
   adds+=("$(secs git worktree add -b "r-$i" "../r-$i" "origin/$base")")
   sleep 0.5
+  sync
   colds+=("$(secs git treebox create "n-$i" --no-fetch --no-launch --no-warm)")
   sleep 0.5
+  sync
   creates+=("$(secs git treebox create "c-$i" --no-fetch --no-launch "${warm_flag[@]}")")
   settle "c-$i"
   c=$(clone_secs "c-$i")
