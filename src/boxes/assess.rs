@@ -1,6 +1,8 @@
 //! What removing a box would lose: its changes, its commits no ref has, its
 //! unreturned clone work — read through libgit2 only (no filters, no hooks).
 
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
 use super::BoxEntry;
@@ -103,13 +105,26 @@ fn changes(r: &git2::Repository) -> Option<Vec<(Vec<u8>, u32)>> {
         .recurse_untracked_dirs(false)
         .exclude_submodules(false);
     let statuses = r.statuses(Some(&mut opts)).ok()?;
+    // libgit2 has no sparse checkout: a file the box's sparse patterns leave out (its
+    // index entry marked skip-worktree, as git marks it) reads as deleted. It is not.
+    let index = r.index().ok();
+    let skipped = |path: &[u8]| {
+        index.as_ref().is_some_and(|i| {
+            i.get_path(Path::new(OsStr::from_bytes(path)), 0)
+                .is_some_and(|e| e.flags_extended & SKIP_WORKTREE != 0)
+        })
+    };
     Some(
         statuses
             .iter()
+            .filter(|e| !(e.status() == git2::Status::WT_DELETED && skipped(e.path_bytes())))
             .map(|e| (e.path_bytes().to_vec(), e.status().bits()))
             .collect(),
     )
 }
+
+/// The skip-worktree bit of an index entry's extended flags (`GIT_INDEX_ENTRY_SKIP_WORKTREE`).
+const SKIP_WORKTREE: u16 = 1 << 14;
 
 /// Is there uncommitted work: [`Assessment::dirty`] from what [`changes`] read.
 fn dirty(entry: &BoxEntry, changes: Option<&[(Vec<u8>, u32)]>) -> Option<bool> {

@@ -617,6 +617,35 @@ fn prune_rechecks_unrecorded_directories_under_their_lock() {
     drop(file);
 }
 
+/// A box of a sparse checkout leaves out what the main checkout leaves out (git marks
+/// those files skip-worktree): that is not uncommitted work, so the box is clean and
+/// `teardown` asks nothing about changes. A file really deleted still counts.
+#[test]
+fn a_sparse_box_is_clean_and_a_deletion_in_it_is_not() {
+    let env = TestEnv::new();
+    let repo = env.repo.clone();
+    std::fs::create_dir_all(repo.join("kept")).unwrap();
+    std::fs::create_dir_all(repo.join("left")).unwrap();
+    std::fs::write(repo.join("kept/a.txt"), "a\n").unwrap();
+    std::fs::write(repo.join("left/b.txt"), "b\n").unwrap();
+    env.git(&repo, &["add", "."]);
+    env.git(&repo, &["commit", "-q", "-m", "two dirs"]);
+    env.git(&repo, &["push", "-q", "origin", "main"]);
+    env.git(&repo, &["sparse-checkout", "set", "kept"]);
+    env.treebox(&["create", "sparse", "--no-launch"]).ok();
+    let boxed = env.box_path("sparse");
+    assert!(!boxed.join("left").exists());
+    let dirty = || {
+        let doc = env.treebox(&["list", "--dirty", "--json"]).ok().json();
+        crate::env::named(&doc, "boxes", "sparse")["dirty"].clone()
+    };
+    assert_eq!(dirty(), false);
+    let down = env.treebox(&["teardown", "sparse"]);
+    assert!(!down.stderr.contains("uncommitted"), "{down:#?}");
+    std::fs::remove_file(boxed.join("kept/a.txt")).unwrap();
+    assert_eq!(dirty(), true);
+}
+
 #[test]
 fn list_dirty_reads_each_working_tree_only_when_asked() {
     let env = TestEnv::new();
