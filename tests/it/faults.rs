@@ -97,18 +97,23 @@ impl Faults {
 
     /// Start `create NAME` and kill it (the whole process group) at `stage`.
     fn kill_at(&self, stage: &str, name: &str, mode: &str) {
+        self.kill_running(stage, &["create", name, "--git", mode, "--no-launch"]);
+    }
+
+    /// Start `git-treebox ARGS` and kill it (the whole process group) at `stage`.
+    fn kill_running(&self, stage: &str, args: &[&str]) {
         let _ = std::fs::remove_file(&self.reached);
         if stage == "setup" {
             std::fs::remove_file(&self.fast).unwrap();
         } else {
             std::fs::write(&self.ctl, stage).unwrap();
         }
-        let mut child = spawn_group(&self.env, &["create", name, "--git", mode, "--no-launch"]);
+        let mut child = spawn_group(&self.env, args);
         let reached = wait_for(&self.reached, &mut child);
         kill_group(&mut child);
         std::fs::write(&self.ctl, "").unwrap();
         std::fs::write(&self.fast, "").unwrap();
-        assert!(reached, "create {name} never reached stage {stage}");
+        assert!(reached, "{args:?} never reached stage {stage}");
     }
 }
 
@@ -286,6 +291,42 @@ fn a_kill_before_the_checkout_is_torn_down() {
     kill_and_recover(&f, "worktree", "before-read-tree", "teardown");
     let admin = f.env.repo.join(".git/worktrees/before-read-tree-teardown");
     assert!(!admin.exists());
+}
+
+/// Killed with the record saved and nothing registered yet (a branch only on origin
+/// is made by `git branch --track` before the registration): the next create makes the
+/// box whole, on a branch tracking origin's; or teardown leaves nothing.
+#[test]
+fn a_kill_before_the_registration_is_finished_or_torn_down() {
+    let f = Faults::new();
+    let env = &f.env;
+    let root = env.root();
+    env.git(&root, &["clone", "-q", "origin.git", "mate"]);
+    for b in ["remote-one", "remote-two"] {
+        env.git(
+            &root.join("mate"),
+            &["switch", "-q", "-c", b, "origin/main"],
+        );
+        env.git(&root.join("mate"), &["push", "-q", "origin", b]);
+    }
+    for (branch, finisher) in [("remote-one", "create"), ("remote-two", "teardown")] {
+        let create = ["create", "--checkout", branch, "--no-launch"];
+        f.kill_running("before-branch", &create);
+        assert!(crate::proof::record_path(env, branch).is_file());
+        assert!(admin_dirs_for(env, &env.box_path(branch)).is_empty());
+        if finisher == "create" {
+            env.treebox(&create).ok();
+            assert_whole(env, branch, branch, "worktree");
+            let boxed = env.box_path(branch);
+            let upstream = env.git(&boxed, &["rev-parse", "--abbrev-ref", "@{upstream}"]);
+            assert_eq!(upstream.trim(), format!("origin/{branch}"));
+        } else {
+            let r = env.treebox(&["teardown", "--force", branch]);
+            assert!(r.code == 0 || r.code == 3, "{r:#?}");
+            assert_gone(env, branch);
+        }
+    }
+    fsck(env);
 }
 
 /// Killed while registering: the admin dir made and marked, nothing naming the checkout
