@@ -62,15 +62,8 @@ fn create_name_provisions_a_worktree_box() {
 fn a_box_is_registered_as_git_worktree_add_registers_one() {
     let env = TestEnv::new();
     let repo = env.repo.clone();
-    std::fs::create_dir_all(repo.join("kept")).unwrap();
-    std::fs::create_dir_all(repo.join("left")).unwrap();
-    std::fs::write(repo.join("kept/a.txt"), "a\n").unwrap();
-    std::fs::write(repo.join("left/b.txt"), "b\n").unwrap();
-    env.git(&repo, &["add", "."]);
-    env.git(&repo, &["commit", "-q", "-m", "two dirs"]);
-    env.git(&repo, &["push", "-q", "origin", "main"]);
     env.git(&repo, &["config", "extensions.worktreeConfig", "true"]);
-    env.git(&repo, &["sparse-checkout", "set", "kept"]);
+    env.sparse_main();
     env.git(&repo, &["config", "--worktree", "treebox.test", "carried"]);
     env.git(
         &repo,

@@ -312,6 +312,20 @@ impl TestEnv {
         self.git(dir, &["commit", "-q", "-m", msg]);
     }
 
+    /// Give the fixture two directories, `kept/a.txt` and `left/b.txt`, on origin's main
+    /// too, and make the main checkout sparse: only `kept` is checked out.
+    pub fn sparse_main(&self) {
+        let repo = &self.repo;
+        for (dir, file) in [("kept", "a.txt"), ("left", "b.txt")] {
+            std::fs::create_dir_all(repo.join(dir)).unwrap();
+            std::fs::write(repo.join(dir).join(file), format!("{file}\n")).unwrap();
+        }
+        self.git(repo, &["add", "."]);
+        self.git(repo, &["commit", "-q", "-m", "two dirs"]);
+        self.git(repo, &["push", "-q", "origin", "main"]);
+        self.git(repo, &["sparse-checkout", "set", "kept"]);
+    }
+
     /// Commit a file on origin's main (through a scratch clone), as a teammate would.
     pub fn push_to_origin(&self, path: &str, content: &str) -> String {
         let root = self.root();

@@ -623,15 +623,7 @@ fn prune_rechecks_unrecorded_directories_under_their_lock() {
 #[test]
 fn a_sparse_box_is_clean_and_a_deletion_in_it_is_not() {
     let env = TestEnv::new();
-    let repo = env.repo.clone();
-    std::fs::create_dir_all(repo.join("kept")).unwrap();
-    std::fs::create_dir_all(repo.join("left")).unwrap();
-    std::fs::write(repo.join("kept/a.txt"), "a\n").unwrap();
-    std::fs::write(repo.join("left/b.txt"), "b\n").unwrap();
-    env.git(&repo, &["add", "."]);
-    env.git(&repo, &["commit", "-q", "-m", "two dirs"]);
-    env.git(&repo, &["push", "-q", "origin", "main"]);
-    env.git(&repo, &["sparse-checkout", "set", "kept"]);
+    env.sparse_main();
     env.treebox(&["create", "sparse", "--no-launch"]).ok();
     let boxed = env.box_path("sparse");
     assert!(!boxed.join("left").exists());
