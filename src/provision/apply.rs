@@ -15,6 +15,7 @@ use crate::plan::{Checkout, Fetch, Plan};
 use crate::state::{BoxLock, Layout, Record};
 use crate::vocab::GitMode;
 
+use super::beside::Beside;
 use super::container_stage::container_stage;
 use super::error::io_err;
 use super::planner::make_plan;
@@ -477,7 +478,7 @@ fn apply(
             plan, cfg, ctx, &leaf, record, resumed, env, submodules, warnings, reporter,
         );
     }
-    if setup_runs(&plan.path, cfg) {
+    if setup::runs_anything(&plan.path, cfg.setup.as_deref()) {
         drop(warmer.take());
         code_may_run(&mut record, reporter)?;
     }
@@ -565,39 +566,4 @@ pub(crate) fn env_tracked(repo: &Repo) -> bool {
         .ok()
         .and_then(|h| h.peel_to_tree().ok())
         .is_some_and(|t| t.get_name(".env").is_some())
-}
-
-/// Will setup run anything in the box at `path`? (The user's `setup` commands, else one
-/// install per detected ecosystem.)
-fn setup_runs(path: &Path, cfg: &UserConfig) -> bool {
-    match cfg.setup.as_deref() {
-        Some(steps) => !steps.is_empty(),
-        None => !setup::detect(path).is_empty(),
-    }
-}
-
-/// Work done on a thread beside the pipeline (bookkeeping written while git makes the
-/// checkout). Waited for by [`Beside::wait`], else when dropped: no return leaves it
-/// writing behind the run's back.
-struct Beside(Option<std::thread::JoinHandle<std::io::Result<()>>>);
-
-impl Beside {
-    fn start(work: Option<impl FnOnce() -> std::io::Result<()> + Send + 'static>) -> Beside {
-        Beside(work.map(std::thread::spawn))
-    }
-
-    /// Its result (`Ok` when there was no work, or it was waited for already).
-    fn wait(&mut self) -> std::io::Result<()> {
-        match self.0.take().map(std::thread::JoinHandle::join) {
-            None => Ok(()),
-            Some(Ok(r)) => r,
-            Some(Err(_)) => Err(std::io::Error::other("the writer thread panicked")),
-        }
-    }
-}
-
-impl Drop for Beside {
-    fn drop(&mut self) {
-        let _ = self.wait();
-    }
 }

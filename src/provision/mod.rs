@@ -28,6 +28,7 @@
 //! - [`error`] ([`ProvisionError`]) and [`reporter`] ([`Reporter`]).
 
 pub mod apply;
+mod beside;
 pub mod checkout;
 pub mod claude;
 pub mod clone;

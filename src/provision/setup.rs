@@ -254,6 +254,15 @@ pub fn plan_steps(
     }
 }
 
+/// Will setup run anything in the box at `root`: the user's `custom` commands, else one
+/// install per detected ecosystem (the choice [`plan_steps`] makes).
+pub fn runs_anything(root: &Path, custom: Option<&[String]>) -> bool {
+    match custom {
+        Some(entries) => !entries.is_empty(),
+        None => !detect(root).is_empty(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
