@@ -46,11 +46,10 @@ pub fn add_worktree(
         Checkout::ExistingLocal { branch } => {
             // Planned only when no worktree had it; asked again under the lock.
             if repo.branch_checked_out(branch) {
-                return Err(CmdError::Failed {
-                    line: format!("check out {branch}"),
-                    status: std::process::ExitStatus::from_raw(128 << 8),
-                    stderr: format!("fatal: '{branch}' is already checked out in another worktree"),
-                });
+                return Err(refused(
+                    format!("check out {branch}"),
+                    format!("'{branch}' is already checked out in another worktree"),
+                ));
             }
             branch
         }
@@ -93,11 +92,22 @@ fn make_branch(repo: &Repo, branch: &str, at: &str, start: &str) -> Result<(), C
                 &format!("branch: Created from {start}"),
             )
         });
-    made.map(drop).map_err(|e| CmdError::Failed {
-        line: format!("create branch {branch} at {at}"),
-        status: std::process::ExitStatus::from_raw(128 << 8),
-        stderr: format!("fatal: {}", e.message()),
+    made.map(drop).map_err(|e| {
+        refused(
+            format!("create branch {branch} at {at}"),
+            e.message().into(),
+        )
     })
+}
+
+/// A step done in-process that failed, said as git would have said it (`fatal:`, exit
+/// 128), so callers judge it as they judge git's own.
+fn refused(line: String, why: String) -> CmdError {
+    CmdError::Failed {
+        line,
+        status: std::process::ExitStatus::from_raw(128 << 8),
+        stderr: format!("fatal: {why}"),
+    }
 }
 
 /// What `git worktree add` writes before it checks out, without reading any other
@@ -108,7 +118,8 @@ fn make_branch(repo: &Repo, branch: &str, at: &str, start: &str) -> Result<(), C
 /// Returns the admin dir.
 fn register(repo: &Repo, path: &Path, branch: &str) -> std::io::Result<PathBuf> {
     let name = path.file_name().ok_or(std::io::ErrorKind::InvalidInput)?;
-    let worktrees = crate::git::repo::canonical(&repo.common_dir).join("worktrees");
+    // `common_dir` is canonical (`Repo::discover`): the pointer names it as git would.
+    let worktrees = repo.common_dir.join("worktrees");
     std::fs::create_dir_all(&worktrees)?;
     let mut admin = worktrees.join(name);
     let mut counter = 0u32;
@@ -230,5 +241,33 @@ pub fn remove_worktree(
     }
     if let Some(b) = branch {
         let _ = git.cmd(main_root).args(["branch", "-D", "--", b]).output();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A branch some worktree has checked out (the main one here) is refused under the
+    /// registration lock, as git would refuse it, whatever the plan saw: nothing is
+    /// registered and no directory is made.
+    #[test]
+    fn a_branch_checked_out_elsewhere_is_refused_and_nothing_is_made() {
+        let d = tempfile::tempdir().unwrap();
+        let main = d.path().canonicalize().unwrap().join("main");
+        let git = git2::Repository::init(&main).unwrap();
+        let sig = git2::Signature::now("t", "t@example.com").unwrap();
+        let tree = git.treebuilder(None).unwrap().write().unwrap();
+        let tree = git.find_tree(tree).unwrap();
+        git.commit(Some("HEAD"), &sig, &sig, "c", &tree, &[])
+            .unwrap();
+        let head = git.head().unwrap().shorthand().unwrap().to_string();
+        let repo = Repo::discover(&main).unwrap();
+        let path = main.join(".treebox/worktrees/taken");
+        let checkout = Checkout::ExistingLocal { branch: head };
+        let e = add_worktree(&GitCli::plain(), &repo, &path, &checkout, None).unwrap_err();
+        assert!(e.stderr().contains("already checked out"), "{e}");
+        assert!(!repo.common_dir.join("worktrees").exists());
+        assert!(!path.exists());
     }
 }

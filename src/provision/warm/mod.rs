@@ -44,7 +44,8 @@ use crate::git::Repo;
 pub use crate::plan::Warming;
 use crate::vocab::{RunnerKind, Warm, WarmMethod};
 
-pub use background::{outcome, serve, stop, warmer_args, Pending, Warmer, WARMER_ARG};
+use background::Pending;
+pub use background::{outcome, serve, stop, warmer_args, Warmer, WARMER_ARG};
 pub use tree::{apply, Warmed};
 use tree::{clone_into, open_source};
 
@@ -254,12 +255,19 @@ impl Prepared {
         self.pending.take().and_then(|h| h.join().ok().flatten())
     }
 
-    /// The survey, waited for (or made now, where it did not start).
-    fn survey(&mut self, repo: &Repo) -> Result<Survey, git2::Error> {
-        match self.survey.take().map(std::thread::JoinHandle::join) {
+    /// [`keep_freshness`] of the box at `box_path` (its index at `box_index`) against
+    /// the survey, waited for (or made now, where it did not start).
+    fn keep_freshness(
+        &mut self,
+        repo: &Repo,
+        box_path: &Path,
+        box_index: &Path,
+    ) -> Result<usize, git2::Error> {
+        let main = match self.survey.take().map(std::thread::JoinHandle::join) {
             Some(Ok(s)) => s,
             _ => survey(&repo.main_root, &repo.git.path().join("index")),
-        }
+        }?;
+        keep_freshness(&main, box_path, box_index)
     }
 }
 
@@ -343,9 +351,7 @@ pub(super) fn stage(
             }
             if !dirs.is_empty() {
                 // Errors only cost git a re-read of the files on its next status.
-                let _ = prepared
-                    .survey(repo)
-                    .and_then(|main| keep_freshness(&main, &plan.path, &box_index));
+                let _ = prepared.keep_freshness(repo, &plan.path, &box_index);
             }
             done.dirs = dirs;
             if done.dirs.is_empty() {
@@ -360,9 +366,7 @@ pub(super) fn stage(
                     "warm: {} not brought in ({e}); target/ still is",
                     foreground.listed()
                 ));
-                let _ = prepared
-                    .survey(repo)
-                    .and_then(|main| keep_freshness(&main, &plan.path, &box_index));
+                let _ = prepared.keep_freshness(repo, &plan.path, &box_index);
                 done.dirs = vec![PathBuf::from(CARGO_TARGET)];
             } else {
                 warnings.push(format!(
@@ -409,6 +413,12 @@ struct MainFile {
     clean: bool,
 }
 
+/// An index entry [`keep_freshness`] looks at: a regular file at stage 0 (not a link, a
+/// submodule or a conflict).
+fn regular_file(e: &git2::IndexEntry) -> bool {
+    (e.flags >> 12) & 0x3 == 0 && (e.mode == 0o100644 || e.mode == 0o100755)
+}
+
 /// Read the main checkout at `root` whose index is `index_path` (see [`Survey`]).
 pub fn survey(root: &Path, index_path: &Path) -> Result<Survey, git2::Error> {
     let index = git2::Index::open(index_path)?;
@@ -417,7 +427,7 @@ pub fn survey(root: &Path, index_path: &Path) -> Result<Survey, git2::Error> {
         .unwrap_or(UNIX_EPOCH);
     let files = index
         .iter()
-        .filter(|e| (e.flags >> 12) & 0x3 == 0 && (e.mode == 0o100644 || e.mode == 0o100755))
+        .filter(regular_file)
         .filter_map(|e| {
             let m = fs::symlink_metadata(root.join(OsStr::from_bytes(&e.path))).ok()?;
             let modified = m.modified().ok()?;
@@ -465,7 +475,7 @@ pub fn keep_freshness(
     // with the main checkout's blob and mode.
     let candidates: Vec<(git2::IndexEntry, &MainFile)> = index
         .iter()
-        .filter(|e| (e.flags >> 12) & 0x3 == 0 && (e.mode == 0o100644 || e.mode == 0o100755))
+        .filter(regular_file)
         .filter_map(|e| {
             let m = main.get(&e.path)?;
             (m.id == e.id && m.mode == e.mode).then_some((e, m))
