@@ -351,8 +351,20 @@ pub fn read_plain(path: &Path) -> Option<String> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::{read_plain, Repo};
+
+    /// A new repository at `dir` with one (empty) commit on its first branch.
+    pub(crate) fn with_one_commit(dir: &std::path::Path) -> git2::Repository {
+        let git = git2::Repository::init(dir).unwrap();
+        let sig = git2::Signature::now("t", "t@example.com").unwrap();
+        let tree = git.treebuilder(None).unwrap().write().unwrap();
+        let tree = git.find_tree(tree).unwrap();
+        git.commit(Some("HEAD"), &sig, &sig, "c", &tree, &[])
+            .unwrap();
+        drop(tree);
+        git
+    }
 
     /// A worktree registered under one spelling of its path (through a symlinked
     /// directory) is found by the other, by its file's identity; a path that does not
@@ -362,12 +374,7 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let root = d.path().canonicalize().unwrap();
         let main = root.join("main");
-        let git = git2::Repository::init(&main).unwrap();
-        let sig = git2::Signature::now("t", "t@example.com").unwrap();
-        let tree = git.treebuilder(None).unwrap().write().unwrap();
-        let tree = git.find_tree(tree).unwrap();
-        git.commit(Some("HEAD"), &sig, &sig, "c", &tree, &[])
-            .unwrap();
+        let git = with_one_commit(&main);
         std::fs::create_dir(root.join("real")).unwrap();
         std::os::unix::fs::symlink(root.join("real"), root.join("alias")).unwrap();
         git.worktree("box", &root.join("alias/box"), None).unwrap();

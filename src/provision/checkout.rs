@@ -255,12 +255,7 @@ mod tests {
     fn a_branch_checked_out_elsewhere_is_refused_and_nothing_is_made() {
         let d = tempfile::tempdir().unwrap();
         let main = d.path().canonicalize().unwrap().join("main");
-        let git = git2::Repository::init(&main).unwrap();
-        let sig = git2::Signature::now("t", "t@example.com").unwrap();
-        let tree = git.treebuilder(None).unwrap().write().unwrap();
-        let tree = git.find_tree(tree).unwrap();
-        git.commit(Some("HEAD"), &sig, &sig, "c", &tree, &[])
-            .unwrap();
+        let git = crate::git::repo::tests::with_one_commit(&main);
         let head = git.head().unwrap().shorthand().unwrap().to_string();
         let repo = Repo::discover(&main).unwrap();
         let path = main.join(".treebox/worktrees/taken");
