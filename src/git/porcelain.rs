@@ -74,6 +74,16 @@ pub fn parse_ls_remote_heads(out: &str) -> std::collections::HashMap<String, git
         .collect()
 }
 
+/// Parse `git ls-remote --symref <remote> HEAD`: the branch of its
+/// `ref: refs/heads/<name>\tHEAD` line (none for a detached or empty remote).
+pub fn parse_ls_remote_head_symref(out: &str) -> Option<String> {
+    out.lines().find_map(|l| {
+        let (target, name) = l.strip_prefix("ref: ")?.split_once('\t')?;
+        let branch = target.strip_prefix("refs/heads/")?;
+        (name == "HEAD" && !branch.is_empty()).then(|| branch.to_string())
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -86,6 +96,23 @@ mod tests {
         let h = parse_ls_remote_heads(out);
         assert_eq!(h.len(), 2);
         assert_eq!(h["feat/x"].to_string(), "1".repeat(40));
+    }
+
+    #[test]
+    fn parses_the_head_symref_of_ls_remote() {
+        let out = "ref: refs/heads/master\tHEAD\n\
+                   9c44411c27dab97d493a1b81f7e6787532dc9e9a\tHEAD\n";
+        assert_eq!(parse_ls_remote_head_symref(out).as_deref(), Some("master"));
+        // Detached, or an empty remote: nothing named.
+        assert_eq!(
+            parse_ls_remote_head_symref("9c44411c27dab97d493a1b81f7e6787532dc9e9a\tHEAD\n"),
+            None
+        );
+        assert_eq!(parse_ls_remote_head_symref(""), None);
+        assert_eq!(
+            parse_ls_remote_head_symref("ref: refs/tags/v1\tHEAD\n"),
+            None
+        );
     }
 
     #[test]

@@ -110,13 +110,43 @@ impl Repo {
     }
 
     /// origin's default branch: the branch the symbolic ref `refs/remotes/origin/HEAD`
-    /// names (`git clone` and `git remote set-head` write it; a fetch does not). `None`
-    /// when it is missing, or not a symbolic ref to one of origin's branches.
+    /// names (`git clone` and `git remote set-head` write it; a fetch by git 2.48 or
+    /// newer creates it, see [`Repo::record_origin_head`]). `None` when it is missing, or
+    /// not a symbolic ref to one of origin's branches.
     pub fn origin_head_branch(&self) -> Option<String> {
         let head = self.git.find_reference("refs/remotes/origin/HEAD").ok()?;
         let target = head.symbolic_target().ok()??;
         let branch = target.strip_prefix("refs/remotes/origin/")?;
         (!branch.is_empty() && branch != "HEAD").then(|| branch.to_string())
+    }
+
+    /// Would a fetch by git 2.48 or newer create a missing `origin/HEAD`? Yes unless the
+    /// user set `remote.origin.followRemoteHEAD` to `never`.
+    pub fn follows_origin_head(&self) -> bool {
+        !self.git.config().ok().is_some_and(|c| {
+            c.get_string("remote.origin.followRemoteHEAD")
+                .is_ok_and(|v| v.eq_ignore_ascii_case("never"))
+        })
+    }
+
+    /// Point a missing `origin/HEAD` at `origin/<branch>`, as a fetch by git 2.48 or
+    /// newer does ([`Repo::follows_origin_head`]): never over an existing one, and only
+    /// at a branch the fetch brought. Whether it was written.
+    pub fn record_origin_head(&self, branch: &str) -> bool {
+        if !self.follows_origin_head()
+            || crate::names::check_existing_branch(branch).is_err()
+            || self.remote_branch(branch).is_none()
+        {
+            return false;
+        }
+        self.git
+            .reference_symbolic(
+                "refs/remotes/origin/HEAD",
+                &format!("refs/remotes/origin/{branch}"),
+                false,
+                "treebox: origin's HEAD, as git fetch records it",
+            )
+            .is_ok()
     }
 
     /// `origin/<base>` when the repo has an origin and that ref exists, else the local

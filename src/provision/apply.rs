@@ -93,6 +93,7 @@ pub fn create(
     }
     if fetch == Fetch::Origin {
         ctx.refresh_default_base();
+        ctx.learn_origin_head(true);
     }
     let lock = BoxLock::try_acquire(&ctx.layout.lock_path(&leaf), leaf.as_str())?;
     // An interrupted create of this very box: make its checkout whole first.

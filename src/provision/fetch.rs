@@ -73,6 +73,20 @@ pub fn remote_heads(
     Ok(crate::git::porcelain::parse_ls_remote_heads(&out))
 }
 
+/// The branch origin's `HEAD` names, asked of origin (`ls-remote --symref origin HEAD`),
+/// silently: what a fetch by git 2.48 or newer records as `origin/HEAD` where it is
+/// missing. `None` when origin's HEAD names no branch (detached, or an empty remote).
+pub fn origin_default_branch(git: &GitCli, main_root: &Path) -> Result<Option<String>, FetchError> {
+    let out = git
+        .silent_remote_cmd(main_root)
+        .arg("ls-remote")
+        .args(git.upload_pack_arg("origin"))
+        .args(["--symref", "origin", "HEAD"])
+        .stdout_string()
+        .map_err(FetchError::Failed)?;
+    Ok(crate::git::porcelain::parse_ls_remote_head_symref(&out))
+}
+
 /// `git fetch [--upload-pack=…] --quiet [--prune] --no-recurse-submodules origin`.
 fn origin_fetch_args(git: &GitCli, prune: bool) -> Vec<String> {
     let mut args: Vec<String> = vec!["fetch".into()];

@@ -315,7 +315,8 @@ pub fn dry_run(
         // What the fetch would bring, without fetching; a remote the real run could
         // not fetch from is refused here too.
         Fetch::Origin => {
-            ctx.remote_heads = Some(fetch::remote_heads(&ctx.git, &ctx.repo.main_root)?)
+            ctx.remote_heads = Some(fetch::remote_heads(&ctx.git, &ctx.repo.main_root)?);
+            ctx.learn_origin_head(false);
         }
         Fetch::Skipped => ctx
             .warnings
@@ -516,8 +517,29 @@ mod tests {
         r.base = Some("master".into());
         let (p, _) = dry_run(&r, &cfg).unwrap();
         assert_eq!((p.base.as_str(), p.base_from), ("master", BaseFrom::Flag));
-        // Without origin/HEAD the default is `main`, which this repository lacks.
+        // Without origin/HEAD the plan asks origin (writing nothing), as the fetch would.
         git(&f.repo, &["remote", "set-head", "origin", "--delete"]);
+        let p = plan(&f, &req(&f, Some("z"))).unwrap();
+        assert_eq!(
+            (p.base.as_str(), p.base_from),
+            ("master", BaseFrom::OriginHead)
+        );
+        assert!(!f.repo.join(".git/refs/remotes/origin/HEAD").exists());
+        // Not asked (no fetch, or origin's HEAD not followed): the default is `main`,
+        // which this repository lacks.
+        let mut r = req(&f, Some("z"));
+        r.no_fetch = true;
+        assert!(matches!(
+            plan(&f, &r),
+            Err(ProvisionError::DefaultBaseNotFound {
+                origin_head: false,
+                ..
+            })
+        ));
+        git(
+            &f.repo,
+            &["config", "remote.origin.followRemoteHEAD", "never"],
+        );
         assert!(matches!(
             plan(&f, &req(&f, Some("z"))),
             Err(ProvisionError::DefaultBaseNotFound {

@@ -83,6 +83,29 @@ impl Context {
         }
     }
 
+    /// Where nothing names the base and `origin/HEAD` is missing, ask origin which branch
+    /// its HEAD names (one `ls-remote`), as a fetch by git 2.48 or newer learns it. After
+    /// a fetch (`record`), write it as `origin/HEAD` as that git would and read the base
+    /// again; for `--dry-run`, only plan with it. A remote that does not answer, or names
+    /// no branch, leaves the default (`main`) and its refusal, which says how to fix it.
+    pub(super) fn learn_origin_head(&mut self, record: bool) {
+        if self.base_from != BaseFrom::Default || !self.repo.follows_origin_head() {
+            return;
+        }
+        let Ok(Some(branch)) = super::fetch::origin_default_branch(&self.git, &self.repo.main_root)
+        else {
+            return;
+        };
+        if record {
+            self.repo.record_origin_head(&branch);
+            self.refresh_default_base();
+        } else if self.origin_branch(&branch).is_some()
+            && names::check_existing_branch(&branch).is_ok()
+        {
+            (self.base, self.base_from) = (branch, BaseFrom::OriginHead);
+        }
+    }
+
     /// The commit of `origin/<branch>`.
     pub(super) fn origin_branch(&self, branch: &str) -> Option<git2::Oid> {
         match &self.remote_heads {

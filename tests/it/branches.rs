@@ -181,6 +181,54 @@ fn no_origin_head_falls_back_to_main() {
 }
 
 #[test]
+fn origin_added_by_hand_gets_its_default_branch_as_a_newer_git_fetch_records_it() {
+    // `git init`, `git remote add origin`, a fetch: no origin/HEAD (git before 2.48
+    // never writes it on a fetch), and origin has no main.
+    let env = env_on("master");
+    std::fs::remove_dir_all(&env.repo).unwrap();
+    env.git(&env.root(), &["init", "-q", "repo"]);
+    env.git(&env.repo, &["remote", "add", "origin", "../origin.git"]);
+    env.git(
+        &env.repo,
+        &[
+            "-c",
+            "remote.origin.followRemoteHEAD=never",
+            "fetch",
+            "-q",
+            "origin",
+        ],
+    );
+    let origin_head = || {
+        let r = env.git_run(
+            &env.repo,
+            &["symbolic-ref", "-q", "refs/remotes/origin/HEAD"],
+        );
+        (r.code == 0).then(|| r.stdout.trim().to_string())
+    };
+    assert_eq!(origin_head(), None);
+
+    // The plan asks origin, and writes nothing.
+    let before = env.snapshot();
+    let doc = env
+        .treebox(&["create", "x", "--dry-run", "--json"])
+        .ok()
+        .json();
+    assert_eq!(
+        (doc["base"].as_str(), doc["baseFrom"].as_str()),
+        (Some("master"), Some("originHead")),
+        "{doc}"
+    );
+    assert_eq!(env.snapshot(), before, "--dry-run wrote something");
+    assert_eq!(origin_head(), None);
+
+    // The real run records origin/HEAD, as `git remote set-head origin --auto` would.
+    let doc = env.treebox(&["create", "x", "--json"]).ok().json();
+    assert_eq!(doc["base"], "master");
+    assert_eq!(doc["baseRef"], "refs/remotes/origin/master");
+    assert_eq!(origin_head().as_deref(), Some("refs/remotes/origin/master"));
+}
+
+#[test]
 fn a_new_name_that_only_origin_has_is_refused_and_checkout_takes_it() {
     let env = TestEnv::new();
     let theirs = push_on_origin(&env, "feat/theirs", "t.txt");
