@@ -737,6 +737,12 @@ mod tests {
             .arg("echo $$ > \"$1\"; exec flock -o \"$1\" sleep 20")
             .arg("sh")
             .arg(&lock)
+            // Its own group, to end the `sleep` that outlives `flock` below; and none of
+            // the test's output handles, which that `sleep` would keep open until then.
+            .process_group(0)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
             .spawn()
         else {
             return;
@@ -751,6 +757,8 @@ mod tests {
         }
         stop(d.path());
         let status = holder.wait().unwrap();
+        // SAFETY: a plain kill(2) of the group this test made.
+        unsafe { libc::kill(-(holder.id() as i32), libc::SIGKILL) };
         use std::os::unix::process::ExitStatusExt;
         assert_eq!(status.signal(), Some(libc::SIGTERM), "{status:?}");
         assert!(FileExt::try_lock_exclusive(&f).unwrap(), "released");
