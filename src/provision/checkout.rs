@@ -265,4 +265,37 @@ mod tests {
         assert!(!repo.common_dir.join("worktrees").exists());
         assert!(!path.exists());
     }
+
+    /// Of the main worktree's `config.worktree`, a box gets what git's own
+    /// `worktree add` carries: all but a true `core.bare` (a bare main repository's
+    /// worktrees are not bare) and `core.worktree`. A false `core.bare` stays, as in git.
+    #[test]
+    fn a_true_core_bare_and_core_worktree_stay_behind() {
+        let d = tempfile::tempdir().unwrap();
+        let main = d.path().canonicalize().unwrap().join("main");
+        let git = crate::git::repo::tests::with_one_commit(&main);
+        git.config()
+            .unwrap()
+            .set_bool("extensions.worktreeConfig", true)
+            .unwrap();
+        let repo = Repo::discover(&main).unwrap();
+        let carried = |main_config: &str| {
+            std::fs::write(repo.common_dir.join("config.worktree"), main_config).unwrap();
+            let admin = d.path().join("admin");
+            let _ = std::fs::remove_dir_all(&admin);
+            std::fs::create_dir_all(&admin).unwrap();
+            copy_main_worktree_settings(&repo, &admin);
+            git2::Config::open(&admin.join("config.worktree"))
+                .unwrap()
+                .snapshot()
+                .unwrap()
+        };
+        let c =
+            carried("[core]\n\tbare = true\n\tworktree = /elsewhere\n[treebox]\n\ttest = kept\n");
+        assert!(c.get_entry("core.bare").is_err());
+        assert!(c.get_entry("core.worktree").is_err());
+        assert_eq!(c.get_string("treebox.test").unwrap(), "kept");
+        let c = carried("[core]\n\tbare = false\n");
+        assert!(!c.get_bool("core.bare").unwrap());
+    }
 }
