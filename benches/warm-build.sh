@@ -18,7 +18,8 @@
 #            on the filesystem to measure: an XFS or btrfs mount clones by reflink, ext4
 #            does not. Emptied first.
 #   WARM     the warm mode for the treebox side: auto (default) or copy.
-# Knobs: WARM_ROUNDS (create rounds, default 7), WARM_NOOP_RUNS (default 5), WARM_COLD=0
+# Knobs: WARM_ROUNDS (create rounds, default 7), WARM_NOOP_RUNS (default 5),
+# WARM_FIRST_RUNS (boxes per first-build row, default 5; the median), WARM_COLD=0
 # (skip the two cold builds: minutes less; their rows then read 0).
 # Needs: git, cargo (and crates.io or a filled ~/.cargo registry), GNU coreutils, flock.
 # Takes minutes: it builds the crate from cold three times.
@@ -29,6 +30,7 @@ work=${1:-$(mktemp -d)}
 warm=${2:-auto}
 rounds=${WARM_ROUNDS:-7}
 noop_runs=${WARM_NOOP_RUNS:-5}
+first_runs=${WARM_FIRST_RUNS:-5}
 
 cargo build --release --quiet --manifest-path "$src/Cargo.toml" --bins
 bins="$src/target/release"
@@ -108,23 +110,38 @@ else
   raw_test=$(cd ../raw-test && secs cargo test --no-run)
 fi
 
-# Warm: a box starts with target/.
+# Warm: a box starts with target/. A box builds for the first time once, so each
+# first build is one sample: WARM_FIRST_RUNS boxes of each kind, interleaved, each
+# after an untimed `sync`; the medians are reported.
 # The build starts at once: where target/ is cloned in the background, cargo waits
 # for the clone, and that wait is part of the build's time.
-tb_create=$(secs git treebox create warm-build --no-fetch --no-launch "${warm_flag[@]}")
-tb_build=$(cd .treebox/worktrees/warm-build && secs cargo build)
-tb_create_t=$(secs git treebox create warm-test --no-fetch --no-launch "${warm_flag[@]}")
-tb_test=$(cd .treebox/worktrees/warm-test && secs cargo test --no-run)
 # The same once the clone is done (an agent's first build comes after it has started
 # and read the code): the build alone.
-git treebox create settled-build --no-fetch --no-launch "${warm_flag[@]}" >/dev/null 2>&1
-settle settled-build
-tb_build_s=$(cd .treebox/worktrees/settled-build && secs cargo build)
-git treebox create settled-test --no-fetch --no-launch "${warm_flag[@]}" >/dev/null 2>&1
-settle settled-test
-tb_test_s=$(cd .treebox/worktrees/settled-test && secs cargo test --no-run)
+first_creates=() first_builds=() first_creates_t=() first_tests=()
+settled_builds=() settled_tests=()
+for i in $(seq "$first_runs"); do
+  sync
+  first_creates+=("$(secs git treebox create "warm-build-$i" --no-fetch --no-launch "${warm_flag[@]}")")
+  first_builds+=("$(cd ".treebox/worktrees/warm-build-$i" && secs cargo build)")
+  sync
+  first_creates_t+=("$(secs git treebox create "warm-test-$i" --no-fetch --no-launch "${warm_flag[@]}")")
+  first_tests+=("$(cd ".treebox/worktrees/warm-test-$i" && secs cargo test --no-run)")
+  git treebox create "settled-build-$i" --no-fetch --no-launch "${warm_flag[@]}" >/dev/null 2>&1
+  settle "settled-build-$i"
+  settled_builds+=("$(cd ".treebox/worktrees/settled-build-$i" && secs cargo build)")
+  git treebox create "settled-test-$i" --no-fetch --no-launch "${warm_flag[@]}" >/dev/null 2>&1
+  settle "settled-test-$i"
+  settled_tests+=("$(cd ".treebox/worktrees/settled-test-$i" && secs cargo test --no-run)")
+done
+med() { printf '%s\n' "$@" | median; }
+tb_create=$(med "${first_creates[@]}")
+tb_build=$(med "${first_builds[@]}")
+tb_create_t=$(med "${first_creates_t[@]}")
+tb_test=$(med "${first_tests[@]}")
+tb_build_s=$(med "${settled_builds[@]}")
+tb_test_s=$(med "${settled_tests[@]}")
 how=$(sed -n 's/.*"method": *"\([a-z]*\)".*/\1/p' \
-  "$XDG_STATE_HOME"/treebox/repos/*/boxes/warm-build/record.json | head -1)
+  "$XDG_STATE_HOME"/treebox/repos/*/boxes/warm-build-1/record.json | head -1)
 
 # create against worktree add, interleaved; create without warming shows treebox's
 # own share.
@@ -163,7 +180,7 @@ printf 'cargo test --no-run, no-op in main           %s\n' "$(fmt "$noop_test")"
 printf 'cargo build, box, clone done                 %s\n' "$(fmt "$tb_build_s")"
 printf 'cargo test --no-run, box, clone done         %s\n' "$(fmt "$tb_test_s")"
 echo
-echo "warm method: ${how:-none} (mode $warm)"
+echo "warm method: ${how:-none} (mode $warm); box rows: medians of $first_runs boxes each"
 echo "first build in a box / no-op build in main:        $(ratio "$tb_build" "$noop_build")x  (goal <= 2)"
 echo "first test build in a box / no-op in main:         $(ratio "$tb_test" "$noop_test")x  (goal <= 2)"
 echo "  the same once the clone is done:                   $(ratio "$tb_build_s" "$noop_build")x, $(ratio "$tb_test_s" "$noop_test")x"
