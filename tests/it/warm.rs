@@ -313,6 +313,54 @@ fn a_background_clone_is_waited_for_by_cargo() {
     assert!(still.is_empty(), "a warmer outlived its box");
 }
 
+/// A build running in the main checkout is waited for, as cargo waits for another
+/// cargo: what it writes before it lets go of cargo's lock is in the box, never half of
+/// it. A copy says that it waits.
+#[test]
+fn a_build_running_in_the_main_checkout_is_waited_for() {
+    let env = cargo_project();
+    let lock = env.repo.join("target/debug/.cargo-lock");
+    // A "build": holds cargo's lock of the profile, writes an output late, lets go.
+    let mut build = std::process::Command::new("flock")
+        .arg(&lock)
+        .args(["sh", "-c", "sleep 1; echo whole > target/debug/late-output"])
+        .current_dir(&env.repo)
+        .stdin(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let probe = std::fs::File::open(&lock).unwrap();
+    let start = std::time::Instant::now();
+    // SAFETY: a valid descriptor; a lock taken here is let go at once.
+    while unsafe { libc::flock(probe.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
+        unsafe { libc::flock(probe.as_raw_fd(), libc::LOCK_UN) };
+        assert!(
+            start.elapsed().as_secs() < 10,
+            "the build never took the lock"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let r = env.treebox(&["create", "w", "--warm", "--no-launch"]);
+    r.ok();
+    let boxed = env.box_path("w");
+    settled(&boxed);
+    assert!(build.wait().unwrap().success());
+    assert_eq!(
+        std::fs::read_to_string(boxed.join("target/debug/late-output")).unwrap(),
+        "whole\n"
+    );
+    let record = crate::create::record(&env, "w");
+    if record["warm"]["method"] == "copy" {
+        assert!(
+            r.stderr
+                .contains("warm: waiting for cargo in the main checkout (target/debug is locked)"),
+            "{r:?}"
+        );
+    }
+    // Nothing was built or changed in the box by the wait: its build is fresh.
+    let first = cargo_in(&env, &boxed, &["build", "--offline"]);
+    assert!(!first.contains("Compiling"), "{first}");
+}
+
 /// A create whose checkout fails, after what warming needs had started beside it (the
 /// survey of the main checkout; by reflink, the warmer, not yet armed) and the status
 /// producer was being written: nothing of it is left, and the main checkout's outputs

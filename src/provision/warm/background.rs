@@ -356,10 +356,7 @@ fn clone_target(
     // The main checkout's profiles hold still while they are read: a cargo build there
     // waits (as it would for another cargo), and one running now is waited for, so no
     // output is cloned half-written or out of step with its fingerprint.
-    let _main_locks = profiles
-        .iter()
-        .map(|p| lock_main(&main_target.join(p).join(".cargo-lock")))
-        .collect::<io::Result<Vec<File>>>()?;
+    let _main_locks = lock_main_profiles(main_target, profiles, &mut |_| {})?;
     let entries = walk(main_target, &later)?;
     // Outside the profiles cargo writes without its lock (`cargo fetch`, run by setup
     // meanwhile, writes `target/.rustc_info.json`): what is there already is kept.
@@ -400,9 +397,25 @@ fn clone_target(
     Ok((files, bytes))
 }
 
-/// Lock the main checkout's `.cargo-lock` at `path` as cargo does, waiting for a build
-/// that holds it. Opened for reading, without following a link or creating anything.
-fn lock_main(path: &Path) -> io::Result<File> {
+/// Lock each of the main checkout's `profiles` (under `main_target`) as cargo does, so
+/// that none of their outputs is read half-written or out of step with its
+/// fingerprints: a build there that holds one is waited for, and `waiting` hears of
+/// that profile first. The locks last as long as the returned files.
+pub fn lock_main_profiles(
+    main_target: &Path,
+    profiles: &[PathBuf],
+    waiting: &mut dyn FnMut(&Path),
+) -> io::Result<Vec<File>> {
+    profiles
+        .iter()
+        .map(|p| lock_main(&main_target.join(p).join(".cargo-lock"), &mut || waiting(p)))
+        .collect()
+}
+
+/// Lock the main checkout's `.cargo-lock` at `path` as cargo does, waiting (after
+/// `waiting`) for a build that holds it. Opened for reading, without following a link
+/// or creating anything.
+fn lock_main(path: &Path, waiting: &mut dyn FnMut()) -> io::Result<File> {
     let f = OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
@@ -413,7 +426,10 @@ fn lock_main(path: &Path) -> io::Result<File> {
             path.display()
         )));
     }
-    FileExt::lock_exclusive(&f)?;
+    if !FileExt::try_lock_exclusive(&f)? {
+        waiting();
+        FileExt::lock_exclusive(&f)?;
+    }
     Ok(f)
 }
 

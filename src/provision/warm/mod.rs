@@ -12,7 +12,8 @@
 //!   parallel (cloned, or copied), mode and times kept, symlinks as symlinks (never
 //!   followed), hard links inside the tree kept; then renames it into place. All or
 //!   nothing: a failure removes every directory it made. Nothing is shared writable with
-//!   the main checkout or another box (a reflink is copy-on-write).
+//!   the main checkout or another box (a reflink is copy-on-write). [`stage`] holds the
+//!   main checkout's cargo locks around it, as the background clone does.
 //! - [`keep_freshness`] gives each tracked file of the box that is byte-for-byte the main
 //!   checkout's (git's own stat-clean test, same blob) the main file's modification time,
 //!   and refreshes the box's index to match. Build tools that compare times (cargo) then
@@ -336,12 +337,33 @@ pub(super) fn stage(
     }
     let behind = warmer.is_some();
     done.background = behind;
+    // cargo's outputs are read under cargo's lock, as the warmer reads them: a build in
+    // the main checkout is waited for, never copied half-written.
+    let main_target = repo.main_root.join(CARGO_TARGET);
+    let main_locks = if foreground.dirs.iter().any(|d| d == Path::new(CARGO_TARGET)) {
+        background::lock_main_profiles(
+            &main_target,
+            &background::profiles(&main_target),
+            &mut |p| {
+                reporter.note(format!(
+                    "warm: waiting for cargo in the main checkout ({} is locked)",
+                    Path::new(CARGO_TARGET).join(p).display()
+                ))
+            },
+        )
+    } else {
+        Ok(Vec::new())
+    };
     let mut shown = started;
-    let result = apply(&repo.main_root, &plan.path, &foreground, &mut |n, total| {
-        if method == WarmMethod::Copy && shown.elapsed() > Duration::from_millis(250) {
-            shown = std::time::Instant::now();
-            reporter.stage(&format!("warm: copied {} of {}", size(n), size(total)));
-        }
+    let result = main_locks.and_then(|locks| {
+        let copied = apply(&repo.main_root, &plan.path, &foreground, &mut |n, total| {
+            if method == WarmMethod::Copy && shown.elapsed() > Duration::from_millis(250) {
+                shown = std::time::Instant::now();
+                reporter.stage(&format!("warm: copied {} of {}", size(n), size(total)));
+            }
+        });
+        drop(locks);
+        copied
     });
     match result {
         Ok(w) => {
