@@ -25,6 +25,37 @@ fn env_on(default: &str) -> TestEnv {
     env
 }
 
+/// An origin whose default branch is `master`, added by hand to a new repository and
+/// fetched (`git init`, `git remote add origin`, `git fetch`): no `origin/HEAD`, as git
+/// before 2.48 leaves it (a newer one is told not to write it), and origin has no main.
+fn origin_added_by_hand() -> TestEnv {
+    let env = env_on("master");
+    std::fs::remove_dir_all(&env.repo).unwrap();
+    env.git(&env.root(), &["init", "-q", "repo"]);
+    env.git(&env.repo, &["remote", "add", "origin", "../origin.git"]);
+    env.git(
+        &env.repo,
+        &[
+            "-c",
+            "remote.origin.followRemoteHEAD=never",
+            "fetch",
+            "-q",
+            "origin",
+        ],
+    );
+    assert_eq!(origin_head(&env), None);
+    env
+}
+
+/// What `origin/HEAD` names in the user's repository, if it is a symbolic ref.
+fn origin_head(env: &TestEnv) -> Option<String> {
+    let r = env.git_run(
+        &env.repo,
+        &["symbolic-ref", "-q", "refs/remotes/origin/HEAD"],
+    );
+    (r.code == 0).then(|| r.stdout.trim().to_string())
+}
+
 /// A teammate commits on origin's `branch` (creating it from the default if new).
 fn push_on_origin(env: &TestEnv, branch: &str, file: &str) -> String {
     let root = env.root();
@@ -136,24 +167,12 @@ fn no_origin_head_falls_back_to_main() {
     assert_eq!(doc["base"], "main");
     assert_eq!(doc["baseRef"], "refs/remotes/origin/main");
 
-    // origin added by hand and fetched: no origin/HEAD, and origin has no main.
-    let env = env_on("master");
-    std::fs::remove_dir_all(&env.repo).unwrap();
-    env.git(&env.root(), &["init", "-q", "repo"]);
-    env.git(&env.repo, &["remote", "add", "origin", "../origin.git"]);
-    // A newer git's fetch would create origin/HEAD; this test is about its absence.
+    // origin added by hand and fetched, and origin's HEAD not followed: no origin/HEAD,
+    // and origin has no main.
+    let env = origin_added_by_hand();
     env.git(
         &env.repo,
         &["config", "remote.origin.followRemoteHEAD", "never"],
-    );
-    env.git(&env.repo, &["fetch", "-q", "origin"]);
-    assert_ne!(
-        env.git_run(
-            &env.repo,
-            &["symbolic-ref", "-q", "refs/remotes/origin/HEAD"]
-        )
-        .code,
-        0
     );
     for args in [
         &["create", "x", "--no-launch"][..],
@@ -182,31 +201,7 @@ fn no_origin_head_falls_back_to_main() {
 
 #[test]
 fn origin_added_by_hand_gets_its_default_branch_as_a_newer_git_fetch_records_it() {
-    // `git init`, `git remote add origin`, a fetch: no origin/HEAD (git before 2.48
-    // never writes it on a fetch), and origin has no main.
-    let env = env_on("master");
-    std::fs::remove_dir_all(&env.repo).unwrap();
-    env.git(&env.root(), &["init", "-q", "repo"]);
-    env.git(&env.repo, &["remote", "add", "origin", "../origin.git"]);
-    env.git(
-        &env.repo,
-        &[
-            "-c",
-            "remote.origin.followRemoteHEAD=never",
-            "fetch",
-            "-q",
-            "origin",
-        ],
-    );
-    let origin_head = || {
-        let r = env.git_run(
-            &env.repo,
-            &["symbolic-ref", "-q", "refs/remotes/origin/HEAD"],
-        );
-        (r.code == 0).then(|| r.stdout.trim().to_string())
-    };
-    assert_eq!(origin_head(), None);
-
+    let env = origin_added_by_hand();
     // The plan asks origin, and writes nothing.
     let before = env.snapshot();
     let doc = env
@@ -219,13 +214,16 @@ fn origin_added_by_hand_gets_its_default_branch_as_a_newer_git_fetch_records_it(
         "{doc}"
     );
     assert_eq!(env.snapshot(), before, "--dry-run wrote something");
-    assert_eq!(origin_head(), None);
+    assert_eq!(origin_head(&env), None);
 
     // The real run records origin/HEAD, as `git remote set-head origin --auto` would.
     let doc = env.treebox(&["create", "x", "--json"]).ok().json();
     assert_eq!(doc["base"], "master");
     assert_eq!(doc["baseRef"], "refs/remotes/origin/master");
-    assert_eq!(origin_head().as_deref(), Some("refs/remotes/origin/master"));
+    assert_eq!(
+        origin_head(&env).as_deref(),
+        Some("refs/remotes/origin/master")
+    );
 }
 
 #[test]

@@ -397,11 +397,29 @@ fn clone_target(
     Ok((files, bytes))
 }
 
+/// The main checkout's cargo locks a copy of `dirs` (relative to `main_root`) reads
+/// under, as the warmer reads: each profile's, where `target/` is among them; `waiting`
+/// hears of a profile (`target/<profile>`) a build there holds, before it is waited for.
+pub fn lock_main_for_copy(
+    main_root: &Path,
+    dirs: &[PathBuf],
+    waiting: &mut dyn FnMut(&Path),
+) -> io::Result<Vec<File>> {
+    let target = Path::new(super::CARGO_TARGET);
+    if !dirs.iter().any(|d| d == target) {
+        return Ok(Vec::new());
+    }
+    let main_target = main_root.join(target);
+    lock_main_profiles(&main_target, &profiles(&main_target), &mut |p| {
+        waiting(&target.join(p))
+    })
+}
+
 /// Lock each of the main checkout's `profiles` (under `main_target`) as cargo does, so
 /// that none of their outputs is read half-written or out of step with its
 /// fingerprints: a build there that holds one is waited for, and `waiting` hears of
 /// that profile first. The locks last as long as the returned files.
-pub fn lock_main_profiles(
+fn lock_main_profiles(
     main_target: &Path,
     profiles: &[PathBuf],
     waiting: &mut dyn FnMut(&Path),

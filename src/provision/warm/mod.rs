@@ -337,23 +337,12 @@ pub(super) fn stage(
     }
     let behind = warmer.is_some();
     done.background = behind;
-    // cargo's outputs are read under cargo's lock, as the warmer reads them: a build in
-    // the main checkout is waited for, never copied half-written.
-    let main_target = repo.main_root.join(CARGO_TARGET);
-    let main_locks = if foreground.dirs.iter().any(|d| d == Path::new(CARGO_TARGET)) {
-        background::lock_main_profiles(
-            &main_target,
-            &background::profiles(&main_target),
-            &mut |p| {
-                reporter.note(format!(
-                    "warm: waiting for cargo in the main checkout ({} is locked)",
-                    Path::new(CARGO_TARGET).join(p).display()
-                ))
-            },
-        )
-    } else {
-        Ok(Vec::new())
-    };
+    let main_locks = background::lock_main_for_copy(&repo.main_root, &foreground.dirs, &mut |p| {
+        reporter.note(format!(
+            "warm: waiting for cargo in the main checkout ({} is locked)",
+            p.display()
+        ))
+    });
     let mut shown = started;
     let result = main_locks.and_then(|locks| {
         let copied = apply(&repo.main_root, &plan.path, &foreground, &mut |n, total| {
