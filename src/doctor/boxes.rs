@@ -2,7 +2,7 @@
 //! made by an earlier version, whose container mounts the user's git dir read-write
 //! (SPEC §6) — or broken — their `.git` lost, or their registration holding files git
 //! would hang on or misread (a FIFO, a symlink, junk) — and boxes whose background
-//! clone of `target/` failed (an advisory). Read as `list` reads them
+//! clone of `target/` failed or was cut short (an advisory). Read as `list` reads them
 //! (files and libgit2 only), so it never hangs.
 
 use super::{Check, Status};
@@ -67,23 +67,36 @@ pub(super) fn check_boxes(repo: &Repo) -> Check {
         .filter(|e| e.is_broken())
         .map(|e| e.leaf.to_string())
         .collect();
-    // A background clone of `target/` that failed: the box builds cold, once.
+    // A background clone of `target/` that failed, or whose warmer ended without
+    // saying how: the box builds cold, once.
     let cold: Vec<String> = all
         .iter()
         .filter(|e| !e.is_broken())
-        .filter_map(
-            |e| match crate::provision::warm::outcome(&layout.box_state(&e.leaf)) {
+        .filter_map(|e| {
+            let state = layout.box_state(&e.leaf);
+            match crate::provision::warm::outcome(&state) {
                 Some(Err(why)) => Some(format!("{} ({})", e.leaf, crate::sanitize::line(&why))),
-                _ => None,
-            },
-        )
+                Some(Ok(())) => None,
+                None => e
+                    .record
+                    .as_ref()
+                    .and_then(|r| r.warm.as_ref())
+                    .is_some_and(|w| w.background && crate::provision::warm::cut_short(&state))
+                    .then(|| {
+                        format!(
+                            "{} (cut short: its warmer ended before the clone did)",
+                            e.leaf
+                        )
+                    }),
+            }
+        })
         .collect();
     match broken.first() {
         None if !cold.is_empty() => Check::new(
             "boxes",
             Status::Advisory,
             format!(
-                "{} box(es), none broken; the clone of target/ failed in: {}",
+                "{} box(es), none broken; the clone of target/ did not finish in: {}",
                 all.len(),
                 cold.join(", ")
             ),

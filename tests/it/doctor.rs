@@ -468,3 +468,30 @@ fn a_failed_background_clone_is_an_advisory() {
         .unwrap_or_default()
         .contains("cargo build"));
 }
+
+/// A box whose background clone's warmer ended without saying how (killed mid-clone:
+/// its `warm.lock` left, nobody holding it, no `warm.json`) is named too; one whose
+/// warmer still runs (the lock held) is not.
+#[test]
+fn a_background_clone_cut_short_is_an_advisory() {
+    use std::os::fd::AsRawFd;
+    let env = TestEnv::new();
+    env.treebox(&["create", "cut", "--no-launch"]).ok();
+    // What a create whose clone went to the background records, and what its warmer
+    // leaves when it is killed.
+    let record = env.box_state("cut").join("record.json");
+    let mut doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&record).unwrap()).unwrap();
+    doc["warm"]["background"] = true.into();
+    std::fs::write(&record, serde_json::to_string_pretty(&doc).unwrap()).unwrap();
+    let lock = std::fs::File::create(env.box_state("cut").join("warm.lock")).unwrap();
+    let doc = document(env.treebox(&["doctor", "--json"]).ok());
+    let boxes = check(&doc, "boxes");
+    assert_eq!(boxes["status"], "advisory", "{doc:#}");
+    assert!(summary(boxes).contains("cut (cut short"), "{doc:#}");
+    // Still running: nothing to say yet.
+    // SAFETY: a valid descriptor; the lock goes with it.
+    assert_eq!(unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX) }, 0);
+    let doc = document(env.treebox(&["doctor", "--json"]).ok());
+    assert_eq!(check(&doc, "boxes")["status"], "ok", "{doc:#}");
+}

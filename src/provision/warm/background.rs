@@ -552,6 +552,25 @@ pub fn outcome(state: &Path) -> Option<Result<(), String>> {
     }
 }
 
+/// Did a warmer that was started for the box with bookkeeping `state` end without
+/// saying how (killed, or the machine went down, mid-clone)? Its `warm.lock` is there
+/// and nobody holds it, and it wrote no `warm.json`. Asked only of a box whose record
+/// says its clone went to the background: such a warmer held that lock before create
+/// returned. What it left is safe (no fingerprints, so cargo rebuilds), only not warm.
+pub fn cut_short(state: &Path) -> bool {
+    if fs::symlink_metadata(state.join(OUTCOME)).is_ok() {
+        return false;
+    }
+    let Ok(f) = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(state.join(LOCK))
+    else {
+        return false;
+    };
+    f.metadata().is_ok_and(|m| m.is_file()) && FileExt::try_lock_shared(&f).unwrap_or(false)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -800,5 +819,20 @@ mod tests {
         FileExt::unlock(&f).unwrap();
         stop(d.path());
         stop(&d.path().join("absent"));
+    }
+
+    /// A warmer that ended without an outcome is told from one still running (its lock
+    /// held) and from one that said how it ended.
+    #[test]
+    fn a_warmer_gone_without_an_outcome_is_cut_short() {
+        let d = tempfile::tempdir().unwrap();
+        assert!(!cut_short(d.path()), "no warmer was ever started");
+        let lock = File::create(d.path().join(LOCK)).unwrap();
+        assert!(cut_short(d.path()));
+        FileExt::lock_exclusive(&lock).unwrap();
+        assert!(!cut_short(d.path()), "still running");
+        FileExt::unlock(&lock).unwrap();
+        fs::write(d.path().join(OUTCOME), "{\"state\": \"done\"}\n").unwrap();
+        assert!(!cut_short(d.path()), "it said how it ended");
     }
 }

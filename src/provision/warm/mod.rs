@@ -46,7 +46,7 @@ pub use crate::plan::Warming;
 use crate::vocab::{RunnerKind, Warm, WarmMethod};
 
 use background::Pending;
-pub use background::{outcome, serve, stop, warmer_args, Warmer, WARMER_ARG};
+pub use background::{cut_short, outcome, serve, stop, warmer_args, Warmer, WARMER_ARG};
 pub use tree::{apply, Warmed};
 use tree::{clone_into, open_source};
 
