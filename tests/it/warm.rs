@@ -193,6 +193,64 @@ fn off_brings_nothing_and_the_flag_beats_the_config() {
     assert!(!env.box_path("upcold").join("target").exists());
 }
 
+/// A node project: the build caches a lockfile install does not bring back
+/// (`.next/cache`, `.turbo`) come in, when git ignores them; `node_modules` (what the
+/// install makes) and a cache git tracks or that is a link stay out.
+#[test]
+fn a_node_project_gets_its_build_caches_and_nothing_else() {
+    let env = TestEnv::new();
+    let repo = env.repo.clone();
+    std::fs::write(repo.join("package-lock.json"), "{\"lockfileVersion\": 3}\n").unwrap();
+    std::fs::write(
+        repo.join(".gitignore"),
+        "/.next/\n/.turbo/\n/node_modules/\n/.parcel-cache\n",
+    )
+    .unwrap();
+    env.git(&repo, &["add", "."]);
+    env.git(&repo, &["commit", "-q", "-m", "a node project"]);
+    env.git(&repo, &["push", "-q", "origin", "main"]);
+    // No npm registry here: no install, only the warm stage.
+    env.write_config(r#"{"setup": []}"#);
+    for (dir, file) in [
+        (".next/cache/webpack", "chunk.pack"),
+        (".turbo", "run.log"),
+        ("node_modules/left-pad", "index.js"),
+        ("elsewhere", "x"),
+    ] {
+        std::fs::create_dir_all(repo.join(dir)).unwrap();
+        std::fs::write(repo.join(dir).join(file), format!("{dir}\n")).unwrap();
+    }
+    // A cache that is a link: never followed.
+    std::os::unix::fs::symlink(repo.join("elsewhere"), repo.join(".parcel-cache")).unwrap();
+    let plan = env
+        .treebox(&["create", "n", "--warm", "--dry-run", "--json"])
+        .ok()
+        .json();
+    assert_eq!(
+        plan["warm"]["dirs"],
+        serde_json::json!([".next/cache", ".turbo"]),
+        "{plan}"
+    );
+    let doc = env
+        .treebox(&["create", "n", "--warm", "--json"])
+        .ok()
+        .json();
+    assert_eq!(
+        doc["warm"]["dirs"],
+        serde_json::json!([".next/cache", ".turbo"])
+    );
+    let boxed = env.box_path("n");
+    assert_eq!(
+        digest(&boxed.join(".next/cache")),
+        digest(&repo.join(".next/cache"))
+    );
+    assert_eq!(digest(&boxed.join(".turbo")), digest(&repo.join(".turbo")));
+    assert!(!boxed.join("node_modules").exists());
+    assert!(std::fs::symlink_metadata(boxed.join(".parcel-cache")).is_err());
+    // Nothing but the caches is in the box that the checkout did not put there.
+    assert_eq!(env.git(&boxed, &["status", "--porcelain"]), "");
+}
+
 #[test]
 fn auto_clones_only_by_reflink_and_says_once_why_it_skipped() {
     let env = cargo_project();
