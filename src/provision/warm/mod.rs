@@ -337,18 +337,28 @@ pub(super) fn stage(
     }
     let behind = warmer.is_some();
     done.background = behind;
+    let mut waited = false;
     let main_locks = background::lock_main_for_copy(&repo.main_root, &foreground.dirs, &mut |p| {
+        waited = true;
         reporter.note(format!(
             "warm: waiting for cargo in the main checkout ({} is locked)",
             p.display()
-        ))
+        ));
+        reporter.stage("warm: waiting for cargo in the main checkout");
     });
+    if waited {
+        reporter.stage("warm");
+    }
     let mut shown = started;
     let result = main_locks.and_then(|locks| {
         let copied = apply(&repo.main_root, &plan.path, &foreground, &mut |n, total| {
             if method == WarmMethod::Copy && shown.elapsed() > Duration::from_millis(250) {
                 shown = std::time::Instant::now();
-                reporter.stage(&format!("warm: copied {} of {}", size(n), size(total)));
+                reporter.stage(&format!(
+                    "warm: copied {} of {}",
+                    tree::size(n),
+                    tree::size(total)
+                ));
             }
         });
         drop(locks);
@@ -391,16 +401,6 @@ pub(super) fn stage(
     }
     reporter.stage_done("warm", started.elapsed());
     (done, warmer)
-}
-
-/// A byte count for a progress line.
-fn size(n: u64) -> String {
-    const MIB: f64 = 1024.0 * 1024.0;
-    if n as f64 >= 1024.0 * MIB {
-        format!("{:.1} GiB", n as f64 / (1024.0 * MIB))
-    } else {
-        format!("{:.0} MiB", n as f64 / MIB)
-    }
 }
 
 /// The main checkout's side of [`keep_freshness`], read while git makes the box's

@@ -344,6 +344,16 @@ fn copy_file(
     Ok(meta.len())
 }
 
+/// A byte count for a progress line.
+pub(super) fn size(n: u64) -> String {
+    const MIB: f64 = 1024.0 * 1024.0;
+    if n as f64 >= 1024.0 * MIB {
+        format!("{:.1} GiB", n as f64 / (1024.0 * MIB))
+    } else {
+        format!("{:.0} MiB", n as f64 / MIB)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::tests::warming;
