@@ -224,7 +224,8 @@ impl Plan {
                 .collect();
             out.push(format!("copy from .worktreeinclude: {}", names.join(", ")));
         }
-        if !self.warm.dirs.is_empty() || self.warm.mode == Warm::Off {
+        // Said whenever warming was asked for or off, not only when it brings something.
+        if !self.warm.dirs.is_empty() || self.warm.mode != Warm::Auto {
             out.push(self.warm.describe());
         }
         match &self.custom_setup {

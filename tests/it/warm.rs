@@ -251,6 +251,22 @@ fn a_node_project_gets_its_build_caches_and_nothing_else() {
     assert_eq!(env.git(&boxed, &["status", "--porcelain"]), "");
 }
 
+/// Asked to warm a box of a repository with nothing to bring in (no ecosystem that
+/// leaves build outputs), the plan says so; left to `auto`, it says nothing.
+#[test]
+fn a_plan_asked_to_warm_says_when_there_is_nothing_to_bring_in() {
+    let env = TestEnv::new();
+    let asked = env.treebox(&["create", "x", "--warm", "--dry-run"]);
+    asked.ok();
+    assert!(
+        asked.stderr.contains("warm: no build outputs to bring in"),
+        "{asked:?}"
+    );
+    let auto = env.treebox(&["create", "x", "--dry-run"]);
+    auto.ok();
+    assert!(!auto.stderr.contains("warm"), "{auto:?}");
+}
+
 #[test]
 fn auto_clones_only_by_reflink_and_says_once_why_it_skipped() {
     let env = cargo_project();
