@@ -211,6 +211,9 @@ fn apply(
             plan.placeholder,
         ));
     }
+    if !resumed && !plan.runner.is_container() {
+        warnings.extend(crate::runner::oci::forge::origin_relative(&ctx.repo));
+    }
     if !resumed && plan.git_mode == GitMode::Worktree && plan.runner.is_container() {
         // A sandboxed worktree (SPEC §6): its own bare clone, never the user's git dir.
         record.bare_clone = Some(ctx.layout.bare_clone_dir(&leaf));

@@ -144,6 +144,45 @@ fn a_box_is_registered_as_git_worktree_add_registers_one() {
     assert!(log.starts_with("branch: Created from"), "{log}");
 }
 
+/// An origin whose URL is a relative path works from the main checkout and not from a
+/// box (git reads it from where it runs): create warns, with the command that mends it,
+/// and after that command a push from the box reaches origin.
+#[test]
+fn a_relative_origin_url_is_warned_of_with_its_absolute_form() {
+    let env = TestEnv::new();
+    let relative = format!("../{}", env.origin.file_name().unwrap().to_string_lossy());
+    assert_eq!(
+        env.repo.join(&relative).canonicalize().unwrap(),
+        env.origin.canonicalize().unwrap()
+    );
+    env.git(&env.repo, &["remote", "set-url", "origin", &relative]);
+    let r = env.treebox(&["create", "feat/rel", "--no-launch"]);
+    r.ok();
+    let absolute = env.origin.canonicalize().unwrap();
+    let hint = format!("`git remote set-url origin {}`", absolute.display());
+    assert!(
+        r.stderr.contains("origin's URL (../") && r.stderr.contains(&hint),
+        "{r:?}"
+    );
+    let boxed = env.box_path("feat--rel");
+    env.commit_file(&boxed, "rel.txt", "rel\n", "from the box");
+    assert_ne!(
+        env.git_run(&boxed, &["push", "-q", "origin", "feat/rel"])
+            .code,
+        0,
+        "git reads the relative URL from the box"
+    );
+    // The hint's command: then the push goes through, and no warning is left to give.
+    env.git(
+        &env.repo,
+        &["remote", "set-url", "origin", &absolute.to_string_lossy()],
+    );
+    env.git(&boxed, &["push", "-q", "origin", "feat/rel"]);
+    let r = env.treebox(&["create", "feat/abs", "--no-launch"]);
+    r.ok();
+    assert!(!r.stderr.contains("origin's URL"), "{r:?}");
+}
+
 #[test]
 fn create_launches_the_harness_and_exits_with_its_code() {
     let mut env = TestEnv::new();

@@ -13,6 +13,8 @@
 //!
 //! Called by `credentials` (the env file) and `provision` (the create-time warning).
 
+use std::path::Path;
+
 use crate::git::Repo;
 
 /// The variables that carry a token for github.com, as `gh` reads them (its order).
@@ -96,6 +98,24 @@ pub fn origin_out_of_reach(
     Some(format!(
         "origin ({url}) is a path on this host, out of reach from inside the container: a push from the box fails. \
          Bring the work back and push it from here: `git sandbox fetch {name}`, then `git push origin refs/hort/{name}/incoming:refs/heads/{to}`"
+    ))
+}
+
+/// For a box on the host: when origin's URL is a relative path, the one-line warning that
+/// git reads it from the directory it runs in, so from the box (deeper in the tree) it
+/// names another place and a push there fails, with the command that makes it absolute.
+/// `None` when it is absolute, a server, or there is no origin.
+pub fn origin_relative(repo: &Repo) -> Option<String> {
+    let remote = repo.git.find_remote("origin").ok()?;
+    let url = remote.url().ok()?.to_string();
+    if !is_host_path(&url) || url.contains("://") || Path::new(&url).is_absolute() {
+        return None;
+    }
+    let joined = repo.main_root.join(&url);
+    let absolute = joined.canonicalize().unwrap_or(joined);
+    Some(format!(
+        "origin's URL ({url}) is a relative path, which git reads from where it runs: from the box it names another place, and a push there fails. Make it absolute: `git remote set-url origin {}`",
+        crate::cmd::quote(&absolute.to_string_lossy())
     ))
 }
 
