@@ -116,6 +116,10 @@ pub fn run_checks(cwd: &Path, cfg: &UserConfig, isolation_flag: Option<&str>) ->
             r.main_root.clone(),
         )
     });
+    let relative = repo
+        .as_ref()
+        .ok()
+        .and_then(crate::runner::oci::forge::relative_origin);
     let (origin, runner) = std::thread::scope(|s| {
         let origin = s.spawn(|| match &remote {
             Some((has, common, root)) => check_origin(*has, common, root, PROBE_TIMEOUT),
@@ -145,7 +149,7 @@ pub fn run_checks(cwd: &Path, cfg: &UserConfig, isolation_flag: Option<&str>) ->
         Ok(r) => check_env(r, cfg.env_file.as_deref()),
         Err(_) => not_checked("env"),
     });
-    checks.push(origin);
+    checks.push(origin::relative_url(origin, relative));
     checks.push(runner);
     checks.push(match &repo {
         Ok(r) => check_boxes(r),

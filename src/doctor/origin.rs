@@ -2,7 +2,7 @@
 //! [`PROBE_TIMEOUT`](super::PROBE_TIMEOUT) and without prompting (the git command comes
 //! from [`GitCli::silent_remote_cmd`])?
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::probe::{first_line, output_within};
@@ -49,5 +49,23 @@ pub(super) fn check_origin(
         }
         Ok(None) => failed(format!("no answer after {} s", limit.as_secs())),
         Err(e) => failed(first_line(&sanitize::chain(&e))),
+    }
+}
+
+/// An origin that answers from the main checkout but whose URL is a relative path
+/// (`relative`, with the absolute path it names: see `forge::relative_origin`): an
+/// advisory, since git reads that URL from where it runs and a push from a box fails.
+pub(super) fn relative_url(check: Check, relative: Option<(String, PathBuf)>) -> Check {
+    match relative {
+        Some((url, absolute)) if check.status == Status::Ok => Check::new(
+            "origin",
+            Status::Advisory,
+            format!(
+                "origin answers here, but its URL ({}) is a relative path: from a box it names another place, and a push there fails",
+                sanitize::line(&url)
+            ),
+        )
+        .hint(crate::runner::oci::forge::set_url_absolute(&absolute)),
+        _ => check,
     }
 }

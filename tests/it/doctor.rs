@@ -495,3 +495,25 @@ fn a_background_clone_cut_short_is_an_advisory() {
     let doc = document(env.treebox(&["doctor", "--json"]).ok());
     assert_eq!(check(&doc, "boxes")["status"], "ok", "{doc:#}");
 }
+
+/// An origin whose URL is a relative path answers from the main checkout, not from a
+/// box: the origin check is an advisory with the command that makes it absolute.
+#[test]
+fn a_relative_origin_url_is_an_advisory() {
+    let env = TestEnv::new();
+    let doc = document(env.treebox(&["doctor", "--json"]).ok());
+    assert_eq!(check(&doc, "origin")["status"], "ok", "{doc:#}");
+    let relative = format!("../{}", env.origin.file_name().unwrap().to_string_lossy());
+    env.git(&env.repo, &["remote", "set-url", "origin", &relative]);
+    let doc = document(env.treebox(&["doctor", "--json"]).ok());
+    let origin = check(&doc, "origin");
+    assert_eq!(origin["status"], "advisory", "{doc:#}");
+    assert!(summary(origin).contains("relative path"), "{doc:#}");
+    assert_eq!(
+        origin["hint"],
+        format!(
+            "git remote set-url origin {}",
+            env.origin.canonicalize().unwrap().display()
+        )
+    );
+}

@@ -13,7 +13,7 @@
 //!
 //! Called by `credentials` (the env file) and `provision` (the create-time warning).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::git::Repo;
 
@@ -101,22 +101,37 @@ pub fn origin_out_of_reach(
     ))
 }
 
-/// For a box on the host: when origin's URL is a relative path, the one-line warning that
-/// git reads it from the directory it runs in, so from the box (deeper in the tree) it
-/// names another place and a push there fails, with the command that makes it absolute.
-/// `None` when it is absolute, a server, or there is no origin.
-pub fn origin_relative(repo: &Repo) -> Option<String> {
+/// Origin's URL when it is a relative path (`../app.git`), with the absolute path it
+/// names from the main checkout. git reads such a URL from where it runs, so from a box
+/// (deeper in the tree) it names another place and a push there fails. `None` when it
+/// is absolute, a server, or there is no origin.
+pub fn relative_origin(repo: &Repo) -> Option<(String, PathBuf)> {
     let remote = repo.git.find_remote("origin").ok()?;
     let url = remote.url().ok()?.to_string();
     if !is_host_path(&url) || url.contains("://") || Path::new(&url).is_absolute() {
         return None;
     }
     let joined = repo.main_root.join(&url);
-    let absolute = joined.canonicalize().unwrap_or(joined);
+    Some((url, joined.canonicalize().unwrap_or(joined)))
+}
+
+/// For a box on the host: [`relative_origin`] as a one-line warning, with the command
+/// that makes the URL absolute.
+pub fn origin_relative(repo: &Repo) -> Option<String> {
+    let (url, absolute) = relative_origin(repo)?;
     Some(format!(
-        "origin's URL ({url}) is a relative path, which git reads from where it runs: from the box it names another place, and a push there fails. Make it absolute: `git remote set-url origin {}`",
-        crate::cmd::quote(&absolute.to_string_lossy())
+        "origin's URL ({}) is a relative path, which git reads from where it runs: from the box it names another place, and a push there fails. Make it absolute: `{}`",
+        crate::sanitize::line(&url),
+        set_url_absolute(&absolute)
     ))
+}
+
+/// `git remote set-url origin <absolute>`, quoted for a shell.
+pub fn set_url_absolute(absolute: &Path) -> String {
+    format!(
+        "git remote set-url origin {}",
+        crate::cmd::quote(&absolute.to_string_lossy())
+    )
 }
 
 #[cfg(test)]
