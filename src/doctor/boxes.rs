@@ -73,22 +73,13 @@ pub(super) fn check_boxes(repo: &Repo) -> Check {
         .iter()
         .filter(|e| !e.is_broken())
         .filter_map(|e| {
-            let state = layout.box_state(&e.leaf);
-            match crate::provision::warm::outcome(&state) {
-                Some(Err(why)) => Some(format!("{} ({})", e.leaf, crate::sanitize::line(&why))),
-                Some(Ok(())) => None,
-                None => e
-                    .record
-                    .as_ref()
-                    .and_then(|r| r.warm.as_ref())
-                    .is_some_and(|w| w.background && crate::provision::warm::cut_short(&state))
-                    .then(|| {
-                        format!(
-                            "{} (cut short: its warmer ended before the clone did)",
-                            e.leaf
-                        )
-                    }),
-            }
+            let background = e
+                .record
+                .as_ref()
+                .and_then(|r| r.warm.as_ref())
+                .is_some_and(|w| w.background);
+            crate::provision::warm::unfinished(&layout.box_state(&e.leaf), background)
+                .map(|why| format!("{} ({})", e.leaf, crate::sanitize::line(&why)))
         })
         .collect();
     match broken.first() {

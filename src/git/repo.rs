@@ -130,11 +130,10 @@ impl Repo {
     }
 
     /// Point a missing `origin/HEAD` at `origin/<branch>`, as a fetch by git 2.48 or
-    /// newer does ([`Repo::follows_origin_head`]): never over an existing one, and only
-    /// at a branch the fetch brought. Whether it was written.
+    /// newer does: never over an existing one, and only at a branch the fetch brought.
+    /// The caller asks [`Repo::follows_origin_head`] first. Whether it was written.
     pub fn record_origin_head(&self, branch: &str) -> bool {
-        if !self.follows_origin_head()
-            || crate::names::check_existing_branch(branch).is_err()
+        if crate::names::check_existing_branch(branch).is_err()
             || self.remote_branch(branch).is_none()
         {
             return false;

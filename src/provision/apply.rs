@@ -212,7 +212,9 @@ fn apply(
         ));
     }
     if !resumed && !plan.runner.is_container() {
-        warnings.extend(crate::runner::oci::forge::origin_relative(&ctx.repo));
+        warnings.extend(crate::runner::oci::forge::relative_origin_warning(
+            &ctx.repo,
+        ));
     }
     if !resumed && plan.git_mode == GitMode::Worktree && plan.runner.is_container() {
         // A sandboxed worktree (SPEC §6): its own bare clone, never the user's git dir.

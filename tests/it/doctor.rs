@@ -479,12 +479,16 @@ fn a_background_clone_cut_short_is_an_advisory() {
     env.treebox(&["create", "cut", "--no-launch"]).ok();
     // What a create whose clone went to the background records, and what its warmer
     // leaves when it is killed.
+    let lock = std::fs::File::create(env.box_state("cut").join("warm.lock")).unwrap();
+    // A warmer that could not start (create cloned in the foreground instead) leaves
+    // the same lock, and a record whose clone did not go to the background: nothing.
+    let doc = document(env.treebox(&["doctor", "--json"]).ok());
+    assert_eq!(check(&doc, "boxes")["status"], "ok", "{doc:#}");
     let record = env.box_state("cut").join("record.json");
     let mut doc: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&record).unwrap()).unwrap();
     doc["warm"]["background"] = true.into();
     std::fs::write(&record, serde_json::to_string_pretty(&doc).unwrap()).unwrap();
-    let lock = std::fs::File::create(env.box_state("cut").join("warm.lock")).unwrap();
     let doc = document(env.treebox(&["doctor", "--json"]).ok());
     let boxes = check(&doc, "boxes");
     assert_eq!(boxes["status"], "advisory", "{doc:#}");

@@ -552,12 +552,26 @@ pub fn outcome(state: &Path) -> Option<Result<(), String>> {
     }
 }
 
-/// Did a warmer that was started for the box with bookkeeping `state` end without
-/// saying how (killed, or the machine went down, mid-clone)? Its `warm.lock` is there
-/// and nobody holds it, and it wrote no `warm.json`. Asked only of a box whose record
-/// says its clone went to the background: such a warmer held that lock before create
-/// returned. What it left is safe (no fingerprints, so cargo rebuilds), only not warm.
-pub fn cut_short(state: &Path) -> bool {
+/// Why the clone of `target/` for the box with bookkeeping `state` did not finish, if
+/// it did not: its warmer said it failed (`warm.json`), or, for a box whose record says
+/// its clone went to the `background`, the warmer ended without saying how (killed, or
+/// the machine went down, mid-clone: see [`cut_short`]). `None` when it finished, still
+/// runs, or never went to the background. What is left either way is safe (no
+/// fingerprints, so cargo rebuilds), only not warm.
+pub fn unfinished(state: &Path, background: bool) -> Option<String> {
+    match outcome(state) {
+        Some(Err(why)) => Some(why),
+        Some(Ok(())) => None,
+        None => (background && cut_short(state))
+            .then(|| "cut short: its warmer ended before the clone did".to_string()),
+    }
+}
+
+/// Did the warmer of the box with bookkeeping `state` end without saying how? Its
+/// `warm.lock` is there and nobody holds it, and it wrote no `warm.json`. Meaningful only
+/// where the record says the clone went to the background: such a warmer took that
+/// lock before create returned (one that could not start leaves `background` false).
+fn cut_short(state: &Path) -> bool {
     if fs::symlink_metadata(state.join(OUTCOME)).is_ok() {
         return false;
     }
@@ -834,5 +848,13 @@ mod tests {
         FileExt::unlock(&lock).unwrap();
         fs::write(d.path().join(OUTCOME), "{\"state\": \"done\"}\n").unwrap();
         assert!(!cut_short(d.path()), "it said how it ended");
+        assert_eq!(unfinished(d.path(), true), None);
+        fs::remove_file(d.path().join(OUTCOME)).unwrap();
+        assert!(unfinished(d.path(), true).is_some_and(|w| w.starts_with("cut short")));
+        assert_eq!(
+            unfinished(d.path(), false),
+            None,
+            "never went to the background"
+        );
     }
 }

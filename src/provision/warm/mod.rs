@@ -46,7 +46,7 @@ pub use crate::plan::Warming;
 use crate::vocab::{RunnerKind, Warm, WarmMethod};
 
 use background::Pending;
-pub use background::{cut_short, outcome, serve, stop, warmer_args, Warmer, WARMER_ARG};
+pub use background::{serve, stop, unfinished, warmer_args, Warmer, WARMER_ARG};
 pub use tree::{apply, Warmed};
 use tree::{clone_into, open_source};
 
@@ -350,8 +350,8 @@ pub(super) fn stage(
         reporter.stage("warm");
     }
     let mut shown = started;
-    let result = main_locks.and_then(|locks| {
-        let copied = apply(&repo.main_root, &plan.path, &foreground, &mut |n, total| {
+    let result = main_locks.and_then(|_locks| {
+        apply(&repo.main_root, &plan.path, &foreground, &mut |n, total| {
             if method == WarmMethod::Copy && shown.elapsed() > Duration::from_millis(250) {
                 shown = std::time::Instant::now();
                 reporter.stage(&format!(
@@ -360,9 +360,7 @@ pub(super) fn stage(
                     tree::size(total)
                 ));
             }
-        });
-        drop(locks);
-        copied
+        })
     });
     match result {
         Ok(w) => {

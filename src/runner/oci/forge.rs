@@ -117,7 +117,7 @@ pub fn relative_origin(repo: &Repo) -> Option<(String, PathBuf)> {
 
 /// For a box on the host: [`relative_origin`] as a one-line warning, with the command
 /// that makes the URL absolute.
-pub fn origin_relative(repo: &Repo) -> Option<String> {
+pub fn relative_origin_warning(repo: &Repo) -> Option<String> {
     let (url, absolute) = relative_origin(repo)?;
     Some(format!(
         "origin's URL ({}) is a relative path, which git reads from where it runs: from the box it names another place, and a push there fails. Make it absolute: `{}`",
