@@ -154,9 +154,7 @@ pub fn find(folder: &Path, name: &str) -> Result<(Layout, Record), ProvisionErro
 pub fn remove(layout: &Layout, record: &Record) -> Result<(), ProvisionError> {
     let leaf = Leaf::parse(&record.name)?;
     let lock = BoxLock::try_acquire(&layout.lock_path(&leaf), leaf.as_str())?;
-    if let Some(c) = &record.container {
-        crate::runner::oci::remove(c)?;
-    }
+    crate::runner::oci::remove_box_containers(record)?;
     let state = layout.box_state(&leaf);
     if state.exists() {
         std::fs::remove_dir_all(&state).map_err(|source| ProvisionError::Io {

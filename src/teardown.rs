@@ -248,8 +248,8 @@ fn remove_locked(
     }
     // The container first: with the engine down, nothing is removed and the box stays
     // whole, so a later teardown (or `git sandbox prune`) finishes the job.
-    if let Some(c) = entry.record.as_ref().and_then(|r| r.container.as_ref()) {
-        crate::runner::oci::remove(c).map_err(TeardownError::Container)?;
+    if let Some(r) = entry.record.as_ref() {
+        crate::runner::oci::remove_box_containers(r).map_err(TeardownError::Container)?;
     }
     // A warmer still cloning `target/` into the box: stopped, and waited for.
     crate::provision::warm::stop(&layout.box_state(&entry.leaf));

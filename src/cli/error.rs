@@ -412,6 +412,17 @@ fn classify(e: &ProvisionError) -> CliError {
                     leaf.as_deref().map_or_else(|| "<box>".to_string(), q)
                 ))
             }
+            P::Container(crate::runner::oci::ContainerError::NameTaken { engine, id, .. }) => {
+                CliError::new(ErrorKind::PathTaken, msg).hint(format!(
+                    "If it is left from an interrupted create, remove it (`{engine} rm -f {}`) and run this again.",
+                    q(if id.is_empty() { "<id>" } else { id.as_str() })
+                ))
+            }
+            P::Container(crate::runner::oci::ContainerError::FirewallChanged { .. }) => {
+                CliError::new(ErrorKind::Container, msg).hint(
+                    "Something in the box changed its firewall; `git treebox enter` starts it again and re-applies the rules, and `git treebox doctor` lists the box.",
+                )
+            }
             P::Container(_) => CliError::new(ErrorKind::Container, msg),
             P::DiskFull { path } => CliError::new(ErrorKind::DiskFull, msg).hint(format!(
                 "Free some space (`df -h {}` shows how much is left), then run it again.",

@@ -92,6 +92,7 @@ pub enum TreeboxCommand {
 
 /// Entry point of `git-treebox`: returns the process exit code.
 pub fn treebox_main() -> i32 {
+    crate::git::read_any_owner();
     if let Some((marker, launch)) = crate::session::wrapper_marker() {
         return create::serve_session(&marker, &launch);
     }
@@ -136,6 +137,7 @@ pub fn treebox_main() -> i32 {
 
 /// Entry point of `git-sandbox`.
 pub fn sandbox_main() -> i32 {
+    crate::git::read_any_owner();
     if let Some((marker, launch)) = crate::session::wrapper_marker() {
         return create::serve_session(&marker, &launch);
     }

@@ -1,6 +1,7 @@
 //! The `boxes` check: boxes of this repository that are unsafe — a container worktree
 //! made by an earlier version, whose container mounts the user's git dir read-write
-//! (SPEC §6) — or broken — their `.git` lost, or their registration holding files git
+//! (SPEC §6), or any container made before the launcher, whose agent may be root and
+//! whose keys are in the engine's config (SPEC §7, §8.9) — or broken — their `.git` lost, or their registration holding files git
 //! would hang on or misread (a FIFO, a symlink, junk) — and boxes whose background
 //! clone of `target/` failed or was cut short (an advisory). Read as `list` reads them
 //! (files and libgit2 only), so it never hangs.
@@ -30,6 +31,32 @@ pub(super) fn check_boxes(repo: &Repo) -> Check {
         )
         .hint(format!(
             "Its branch is already in your repository: commit in the box, then `git treebox teardown {q}` and `git treebox create --checkout {q}` (a sandboxed worktree)."
+        ));
+    }
+    // A container of an earlier version: its agent may be root (or the host user, whose
+    // own git then trusts the box's config), and its keys sit in the engine's config.
+    let earlier: Vec<String> = all
+        .iter()
+        .filter(|e| {
+            e.record
+                .as_ref()
+                .and_then(|r| r.container.as_ref())
+                .is_some_and(|c| !c.launcher)
+        })
+        .map(|e| e.leaf.to_string())
+        .collect();
+    if let Some(first) = earlier.first() {
+        let q = crate::cmd::quote(first);
+        return Check::new(
+            "boxes",
+            Status::Fail,
+            format!(
+                "box(es) whose container was made by an earlier version: {}; the agent there runs as root or as you, and the model keys and forwarded tokens sit in the container's config (`inspect`)",
+                earlier.join(", ")
+            ),
+        )
+        .hint(format!(
+            "Bring its work back (`git sandbox fetch {q}`), then `git treebox teardown {q}` and create it again: the new container runs the agent as a user of its own and reads keys from a mounted file."
         ));
     }
     // A hook manager run in a box writes over the guard: until the box is opened

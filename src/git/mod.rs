@@ -19,3 +19,18 @@ pub mod repo;
 
 pub use cli::GitCli;
 pub use repo::Repo;
+
+/// Let libgit2 open repositories whatever their owner, once, before any is opened.
+///
+/// A container box's checkout and git data belong to the agent's uid (SPEC §7), so
+/// git's ownership check (`safe.directory`) keeps the user's own `git`, a shell prompt
+/// or an editor from running what the box configured there (SPEC §8.7). libgit2 applies
+/// the same check, but it runs nothing a config names (no hooks, fsmonitor, filters,
+/// pager or helpers), so for treebox's reads the check guards nothing and would only
+/// hide the box's work from the user. The `git` subprocesses treebox starts keep the
+/// check: they never run in a box's directories after the box has run (SPEC §8.1), and
+/// none is ever given `safe.directory=*`.
+pub fn read_any_owner() {
+    // SAFETY: called at the start of `main`, before any thread or repository exists.
+    let _ = unsafe { git2::opts::set_verify_owner_validation(false) };
+}

@@ -239,8 +239,8 @@ pub fn remove(o: &Orphan, here: Option<(&Repo, &Layout)>) -> Result<Outcome, Pru
     {
         // The containers first: with the engine down, keep the records to retry.
         let mut kept = Vec::new();
-        for c in records.iter().filter_map(|r| r.container.as_ref()) {
-            if let Err(e) = crate::runner::oci::remove(c) {
+        for r in records {
+            if let Err(e) = crate::runner::oci::remove_box_containers(r) {
                 kept.push(format!(
                     "kept {}: {}",
                     state_dir.display(),

@@ -107,7 +107,20 @@ pub(crate) fn container_up(
                 .cloned()
                 .collect(),
         };
-        timed(reporter, "container", || spec.create(&ecos))?
+        // Recorded as soon as it exists, before it starts: an interruption leaves a
+        // container that teardown removes and the next `enter` starts.
+        let mut on_made = |made: &crate::runner::oci::ContainerRecord| {
+            let mut saved = record.clone();
+            saved.container = Some(made.clone());
+            saved
+                .save(&record_path)
+                .map_err(|e| crate::runner::oci::ContainerError::Io {
+                    what: "could not save the record",
+                    path: record_path.clone(),
+                    source: std::io::Error::other(e.to_string()),
+                })
+        };
+        timed(reporter, "container", || spec.create(&ecos, &mut on_made))?
     };
     record.container = Some(crec.clone());
     record.ecosystems = ecos.clone();
@@ -162,6 +175,17 @@ pub(crate) fn container_up(
             },
             other => other,
         })?;
+        // Setup ran the repository's install scripts inside: nothing of it may have
+        // changed the firewall (SPEC §7), and the guard is checked again.
+        if record.firewall {
+            timed(reporter, "firewall", || {
+                crate::runner::oci::firewall::verify_firewall(
+                    engine,
+                    &crec.name,
+                    &layout.firewall_rules_path(leaf),
+                )
+            })?;
+        }
         // Setup ran the repository's install scripts inside: the guard is checked again.
         if let Some(repo) = repo {
             let mut noted = Vec::new();

@@ -29,14 +29,9 @@ pub fn for_record(record: &crate::state::Record, tty: bool) -> Option<Box<dyn Ru
             let c = record.container.as_ref()?;
             Some(Box::new(oci::Oci {
                 engine: oci::Engine::parse(&c.engine)?,
-                container: c.name.clone(),
-                user: c.user.clone(),
+                container: c.clone(),
                 tty,
-                drop_net_caps: record.firewall
-                    && c.user
-                        .split(':')
-                        .next()
-                        .is_some_and(|u| u == "0" || u == "root"),
+                firewall: record.firewall,
             }))
         }
     }

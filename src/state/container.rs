@@ -27,4 +27,10 @@ pub struct ContainerRecord {
     pub id: String,
     #[serde(default)]
     pub pid: u32,
+    /// Programs start through treebox's launcher (`runner::oci::launch`): as root for
+    /// a moment, reading the mounted 0600 env file, then dropped to `user` with no
+    /// capabilities. `false` for a container made by an earlier version, whose agent
+    /// may be root and whose keys sit in its engine config: `doctor` names it.
+    #[serde(default)]
+    pub launcher: bool,
 }

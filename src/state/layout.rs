@@ -238,9 +238,16 @@ impl Store {
         self.status_dir(leaf).join("state")
     }
 
-    /// The env file handed to the container engine.
+    /// The 0600 env file a container's launcher reads (its directory is mounted
+    /// read-only, so a rewrite reaches the next program started in the box).
     pub fn container_env_path(&self, leaf: &Leaf) -> PathBuf {
-        self.box_state(leaf).join("container.env")
+        self.box_state(leaf).join("run").join("env")
+    }
+
+    /// The firewall rules in force when they were last applied (`iptables -S`), which
+    /// later reads are compared with.
+    pub fn firewall_rules_path(&self, leaf: &Leaf) -> PathBuf {
+        self.box_state(leaf).join("firewall.rules")
     }
 
     /// The marker `git sandbox park` leaves on a box it has seen once.
@@ -364,7 +371,7 @@ mod tests {
         assert_eq!(s.hooks_dir(&leaf), b.join("hooks"));
         assert_eq!(s.agent_hooks_dir(&leaf), b.join("agent"));
         assert_eq!(s.status_state_path(&leaf), b.join("status/state"));
-        assert_eq!(s.container_env_path(&leaf), b.join("container.env"));
+        assert_eq!(s.container_env_path(&leaf), b.join("run/env"));
         assert_eq!(s.park_seen_path(&leaf), b.join("park.seen"));
         assert_eq!(s.lock_path(&leaf), s.repo_state.join("locks/fix-x.lock"));
         assert!(s.repo_state.starts_with("/st/repos"));

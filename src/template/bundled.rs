@@ -134,8 +134,8 @@ mod tests {
         let base = b.spec().base_image_for(None).unwrap();
         assert!(dockerfile.contains(&format!("ARG BASE_IMAGE={base}")));
         for needed in [
-            "HOST_UID",
-            "HOST_GID",
+            "AGENT_UID",
+            "AGENT_GID",
             "NODE_VERSION",
             "INSTALL_AGENTS",
             "INSTALL_GH",

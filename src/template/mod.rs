@@ -60,7 +60,7 @@ pub use store::{
     TemplateInfo, MAX_FILES, MAX_FILE_BYTES, MAX_NAME_LEN, MAX_TOTAL_BYTES,
 };
 
-use spec::{dockerfile_args, normalise_rel};
+use spec::{dockerfile_args, normalise_rel, AGENT_ARGS};
 
 /// The spec file every template has.
 pub const SPEC_FILE: &str = "container.json";
@@ -263,6 +263,16 @@ impl Template {
             }
         }
         let declared = dockerfile_args(self.file(DOCKERFILE).map(|f| &f.contents[..]));
+        // The agent's account is made from these (never root, never the host user's
+        // uid); a template copied before they existed makes the agent the host user.
+        for name in AGENT_ARGS {
+            if self.file(DOCKERFILE).is_some() && !declared.iter().any(|d| d == name) {
+                out.push(format!(
+                    "{}: declares no `ARG {name}`: the agent's account is made from `AGENT_UID` and `AGENT_GID` (a template copied from an earlier version makes the agent your own user or root)",
+                    label(DOCKERFILE)
+                ));
+            }
+        }
         for name in self.spec.build_args.keys() {
             if self.file(DOCKERFILE).is_some() && !declared.contains(name) {
                 out.push(format!(

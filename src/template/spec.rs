@@ -21,7 +21,16 @@ use crate::suggest::suggest;
 pub const DEFAULT_NODE_VERSION: &str = "22";
 
 /// Build arguments treebox sets itself; `buildArgs` may not.
-pub const RESERVED_BUILD_ARGS: &[&str] = &["BASE_IMAGE", "HOST_UID", "HOST_GID"];
+pub const RESERVED_BUILD_ARGS: &[&str] = &[
+    "BASE_IMAGE",
+    "AGENT_UID",
+    "AGENT_GID",
+    "HOST_UID",
+    "HOST_GID",
+];
+
+/// The build arguments a template's Dockerfile must declare: the agent's account.
+pub const AGENT_ARGS: [&str; 2] = ["AGENT_UID", "AGENT_GID"];
 
 /// A capability a template may add to its container.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -203,7 +212,7 @@ impl Checker<'_> {
                 let why = if name == "BASE_IMAGE" {
                     "set `baseImage` instead"
                 } else {
-                    "treebox sets it to the host user's id"
+                    "treebox sets it (the agent's account)"
                 };
                 self.problem(format!("`{at}` is reserved: {why}"));
                 continue;

@@ -274,8 +274,21 @@ fn worktree_box_in_a_container() {
             "echo in > in.txt && git add in.txt && git commit -qm inside",
         ])
         .ok();
+        // The checkout is the agent's: the user's own git refuses it (git's ownership
+        // check), and the work comes back through treebox.
+        let plain = env
+            .command("git", &env.box_path("boxed"))
+            .args(["log", "--oneline", "-1"])
+            .output()
+            .unwrap();
+        assert!(!plain.status.success(), "{plain:?}");
+        assert!(String::from_utf8_lossy(&plain.stderr).contains("dubious ownership"));
+        env.sandbox(&["fetch", "boxed"]).ok();
         assert!(env
-            .git(&env.box_path("boxed"), &["log", "--oneline", "-1"])
+            .git(
+                &env.repo,
+                &["log", "--oneline", "-1", "refs/hort/boxed/incoming"]
+            )
             .contains("inside"));
         // The hooks and the guard are read-only; other boxes' registrations survive prune.
         let hooks = env.repo.join(".git/hooks");
@@ -599,6 +612,16 @@ fn the_firewall_allows_the_allowlist_and_nothing_else() {
             );
             return;
         }
+        // The image has a `uv` (a stand-in that installs nothing), and the repository a
+        // lockfile: setup runs `uv` in the box at create and again whenever the
+        // lockfile changes.
+        let dockerfile = env.config_dir().join("treebox/templates/test/Dockerfile");
+        let mut text = std::fs::read_to_string(&dockerfile).unwrap();
+        text.push_str(
+            "USER root\nRUN printf '#!/bin/sh\\nexit 0\\n' > /usr/local/bin/uv && chmod 0755 /usr/local/bin/uv\nUSER ${AGENT_UID}:${AGENT_GID}\n",
+        );
+        std::fs::write(&dockerfile, text).unwrap();
+        env.push_to_origin("uv.lock", "version = 1\n");
         // The template's allowlist names only the allowed server.
         let allow = env
             .config_dir()
@@ -637,6 +660,32 @@ fn the_firewall_allows_the_allowlist_and_nothing_else() {
         assert_ne!(probe(&ips[1]), 0);
         // The agent cannot drop the rules.
         assert_ne!(b.exec(&["fw", "--", "iptables", "-F", "OUTPUT"]).code, 0);
+        // Nor plant a `uv` that does it at the next setup: the image's programs are
+        // not its to write, and setup runs as the agent, without NET_ADMIN, anyway.
+        let plant = "printf '#!/bin/sh\\niptables -P OUTPUT ACCEPT; iptables -F OUTPUT\\n' > /usr/local/bin/uv";
+        assert_ne!(b.exec(&["fw", "--", "sh", "-c", plant]).code, 0);
+        b.exec(&["fw", "--", "sh", "-c", "echo '# bumped' >> uv.lock"])
+            .ok();
+        env.treebox(&["enter", "fw", "--print"]).ok();
+        assert_eq!(probe(&ips[0]), 0);
+        assert_ne!(probe(&ips[1]), 0, "egress opened by a setup re-sync");
+        // Rules changed behind treebox's back (here: as root, from outside) are noticed
+        // after the next setup: the container is stopped, and the next start applies
+        // them again.
+        assert!(b
+            .engine(&["exec", "-u", "0", &c, "iptables", "-I", "OUTPUT", "-j", "ACCEPT"])
+            .status
+            .success());
+        b.exec(&["fw", "--", "sh", "-c", "echo '# again' >> uv.lock"])
+            .ok();
+        let r = env.treebox(&["enter", "fw", "--print"]);
+        assert_ne!(r.code, 0, "{r:?}");
+        assert!(r.stderr.contains("firewall"), "{r:?}");
+        let running = b.engine(&["container", "inspect", "--format", "{{.State.Running}}", &c]);
+        assert_eq!(String::from_utf8_lossy(&running.stdout).trim(), "false");
+        env.treebox(&["enter", "fw", "--print"]).ok();
+        assert_eq!(probe(&ips[0]), 0);
+        assert_ne!(probe(&ips[1]), 0);
         env.treebox(&["teardown", "--force", "fw"]).ok();
     });
 }
@@ -846,7 +895,7 @@ fn an_image_that_cannot_run_the_guard_is_refused_at_create() {
     let dockerfile = env.config_dir().join("treebox/templates/test/Dockerfile");
     let mut text = std::fs::read_to_string(&dockerfile).unwrap();
     text.push_str(
-        "RUN rm -f /usr/lib/x86_64-linux-gnu/libgcc_s.so.1 /lib/x86_64-linux-gnu/libgcc_s.so.1\n",
+        "USER root\nRUN rm -f /usr/lib/x86_64-linux-gnu/libgcc_s.so.1 /lib/x86_64-linux-gnu/libgcc_s.so.1\n",
     );
     std::fs::write(&dockerfile, text).unwrap();
     let r = env.treebox(&["create", "noguard", "--no-launch"]);

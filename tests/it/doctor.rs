@@ -521,3 +521,32 @@ fn a_relative_origin_url_is_an_advisory() {
         )
     );
 }
+
+/// A container made before the launcher (its record says nothing of one): its agent
+/// may be root and its keys sit in the engine's config. `doctor` names the box, with
+/// the way out. (No engine needed: the record is what tells.)
+#[test]
+fn a_container_of_an_earlier_version_is_named() {
+    let env = TestEnv::new();
+    env.treebox(&["create", "old", "--no-launch"]).ok();
+    let record = env.box_state("old").join("record.json");
+    let mut doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&record).unwrap()).unwrap();
+    doc["container"] = serde_json::json!({
+        "engine": "docker", "name": "treebox-x-old", "image": "treebox-default:0",
+        "user": "0:0", "home": "/root"
+    });
+    std::fs::write(&record, serde_json::to_string_pretty(&doc).unwrap()).unwrap();
+    let r = env.treebox(&["doctor", "--json"]);
+    let doc = document(&r);
+    let boxes = check(&doc, "boxes");
+    assert_eq!(boxes["status"], "fail", "{doc:#}");
+    assert!(summary(boxes).contains("earlier version: old"), "{doc:#}");
+    assert!(
+        boxes["hint"]
+            .as_str()
+            .unwrap_or("")
+            .contains("git sandbox fetch old"),
+        "{doc:#}"
+    );
+}

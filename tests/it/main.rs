@@ -15,6 +15,7 @@ mod hook_managers;
 mod hostile;
 mod hostile_boxes;
 mod hostile_clone_boxes;
+mod hostile_containers;
 mod hostile_include;
 mod hostile_objects;
 mod lifecycle;

@@ -163,7 +163,11 @@ fn hostile_files_in_a_sandboxed_worktrees_git_data_break_that_box_alone() {
         env.treebox(&["create", "plain", "--isolation", "host", "--no-launch"])
             .ok();
         sandboxed(&b, "fine");
-        env.commit_file(&env.box_path("fine"), "w.txt", "work\n", "fine's work");
+        // The agent's commit, made as the agent (the checkout is its own).
+        b.commit_inside(
+            "fine",
+            "echo work > w.txt && git add w.txt && git commit -qm 'the work of fine'",
+        );
         for (name, at, file, kind) in PLANTS {
             sandboxed(&b, name);
             let dir = match at {
@@ -350,8 +354,10 @@ fn exec_shaped_config_in_a_sandboxed_worktree_never_runs_on_the_host() {
             sandboxed(&b, name);
             let bx = env.box_path(name);
             // The box's commit, made before it turns rogue.
-            env.commit_file(&bx, &format!("{name}.txt"), name, &format!("{name}'s work"));
-            tips.push(env.git(&bx, &["rev-parse", "HEAD"]).trim().to_string());
+            tips.push(b.commit_inside(
+                name,
+                &format!("echo {name} > {name}.txt && git add {name}.txt && git commit -qm '{name} work'"),
+            ));
             let bare = bare_of(&b, name);
             let reg = registration_of(&b, name);
             match name {
@@ -424,18 +430,31 @@ fn exec_shaped_config_in_a_sandboxed_worktree_never_runs_on_the_host() {
             r.code(5);
             assert!(r.stderr.contains("uncommitted or untracked"), "{r:?}");
             assert_eq!(env.snapshot(), before, "{name}: down wrote something");
-            // The control: the plants are live — plain git in the box runs them.
+            // The user's plain git in the box runs none of it: the checkout is the
+            // agent's, and git's ownership check refuses it (SPEC §8.7).
             let bx = env.box_path(name);
-            for args in [["status"], ["diff"]] {
+            let plain_git = |pre: &[String], args: &[&str]| {
                 let out = env
                     .command("timeout", &bx)
                     .arg("30")
                     .arg("git")
+                    .args(pre)
                     .args(args)
                     .stdin(std::process::Stdio::null())
                     .output()
                     .unwrap();
                 assert_ne!(out.status.code(), Some(124), "git {args:?} hung");
+                out
+            };
+            for args in [["status"], ["diff"]] {
+                let out = plain_git(&[], &args);
+                assert!(!out.status.success(), "{name}: git {args:?}: {out:?}");
+            }
+            assert_eq!(markers(&root), none, "{name}: plain git ran the plants");
+            // The control: the plants are live — trusting the directory runs them.
+            let trust = vec!["-c".to_string(), format!("safe.directory={}", bx.display())];
+            for args in [["status"], ["diff"]] {
+                plain_git(&trust, &args);
             }
             let fired = markers(&root);
             assert!(

@@ -2,8 +2,12 @@
 //! running (`ensure_running`), removing it, and reading the engine's `inspect`.
 //!
 //! Invariants:
-//! - A create is idempotent: an existing container is started, not made twice; a
-//!   create an interruption cut short (the name is taken but unrecorded) is adopted.
+//! - A create is idempotent: an existing container is started, not made twice. A new
+//!   container is made (`create`), recorded, and only then started: no container of
+//!   treebox's runs unrecorded. A name taken by a container no record names is refused
+//!   with its id, never adopted.
+//! - The agent's writable mounts are handed to its identity (never root, never the
+//!   host user's uid) once the container runs.
 //! - The hot path (`run`, `attach`, `enter`) asks `/proc`, then at most one `inspect`,
 //!   when the container already runs; a restart behind treebox's back re-applies the
 //!   firewall (a restart loses its rules).
@@ -12,11 +16,14 @@
 //! Called by `provision` (create, enter), the CLI's `run`, and `teardown`/`folder`
 //! (remove).
 
+use std::path::{Path, PathBuf};
+
 use super::credentials::env_lines;
 use super::engine::{Engine, RunSpec};
 use super::error::{explain, io_err, ContainerError};
-use super::firewall::apply_firewall;
 use super::image::Spec;
+use super::launch::{Identity, ENV_DIR};
+use super::mounts::Mount;
 use super::Ecosystem;
 use crate::cmd::CmdError;
 use crate::git::Repo;
@@ -45,121 +52,227 @@ pub fn container_name(layout: &Layout, leaf: &Leaf) -> String {
 }
 
 impl Spec<'_> {
-    /// Make the container (image, env file, run), apply the firewall. Idempotent: an
+    /// Make the container (image, env file, create, record through `on_made`, start,
+    /// the agent's ownership of its mounts), apply the firewall. Idempotent: an
     /// existing container is started if stopped. An engine that does not answer is
     /// reported as such, whatever step noticed it.
-    pub fn create(&self, ecos: &[Ecosystem]) -> Result<ContainerRecord, ContainerError> {
-        self.create_inner(ecos).map_err(|e| explain(self.engine, e))
+    pub fn create(
+        &self,
+        ecos: &[Ecosystem],
+        on_made: &mut dyn FnMut(&ContainerRecord) -> Result<(), ContainerError>,
+    ) -> Result<ContainerRecord, ContainerError> {
+        self.create_inner(ecos, on_made)
+            .map_err(|e| explain(self.engine, e))
     }
 
-    fn create_inner(&self, ecos: &[Ecosystem]) -> Result<ContainerRecord, ContainerError> {
+    fn create_inner(
+        &self,
+        ecos: &[Ecosystem],
+        on_made: &mut dyn FnMut(&ContainerRecord) -> Result<(), ContainerError>,
+    ) -> Result<ContainerRecord, ContainerError> {
         let name = container_name(self.layout, self.leaf);
-        let (user, home) = self.agent_user();
-        let image = self.ensure_image()?;
-        let mut rec = ContainerRecord {
-            engine: self.engine.program().into(),
-            name: name.clone(),
-            image: image.clone(),
-            user: user.clone(),
-            home: home.clone(),
-            id: String::new(),
-            pid: 0,
-        };
         // A box made before has a container to start; a new one has none to ask about.
-        let existing = if self.record.container.is_some() {
-            self.engine.state(&name).map_err(ContainerError::Engine)?
-        } else {
-            None
+        let existing = match &self.record.container {
+            Some(old) => self
+                .engine
+                .state(&name)
+                .map_err(ContainerError::Engine)?
+                .map(|s| (s, old.clone())),
+            None => None,
         };
-        match existing {
-            Some(s) if s.running => {}
-            Some(_) => {
-                self.engine
-                    .start(&name)
-                    .output()
-                    .map_err(ContainerError::Run)?;
-            }
-            None => {
-                let (mounts, cache_env) = self.mounts(&home, ecos)?;
-                let env_file = self.layout.container_env_path(self.leaf);
-                let spec_env: Vec<(String, String)> = self
-                    .template
-                    .spec()
-                    .env
-                    .iter()
-                    .map(|(k, v)| (k.clone(), v.clone()))
-                    .collect();
-                let text = env_lines(
-                    self.repo,
-                    self.leaf,
-                    &spec_env,
-                    &cache_env,
-                    &self.record.forward_tokens,
-                );
-                atomic::write(&env_file, text.as_bytes(), 0o600)
-                    .map_err(io_err("could not write", &env_file))?;
-                let mut caps: Vec<String> = Vec::new();
-                if self.firewall {
-                    caps.extend(
-                        self.template
-                            .spec()
-                            .cap_add
-                            .iter()
-                            .map(|c| c.as_str().to_string()),
-                    );
-                    for c in ["NET_ADMIN", "NET_RAW"] {
-                        if !caps.iter().any(|x| x == c) {
-                            caps.push(c.into());
-                        }
-                    }
+        let rec = match existing {
+            // Its identity and env delivery are the ones it was made with.
+            Some((s, mut rec)) => {
+                if !s.running {
+                    self.engine
+                        .start(&name)
+                        .output()
+                        .map_err(ContainerError::Run)?;
                 }
-                let spec = RunSpec {
-                    name: name.clone(),
-                    hostname: self.leaf.to_string(),
-                    image,
-                    labels: vec![
-                        (
-                            "org.treebox.repo".into(),
-                            self.record.repo.to_string_lossy().into_owned(),
-                        ),
-                        ("org.treebox.box".into(), self.leaf.to_string()),
-                    ],
-                    env_file,
-                    mounts,
-                    cap_add: caps,
-                    network: std::env::var("TREEBOX_NETWORK")
-                        .ok()
-                        .filter(|n| !n.is_empty()),
-                    workdir: self.record.path.clone(),
-                    user,
-                };
-                match self.engine.run(&spec).output() {
-                    Ok(_) => {}
-                    // An interrupted create made it before it could record it.
-                    Err(e)
-                        if e.stderr().contains("already in use")
-                            || e.stderr().contains("already exists") =>
-                    {
-                        match self.engine.state(&name).map_err(ContainerError::Engine)? {
-                            Some(s) if s.running => {}
-                            _ => {
-                                self.engine
-                                    .start(&name)
-                                    .output()
-                                    .map_err(ContainerError::Run)?;
-                            }
-                        }
-                    }
-                    Err(e) => return Err(ContainerError::Run(e)),
-                }
+                rec.name = name.clone();
+                rec
             }
-        }
+            None => self.make(&name, ecos, on_made)?,
+        };
+        let mut rec = rec;
         if self.firewall {
-            self.apply_firewall(&name)?;
+            super::firewall::apply_and_keep(
+                self.engine,
+                &name,
+                &self.template,
+                &self.extra_allow,
+                &self.layout.firewall_rules_path(self.leaf),
+            )?;
         }
         observe(&mut rec, self.engine)?;
         Ok(rec)
     }
+
+    /// A new container: made, recorded (`on_made`), started, its writable mounts given
+    /// to the agent. A name already taken by a container no record names is refused,
+    /// never adopted: its mounts may point at directories since removed.
+    fn make(
+        &self,
+        name: &str,
+        ecos: &[Ecosystem],
+        on_made: &mut dyn FnMut(&ContainerRecord) -> Result<(), ContainerError>,
+    ) -> Result<ContainerRecord, ContainerError> {
+        let agent = self.agent_identity()?;
+        let image = self.ensure_image(&agent)?;
+        let (mut mounts, cache_env) = self.mounts(&agent.home, ecos)?;
+        let env_file = self.layout.container_env_path(self.leaf);
+        let spec_env: Vec<(String, String)> = self
+            .template
+            .spec()
+            .env
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        let text = env_lines(
+            self.repo,
+            self.leaf,
+            &spec_env,
+            &cache_env,
+            &self.record.forward_tokens,
+        );
+        let env_dir = env_file
+            .parent()
+            .expect("the env file lives in a directory of its own")
+            .to_path_buf();
+        {
+            use std::os::unix::fs::DirBuilderExt;
+            std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(&env_dir)
+                .map_err(io_err("could not create", &env_dir))?;
+        }
+        atomic::write(&env_file, text.as_bytes(), 0o600)
+            .map_err(io_err("could not write", &env_file))?;
+        mounts.push(Mount {
+            src: env_dir,
+            dst: PathBuf::from(ENV_DIR),
+            readonly: true,
+        });
+        let mut caps: Vec<String> = Vec::new();
+        if self.firewall {
+            caps.extend(
+                self.template
+                    .spec()
+                    .cap_add
+                    .iter()
+                    .map(|c| c.as_str().to_string()),
+            );
+            for c in ["NET_ADMIN", "NET_RAW"] {
+                if !caps.iter().any(|x| x == c) {
+                    caps.push(c.into());
+                }
+            }
+        }
+        let spec = RunSpec {
+            name: name.to_string(),
+            hostname: self.leaf.to_string(),
+            image: image.clone(),
+            labels: vec![
+                (
+                    "org.treebox.repo".into(),
+                    self.record.repo.to_string_lossy().into_owned(),
+                ),
+                ("org.treebox.box".into(), self.leaf.to_string()),
+            ],
+            mounts,
+            cap_add: caps,
+            network: std::env::var("TREEBOX_NETWORK")
+                .ok()
+                .filter(|n| !n.is_empty()),
+            workdir: self.record.path.clone(),
+            // The idle anchor runs as root: an engine gives a root `exec` only the
+            // capabilities the container's own user has (none for a non-root user),
+            // and treebox's root steps (the firewall, the launcher's drop) need them.
+            // Nothing talks to the anchor; the agent's programs all go through the
+            // launcher.
+            user: "0:0".into(),
+        };
+        let id = match self.engine.create(&spec).stdout_string() {
+            Ok(out) => out.trim().to_string(),
+            Err(e)
+                if e.stderr().contains("already in use")
+                    || e.stderr().contains("already exists") =>
+            {
+                let id = self
+                    .engine
+                    .state(name)
+                    .ok()
+                    .flatten()
+                    .map(|s| s.id)
+                    .unwrap_or_default();
+                return Err(ContainerError::NameTaken {
+                    engine: self.engine.program().to_string(),
+                    name: name.to_string(),
+                    id,
+                });
+            }
+            Err(e) => return Err(ContainerError::Run(e)),
+        };
+        let rec = ContainerRecord {
+            engine: self.engine.program().into(),
+            name: name.to_string(),
+            image,
+            user: agent.user(),
+            home: agent.home.clone(),
+            id,
+            pid: 0,
+            launcher: true,
+        };
+        on_made(&rec)?;
+        self.engine
+            .start(name)
+            .output()
+            .map_err(ContainerError::Run)?;
+        // The box's own mounts; never the user's git dir (which a container worktree of
+        // an earlier version still mounts).
+        let own: Vec<&Mount> = spec
+            .mounts
+            .iter()
+            .filter(|m| !m.readonly)
+            .filter(|m| self.repo.is_none_or(|r| !m.src.starts_with(&r.common_dir)))
+            .collect();
+        give_to_agent(self.engine, name, &agent, &own)?;
+        Ok(rec)
+    }
+}
+
+/// Give the agent its writable mounts (the checkout, its git data, its credential
+/// copies, its status directory): owned by its uid and group, as root in the container
+/// (the one way that works for every engine and host user). Symlinks are changed, never
+/// followed. Git's ownership check then keeps the host user's own git, a prompt or an
+/// editor from running what the box configures there (SPEC §8.7).
+fn give_to_agent(
+    engine: Engine,
+    name: &str,
+    agent: &Identity,
+    mounts: &[&Mount],
+) -> Result<(), ContainerError> {
+    let mut argv: Vec<String> = vec![
+        "chown".into(),
+        "-R".into(),
+        "-h".into(),
+        format!("{}:{}", agent.uid, agent.gid),
+        "--".into(),
+    ];
+    let writable: Vec<String> = mounts
+        .iter()
+        .map(|m| m.dst.to_string_lossy().into_owned())
+        .collect();
+    if writable.is_empty() {
+        return Ok(());
+    }
+    argv.extend(writable);
+    engine
+        .exec(name, "0:0", Path::new("/"), &[], false, &argv)
+        .output()
+        .map(|_| ())
+        .map_err(ContainerError::Run)
 }
 
 /// Make sure a recorded container runs: start it when stopped (re-applying the
@@ -204,7 +317,7 @@ pub fn ensure_running(
         let mut rec = rec.clone();
         if record.firewall {
             let template = template::find(record.template.as_deref().unwrap_or("default"))?;
-            apply_firewall(engine, &rec.name, &template, cfg_allow)?;
+            keep_firewall(engine, layout, record, &template, cfg_allow)?;
         }
         rec.id = s.id.clone();
         rec.pid = s.pid;
@@ -218,7 +331,7 @@ pub fn ensure_running(
                 .output()
                 .map_err(ContainerError::Run)?;
             if record.firewall {
-                apply_firewall(engine, &rec.name, &template, cfg_allow)?;
+                keep_firewall(engine, layout, record, &template, cfg_allow)?;
             }
             let mut rec = rec.clone();
             observe(&mut rec, engine)?;
@@ -237,9 +350,31 @@ pub fn ensure_running(
                 firewall: record.firewall,
                 extra_allow: cfg_allow.to_vec(),
             };
-            spec.create(&record.ecosystems)
+            // Recorded by the caller once this returns.
+            spec.create(&record.ecosystems, &mut |_| Ok(()))
         }
     }
+}
+
+/// Apply a recorded box's firewall and keep the rules for [`super::firewall::verify_firewall`].
+fn keep_firewall(
+    engine: Engine,
+    layout: &Layout,
+    record: &Record,
+    template: &template::Template,
+    allow: &[String],
+) -> Result<(), ContainerError> {
+    let Some(rec) = record.container.as_ref() else {
+        return Ok(());
+    };
+    let leaf = Leaf::parse(&record.name).map_err(|_| ContainerError::NoEngine)?;
+    super::firewall::apply_and_keep(
+        engine,
+        &rec.name,
+        template,
+        allow,
+        &layout.firewall_rules_path(&leaf),
+    )
 }
 
 /// Remove a box's container and, when no other container uses it, its image.
@@ -267,6 +402,37 @@ pub fn remove(rec: &ContainerRecord) -> Result<(), ContainerError> {
     }
     if engine.users_of_image(&rec.image).is_empty() {
         let _ = engine.remove_image(&rec.image).output_any();
+    }
+    Ok(())
+}
+
+/// Remove every container of a box: the recorded one (and its image when no other
+/// container uses it), then any other the engine holds labelled for the box — one an
+/// interrupted create made before it could record it. With nothing recorded, an engine
+/// that does not answer is passed over: nothing of treebox's can be running there.
+pub fn remove_box_containers(record: &Record) -> Result<(), ContainerError> {
+    if let Some(c) = &record.container {
+        remove(c)?;
+    }
+    let engine = record
+        .container
+        .as_ref()
+        .and_then(|c| Engine::parse(&c.engine))
+        .or_else(|| Engine::of(record.runner));
+    let Some(engine) = engine else {
+        return Ok(());
+    };
+    if record.container.is_none() && !engine.installed() {
+        return Ok(());
+    }
+    let Some(ids) = engine.labelled(&record.repo, &record.name) else {
+        return Ok(());
+    };
+    for id in ids {
+        engine
+            .remove(&id)
+            .output()
+            .map_err(ContainerError::Engine)?;
     }
     Ok(())
 }

@@ -7,8 +7,9 @@
 //!   0600 env file given at start; only the chosen harness's login files are copied
 //!   (0700 dir, 0600 files) into the bookkeeping and mounted; the live `~/.claude` or
 //!   `~/.codex` is never mounted.
-//! - A refresh rewrites the copies in place (a bind-mounted file pins its inode) and
-//!   never writes through a symlink.
+//! - Staging and every refresh rewrite the copies in place (a bind-mounted file pins
+//!   its inode, a mounted directory must not be replaced under a running container)
+//!   and never write through a symlink.
 //!
 //! Called by `mounts` and `container` at create, and by `provision::enter` (refresh).
 
@@ -36,7 +37,9 @@ fn login_files(h: Harness) -> (&'static str, &'static [&'static str], Option<&'s
 }
 
 /// Copy the chosen harness's login files into the box's credentials dir (0700/0600),
-/// fresh each time. Returns the mounts that place them in the agent's home.
+/// fresh each time, in place: a container may already mount the directory (one made by
+/// an interrupted create), and a replaced directory would leave it reading deleted
+/// files. Returns the mounts that place them in the agent's home.
 pub fn stage_credentials(
     layout: &Layout,
     leaf: &Leaf,
@@ -44,11 +47,8 @@ pub fn stage_credentials(
     host_home: &Path,
     agent_home: &Path,
 ) -> Result<Vec<Mount>, ContainerError> {
-    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+    use std::os::unix::fs::DirBuilderExt;
     let creds = layout.credentials_dir(leaf);
-    if creds.exists() {
-        std::fs::remove_dir_all(&creds).map_err(io_err("could not clear", &creds))?;
-    }
     let (dir, files, home_file) = login_files(harness);
     let staged = creds.join(dir.trim_start_matches('.'));
     std::fs::DirBuilder::new()
@@ -60,13 +60,7 @@ pub fn stage_credentials(
         let Ok(data) = std::fs::read(src) else {
             return Ok(false);
         };
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(dst)
-            .map_err(io_err("could not write", dst))?;
-        f.write_all(&data).map_err(io_err("could not write", dst))?;
+        write_in_place(dst, &data)?;
         Ok(true)
     };
     for f in files {
@@ -202,6 +196,7 @@ fn write_in_place(path: &Path, data: &[u8]) -> Result<(), ContainerError> {
             source: std::io::Error::from(std::io::ErrorKind::InvalidInput),
         });
     }
+    let new = std::fs::symlink_metadata(path).is_err();
     let mut f = std::fs::OpenOptions::new()
         .write(true)
         .create(true)
@@ -210,6 +205,14 @@ fn write_in_place(path: &Path, data: &[u8]) -> Result<(), ContainerError> {
         .custom_flags(libc::O_NOFOLLOW)
         .open(path)
         .map_err(io_err("could not write", path))?;
+    // A copy new since the container was made belongs to whoever owns its directory:
+    // the agent, once the container runs (where this process may give files away).
+    if new {
+        if let Some(dir) = path.parent().and_then(|d| std::fs::metadata(d).ok()) {
+            use std::os::unix::fs::MetadataExt;
+            let _ = std::os::unix::fs::fchown(&f, Some(dir.uid()), Some(dir.gid()));
+        }
+    }
     f.write_all(data).map_err(io_err("could not write", path))
 }
 

@@ -104,16 +104,18 @@ impl Engine {
         c.arg(context.as_os_str())
     }
 
-    /// `run -d --init …` of the idle anchor process that keeps a box's container up.
-    pub fn run(self, spec: &RunSpec) -> Cmd {
+    /// `create --init …` of the idle anchor process that keeps a box's container up;
+    /// `start` runs it. Made first and started once recorded, so that no container of
+    /// treebox's runs unrecorded. No `--env-file`: the engine would keep every value in
+    /// the container's config (`inspect`); the launcher reads the mounted file instead.
+    pub fn create(self, spec: &RunSpec) -> Cmd {
         let mut c = self
             .cmd()
-            .args(["run", "-d", "--init", "--name", &spec.name, "--hostname"])
+            .args(["create", "--init", "--name", &spec.name, "--hostname"])
             .arg(&spec.hostname);
         for (k, v) in &spec.labels {
             c = c.arg("--label").arg(format!("{k}={v}"));
         }
-        c = c.arg("--env-file").arg(spec.env_file.as_os_str());
         for cap in &spec.cap_add {
             c = c.arg("--cap-add").arg(cap);
         }
@@ -130,6 +132,19 @@ impl Engine {
             .arg(&spec.user)
             .arg(&spec.image)
             .args(["sleep", "infinity"])
+    }
+
+    /// Containers labelled for a box (`org.treebox.repo`, `org.treebox.box`), running
+    /// or not: their ids. `None` when the engine does not answer.
+    pub fn labelled(self, repo: &Path, leaf: &str) -> Option<Vec<String>> {
+        self.cmd()
+            .args(["ps", "-aq", "--no-trunc", "--filter"])
+            .arg(format!("label=org.treebox.repo={}", repo.display()))
+            .arg("--filter")
+            .arg(format!("label=org.treebox.box={leaf}"))
+            .stdout_string()
+            .ok()
+            .map(|s| s.split_whitespace().map(String::from).collect())
     }
 
     /// `exec -i [-t --detach-keys KEYS] -u USER -w DIR [-e K=V…] CONTAINER ARGV…`.
@@ -252,7 +267,6 @@ pub struct RunSpec {
     pub hostname: String,
     pub image: String,
     pub labels: Vec<(String, String)>,
-    pub env_file: PathBuf,
     pub mounts: Vec<Mount>,
     pub cap_add: Vec<String>,
     pub network: Option<String>,
@@ -289,13 +303,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn run_argv() {
+    fn create_argv_has_no_env_file() {
         let spec = RunSpec {
             name: "treebox-r-x".into(),
             hostname: "x".into(),
             image: "treebox-img:abc".into(),
             labels: vec![("org.treebox.box".into(), "x".into())],
-            env_file: "/s/env".into(),
             mounts: vec![
                 Mount::same(Path::new("/r/.treebox/worktrees/x"), false),
                 Mount::same(Path::new("/r/.git/hooks"), true),
@@ -305,13 +318,12 @@ mod tests {
             workdir: "/r/.treebox/worktrees/x".into(),
             user: "1000:1000".into(),
         };
-        let argv = Engine::Podman.run(&spec).argv();
+        let argv = Engine::Podman.create(&spec).argv();
         assert_eq!(
             argv,
             [
                 "podman",
-                "run",
-                "-d",
+                "create",
                 "--init",
                 "--name",
                 "treebox-r-x",
@@ -319,8 +331,6 @@ mod tests {
                 "x",
                 "--label",
                 "org.treebox.box=x",
-                "--env-file",
-                "/s/env",
                 "--cap-add",
                 "NET_ADMIN",
                 "--security-opt",

@@ -27,6 +27,14 @@ pub enum ContainerError {
     Run(#[source] CmdError),
     #[error("the firewall could not be applied (egress stays denied): {}", tail(.0))]
     Firewall(#[source] CmdError),
+    #[error("the firewall of container {container} is not the one applied (its rules changed); the container was stopped")]
+    FirewallChanged { container: String },
+    #[error("a container named {name} exists ({id}) that no box of treebox's records; it is not adopted")]
+    NameTaken {
+        engine: String,
+        name: String,
+        id: String,
+    },
     #[error("setup step `{step}` failed in the container: {detail}")]
     Setup {
         step: String,

@@ -1,4 +1,4 @@
-//! The box image: the [`Spec`] of a box's container, the agent user it runs as, the
+//! The box image: the [`Spec`] of a box's container, the agent identity it runs as, the
 //! build arguments, the image tag and the build.
 //!
 //! Invariants:
@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 
 use super::engine::Engine;
 use super::error::{io_err, ContainerError};
+use super::launch::{self, Identity};
 use crate::git::Repo;
 use crate::harness::Harness;
 use crate::names::Leaf;
@@ -101,31 +102,47 @@ pub fn node_major(root: &Path) -> Option<String> {
 }
 
 impl Spec<'_> {
-    pub(super) fn agent_user(&self) -> (String, PathBuf) {
-        let (uid, gid) = host_ids();
-        let user = self
-            .template
-            .spec()
-            .user
-            .clone()
-            .unwrap_or_else(|| format!("{uid}:{gid}"));
-        let home = if uid == 0 && self.template.spec().user.is_none() {
-            PathBuf::from("/root")
-        } else {
-            PathBuf::from("/home/agent")
+    /// The identity the agent and every program treebox starts in the box run as:
+    /// never root, never the host user's uid ([`launch::agent_ids`]). A template's
+    /// `user` may choose another, numeric and under the same rule.
+    pub(super) fn agent_identity(&self) -> Result<Identity, ContainerError> {
+        let (host_uid, host_gid) = host_ids();
+        let (uid, gid) = launch::agent_ids(host_uid, host_gid);
+        let home = PathBuf::from("/home/agent");
+        let id = match self.template.spec().user.as_deref() {
+            None => Identity { uid, gid, home },
+            Some(u) => {
+                let (user, group) = u.split_once(':').unwrap_or((u, ""));
+                let parsed = user.parse::<u32>().ok().map(|uid| Identity {
+                    uid,
+                    gid: group.parse().unwrap_or(uid),
+                    home,
+                });
+                match parsed {
+                    Some(id) if id.allowed(host_uid) => id,
+                    _ => {
+                        return Err(ContainerError::BadTemplate {
+                            name: self.template.name().to_string(),
+                            problems: format!(
+                                "`user` is `{}`: the agent runs as a numeric uid (`uid:gid`) other than 0 and yours ({host_uid})",
+                                crate::sanitize::line(u)
+                            ),
+                        })
+                    }
+                }
+            }
         };
-        (user, home)
+        Ok(id)
     }
 
-    fn build_args(&self) -> Vec<(String, String)> {
-        let (uid, gid) = host_ids();
+    fn build_args(&self, agent: &Identity) -> Vec<(String, String)> {
         let node = node_major(&self.record.path);
         let mut args: Vec<(String, String)> = Vec::new();
         if let Some(base) = self.template.spec().base_image_for(node.as_deref()) {
             args.push(("BASE_IMAGE".into(), base));
         }
-        args.push(("HOST_UID".into(), uid.to_string()));
-        args.push(("HOST_GID".into(), gid.to_string()));
+        args.push(("AGENT_UID".into(), agent.uid.to_string()));
+        args.push(("AGENT_GID".into(), agent.gid.to_string()));
         args.push((
             "NODE_VERSION".into(),
             node.unwrap_or_else(|| template::DEFAULT_NODE_VERSION.to_string()),
@@ -137,8 +154,8 @@ impl Spec<'_> {
     }
 
     /// Build the image unless one with the same template and arguments exists.
-    pub fn ensure_image(&self) -> Result<String, ContainerError> {
-        let args = self.build_args();
+    pub fn ensure_image(&self, agent: &Identity) -> Result<String, ContainerError> {
+        let args = self.build_args(agent);
         let tag = image_tag(&self.template, &args);
         if self.engine.image_exists(&tag) {
             return Ok(tag);

@@ -24,6 +24,7 @@ pub mod error;
 pub mod firewall;
 pub mod forge;
 pub mod image;
+pub mod launch;
 pub mod mounts;
 pub mod setup;
 pub mod status;
@@ -37,8 +38,8 @@ use crate::cmd::Cmd;
 use crate::ecosystem::Ecosystem;
 
 pub use container::{
-    container_name, ensure_running, parse_inspect, remove, running_by_proc, ContainerRecord,
-    ContainerState,
+    container_name, ensure_running, parse_inspect, remove, remove_box_containers, running_by_proc,
+    ContainerRecord, ContainerState,
 };
 pub use credentials::{refresh_credentials, stage_credentials};
 pub use engine::{first_answering_engine, resolve_engine, Engine, RunSpec};
@@ -55,35 +56,60 @@ type EnvVars = Vec<(String, String)>;
 /// A box's container, as the runner sees it.
 pub struct Oci {
     pub engine: Engine,
-    pub container: String,
-    pub user: String,
+    pub container: ContainerRecord,
     /// Give the exec a terminal (only when this process has one).
     pub tty: bool,
-    /// Drop NET_ADMIN/NET_RAW from the agent's processes: with the firewall on, the
-    /// container holds them (to apply it as root), and an agent running as root would
-    /// otherwise hold them too and could lift the firewall.
-    pub drop_net_caps: bool,
+    /// The box has the firewall: an agent of an earlier version's container that runs
+    /// as root must not hold NET_ADMIN/NET_RAW.
+    pub firewall: bool,
+}
+
+/// The command that runs `argv` in a box's container as its agent, in `workdir`, with
+/// `env` (never a secret: those come from the env file). A container made by this
+/// version goes through the launcher ([`launch`]); one made earlier runs as its
+/// recorded user, with the network capabilities dropped when that user is root and
+/// the box has the firewall.
+pub fn agent_exec(
+    engine: Engine,
+    rec: &ContainerRecord,
+    firewall: bool,
+    workdir: &Path,
+    env: &[(String, String)],
+    tty: bool,
+    argv: &[String],
+) -> Cmd {
+    if rec.launcher {
+        if let Some(id) = launch::Identity::parse(&rec.user, &rec.home) {
+            let wrapped = launch::wrap(&id, env, argv);
+            return engine.exec(&rec.name, "0:0", workdir, &[], tty, &wrapped);
+        }
+    }
+    let mut full: Vec<String> = Vec::new();
+    let root = rec
+        .user
+        .split(':')
+        .next()
+        .is_some_and(|u| u == "0" || u == "root");
+    if firewall && root {
+        full.extend(["setpriv", "--bounding-set", "-net_admin,-net_raw", "--"].map(String::from));
+    }
+    full.extend(argv.iter().cloned());
+    engine.exec(&rec.name, &rec.user, workdir, env, tty, &full)
 }
 
 impl Runner for Oci {
     fn exec(&self, box_path: &Path, leaf: &str, argv: &[String]) -> Cmd {
-        let mut full: Vec<String> = Vec::new();
-        if self.drop_net_caps {
-            full.extend(
-                ["setpriv", "--bounding-set", "-net_admin,-net_raw", "--"].map(String::from),
-            );
-        }
-        full.extend(argv.iter().cloned());
-        self.engine.exec(
+        agent_exec(
+            self.engine,
             &self.container,
-            &self.user,
+            self.firewall,
             box_path,
             &[
                 ("TREEBOX_BOX".into(), leaf.into()),
                 ("GIT_CEILING_DIRECTORIES".into(), super::ceiling(box_path)),
             ],
             self.tty,
-            &full,
+            argv,
         )
     }
 

@@ -44,8 +44,7 @@ pub fn check_guard(
         return Ok(());
     }
     let argv = [guard.to_string_lossy().into_owned(), "--version".into()];
-    let out = engine
-        .exec(&rec.name, &rec.user, box_path, &[], false, &argv)
+    let out = super::agent_exec(engine, rec, true, box_path, &[], false, &argv)
         .output_any()
         .map_err(ContainerError::Engine)?;
     if out.status.success() {
@@ -98,10 +97,16 @@ fn failure_detail(missing: Option<&str>, out: &std::process::Output) -> String {
     }
 }
 
-/// Did the engine find no such program in the container? docker and podman exit 126 or
-/// 127 and say `executable file not found`.
+/// Is there no such program in the container? The launcher's `setpriv` exits 127 and
+/// says `failed to execute …: No such file or directory`; an engine running the program
+/// itself (a container of an earlier version) exits 126 or 127 and says `executable
+/// file not found`.
 fn program_missing(out: &std::process::Output) -> bool {
-    let said = |b: &[u8]| String::from_utf8_lossy(b).contains("executable file not found");
+    let said = |b: &[u8]| {
+        let t = String::from_utf8_lossy(b);
+        t.contains("executable file not found")
+            || (t.contains("setpriv: failed to execute") && t.contains("No such file or directory"))
+    };
     matches!(out.status.code(), Some(126 | 127)) && (said(&out.stdout) || said(&out.stderr))
 }
 
@@ -126,8 +131,7 @@ pub fn setup_inside(
     }
     for (name, argv, env) in steps {
         on_step(&name);
-        let out = engine
-            .exec(&rec.name, &rec.user, box_path, &env, false, &argv)
+        let out = super::agent_exec(engine, rec, true, box_path, &env, false, &argv)
             .output_any()
             .map_err(ContainerError::Engine)?;
         if !out.status.success() {
@@ -163,6 +167,8 @@ mod tests {
         for out in [
             output(126, "OCI runtime exec failed: exec failed: unable to start container process: exec: \"uv\": executable file not found in $PATH: unknown\n", ""),
             output(127, "", "Error: runc: runc create failed: unable to start container process: exec: \"uv\": executable file not found in $PATH: OCI runtime attempted to invoke a command that was not found\n"),
+            // The launcher's `setpriv`, as a container of this version says it.
+            output(127, "", "setpriv: failed to execute uv: No such file or directory\n"),
         ] {
             assert!(program_missing(&out));
             assert!(failure_detail(Some("uv"), &out).starts_with("`uv` is not installed"));

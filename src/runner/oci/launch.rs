@@ -1,0 +1,189 @@
+//! How every program treebox starts in a box's container begins (SPEC §7, §8.9): the
+//! engine's `exec` runs as root for one moment, a small launcher reads the box's 0600
+//! env file (model keys, git identity, forwarded tokens), then drops to the agent's
+//! identity — its uid, its one group, an empty capability bounding set, no new
+//! privileges — and `exec`s the program.
+//!
+//! Invariants:
+//! - The agent is never root and never the host user's uid ([`agent_ids`]): what it
+//!   writes into its mounts is owned by another uid, so git's ownership check keeps the
+//!   user's own git from running anything the box configured (SPEC §8.7).
+//! - The drop happens in one step, as root: `setpriv --bounding-set` needs
+//!   CAP_SETPCAP, which an unprivileged exec would not have.
+//! - Secrets never travel through the engine: not `--env-file` (kept in `inspect` for
+//!   the container's life), not `exec -e` (the engine's exec config, the host's argv);
+//!   the launcher reads them from a file mounted read-only at [`ENV_DIR`].
+//! - The launcher is argv to `/bin/sh -c`, not a file in the image, so an image built
+//!   from any template runs it; it needs only `sh` and util-linux's `setpriv`.
+//!
+//! Called by the runner (`Oci::exec`), `setup` (the guard check and the setup steps)
+//! and `container` (ownership of the box's mounts).
+
+use std::path::PathBuf;
+
+/// Where the box's env dir is mounted (read-only); the launcher reads [`ENV_FILE`].
+pub const ENV_DIR: &str = "/run/treebox-env";
+/// The env file inside, one `KEY=value` per line.
+pub const ENV_FILE: &str = "/run/treebox-env/env";
+
+/// The uid the agent's account gets in an image, unless it is the host user's.
+pub const AGENT_UID: u32 = 1000;
+
+/// The launcher: `$1` uid, `$2` gid, `$3` home, then `KEY=value` words up to `--`,
+/// then the program and its arguments. Exported are the env file's lines, then the
+/// caller's words (so a setup step's own variables win), then HOME/USER/LOGNAME.
+const LAUNCHER: &str = r#"f=/run/treebox-env/env
+if [ -r "$f" ]; then
+  while IFS= read -r l || [ -n "$l" ]; do
+    case $l in [A-Za-z_]*=*) export "$l" ;; esac
+  done < "$f"
+fi
+u=$1 g=$2 h=$3
+shift 3
+while [ $# -gt 0 ] && [ "$1" != -- ]; do export "$1"; shift; done
+[ $# -gt 0 ] && shift
+export HOME="$h" USER=agent LOGNAME=agent
+umask 002
+command -v setpriv >/dev/null 2>&1 || { echo "treebox: setpriv (util-linux) is missing from the box's image" >&2; exit 127; }
+exec setpriv --reuid "$u" --regid "$g" --groups "$g" --inh-caps -all --bounding-set -all --no-new-privs -- "$@""#;
+
+/// The identity programs run as in a box's container.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Identity {
+    pub uid: u32,
+    pub gid: u32,
+    pub home: PathBuf,
+}
+
+impl Identity {
+    /// `uid:gid`, as the record keeps it.
+    pub fn user(&self) -> String {
+        format!("{}:{}", self.uid, self.gid)
+    }
+
+    /// The identity a record's `user` (`uid:gid`) and `home` name; `None` when `user`
+    /// is not numeric.
+    pub fn parse(user: &str, home: &std::path::Path) -> Option<Identity> {
+        let (u, g) = user.split_once(':')?;
+        Some(Identity {
+            uid: u.parse().ok()?,
+            gid: g.parse().ok()?,
+            home: home.to_path_buf(),
+        })
+    }
+
+    /// Is this an identity the launcher may drop to for a host user `host_uid`?
+    pub fn allowed(&self, host_uid: u32) -> bool {
+        self.uid != 0 && self.uid != host_uid
+    }
+}
+
+/// The agent's uid and gid for a host user `host_uid:host_gid`: [`AGENT_UID`] (the
+/// next uid when that is the host user's own), in the host user's group so that what
+/// the agent writes stays readable for the user. A group below 1000 is a system
+/// group in the image (Debian's `staff`, 50, may write `/usr/local`): then, and for
+/// root's group, the agent gets a group of its own.
+pub fn agent_ids(host_uid: u32, host_gid: u32) -> (u32, u32) {
+    let uid = if host_uid == AGENT_UID {
+        AGENT_UID + 1
+    } else {
+        AGENT_UID
+    };
+    let gid = if host_gid >= 1000 { host_gid } else { uid };
+    (uid, gid)
+}
+
+/// `argv` wrapped in the launcher, with `env` set for it alone (not secrets: those
+/// come from the env file). The result runs as root through the engine's `exec`.
+pub fn wrap(id: &Identity, env: &[(String, String)], argv: &[String]) -> Vec<String> {
+    let mut out: Vec<String> = vec![
+        "/bin/sh".into(),
+        "-c".into(),
+        LAUNCHER.into(),
+        "treebox-launch".into(),
+        id.uid.to_string(),
+        id.gid.to_string(),
+        id.home.to_string_lossy().into_owned(),
+    ];
+    out.extend(
+        env.iter()
+            .filter(|(k, _)| valid_key(k))
+            .map(|(k, v)| format!("{k}={v}")),
+    );
+    out.push("--".into());
+    out.extend(argv.iter().cloned());
+    out
+}
+
+/// A name the env file and the launcher take: `[A-Za-z_][A-Za-z0-9_]*`.
+pub fn valid_key(k: &str) -> bool {
+    let mut chars = k.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_agent_is_never_root_nor_the_host_user() {
+        for (host, want) in [
+            ((0, 0), (1000, 1000)),
+            ((1000, 1000), (1001, 1000)),
+            ((1001, 1001), (1000, 1001)),
+            ((1001, 100), (1000, 1000)),
+            ((501, 50), (1000, 1000)),
+        ] {
+            let got = agent_ids(host.0, host.1);
+            assert_eq!(got, want, "host {host:?}");
+            let id = Identity {
+                uid: got.0,
+                gid: got.1,
+                home: "/home/agent".into(),
+            };
+            assert!(id.allowed(host.0));
+        }
+        let root = Identity::parse("0:0", std::path::Path::new("/root")).unwrap();
+        assert!(!root.allowed(1000));
+        let same = Identity::parse("1000:1000", std::path::Path::new("/h")).unwrap();
+        assert!(!same.allowed(1000));
+        assert_eq!(Identity::parse("agent", std::path::Path::new("/h")), None);
+    }
+
+    #[test]
+    fn wrap_puts_words_before_the_separator_and_drops_bad_names() {
+        let id = Identity {
+            uid: 1000,
+            gid: 1000,
+            home: "/home/agent".into(),
+        };
+        let argv = wrap(
+            &id,
+            &[
+                ("UV_CACHE_DIR".into(), "/c".into()),
+                ("BAD NAME".into(), "x".into()),
+            ],
+            &["uv".into(), "sync".into()],
+        );
+        assert_eq!(argv[0], "/bin/sh");
+        assert_eq!(
+            &argv[3..],
+            [
+                "treebox-launch",
+                "1000",
+                "1000",
+                "/home/agent",
+                "UV_CACHE_DIR=/c",
+                "--",
+                "uv",
+                "sync"
+            ]
+        );
+        assert!(valid_key("GIT_CONFIG_KEY_0") && !valid_key("0X") && !valid_key(""));
+        assert!(LAUNCHER.starts_with(&format!("f={ENV_FILE}\n")));
+        assert_eq!(ENV_FILE.rsplit_once('/').map(|p| p.0), Some(ENV_DIR));
+    }
+}
