@@ -244,6 +244,12 @@ impl Store {
         self.box_state(leaf).join("run").join("env")
     }
 
+    /// The 0600 keys file beside the env file: model keys and forwarded tokens,
+    /// rewritten on every `enter`.
+    pub fn container_keys_path(&self, leaf: &Leaf) -> PathBuf {
+        self.box_state(leaf).join("run").join("keys")
+    }
+
     /// The firewall rules in force when they were last applied (`iptables -S`), which
     /// later reads are compared with.
     pub fn firewall_rules_path(&self, leaf: &Leaf) -> PathBuf {

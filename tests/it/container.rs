@@ -410,7 +410,13 @@ fn secrets_stay_out_of_layers_and_credentials_are_private() {
         let claude = b.env.home.join(".claude");
         std::fs::create_dir_all(&claude).unwrap();
         std::fs::write(claude.join(".credentials.json"), r#"{"token":"login"}"#).unwrap();
-        std::fs::write(b.env.home.join(".claude.json"), r#"{"user":"first"}"#).unwrap();
+        // The user's whole ~/.claude.json: other projects' history, MCP servers with
+        // their tokens. A box gets only the answers it needs (SPEC §7).
+        std::fs::write(
+            b.env.home.join(".claude.json"),
+            r#"{"hasCompletedOnboarding":true,"lastOnboardingVersion":"first","mcpServers":{"db":{"env":{"TOKEN":"mcp-token-1"}}},"projects":{"/elsewhere":{"history":["private prompt"]}}}"#,
+        )
+        .unwrap();
         std::fs::write(claude.join("projects.db"), "not copied").unwrap();
         let env = &b.env;
         env.treebox(&["create", "s", "--no-launch"]).ok();
@@ -462,7 +468,16 @@ fn secrets_stay_out_of_layers_and_credentials_are_private() {
         ]);
         assert!(inside.ok().stdout.contains("renewed"), "{inside:?}");
         // Also the file mounted on its own (~/.claude.json), rewritten in place.
-        std::fs::write(env.home.join(".claude.json"), r#"{"user":"second"}"#).unwrap();
+        let first = b.exec(&["s", "--", "cat", &format!("{home}/.claude.json")]);
+        assert!(first.ok().stdout.contains("first"), "{first:?}");
+        for private in ["mcp-token-1", "private prompt", "/elsewhere"] {
+            assert!(!first.stdout.contains(private), "{private}: {first:?}");
+        }
+        std::fs::write(
+            env.home.join(".claude.json"),
+            r#"{"hasCompletedOnboarding":true,"lastOnboardingVersion":"second"}"#,
+        )
+        .unwrap();
         env.treebox(&["enter", "s", "--print"]).ok();
         let inside = b.exec(&["s", "--", "cat", &format!("{home}/.claude.json")]);
         assert!(inside.ok().stdout.contains("second"), "{inside:?}");

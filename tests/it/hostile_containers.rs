@@ -187,6 +187,19 @@ fn keys_and_tokens_stay_out_of_the_engines_config() {
         for doc in [&rec, &list] {
             assert!(!doc.contains(&key) && !doc.contains(&token));
         }
+        // A renewed key reaches the next program once `enter` has run (the file is read
+        // at each start), and the container's config still holds none.
+        let renewed = format!("{key}-renewed");
+        for (k, v) in b.env.extra_env.iter_mut() {
+            if k == "ANTHROPIC_API_KEY" {
+                v.clone_from(&renewed);
+            }
+        }
+        let env = &b.env;
+        env.treebox(&["enter", "keys", "--print"]).ok();
+        assert_eq!(inside(&b, "keys", "echo $ANTHROPIC_API_KEY"), renewed);
+        let inspect = b.engine(&["container", "inspect", &c]);
+        assert!(!String::from_utf8_lossy(&inspect.stdout).contains(&renewed));
         env.treebox(&["teardown", "--force", "keys"]).ok();
     });
 }

@@ -149,6 +149,7 @@ impl Spec<'_> {
         }
         atomic::write(&env_file, text.as_bytes(), 0o600)
             .map_err(io_err("could not write", &env_file))?;
+        super::credentials::write_keys(self.layout, self.record)?;
         mounts.push(Mount {
             src: env_dir,
             dst: PathBuf::from(ENV_DIR),

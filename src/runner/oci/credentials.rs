@@ -42,13 +42,14 @@ fn login_files(h: Harness) -> (&'static str, &'static [&'static str], Option<&'s
 /// files. Returns the mounts that place them in the agent's home.
 pub fn stage_credentials(
     layout: &Layout,
-    leaf: &Leaf,
+    record: &Record,
     harness: Harness,
     host_home: &Path,
     agent_home: &Path,
 ) -> Result<Vec<Mount>, ContainerError> {
     use std::os::unix::fs::DirBuilderExt;
-    let creds = layout.credentials_dir(leaf);
+    let leaf = Leaf::parse(&record.name).map_err(|_| ContainerError::NoEngine)?;
+    let creds = layout.credentials_dir(&leaf);
     let (dir, files, home_file) = login_files(harness);
     let staged = creds.join(dir.trim_start_matches('.'));
     std::fs::DirBuilder::new()
@@ -73,7 +74,11 @@ pub fn stage_credentials(
     }];
     if let Some(hf) = home_file {
         let dst = creds.join(hf.trim_start_matches('.'));
-        if copy(&host_home.join(hf), &dst)? {
+        let staged = std::fs::read(host_home.join(hf))
+            .ok()
+            .and_then(|raw| home_file_data(record, &raw));
+        if let Some(data) = staged {
+            write_in_place(&dst, &data)?;
             mounts.push(Mount {
                 src: dst,
                 dst: agent_home.join(hf),
@@ -84,7 +89,16 @@ pub fn stage_credentials(
     Ok(mounts)
 }
 
-/// The git identity and model keys, for the 0600 env file.
+/// The model keys a box's programs get, when the user's environment has them.
+const MODEL_KEYS: [&str; 3] = [
+    "ANTHROPIC_API_KEY",
+    "OPENAI_API_KEY",
+    "CLAUDE_CODE_OAUTH_TOKEN",
+];
+
+/// The env file's lines: what is fixed at create — the box, the git identity, the
+/// template's env, the caches' variables, the forge's credential helper. No secret:
+/// those are [`key_lines`].
 pub(super) fn env_lines(
     repo: Option<&Repo>,
     leaf: &Leaf,
@@ -110,37 +124,55 @@ pub(super) fn env_lines(
             }
         }
     }
-    for k in [
-        "ANTHROPIC_API_KEY",
-        "OPENAI_API_KEY",
-        "CLAUDE_CODE_OAUTH_TOKEN",
-    ] {
-        if let Ok(v) = std::env::var(k) {
-            vars.push((k.into(), v));
-        }
-    }
-    // `--token-from`: the named variables as the starting command has them.
-    let mut present: Vec<&str> = Vec::new();
-    for k in forwarded {
-        if let Ok(v) = std::env::var(k) {
-            if !v.is_empty() {
-                present.push(k);
-            }
-            vars.push((k.clone(), v));
-        }
-    }
+    // `--token-from`: which of the named variables have a value decides the helper.
+    let present: Vec<&str> = forwarded
+        .iter()
+        .filter(|k| std::env::var(k).is_ok_and(|v| !v.is_empty()))
+        .map(String::as_str)
+        .collect();
     vars.extend(spec_env.iter().cloned());
     vars.extend(extra.iter().cloned());
     super::forge::add_forge_config(&mut vars, &present);
+    render(vars)
+}
+
+/// The keys file's lines: the model keys and the `--token-from` variables, as the
+/// command writing them has them (every `enter` rewrites the file).
+pub(super) fn key_lines(forwarded: &[String]) -> String {
+    let mut vars: Vec<(String, String)> = Vec::new();
+    for k in MODEL_KEYS
+        .iter()
+        .map(|k| k.to_string())
+        .chain(forwarded.iter().cloned())
+    {
+        if let Ok(v) = std::env::var(&k) {
+            vars.push((k, v));
+        }
+    }
+    render(vars)
+}
+
+/// `KEY=value` lines; a value with a newline cannot be passed (the launcher reads a
+/// line each), nor a name the launcher would not export.
+fn render(vars: Vec<(String, String)>) -> String {
     let mut out = String::new();
     for (k, v) in vars {
-        // The env-file format has no quoting: a value with a newline cannot be passed.
-        if v.contains(['\n', '\r']) || k.is_empty() || k.contains(['=', '\n']) {
+        if v.contains(['\n', '\r']) || !super::launch::valid_key(&k) {
             continue;
         }
         out.push_str(&format!("{k}={v}\n"));
     }
     out
+}
+
+/// Write a box's keys file (0600, replaced whole: its directory is what is mounted).
+pub fn write_keys(layout: &Layout, record: &Record) -> Result<(), ContainerError> {
+    let Ok(leaf) = Leaf::parse(&record.name) else {
+        return Ok(());
+    };
+    let path = layout.container_keys_path(&leaf);
+    crate::state::atomic::write(&path, key_lines(&record.forward_tokens).as_bytes(), 0o600)
+        .map_err(io_err("could not write", &path))
 }
 
 /// Refresh the harness's credential copies (every `enter`).
@@ -152,6 +184,9 @@ pub fn refresh_credentials(
     let (Some(rec), Ok(leaf)) = (record.container.as_ref(), Leaf::parse(&record.name)) else {
         return Ok(());
     };
+    if rec.launcher {
+        write_keys(layout, record)?;
+    }
     let host_home = std::env::var_os("HOME")
         .map(PathBuf::from)
         .unwrap_or_default();
@@ -161,27 +196,36 @@ pub fn refresh_credentials(
         .credentials_dir(&leaf)
         .join(dir.trim_start_matches('.'));
     if !staged.is_dir() {
-        stage_credentials(layout, &leaf, harness, &host_home, &rec.home)?;
+        stage_credentials(layout, record, harness, &host_home, &rec.home)?;
         return Ok(());
     }
-    for f in files
-        .iter()
-        .copied()
-        .map(|f| (host_home.join(dir).join(f), staged.join(f)))
-        .chain(home_file.map(|hf| {
-            (
-                host_home.join(hf),
-                layout
-                    .credentials_dir(&leaf)
-                    .join(hf.trim_start_matches('.')),
-            )
-        }))
-    {
-        if let Ok(data) = std::fs::read(&f.0) {
-            write_in_place(&f.1, &data)?;
+    for f in files {
+        if let Ok(data) = std::fs::read(host_home.join(dir).join(f)) {
+            write_in_place(&staged.join(f), &data)?;
+        }
+    }
+    if let Some(hf) = home_file {
+        let dst = layout
+            .credentials_dir(&leaf)
+            .join(hf.trim_start_matches('.'));
+        let data = std::fs::read(host_home.join(hf))
+            .ok()
+            .and_then(|raw| home_file_data(record, &raw));
+        if let Some(data) = data {
+            write_in_place(&dst, &data)?;
         }
     }
     Ok(())
+}
+
+/// What a box gets of the user's home file (`~/.claude.json`): the minimal one
+/// ([`super::claude_json`]), with the trust the user gave the main checkout carried to
+/// the paths Claude Code knows the box by.
+fn home_file_data(record: &Record, raw: &[u8]) -> Option<Vec<u8>> {
+    let mut paths = vec![record.path.clone()];
+    paths.extend(record.bare_clone.iter().cloned());
+    let key = std::env::var("ANTHROPIC_API_KEY").ok();
+    super::claude_json::minimal(raw, &record.repo, &paths, key.as_deref())
 }
 
 /// Rewrite a staged credential file in place. A file bind-mounted on its own pins its

@@ -23,8 +23,11 @@ use std::path::PathBuf;
 
 /// Where the box's env dir is mounted (read-only); the launcher reads [`ENV_FILE`].
 pub const ENV_DIR: &str = "/run/treebox-env";
-/// The env file inside, one `KEY=value` per line.
+/// The env file inside, one `KEY=value` per line: what is fixed at create.
 pub const ENV_FILE: &str = "/run/treebox-env/env";
+/// The keys file beside it: model keys and forwarded tokens, rewritten on every `enter`
+/// so a renewed key reaches the next program started in the box.
+pub const KEYS_FILE: &str = "/run/treebox-env/keys";
 
 /// The uid the agent's account gets in an image, unless it is the host user's.
 pub const AGENT_UID: u32 = 1000;
@@ -32,12 +35,12 @@ pub const AGENT_UID: u32 = 1000;
 /// The launcher: `$1` uid, `$2` gid, `$3` home, then `KEY=value` words up to `--`,
 /// then the program and its arguments. Exported are the env file's lines, then the
 /// caller's words (so a setup step's own variables win), then HOME/USER/LOGNAME.
-const LAUNCHER: &str = r#"f=/run/treebox-env/env
-if [ -r "$f" ]; then
+const LAUNCHER: &str = r#"for f in /run/treebox-env/env /run/treebox-env/keys; do
+  [ -r "$f" ] || continue
   while IFS= read -r l || [ -n "$l" ]; do
     case $l in [A-Za-z_]*=*) export "$l" ;; esac
   done < "$f"
-fi
+done
 u=$1 g=$2 h=$3
 shift 3
 while [ $# -gt 0 ] && [ "$1" != -- ]; do export "$1"; shift; done
@@ -183,7 +186,8 @@ mod tests {
             ]
         );
         assert!(valid_key("GIT_CONFIG_KEY_0") && !valid_key("0X") && !valid_key(""));
-        assert!(LAUNCHER.starts_with(&format!("f={ENV_FILE}\n")));
+        assert!(LAUNCHER.starts_with(&format!("for f in {ENV_FILE} {KEYS_FILE}; do\n")));
         assert_eq!(ENV_FILE.rsplit_once('/').map(|p| p.0), Some(ENV_DIR));
+        assert_eq!(KEYS_FILE.rsplit_once('/').map(|p| p.0), Some(ENV_DIR));
     }
 }

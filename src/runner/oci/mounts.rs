@@ -176,7 +176,7 @@ impl Spec<'_> {
         }
         m.extend(stage_credentials(
             self.layout,
-            self.leaf,
+            self.record,
             self.harness,
             &host_home,
             agent_home,

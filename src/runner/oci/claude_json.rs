@@ -1,0 +1,193 @@
+//! The `~/.claude.json` a container box gets: not the user's (which holds every other
+//! project's history and MCP servers with their tokens), but the few answers that let
+//! Claude Code start unattended for a user who has used it before (SPEC §7).
+//!
+//! Carried, and only when the user's own file has them: onboarding done (and the
+//! version it was done for), the account Claude Code is logged into (`oauthAccount`:
+//! who, not a token), the user's answer for the model key now in use (only that key's
+//! entry of `customApiKeyResponses`), and the trust the user gave the *main checkout*
+//! — the trust dialog and the `.mcp.json` decisions — applied to the box's own paths.
+//! Nothing is approved on the user's behalf.
+//!
+//! Pure: bytes in, bytes out. Called by `credentials` when it stages or refreshes the
+//! harness's files.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
+
+/// The top-level keys carried as they are.
+const CARRIED: [&str; 3] = [
+    "hasCompletedOnboarding",
+    "lastOnboardingVersion",
+    "oauthAccount",
+];
+
+/// The per-project keys carried from the main checkout to the box: the trust dialog's
+/// answer and the repository's `.mcp.json` decisions.
+const PROJECT_KEYS: [&str; 4] = [
+    "hasTrustDialogAccepted",
+    "enabledMcpjsonServers",
+    "disabledMcpjsonServers",
+    "enableAllProjectMcpServers",
+];
+
+/// How Claude Code names an API key in `customApiKeyResponses`: its last 20 characters.
+fn key_tail(key: &str) -> String {
+    let chars: Vec<char> = key.chars().collect();
+    chars[chars.len().saturating_sub(20)..].iter().collect()
+}
+
+/// The minimal `.claude.json` for a box, from the user's `user_json`: `main` is the
+/// main checkout whose trust is carried, `box_paths` the paths Claude Code may know the
+/// box by (its checkout, and for a sandboxed worktree the bare clone it maps a worktree
+/// to), `api_key` the model key the box gets. `None` when the user's file is not a JSON
+/// object (nothing is staged then).
+pub fn minimal(
+    user_json: &[u8],
+    main: &Path,
+    box_paths: &[PathBuf],
+    api_key: Option<&str>,
+) -> Option<Vec<u8>> {
+    let user: Value = serde_json::from_slice(user_json).ok()?;
+    let user = user.as_object()?;
+    let mut out = Map::new();
+    for k in CARRIED {
+        if let Some(v) = user.get(k) {
+            out.insert(k.to_string(), v.clone());
+        }
+    }
+    if let Some(key) = api_key.filter(|k| !k.is_empty()) {
+        let tail = key_tail(key);
+        let responses = user.get("customApiKeyResponses").unwrap_or(&Value::Null);
+        let mut answer = Map::new();
+        for side in ["approved", "rejected"] {
+            let said = responses[side]
+                .as_array()
+                .is_some_and(|a| a.iter().any(|v| v.as_str() == Some(tail.as_str())));
+            answer.insert(
+                side.to_string(),
+                Value::Array(if said {
+                    vec![Value::String(tail.clone())]
+                } else {
+                    vec![]
+                }),
+            );
+        }
+        out.insert("customApiKeyResponses".into(), Value::Object(answer));
+    }
+    let main_key = main.to_string_lossy();
+    let main_project = user
+        .get("projects")
+        .and_then(|p| p.get(main_key.as_ref()))
+        .and_then(Value::as_object);
+    if let Some(main_project) = main_project {
+        let carried: Map<String, Value> = PROJECT_KEYS
+            .iter()
+            .filter_map(|k| main_project.get(*k).map(|v| (k.to_string(), v.clone())))
+            .collect();
+        if !carried.is_empty() {
+            let projects: Map<String, Value> = box_paths
+                .iter()
+                .map(|p| {
+                    (
+                        p.to_string_lossy().into_owned(),
+                        Value::Object(carried.clone()),
+                    )
+                })
+                .collect();
+            out.insert("projects".into(), Value::Object(projects));
+        }
+    }
+    serde_json::to_vec_pretty(&Value::Object(out)).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn user() -> Vec<u8> {
+        serde_json::json!({
+            "hasCompletedOnboarding": true,
+            "lastOnboardingVersion": "2.1.0",
+            "oauthAccount": {"emailAddress": "u@example.com"},
+            "userID": "abc",
+            "customApiKeyResponses": {
+                "approved": ["0123456789abcdefghij", "other-key-tail-xxxxx"],
+                "rejected": []
+            },
+            "mcpServers": {"secret": {"command": "x", "env": {"TOKEN": "tok-123"}}},
+            "projects": {
+                "/src/repo": {
+                    "hasTrustDialogAccepted": true,
+                    "enabledMcpjsonServers": ["db"],
+                    "history": [{"display": "private prompt"}],
+                    "mcpServers": {"p": {"env": {"K": "v"}}}
+                },
+                "/src/other": {"hasTrustDialogAccepted": true, "history": ["x"]}
+            }
+        })
+        .to_string()
+        .into_bytes()
+    }
+
+    #[test]
+    fn only_the_answers_for_this_box_are_carried() {
+        let boxes = [
+            PathBuf::from("/src/repo/.treebox/worktrees/b"),
+            PathBuf::from("/s/git"),
+        ];
+        let out = minimal(
+            &user(),
+            Path::new("/src/repo"),
+            &boxes,
+            Some("sk-ant-xxxxxxxxxxxx0123456789abcdefghij"),
+        )
+        .unwrap();
+        let v: Value = serde_json::from_slice(&out).unwrap();
+        assert_eq!(v["hasCompletedOnboarding"], true);
+        assert_eq!(v["oauthAccount"]["emailAddress"], "u@example.com");
+        assert_eq!(
+            v["customApiKeyResponses"]["approved"],
+            serde_json::json!(["0123456789abcdefghij"])
+        );
+        for b in &boxes {
+            let p = &v["projects"][b.to_string_lossy().as_ref()];
+            assert_eq!(p["hasTrustDialogAccepted"], true);
+            assert_eq!(p["enabledMcpjsonServers"], serde_json::json!(["db"]));
+            assert!(p.get("history").is_none());
+        }
+        let text = String::from_utf8(out).unwrap();
+        for gone in [
+            "tok-123",
+            "private prompt",
+            "/src/other",
+            "userID",
+            "mcpServers",
+            "other-key",
+        ] {
+            assert!(!text.contains(gone), "{gone} carried: {text}");
+        }
+    }
+
+    #[test]
+    fn nothing_is_approved_on_the_users_behalf() {
+        // A key the user never answered for, and a main checkout never trusted.
+        let json = br#"{"hasCompletedOnboarding":true,"projects":{"/src/repo":{"history":[]}}}"#;
+        let out = minimal(
+            json,
+            Path::new("/src/repo"),
+            &[PathBuf::from("/b")],
+            Some("sk-new"),
+        )
+        .unwrap();
+        let v: Value = serde_json::from_slice(&out).unwrap();
+        assert_eq!(
+            v["customApiKeyResponses"]["approved"],
+            serde_json::json!([])
+        );
+        assert!(v.get("projects").is_none(), "{v}");
+        assert_eq!(minimal(b"[1]", Path::new("/"), &[], None), None);
+        assert_eq!(minimal(b"not json", Path::new("/"), &[], None), None);
+    }
+}
