@@ -160,8 +160,18 @@ pub fn copy_env(source: Option<&Path>, box_root: &Path, tracked_in_repo: bool) -
             ));
         }
     }
-    // A fresh file renamed into place: rename replaces a path, it never follows one.
-    match atomic::write(&dest, &data, 0o600) {
+    // A fresh file renamed into place: rename replaces a path, it never follows one. In
+    // a box whose checkout belongs to another uid (a container's agent), it is theirs.
+    let owner = {
+        use std::os::unix::fs::MetadataExt;
+        // SAFETY: geteuid cannot fail and touches no memory.
+        let me = unsafe { libc::geteuid() };
+        std::fs::symlink_metadata(box_root)
+            .ok()
+            .filter(|m| m.is_dir() && m.uid() != me)
+            .map(|m| (m.uid(), m.gid()))
+    };
+    match atomic::write_owned(&dest, &data, 0o600, owner) {
         Ok(()) => EnvOutcome::Copied {
             hash: sha256_hex(&data),
         },

@@ -15,7 +15,43 @@ pub fn write_unsynced(path: &Path, data: &[u8], mode: u32) -> std::io::Result<()
     replace(path, data, mode, false)
 }
 
+/// [`write`], the new file given to `owner` (uid, gid) before it is renamed into place:
+/// a file treebox writes into a container box's checkout belongs to the box's agent,
+/// as everything else there does. Where this process may not give a file away (it is
+/// not root), the file keeps its owner and gets `owner`'s group with read access for
+/// the group, which the agent has when its group is the user's.
+pub fn write_owned(
+    path: &Path,
+    data: &[u8],
+    mode: u32,
+    owner: Option<(u32, u32)>,
+) -> std::io::Result<()> {
+    let Some((uid, gid)) = owner else {
+        return write(path, data, mode);
+    };
+    replace_with(path, data, mode, true, &|f: &std::fs::File| {
+        if std::os::unix::fs::fchown(f, Some(uid), Some(gid)).is_ok() {
+            return Ok(());
+        }
+        use std::os::unix::fs::PermissionsExt;
+        std::os::unix::fs::fchown(f, None, Some(gid))?;
+        f.set_permissions(std::fs::Permissions::from_mode(mode | 0o040))
+    })
+}
+
 fn replace(path: &Path, data: &[u8], mode: u32, sync: bool) -> std::io::Result<()> {
+    replace_with(path, data, mode, sync, &|_| Ok(()))
+}
+
+type Prepare<'a> = &'a dyn Fn(&std::fs::File) -> std::io::Result<()>;
+
+fn replace_with(
+    path: &Path,
+    data: &[u8],
+    mode: u32,
+    sync: bool,
+    prepare: Prepare<'_>,
+) -> std::io::Result<()> {
     use std::os::unix::fs::OpenOptionsExt;
     let dir = path.parent().unwrap_or_else(|| Path::new("."));
     let name = path
@@ -29,6 +65,7 @@ fn replace(path: &Path, data: &[u8], mode: u32, sync: bool) -> std::io::Result<(
             .create_new(true)
             .mode(mode)
             .open(&tmp)?;
+        prepare(&f)?;
         f.write_all(data)?;
         if sync {
             f.sync_all()?;

@@ -53,8 +53,14 @@ fn the_agent_is_never_root_and_every_program_runs_as_it() {
             serde_json::from_str(&std::fs::read_to_string(&spec_path).unwrap()).unwrap();
         spec["postCreate"] = serde_json::json!([format!("{PROBE} > .post-create-id")]);
         std::fs::write(&spec_path, spec.to_string()).unwrap();
+        std::fs::write(env.repo.join(".env"), "SECRET=one\n").unwrap();
         env.treebox(&["create", "who", "--no-launch"]).ok();
         let checkout = env.box_path("who");
+        // `.env` is the agent's to read, at create and when `enter` refreshes it.
+        assert_eq!(inside(&b, "who", "cat .env"), "SECRET=one");
+        std::fs::write(env.repo.join(".env"), "SECRET=two\n").unwrap();
+        env.treebox(&["enter", "who", "--print"]).ok();
+        assert_eq!(inside(&b, "who", "cat .env"), "SECRET=two");
         let (uid, caps) = {
             let line = inside(&b, "who", PROBE);
             let (u, c) = line.split_once(' ').unwrap();
