@@ -33,4 +33,9 @@ pub struct ContainerRecord {
     /// may be root and whose keys sit in its engine config: `doctor` names it.
     #[serde(default)]
     pub launcher: bool,
+    /// The paths, as the container sees them, handed to the agent's uid at create (its
+    /// checkout, git data, credential copies, status directory): given back to the
+    /// user before the container goes, where the user could not remove them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub agent_paths: Vec<PathBuf>,
 }

@@ -22,7 +22,7 @@ use super::credentials::env_lines;
 use super::engine::{Engine, RunSpec};
 use super::error::{explain, io_err, ContainerError};
 use super::image::Spec;
-use super::launch::{Identity, ENV_DIR};
+use super::launch::ENV_DIR;
 use super::mounts::Mount;
 use super::Ecosystem;
 use crate::cmd::CmdError;
@@ -215,6 +215,15 @@ impl Spec<'_> {
             }
             Err(e) => return Err(ContainerError::Run(e)),
         };
+        // The box's own writable mounts; never the user's git dir (which a container
+        // worktree of an earlier version still mounts).
+        let own: Vec<PathBuf> = spec
+            .mounts
+            .iter()
+            .filter(|m| !m.readonly)
+            .filter(|m| self.repo.is_none_or(|r| !m.src.starts_with(&r.common_dir)))
+            .map(|m| m.dst.clone())
+            .collect();
         let rec = ContainerRecord {
             engine: self.engine.program().into(),
             name: name.to_string(),
@@ -224,56 +233,79 @@ impl Spec<'_> {
             id,
             pid: 0,
             launcher: true,
+            agent_paths: own,
         };
         on_made(&rec)?;
         self.engine
             .start(name)
             .output()
             .map_err(ContainerError::Run)?;
-        // The box's own mounts; never the user's git dir (which a container worktree of
-        // an earlier version still mounts).
-        let own: Vec<&Mount> = spec
-            .mounts
-            .iter()
-            .filter(|m| !m.readonly)
-            .filter(|m| self.repo.is_none_or(|r| !m.src.starts_with(&r.common_dir)))
-            .collect();
-        give_to_agent(self.engine, name, &agent, &own)?;
+        chown_inside(self.engine, name, &agent.user(), &rec.agent_paths)?;
         Ok(rec)
     }
 }
 
-/// Give the agent its writable mounts (the checkout, its git data, its credential
-/// copies, its status directory): owned by its uid and group, as root in the container
-/// (the one way that works for every engine and host user). Symlinks are changed, never
-/// followed. Git's ownership check then keeps the host user's own git, a prompt or an
-/// editor from running what the box configures there (SPEC §8.7).
-fn give_to_agent(
+/// Give `paths` (as the container sees them) to `owner` (`uid:gid`), as root in the
+/// container: the one way that works for every engine and host user. At create the
+/// owner is the agent — its checkout, git data, credential copies and status directory
+/// — so git's ownership check keeps the user's own git, a prompt or an editor from
+/// running what the box configures there (SPEC §8.7); before removal it is the user
+/// again ([`give_back`]). Symlinks are changed, never followed.
+fn chown_inside(
     engine: Engine,
     name: &str,
-    agent: &Identity,
-    mounts: &[&Mount],
+    owner: &str,
+    paths: &[PathBuf],
 ) -> Result<(), ContainerError> {
+    if paths.is_empty() {
+        return Ok(());
+    }
     let mut argv: Vec<String> = vec![
         "chown".into(),
         "-R".into(),
         "-h".into(),
-        format!("{}:{}", agent.uid, agent.gid),
+        owner.into(),
         "--".into(),
     ];
-    let writable: Vec<String> = mounts
-        .iter()
-        .map(|m| m.dst.to_string_lossy().into_owned())
-        .collect();
-    if writable.is_empty() {
-        return Ok(());
-    }
-    argv.extend(writable);
+    argv.extend(paths.iter().map(|p| p.to_string_lossy().into_owned()));
     engine
         .exec(name, "0:0", Path::new("/"), &[], false, &argv)
         .output()
         .map(|_| ())
         .map_err(ContainerError::Run)
+}
+
+/// Give the agent's files back to the user before its container goes, where the user
+/// could not remove them: a host user who is not root, whose engine runs as root
+/// (docker), or rootless (its containers' root is the user). A root host user removes
+/// anything and needs nothing. The container is started for it when stopped; one
+/// already gone leaves the files as they are.
+fn give_back(engine: Engine, rec: &ContainerRecord) -> Result<(), ContainerError> {
+    if !rec.launcher || rec.agent_paths.is_empty() {
+        return Ok(());
+    }
+    // SAFETY: getuid/getgid cannot fail and touch no memory.
+    let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
+    let rootless = engine.rootless();
+    if uid == 0 && !rootless {
+        return Ok(());
+    }
+    let owner = if rootless {
+        "0:0".to_string()
+    } else {
+        format!("{uid}:{gid}")
+    };
+    match engine.state(&rec.name).map_err(ContainerError::Engine)? {
+        None => return Ok(()),
+        Some(s) if !s.running => {
+            engine
+                .start(&rec.name)
+                .output()
+                .map_err(ContainerError::Run)?;
+        }
+        Some(_) => {}
+    }
+    chown_inside(engine, &rec.name, &owner, &rec.agent_paths)
 }
 
 /// Make sure a recorded container runs: start it when stopped (re-applying the
@@ -413,6 +445,9 @@ pub fn remove(rec: &ContainerRecord) -> Result<(), ContainerError> {
 /// that does not answer is passed over: nothing of treebox's can be running there.
 pub fn remove_box_containers(record: &Record) -> Result<(), ContainerError> {
     if let Some(c) = &record.container {
+        if let Some(engine) = Engine::parse(&c.engine) {
+            give_back(engine, c)?;
+        }
         remove(c)?;
     }
     let engine = record

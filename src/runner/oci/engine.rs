@@ -88,6 +88,20 @@ impl Engine {
         (!v.is_empty()).then_some(v)
     }
 
+    /// Does the engine run without root (its containers' root is the user)? podman run
+    /// by a user other than root always does; docker says so in `info`.
+    pub fn rootless(self) -> bool {
+        match self {
+            // SAFETY: getuid cannot fail and touches no memory.
+            Engine::Podman => (unsafe { libc::getuid() }) != 0,
+            Engine::Docker => self
+                .cmd()
+                .args(["info", "--format", "{{json .SecurityOptions}}"])
+                .stdout_string()
+                .is_ok_and(|s| s.contains("rootless")),
+        }
+    }
+
     pub fn image_exists(self, tag: &str) -> bool {
         self.cmd()
             .args(["image", "inspect", "--format", "{{.Id}}", tag])
