@@ -115,7 +115,7 @@ impl Spec<'_> {
         let own = self.layout.cache_dir(self.leaf);
         caches::reset(&own)?;
         for eco in ecos {
-            let view = caches::view(*eco, &host_home, &own)?;
+            let view = caches::view(*eco, &host_home, &own, &r.path)?;
             m.extend(view.mounts);
             env.extend(view.env);
         }

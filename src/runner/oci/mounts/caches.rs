@@ -16,8 +16,9 @@
 //!   shared files (cargo's `.crate`s, npm's content), copies of the small indexes
 //!   (cargo's index cache, npm's index), git databases that borrow the shared objects
 //!   (`objects/info/alternates`), and for uv and pnpm — whose caches hold unpacked
-//!   files the tools trust as they are — a copy of the host cache (`copy_file_range`,
-//!   which clones by reflink where the filesystem can). Extracted trees (cargo's
+//!   files the tools trust as they are — copies (`copy_file_range`, which clones by
+//!   reflink where the filesystem can): of uv's, what the box's `uv.lock` names
+//!   ([`uv`]); of pnpm's, the whole store. Extracted trees (cargo's
 //!   `registry/src` and `git/checkouts`, go's module dirs) are made by the box itself.
 //!   Installs copy out of a cache, never hard-link into it (`UV_LINK_MODE=copy`,
 //!   pnpm's `package-import-method=copy`). Removed with the box's state at teardown.
@@ -34,6 +35,8 @@ use std::path::{Path, PathBuf};
 use super::super::error::{io_err, ContainerError};
 use super::super::{Ecosystem, EnvVars};
 use super::Mount;
+
+mod uv;
 
 /// Where each ecosystem's writable cache appears inside (the box's own).
 pub(super) const CACHE_ROOT: &str = "/var/cache/treebox";
@@ -88,21 +91,23 @@ fn make_dirs_writable(p: &Path) {
     }
 }
 
-/// The caches of `eco` for a box whose writable caches live under `own_root` (just
-/// [`reset`]): the mounts, the seeded writable layer, the variables that point the
-/// tool at it. `home` is the host user's home.
+/// The caches of `eco` for the box whose checkout is `project` and whose writable
+/// caches live under `own_root` (just [`reset`]): the mounts, the seeded writable
+/// layer, the variables that point the tool at it. `home` is the host user's home.
 pub(super) fn view(
     eco: Ecosystem,
     home: &Path,
     own_root: &Path,
+    project: &Path,
 ) -> Result<CacheView, ContainerError> {
-    view_with(eco, home, own_root, &|k| std::env::var_os(k))
+    view_with(eco, home, own_root, project, &|k| std::env::var_os(k))
 }
 
 fn view_with(
     eco: Ecosystem,
     home: &Path,
     own_root: &Path,
+    project: &Path,
     vars: Vars,
 ) -> Result<CacheView, ContainerError> {
     let mut v = CacheView::default();
@@ -126,7 +131,7 @@ fn view_with(
     match eco {
         Ecosystem::Uv => {
             let host = host_dir(vars, "UV_CACHE_DIR", home.join(".cache/uv"));
-            copy_tree(&host, &own)?;
+            uv::copy_locked(&host, &own, &uv::locked_names(&project.join("uv.lock")))?;
             set("UV_CACHE_DIR", inside);
             set("UV_LINK_MODE", "copy".into());
         }
@@ -333,6 +338,13 @@ mod tests {
         git2::Repository::init_bare(home.join(".cargo/git/db/d-1")).unwrap();
         write(&home.join(".cargo/bin/cargo"), "#!/bin/sh\n");
         write(&home.join(".cache/uv/archive-v0/x/m.py"), "pass");
+        let wheel = home.join(".cache/uv/wheels-v8/pypi/pkg");
+        fs::create_dir_all(&wheel).unwrap();
+        std::os::unix::fs::symlink("../../../archive-v0/x", wheel.join("1.0-py3")).unwrap();
+        write(
+            &home.join("project/uv.lock"),
+            "[[package]]\nname = \"pkg\"\n",
+        );
         write(&home.join(".local/share/pnpm/store/v3/files/00/ab"), "js");
         write(
             &home.join(".npm/_cacache/content-v2/sha512/00/11/22"),
@@ -349,10 +361,11 @@ mod tests {
     fn the_box_writes_only_its_own_layer() {
         let d = tempfile::tempdir().unwrap();
         let (home, own) = (d.path().join("home"), d.path().join("box/caches"));
+        let project = home.join("project");
         plant(&home);
         reset(&own).unwrap();
         for eco in Ecosystem::ALL {
-            let v = view_with(eco, &home, &own, &|_| None).unwrap();
+            let v = view_with(eco, &home, &own, &project, &|_| None).unwrap();
             for m in &v.mounts {
                 if m.readonly {
                     assert!(m.src.starts_with(&home), "{eco:?}: {m:?}");
@@ -406,10 +419,11 @@ mod tests {
     fn go_reads_the_hosts_downloads_as_a_proxy() {
         let d = tempfile::tempdir().unwrap();
         let (home, own) = (d.path().join("home"), d.path().join("caches"));
-        let v = view_with(Ecosystem::Go, &home, &own, &|_| None).unwrap();
+        let project = home.join("project");
+        let v = view_with(Ecosystem::Go, &home, &own, &project, &|_| None).unwrap();
         assert!(v.env.contains(&("GOPROXY".into(), GO_PROXY_DEFAULT.into())));
         plant(&home);
-        let v = view_with(Ecosystem::Go, &home, &own, &|_| None).unwrap();
+        let v = view_with(Ecosystem::Go, &home, &own, &project, &|_| None).unwrap();
         let proxy = format!("file://{SHARED_ROOT}/gomod,{GO_PROXY_DEFAULT}");
         assert!(v.env.contains(&("GOPROXY".into(), proxy)), "{:?}", v.env);
         assert!(v.env.contains(&("GOFLAGS".into(), "-modcacherw".into())));
