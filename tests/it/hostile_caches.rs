@@ -90,6 +90,12 @@ fn plant_host_caches(env: &TestEnv) {
         &h.join(".cache/uv/wheels-v5/pypi/pkg/1.0-py3-none-any.http"),
         "p",
     );
+    // uv reaches an unpacked wheel through a relative symlink.
+    std::os::unix::fs::symlink(
+        "../../../archive-v0/a1",
+        h.join(".cache/uv/wheels-v5/pypi/pkg/1.0-py3-none-any"),
+    )
+    .unwrap();
     write(
         &h.join(".local/share/pnpm/store/v3/files/ab/cdef"),
         "module.exports=1",
@@ -174,7 +180,7 @@ fn a_box_cannot_write_the_host_caches_nor_another_boxs() {
                 "pyproject.toml",
                 "[project]\nname = \"p\"\nversion = \"0.1.0\"\n",
             ),
-            ("uv.lock", "version = 1\n"),
+            ("uv.lock", "version = 1\n[[package]]\nname = \"pkg\"\n"),
             ("go.mod", "module example.com/p\n"),
             ("go.sum", ""),
             ("pnpm-lock.yaml", "lockfileVersion: '9.0'\n"),
@@ -229,6 +235,7 @@ fn a_box_cannot_write_the_host_caches_nor_another_boxs() {
             "npm_config_package_import_method=copy",
             "GOFLAGS=-modcacherw",
             "/itoa-1.0.0.crate",
+            "/uv/archive-v0/a1/pkg/__init__.py",
             "/v1.0.0.zip",
         ] {
             assert!(victim_after.contains(want), "{want}: {victim_after}");
