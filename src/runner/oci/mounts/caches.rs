@@ -17,8 +17,8 @@
 //!   (cargo's index cache, npm's index), git databases that borrow the shared objects
 //!   (`objects/info/alternates`), and for uv and pnpm — whose caches hold unpacked
 //!   files the tools trust as they are — copies (`copy_file_range`, which clones by
-//!   reflink where the filesystem can): of uv's, what the box's `uv.lock` names
-//!   ([`uv`]); of pnpm's, the whole store. Extracted trees (cargo's
+//!   reflink where the filesystem can) of what the box's lockfile pins ([`uv`],
+//!   [`pnpm`]), not of the whole cache. Extracted trees (cargo's
 //!   `registry/src` and `git/checkouts`, go's module dirs) are made by the box itself.
 //!   Installs copy out of a cache, never hard-link into it (`UV_LINK_MODE=copy`,
 //!   pnpm's `package-import-method=copy`). Removed with the box's state at teardown.
@@ -36,7 +36,34 @@ use super::super::error::{io_err, ContainerError};
 use super::super::{Ecosystem, EnvVars};
 use super::Mount;
 
+mod pnpm;
 mod uv;
+
+/// The largest lockfile read to pick what to copy; a larger one picks nothing (the
+/// box's installs start cold).
+const LOCK_CAP: u64 = 32 * 1024 * 1024;
+
+/// The text of the box's lockfile `path`, read as hostile data (SPEC §8): never through
+/// a symlink, only a regular file (a FIFO would hang the host), at most [`LOCK_CAP`]
+/// bytes; `None` otherwise.
+fn read_lock(path: &Path) -> Option<String> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let f = fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+        .ok()?;
+    if !f
+        .metadata()
+        .is_ok_and(|m| m.is_file() && m.len() <= LOCK_CAP)
+    {
+        return None;
+    }
+    let mut text = String::new();
+    f.take(LOCK_CAP + 1).read_to_string(&mut text).ok()?;
+    (text.len() as u64 <= LOCK_CAP).then_some(text)
+}
 
 /// Where each ecosystem's writable cache appears inside (the box's own).
 pub(super) const CACHE_ROOT: &str = "/var/cache/treebox";
@@ -136,7 +163,8 @@ fn view_with(
             set("UV_LINK_MODE", "copy".into());
         }
         Ecosystem::Pnpm => {
-            copy_tree(&home.join(".local/share/pnpm/store"), &own)?;
+            let host = home.join(".local/share/pnpm/store");
+            pnpm::copy_locked(&host, &own, &project.join("pnpm-lock.yaml"))?;
             set("npm_config_store_dir", inside);
             set("npm_config_package_import_method", "copy".into());
         }
@@ -346,6 +374,27 @@ mod tests {
             "[[package]]\nname = \"pkg\"\n",
         );
         write(&home.join(".local/share/pnpm/store/v3/files/00/ab"), "js");
+        let (b64, hex) = (pnpm::tests::B64, pnpm::tests::HEX);
+        write(
+            &home.join(format!(
+                ".local/share/pnpm/store/v3/files/{}/{}-index.json",
+                &hex[..2],
+                &hex[2..]
+            )),
+            &format!(r#"{{"files":{{"a.js":{{"integrity":"sha512-{b64}"}}}}}}"#),
+        );
+        write(
+            &home.join(format!(
+                ".local/share/pnpm/store/v3/files/{}/{}",
+                &hex[..2],
+                &hex[2..]
+            )),
+            "js",
+        );
+        write(
+            &home.join("project/pnpm-lock.yaml"),
+            &format!("integrity: sha512-{b64}\n"),
+        );
         write(
             &home.join(".npm/_cacache/content-v2/sha512/00/11/22"),
             "tgz",
@@ -404,7 +453,9 @@ mod tests {
             fs::read_to_string(home.join(".cache/uv/archive-v0/x/m.py")).unwrap(),
             "pass"
         );
-        assert!(own.join("pnpm/v3/files/00/ab").is_file());
+        let (h0, h1) = pnpm::tests::HEX.split_at(2);
+        assert!(own.join(format!("pnpm/v3/files/{h0}/{h1}")).is_file());
+        assert!(!own.join("pnpm/v3/files/00/ab").exists(), "not pinned");
         assert!(own.join("npm/_cacache/index-v5/00/11/k").is_file());
         assert!(
             fs::symlink_metadata(own.join("npm/_cacache/content-v2/sha512/00/11/22"))

@@ -9,42 +9,22 @@
 //! probes and the top-level files. Anything else is a miss: uv fetches it again, into
 //! the box's own cache. An unexpected layout (another uv version) only makes misses.
 //!
-//! The lockfile is the box's, so it is read as hostile data: never through a symlink,
-//! only a regular file, at most [`LOCK_CAP`] bytes; a name is used only when it is a
-//! normalised package name (`[a-z0-9-]`), so it can only pick entries of the host's
-//! cache, never a path elsewhere.
+//! The lockfile is the box's, read as hostile data ([`read_lock`]); a name is used
+//! only when it is a normalised package name (`[a-z0-9-]`), so it can only pick
+//! entries of the host's cache, never a path elsewhere.
 
 use std::collections::BTreeSet;
 use std::fs;
-use std::io::Read;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Component, Path, PathBuf};
 
-use super::{copy_tree, ContainerError};
-
-/// The largest `uv.lock` read; a larger one names nothing (the box starts cold).
-const LOCK_CAP: u64 = 32 * 1024 * 1024;
+use super::{copy_tree, read_lock, ContainerError};
 
 /// The package names `uv.lock` at `lock` names (each `name = "…"` at a line's start),
 /// normalised as uv names its cache dirs; none when it cannot be read safely.
 pub(super) fn locked_names(lock: &Path) -> BTreeSet<String> {
-    let Ok(f) = fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-        .open(lock)
-    else {
+    let Some(text) = read_lock(lock) else {
         return BTreeSet::new();
     };
-    if !f
-        .metadata()
-        .is_ok_and(|m| m.is_file() && m.len() <= LOCK_CAP)
-    {
-        return BTreeSet::new();
-    }
-    let mut text = String::new();
-    if f.take(LOCK_CAP + 1).read_to_string(&mut text).is_err() || text.len() as u64 > LOCK_CAP {
-        return BTreeSet::new();
-    }
     text.lines()
         .filter_map(|l| l.strip_prefix("name = \""))
         .filter_map(|rest| rest.split('"').next())
