@@ -13,6 +13,11 @@ use std::path::{Path, PathBuf};
 use crate::container::{each_engine, Boxed};
 use crate::env::TestEnv;
 
+/// sha512 of "a": a pnpm package's tarball integrity, and the one file it lists.
+const A_B64: &str =
+    "H0D8ktokFpR1CXnubPWC8tXX0o4YM13gWrxU0FYOD1MChgxlK/CNVgJSql50IQVG82n7u86MEs/HlXsmUv6adQ==";
+const A_HEX: &str = "1f40fc92da241694750979ee6cf582f2d5d7d28e18335de05abc54d0560e0f5302860c652bf08d560252aa5e74210546f369fbbbce8c12cfc7957b2652fe9a75";
+
 /// Where the caches appear inside a box (the box's own and the shared, read-only ones).
 const INSIDE: &str = "/var/cache/treebox";
 
@@ -96,6 +101,12 @@ fn plant_host_caches(env: &TestEnv) {
         h.join(".cache/uv/wheels-v5/pypi/pkg/1.0-py3-none-any"),
     )
     .unwrap();
+    let store = h.join(".local/share/pnpm/store/v3/files").join(&A_HEX[..2]);
+    write(
+        &store.join(format!("{}-index.json", &A_HEX[2..])),
+        &format!(r#"{{"files":{{"index.js":{{"integrity":"sha512-{A_B64}","mode":420}}}}}}"#),
+    );
+    write(&store.join(&A_HEX[2..]), "a");
     write(
         &h.join(".local/share/pnpm/store/v3/files/ab/cdef"),
         "module.exports=1",
@@ -183,7 +194,10 @@ fn a_box_cannot_write_the_host_caches_nor_another_boxs() {
             ("uv.lock", "version = 1\n[[package]]\nname = \"pkg\"\n"),
             ("go.mod", "module example.com/p\n"),
             ("go.sum", ""),
-            ("pnpm-lock.yaml", "lockfileVersion: '9.0'\n"),
+            (
+                "pnpm-lock.yaml",
+                &format!("lockfileVersion: '9.0'\npackages:\n  a@1.0.0:\n    resolution: {{integrity: sha512-{A_B64}}}\n"),
+            ),
         ] {
             env.commit_file(&env.repo, f, text, f);
         }
@@ -236,6 +250,7 @@ fn a_box_cannot_write_the_host_caches_nor_another_boxs() {
             "GOFLAGS=-modcacherw",
             "/itoa-1.0.0.crate",
             "/uv/archive-v0/a1/pkg/__init__.py",
+            "/pnpm/v3/files/1f/40fc92",
             "/v1.0.0.zip",
         ] {
             assert!(victim_after.contains(want), "{want}: {victim_after}");
