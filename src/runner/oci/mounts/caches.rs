@@ -83,12 +83,15 @@ pub(super) struct CacheView {
 /// The host's variables, as this process has them.
 type Vars<'a> = &'a dyn Fn(&str) -> Option<std::ffi::OsString>;
 
-/// A host cache directory: the variable's absolute value, else `default`.
-fn host_dir(vars: Vars, var: &str, default: PathBuf) -> PathBuf {
-    vars(var)
+/// A host cache directory: the variable's absolute value, else `rel` under `home`;
+/// `None` when that is not absolute either (no HOME): a path relative to wherever
+/// treebox runs is no cache of the user's.
+fn host_dir(vars: Vars, var: Option<&str>, home: &Path, rel: &str) -> Option<PathBuf> {
+    var.and_then(vars)
         .map(PathBuf::from)
         .filter(|p| p.is_absolute())
-        .unwrap_or(default)
+        .or_else(|| Some(home.join(rel)))
+        .filter(|p| p.is_absolute())
 }
 
 /// Empty `own` (every ecosystem's writable cache of the box), removing whatever a box
@@ -157,37 +160,44 @@ fn view_with(
     let mut set = |k: &str, val: String| v.env.push((k.to_string(), val));
     match eco {
         Ecosystem::Uv => {
-            let host = host_dir(vars, "UV_CACHE_DIR", home.join(".cache/uv"));
-            uv::copy_locked(&host, &own, &uv::locked_names(&project.join("uv.lock")))?;
+            if let Some(host) = host_dir(vars, Some("UV_CACHE_DIR"), home, ".cache/uv") {
+                let names = uv::locked_names(&project.join("uv.lock"));
+                uv::copy_locked(&host, &own, &names)?;
+            }
             set("UV_CACHE_DIR", inside);
             set("UV_LINK_MODE", "copy".into());
         }
         Ecosystem::Pnpm => {
-            let host = home.join(".local/share/pnpm/store");
-            pnpm::copy_locked(&host, &own, &project.join("pnpm-lock.yaml"))?;
+            if let Some(host) = host_dir(vars, None, home, ".local/share/pnpm/store") {
+                pnpm::copy_locked(&host, &own, &project.join("pnpm-lock.yaml"))?;
+            }
             set("npm_config_store_dir", inside);
             set("npm_config_package_import_method", "copy".into());
         }
         Ecosystem::Npm => {
-            let host = host_dir(vars, "npm_config_cache", home.join(".npm")).join("_cacache");
-            let content = host.join("content-v2");
-            let shared_content = shared.join("_cacache/content-v2");
-            if content.is_dir() {
-                link_files(&content, &own.join("_cacache/content-v2"), &shared_content)?;
-                v.mounts.push(Mount {
-                    src: content,
-                    dst: shared_content,
-                    readonly: true,
-                });
-            }
-            copy_tree(&host.join("index-v5"), &own.join("_cacache/index-v5"))?;
             v.env.push(("npm_config_cache".into(), inside));
+            if let Some(npm) = host_dir(vars, Some("npm_config_cache"), home, ".npm") {
+                let host = npm.join("_cacache");
+                let content = host.join("content-v2");
+                let shared_content = shared.join("_cacache/content-v2");
+                if content.is_dir() {
+                    link_files(&content, &own.join("_cacache/content-v2"), &shared_content)?;
+                    v.mounts.push(Mount {
+                        src: content,
+                        dst: shared_content,
+                        readonly: true,
+                    });
+                }
+                copy_tree(&host.join("index-v5"), &own.join("_cacache/index-v5"))?;
+            }
         }
         Ecosystem::Go => {
-            let host = host_dir(vars, "GOMODCACHE", home.join("go/pkg/mod")).join("cache/download");
+            let host = host_dir(vars, Some("GOMODCACHE"), home, "go/pkg/mod")
+                .map(|m| m.join("cache/download"))
+                .filter(|d| d.is_dir());
             set("GOMODCACHE", inside);
             set("GOFLAGS", "-modcacherw".into());
-            let proxy = if host.is_dir() {
+            let proxy = if let Some(host) = host {
                 v.mounts.push(Mount {
                     src: host,
                     dst: shared.clone(),
@@ -201,8 +211,10 @@ fn view_with(
         }
         // Never CARGO_HOME/bin (host executables), nor its config or credentials.
         Ecosystem::Cargo => {
-            let host = host_dir(vars, "CARGO_HOME", home.join(".cargo"));
             set("CARGO_HOME", inside);
+            let Some(host) = host_dir(vars, Some("CARGO_HOME"), home, ".cargo") else {
+                return Ok(v);
+            };
             let crates = host.join("registry/cache");
             if crates.is_dir() {
                 let dst = shared.join("registry/cache");
@@ -464,6 +476,20 @@ mod tests {
                 .is_symlink()
         );
         assert!(!own.join("gomod/m@v1").exists());
+    }
+
+    /// No HOME (or a relative one, or relative variables): nothing of wherever treebox
+    /// runs is taken for the user's caches.
+    #[test]
+    fn without_a_home_nothing_of_the_host_is_read() {
+        let d = tempfile::tempdir().unwrap();
+        let cwd_relative = |_: &str| Some(std::ffi::OsString::from("relative/dir"));
+        for eco in Ecosystem::ALL {
+            let own = d.path().join("caches");
+            let v = view_with(eco, Path::new(""), &own, d.path(), &cwd_relative).unwrap();
+            assert!(v.mounts.iter().all(|m| !m.readonly), "{eco:?}: {v:?}");
+            assert_eq!(v.mounts.len(), 1, "{eco:?}");
+        }
     }
 
     #[test]
