@@ -27,6 +27,7 @@
 //!
 //! [`Layout::cache_dir`]: crate::state::Layout::cache_dir
 
+use std::collections::BTreeSet;
 use std::fs;
 use std::io;
 use std::os::unix::fs::PermissionsExt;
@@ -181,7 +182,9 @@ fn view_with(
                 let content = host.join("content-v2");
                 let shared_content = shared.join("_cacache/content-v2");
                 if content.is_dir() {
-                    link_files(&content, &own.join("_cacache/content-v2"), &shared_content)?;
+                    // cacache renames a new file over a path, never writes through it.
+                    let to = own.join("_cacache/content-v2");
+                    link_files(&content, &to, &shared_content, &|_| false)?;
                     v.mounts.push(Mount {
                         src: content,
                         dst: shared_content,
@@ -218,7 +221,12 @@ fn view_with(
             let crates = host.join("registry/cache");
             if crates.is_dir() {
                 let dst = shared.join("registry/cache");
-                link_files(&crates, &own.join("registry/cache"), &dst)?;
+                // The crates the lockfile pins are copied: cargo opens a `.crate` it
+                // has to download with O_CREAT, through a link, so a link the host's
+                // `cargo clean gc` left dangling would fail with EROFS. The rest are links.
+                let pinned = pinned_crates(&project.join("Cargo.lock"));
+                let copy = |f: &std::ffi::OsStr| pinned.contains(&*f.to_string_lossy());
+                link_files(&crates, &own.join("registry/cache"), &dst, &copy)?;
                 v.mounts.push(Mount {
                     src: crates,
                     dst,
@@ -271,8 +279,14 @@ fn subdirs(dir: &Path) -> Result<Vec<PathBuf>, ContainerError> {
 }
 
 /// Mirror the directories of `src` under `dst`, each regular file as a symlink to the
-/// same relative path under `target` (where `src` appears read-only inside).
-fn link_files(src: &Path, dst: &Path, target: &Path) -> Result<(), ContainerError> {
+/// same relative path under `target` (where `src` appears read-only inside), or, when
+/// `copy` says so, as a copy.
+fn link_files(
+    src: &Path,
+    dst: &Path,
+    target: &Path,
+    copy: &dyn Fn(&std::ffi::OsStr) -> bool,
+) -> Result<(), ContainerError> {
     fs::create_dir_all(dst).map_err(io_err("could not create", dst))?;
     let rd = fs::read_dir(src).map_err(io_err("could not read", src))?;
     for e in rd.flatten() {
@@ -283,12 +297,45 @@ fn link_files(src: &Path, dst: &Path, target: &Path) -> Result<(), ContainerErro
             target.join(e.file_name()),
         );
         if t.is_dir() {
-            link_files(&from, &to, &at)?;
+            link_files(&from, &to, &at, copy)?;
+        } else if t.is_file() && copy(&e.file_name()) {
+            copy_tree_file(&from, &to)?;
         } else if t.is_file() {
             std::os::unix::fs::symlink(&at, &to).map_err(io_err("could not link", &to))?;
         }
     }
     Ok(())
+}
+
+/// `<name>-<version>.crate` of each registry package the lockfile `lock` pins (the
+/// names cargo gives its downloads); only compared with the host's file names.
+fn pinned_crates(lock: &Path) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    let Some(text) = read_lock(lock) else {
+        return out;
+    };
+    let (mut name, mut version) = (None, None);
+    for line in text.lines() {
+        let value = |key: &str| {
+            line.strip_prefix(key)
+                .and_then(|r| r.strip_prefix(" = \""))
+                .and_then(|r| r.strip_suffix('"'))
+        };
+        if line.starts_with("[[package]]") {
+            (name, version) = (None, None);
+        } else if let Some(n) = value("name") {
+            name = Some(n);
+        } else if let Some(v) = value("version") {
+            version = Some(v);
+        } else if let Some(src) = value("source") {
+            if let (Some(n), Some(v)) = (name, version) {
+                if src.starts_with("registry+") || src.starts_with("sparse+") {
+                    out.insert(format!("{n}-{v}.crate"));
+                }
+            }
+        }
+    }
+    out
 }
 
 /// Copy the tree `src` to `dst`: directories (writable by their owner), regular files
@@ -368,6 +415,17 @@ mod tests {
             &home.join(".cargo/registry/cache/idx/a-1.0.0.crate"),
             "crate",
         );
+        write(
+            &home.join(".cargo/registry/cache/idx/p-2.0.0.crate"),
+            "pinned",
+        );
+        write(
+            &home.join("project/Cargo.lock"),
+            "[[package]]\nname = \"p\"\nversion = \"2.0.0\"\n\
+             source = \"registry+https://github.com/rust-lang/crates.io-index\"\n\
+             [[package]]\nname = \"a\"\nversion = \"1.0.0\"\n\
+             [[package]]\nname = \"g\"\nversion = \"3.0.0\"\nsource = \"git+https://x/g#abc\"\n",
+        );
         write(&home.join(".cargo/registry/index/idx/config.json"), "{}");
         write(&home.join(".cargo/registry/index/idx/.cache/a/a"), "entry");
         write(
@@ -446,6 +504,14 @@ mod tests {
             fs::read_link(&crate_link).unwrap(),
             Path::new(SHARED_ROOT).join("cargo/registry/cache/idx/a-1.0.0.crate")
         );
+        // A crate the lockfile pins is a copy (never a link the host could leave dangling).
+        let names: Vec<String> = pinned_crates(&home.join("project/Cargo.lock"))
+            .into_iter()
+            .collect();
+        assert_eq!(names, ["p-2.0.0.crate"], "registry packages only");
+        let pinned = own.join("cargo/registry/cache/idx/p-2.0.0.crate");
+        assert!(fs::symlink_metadata(&pinned).unwrap().is_file());
+        assert_eq!(fs::read_to_string(&pinned).unwrap(), "pinned");
         assert_eq!(
             fs::read_to_string(own.join("cargo/registry/index/idx/.cache/a/a")).unwrap(),
             "entry"
