@@ -13,7 +13,9 @@
 //!   where the tool's variable points. Made afresh each time the box's container is
 //!   made (the host never writes through anything a box left there: the old tree is
 //!   removed without following a link), then seeded from the host: symlinks to the
-//!   shared files (cargo's `.crate`s, npm's content), copies of the small indexes
+//!   shared files (cargo's `.crate`s — copies for those `Cargo.lock` pins, so a link
+//!   the host's gc left dangling never fails a fetch — and npm's content), copies of
+//!   the small indexes
 //!   (cargo's index cache, npm's index), git databases that borrow the shared objects
 //!   (`objects/info/alternates`), and for uv and pnpm — whose caches hold unpacked
 //!   files the tools trust as they are — copies (`copy_file_range`, which clones by
