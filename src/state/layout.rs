@@ -10,7 +10,7 @@
 //!     locks/<leaf>.lock                        lock_path, lock_files
 //!     boxes/<leaf>/                            box_state
 //!       record.json  session.lock  park.seen  container.env
-//!       credentials/  build/  hooks/  status/state  agent/
+//!       credentials/  build/  hooks/  status/state  agent/  caches/
 //! <main>/.treebox/worktrees/<leaf>             box_path
 //! ```
 //!
@@ -261,6 +261,14 @@ impl Store {
         self.box_state(leaf).join("park.seen")
     }
 
+    /// A container box's own writable package caches (one dir per ecosystem), seeded
+    /// from the host's at container creation and mounted where the tools look; the
+    /// host's own caches are never writable from the box (SPEC §7). Goes with the rest
+    /// of the box's state at teardown.
+    pub fn cache_dir(&self, leaf: &Leaf) -> PathBuf {
+        self.box_state(leaf).join("caches")
+    }
+
     /// The throwaway caches of a `--cold` setup.
     pub fn cold_cache_dir(&self, leaf: &Leaf) -> PathBuf {
         self.box_state(leaf).join("cold-cache")
@@ -379,6 +387,7 @@ mod tests {
         assert_eq!(s.status_state_path(&leaf), b.join("status/state"));
         assert_eq!(s.container_env_path(&leaf), b.join("run/env"));
         assert_eq!(s.park_seen_path(&leaf), b.join("park.seen"));
+        assert_eq!(s.cache_dir(&leaf), b.join("caches"));
         assert_eq!(s.lock_path(&leaf), s.repo_state.join("locks/fix-x.lock"));
         assert!(s.repo_state.starts_with("/st/repos"));
         assert_eq!(s.box_path(&leaf), Path::new("/r/.treebox/worktrees/fix-x"));

@@ -14,6 +14,7 @@ mod guard;
 mod hook_managers;
 mod hostile;
 mod hostile_boxes;
+mod hostile_caches;
 mod hostile_clone_boxes;
 mod hostile_containers;
 mod hostile_include;

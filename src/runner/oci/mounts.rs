@@ -5,8 +5,10 @@
 //!   sandboxed worktree's bare clone (SPEC §6) at its host path; for both, the
 //!   borrowed object store (the user's) and the guard read-only. Nothing else of the
 //!   user's git dir (a container worktree made by an earlier version still gets the
-//!   repository's git dir, as then; `doctor` calls it unsafe). The detected ecosystems' download caches
-//!   (never a directory holding host executables); the credentials copies; the status
+//!   repository's git dir, as then; `doctor` calls it unsafe). The detected ecosystems'
+//!   package caches, never writable from the box ([`caches`]: the box's own writable
+//!   layer, and read-only only what the tools check; never a directory holding host
+//!   executables); the credentials copies; the status
 //!   directory, and its host-owned producer read-only. Nothing else of the host.
 //! - Every path is checked with [`mountable`] before the engine sees it.
 //!
@@ -21,8 +23,7 @@ use super::image::Spec;
 use super::status::{AGENT_DIR, STATUS_DIR, STATUS_ENV};
 use super::{Ecosystem, EnvVars};
 
-/// Where the download caches appear inside.
-const CACHE_ROOT: &str = "/var/cache/treebox";
+mod caches;
 
 /// A bind mount. Paths are the same inside and out unless `dst` says otherwise.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -58,58 +59,6 @@ impl Mount {
 pub fn mountable(p: &Path) -> bool {
     let s = p.to_string_lossy();
     p.is_absolute() && !s.contains([',', '\n', '\r', '"']) && !s.chars().any(char::is_control)
-}
-
-/// The host download cache of an ecosystem and where it appears inside.
-fn cache_mounts(eco: Ecosystem, home: &Path) -> Vec<(PathBuf, String, &'static str)> {
-    let env_dir = |var: &str, default: PathBuf| {
-        std::env::var_os(var)
-            .map(PathBuf::from)
-            .filter(|p| p.is_absolute())
-            .unwrap_or(default)
-    };
-    match eco {
-        Ecosystem::Uv => vec![(
-            env_dir("UV_CACHE_DIR", home.join(".cache/uv")),
-            format!("{CACHE_ROOT}/uv"),
-            "UV_CACHE_DIR",
-        )],
-        Ecosystem::Npm => vec![(
-            env_dir("npm_config_cache", home.join(".npm")),
-            format!("{CACHE_ROOT}/npm"),
-            "npm_config_cache",
-        )],
-        Ecosystem::Pnpm => vec![(
-            home.join(".local/share/pnpm/store"),
-            format!("{CACHE_ROOT}/pnpm"),
-            "npm_config_store_dir",
-        )],
-        Ecosystem::Go => vec![(
-            env_dir("GOMODCACHE", home.join("go/pkg/mod")),
-            format!("{CACHE_ROOT}/gomod"),
-            "GOMODCACHE",
-        )],
-        // The registry and git checkouts only: never CARGO_HOME/bin (host executables).
-        Ecosystem::Cargo => {
-            let cargo = env_dir("CARGO_HOME", home.join(".cargo"));
-            vec![
-                (
-                    cargo.join("registry"),
-                    format!("{CACHE_ROOT}/cargo/registry"),
-                    "CARGO_HOME",
-                ),
-                (cargo.join("git"), format!("{CACHE_ROOT}/cargo/git"), ""),
-            ]
-        }
-    }
-}
-
-fn cache_env_value(var: &str, dst: &str) -> String {
-    if var == "CARGO_HOME" {
-        format!("{CACHE_ROOT}/cargo")
-    } else {
-        dst.to_string()
-    }
 }
 
 impl Spec<'_> {
@@ -161,18 +110,14 @@ impl Spec<'_> {
             .map(PathBuf::from)
             .unwrap_or_default();
         let mut env = Vec::new();
+        // The caches: the box's own writable layer, made afresh, beside read-only parts
+        // of the host's (`caches`).
+        let own = self.layout.cache_dir(self.leaf);
+        caches::reset(&own)?;
         for eco in ecos {
-            for (src, dst, var) in cache_mounts(*eco, &host_home) {
-                std::fs::create_dir_all(&src).map_err(io_err("could not create", &src))?;
-                if !var.is_empty() {
-                    env.push((var.to_string(), cache_env_value(var, &dst)));
-                }
-                m.push(Mount {
-                    src,
-                    dst: PathBuf::from(dst),
-                    readonly: false,
-                });
-            }
+            let view = caches::view(*eco, &host_home, &own, &r.path)?;
+            m.extend(view.mounts);
+            env.extend(view.env);
         }
         m.extend(stage_credentials(
             self.layout,
@@ -218,15 +163,5 @@ mod tests {
         assert!(!mountable(Path::new("/home/u/a,b")));
         assert!(!mountable(Path::new("relative")));
         assert!(!mountable(Path::new("/x\ny")));
-    }
-
-    #[test]
-    fn caches_never_include_host_executables() {
-        let home = Path::new("/home/u");
-        for eco in Ecosystem::ALL {
-            for (src, _, _) in cache_mounts(eco, home) {
-                assert!(!src.ends_with("bin"), "{eco:?}: {}", src.display());
-            }
-        }
     }
 }
