@@ -77,7 +77,13 @@ pub(super) fn check_runner(isolation: &str, mark: Option<&str>, limit: Duration)
                             ),
                         )
                     }
-                    Ok(v) => return Check::new("runner", Status::Ok, format!("{engine} {v}")),
+                    Ok(v) => {
+                        return Check::new(
+                            "runner",
+                            Status::Ok,
+                            format!("{engine} {v}; {}", agent_identity(engine)),
+                        )
+                    }
                     Err(e) => why.push(e),
                 }
             }
@@ -100,6 +106,23 @@ pub(super) fn check_runner(isolation: &str, mark: Option<&str>, limit: Duration)
                 ))
             }
         }
+    }
+}
+
+/// Who the agent is in a container of `engine` on this machine, and what that means for
+/// the files it writes (SPEC §7: never root, never the user's uid).
+fn agent_identity(engine: Engine) -> String {
+    // SAFETY: getuid/getgid cannot fail and touch no memory.
+    let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
+    let (a_uid, a_gid) = crate::runner::oci::launch::agent_ids(uid, gid);
+    if engine.rootless() {
+        format!(
+            "rootless: a container's root is you, and the agent runs as uid {a_uid} inside (a uid of your subordinate range here) with no capabilities; teardown gives its files back to you"
+        )
+    } else {
+        format!(
+            "the agent runs as uid {a_uid}, group {a_gid}, with no capabilities; its files here belong to uid {a_uid} (your own git refuses them; `git sandbox fetch` brings the work back)"
+        )
     }
 }
 
