@@ -246,3 +246,63 @@ fn a_container_treebox_did_not_record_is_never_adopted() {
         env.treebox(&["teardown", "--force", "first"]).ok();
     });
 }
+
+/// A host user who is not root (here uid 1500, in the docker socket's group) cannot
+/// remove files the agent's uid owns; teardown gives them back through the container
+/// first, whatever the agent did to their modes. Runs where the tests run as root
+/// (to become that user) and docker's socket has a group.
+#[test]
+fn a_host_user_who_is_not_root_can_remove_what_the_agent_wrote() {
+    use std::os::unix::fs::MetadataExt;
+    if host_uid() != 0 {
+        eprintln!("note: not root: cannot become another user; skipped");
+        return;
+    }
+    let Ok(sock) = std::fs::metadata("/var/run/docker.sock") else {
+        eprintln!("note: no docker socket; skipped");
+        return;
+    };
+    let Some(b) = Boxed::new("docker") else {
+        return;
+    };
+    let env = &b.env;
+    let (uid, group) = (1500u32, sock.gid());
+    let chown = std::process::Command::new("chown")
+        .args(["-R", &format!("{uid}:{uid}")])
+        .arg(env.root())
+        .status()
+        .unwrap();
+    assert!(chown.success());
+    let as_user = |program: &str, args: &[&str]| {
+        let mut c = env.command("setpriv", &env.repo);
+        c.args([
+            &format!("--reuid={uid}"),
+            &format!("--regid={uid}"),
+            &format!("--groups={group}"),
+            "--",
+            program,
+        ])
+        .args(args);
+        crate::env::Run::from_output(c.output().unwrap())
+    };
+    as_user(crate::env::TREEBOX, &["create", "mine", "--no-launch"]).ok();
+    let checkout = env.box_path("mine");
+    let state = env.box_state("mine");
+    // The agent writes, and then takes every permission away from its files.
+    as_user(
+        crate::env::SANDBOX,
+        &[
+            "run",
+            "mine",
+            "--",
+            "sh",
+            "-c",
+            "mkdir -p deep/er && echo x > deep/er/f && chmod 000 deep/er/f deep/er deep && chmod 500 .",
+        ],
+    )
+    .ok();
+    assert_ne!(std::fs::metadata(&checkout).unwrap().uid(), uid);
+    as_user(crate::env::TREEBOX, &["teardown", "--force", "mine"]).ok();
+    assert!(!checkout.exists(), "the checkout is left");
+    assert!(!state.exists(), "the box's bookkeeping is left");
+}
