@@ -88,8 +88,32 @@ pub fn apply_and_keep(
 ) -> Result<(), ContainerError> {
     apply_firewall(engine, name, template, extra)?;
     let rules = read_rules(engine, name)?;
+    if !denies_by_default(&rules) {
+        let _ = engine.stop(name).output_any();
+        return Err(ContainerError::FirewallChanged {
+            container: name.to_string(),
+        });
+    }
     crate::state::atomic::write(expected, rules.as_bytes(), 0o600)
         .map_err(super::error::io_err("could not write", expected))
+}
+
+/// Do these rules (`iptables -S`, then `ip6tables -S`) deny egress by default? The
+/// IPv4 `OUTPUT` policy is `DROP` (IPv6's too, where it is listed), and no rule accepts
+/// everything unconditionally (`-A <chain> -j ACCEPT`). Whatever the template's script,
+/// that much must hold (SPEC §7: default-deny egress with an allowlist).
+pub fn denies_by_default(rules: &str) -> bool {
+    let mut policies = rules
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("-P OUTPUT "))
+        .map(str::trim);
+    let v4_drops = policies.next() == Some("DROP");
+    let rest_drop = policies.all(|p| p == "DROP");
+    let open = rules.lines().any(|l| {
+        let words: Vec<&str> = l.split_whitespace().collect();
+        words.len() == 4 && words[0] == "-A" && words[2] == "-j" && words[3] == "ACCEPT"
+    });
+    v4_drops && rest_drop && !open
 }
 
 /// Are the rules in force the ones kept at `expected` when they were applied? When not
@@ -98,11 +122,38 @@ pub fn apply_and_keep(
 pub fn verify_firewall(engine: Engine, name: &str, expected: &Path) -> Result<(), ContainerError> {
     let want = std::fs::read_to_string(expected).unwrap_or_default();
     let got = read_rules(engine, name)?;
-    if !want.is_empty() && got == want {
+    if !want.is_empty() && got == want && denies_by_default(&got) {
         return Ok(());
     }
     let _ = engine.stop(name).output_any();
     Err(ContainerError::FirewallChanged {
         container: name.to_string(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `iptables -S` as the bundled script leaves it (docker, IPv4 only).
+    const APPLIED: &str = "-P INPUT ACCEPT\n-P FORWARD ACCEPT\n-P OUTPUT DROP\n-N TREEBOX-A\n-A OUTPUT -j TREEBOX-A\n-A TREEBOX-A -o lo -j ACCEPT\n-A TREEBOX-A -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT\n-A TREEBOX-A -d 10.0.0.1/32 -j ACCEPT\n-A TREEBOX-A -j REJECT --reject-with icmp-port-unreachable\n-P INPUT ACCEPT\n-P FORWARD ACCEPT\n-P OUTPUT DROP\n";
+
+    #[test]
+    fn the_bundled_rules_deny_by_default_and_a_lifted_firewall_does_not() {
+        assert!(denies_by_default(APPLIED));
+        // Policy opened, the chain bypassed, an IPv6 side left open, nothing at all.
+        assert!(!denies_by_default(&APPLIED.replacen(
+            "-P OUTPUT DROP",
+            "-P OUTPUT ACCEPT",
+            1
+        )));
+        assert!(!denies_by_default(&format!(
+            "{APPLIED}-A OUTPUT -j ACCEPT\n"
+        )));
+        assert!(!denies_by_default(&format!(
+            "{}-P OUTPUT ACCEPT\n",
+            &APPLIED[..APPLIED.rfind("-P INPUT").unwrap()]
+        )));
+        assert!(!denies_by_default(""));
+    }
 }
