@@ -170,6 +170,11 @@ fn keys_and_tokens_stay_out_of_the_engines_config() {
             .extra_env
             .push(("ANTHROPIC_API_KEY".into(), key.clone()));
         b.env.extra_env.push(("GH_TOKEN".into(), token.clone()));
+        // A provider setting reaches the agent the same way (SPEC §7).
+        b.env.extra_env.push((
+            "ANTHROPIC_BASE_URL".into(),
+            "http://stand-in.invalid:9".into(),
+        ));
         let env = &b.env;
         env.treebox(&["create", "keys", "--no-launch", "--token-from", "GH_TOKEN"])
             .ok();
@@ -181,6 +186,10 @@ fn keys_and_tokens_stay_out_of_the_engines_config() {
         assert!(!text.contains(&token), "the token is in `inspect`");
         assert_eq!(inside(&b, "keys", "echo $ANTHROPIC_API_KEY"), key);
         assert_eq!(inside(&b, "keys", "echo $GH_TOKEN"), token);
+        assert_eq!(
+            inside(&b, "keys", "echo $ANTHROPIC_BASE_URL"),
+            "http://stand-in.invalid:9"
+        );
         // The file is not the agent's to read.
         assert_ne!(
             b.exec(&["keys", "--", "cat", "/run/treebox-env/env"]).code,

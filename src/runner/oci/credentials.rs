@@ -89,11 +89,18 @@ pub fn stage_credentials(
     Ok(mounts)
 }
 
-/// The model keys a box's programs get, when the user's environment has them.
-const MODEL_KEYS: [&str; 3] = [
+/// The model keys and provider settings a box's programs get, when the user's
+/// environment has them (SPEC §7: the agent's provider settings reach it).
+const MODEL_KEYS: [&str; 9] = [
     "ANTHROPIC_API_KEY",
-    "OPENAI_API_KEY",
+    "ANTHROPIC_AUTH_TOKEN",
+    "ANTHROPIC_BASE_URL",
+    "ANTHROPIC_MODEL",
+    "ANTHROPIC_SMALL_FAST_MODEL",
     "CLAUDE_CODE_OAUTH_TOKEN",
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+    "OPENAI_ORG_ID",
 ];
 
 /// The env file's lines: what is fixed at create — the box, the git identity, the
