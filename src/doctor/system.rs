@@ -42,6 +42,14 @@ pub(super) fn check_git(cwd: &Path) -> Check {
     };
     let line = out.lines().next().unwrap_or("").trim().to_string();
     match parse_git_version(&out) {
+        Some(v) if v >= MIN_GIT && trusts_every_owner(cwd) => Check::new(
+            "git",
+            Status::Advisory,
+            format!(
+                "{line}; your git config sets `safe.directory=*`: your own git then runs what a container box's agent configures in its checkout (core.fsmonitor, a pager, a diff driver), as you, whenever you, a shell prompt or an editor run git there"
+            ),
+        )
+        .hint("Remove it: `git config --global --fixed-value --unset-all safe.directory '*'` (and `--system` where that is where it is set); name the directories you trust instead."),
         Some(v) if v >= MIN_GIT => Check::new("git", Status::Ok, line),
         Some(_) => Check::new(
             "git",
@@ -58,6 +66,17 @@ pub(super) fn check_git(cwd: &Path) -> Check {
             format!("could not read the version from `git --version`: {line:?}"),
         ),
     }
+}
+
+/// Does the user's git config trust repositories of every owner (`safe.directory=*`)?
+/// Git's ownership check is what keeps the user's own git from running a container
+/// box's config in its checkout (SPEC §8.7).
+fn trusts_every_owner(cwd: &Path) -> bool {
+    GitCli::plain()
+        .cmd(cwd)
+        .args(["config", "--get-all", "safe.directory"])
+        .stdout_string()
+        .is_ok_and(|s| s.lines().any(|l| l.trim() == "*"))
 }
 
 pub(super) fn check_repo(cwd: &Path, repo: &Result<Repo, RepoError>) -> Check {

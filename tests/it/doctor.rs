@@ -554,3 +554,28 @@ fn a_container_of_an_earlier_version_is_named() {
         "{doc:#}"
     );
 }
+
+/// `safe.directory=*` in the user's git config switches off git's ownership check, the
+/// one thing that keeps their own git from running a container box's config in its
+/// checkout (SPEC §8.7): `doctor` says so, with the command that removes it.
+#[test]
+fn a_git_config_trusting_every_owner_is_an_advisory() {
+    let env = TestEnv::new();
+    let doc = document(env.treebox(&["doctor", "--json"]).ok());
+    assert_eq!(check(&doc, "git")["status"], "ok", "{doc:#}");
+    env.git(
+        &env.repo,
+        &["config", "--global", "--add", "safe.directory", "*"],
+    );
+    let doc = document(env.treebox(&["doctor", "--json"]).ok());
+    let git = check(&doc, "git");
+    assert_eq!(git["status"], "advisory", "{doc:#}");
+    assert!(summary(git).contains("safe.directory=*"), "{doc:#}");
+    assert!(
+        git["hint"]
+            .as_str()
+            .unwrap_or("")
+            .contains("--unset-all safe.directory"),
+        "{doc:#}"
+    );
+}
