@@ -18,6 +18,7 @@ mod hostile_clone_boxes;
 mod hostile_include;
 mod hostile_objects;
 mod lifecycle;
+mod limits;
 mod list_cache;
 mod proof;
 mod races;

@@ -130,6 +130,7 @@ impl Spec<'_> {
                     network: std::env::var("TREEBOX_NETWORK")
                         .ok()
                         .filter(|n| !n.is_empty()),
+                    limits: self.record.limits,
                     workdir: self.record.path.clone(),
                     user,
                 };
