@@ -1,6 +1,7 @@
 //! The `runner` check: which isolation doctor looks at (the flag, else the config,
 //! else `auto`, the default), whether this machine is marked as a runner, and whether the chosen
-//! engine answers (`auto` tries podman, then docker).
+//! engine answers (`auto` tries podman, then docker); and the `limits` check: the
+//! resource limits new container boxes get.
 
 use std::time::Duration;
 
@@ -100,6 +101,31 @@ pub(super) fn check_runner(isolation: &str, mark: Option<&str>, limit: Duration)
                 ))
             }
         }
+    }
+}
+
+/// The `limits` check: the resource limits each new container box gets (SPEC §7), and
+/// an advisory when the config switches off the ones that keep the machine answering.
+pub(super) fn check_limits(cfg: &crate::config::UserConfig) -> Check {
+    let limits = cfg.limits();
+    let summary = format!("each new container box gets at most {limits} (config `limits`)");
+    if limits.pids == 0 || limits.memory == 0 {
+        Check::new(
+            "limits",
+            Status::Advisory,
+            format!(
+                "{summary}: a fork bomb or a runaway build in one box can take this machine down"
+            ),
+        )
+        .hint(format!(
+            "Set them in {}: `\"limits\": {{\"pids\": {}, \"memory\": \"8g\"}}`.",
+            cfg.file
+                .as_ref()
+                .map_or("your config".into(), |f| f.display().to_string()),
+            crate::config::DEFAULT_PIDS
+        ))
+    } else {
+        Check::new("limits", Status::Ok, summary)
     }
 }
 

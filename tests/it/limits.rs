@@ -88,6 +88,21 @@ fn a_fork_bomb_in_one_box_leaves_the_host_and_other_boxes_answering() {
         // ...and the kernel holds the container to them.
         let cgroup = pids_cgroup(&b, &c);
         assert_eq!(read_number(&cgroup.join("pids.max")), PIDS, "{cgroup:?}");
+        // doctor shows the limits new boxes get.
+        let doc = env.treebox(&["doctor", "--json"]).json();
+        let limits = doc["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == "limits")
+            .cloned()
+            .unwrap_or_else(|| panic!("no limits check: {doc:#}"));
+        assert_eq!(limits["status"], "ok", "{limits}");
+        assert_eq!(
+            limits["summary"],
+            "each new container box gets at most 64 processes, 256m memory, 1 CPU (config `limits`)"
+        );
+
         // A memory hog is killed in its box (tail keeps a line with no end in memory).
         let r = b.exec(&[
             "bomb",
