@@ -151,7 +151,7 @@ pub fn run_checks(cwd: &Path, cfg: &UserConfig, isolation_flag: Option<&str>) ->
     });
     checks.push(origin::relative_url(origin, relative));
     checks.push(runner);
-    checks.push(check_limits(cfg));
+    checks.push(check_limits(cfg, repo.as_ref().ok()));
     checks.push(match &repo {
         Ok(r) => check_boxes(r),
         Err(_) => not_checked("boxes"),

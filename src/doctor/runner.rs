@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use super::probe::probe_engine;
 use super::{Check, Status};
+use crate::git::repo::Repo;
 use crate::runner::oci::Engine;
 use crate::vocab::{Isolation, RunnerKind};
 
@@ -105,11 +106,26 @@ pub(super) fn check_runner(isolation: &str, mark: Option<&str>, limit: Duration)
 }
 
 /// The `limits` check: the resource limits each new container box gets (SPEC §7), and
-/// an advisory when the config switches off the ones that keep the machine answering.
-pub(super) fn check_limits(cfg: &crate::config::UserConfig) -> Check {
+/// an advisory when the config switches off the ones that keep the machine answering,
+/// or when a container box of `repo` was made before limits existed (it has none).
+pub(super) fn check_limits(cfg: &crate::config::UserConfig, repo: Option<&Repo>) -> Check {
     let limits = cfg.limits();
     let summary = format!("each new container box gets at most {limits} (config `limits`)");
-    if limits.pids == 0 || limits.memory == 0 {
+    let unlimited = repo.map(unlimited_boxes).unwrap_or_default();
+    if let Some(first) = unlimited.first() {
+        let q = crate::cmd::quote(first);
+        Check::new(
+            "limits",
+            Status::Advisory,
+            format!(
+                "{summary}; made before limits existed, these run without any: {}",
+                unlimited.join(", ")
+            ),
+        )
+        .hint(format!(
+            "Its branch is in your repository: commit in the box, then `git treebox teardown {q}` and `git treebox create --checkout {q}`."
+        ))
+    } else if limits.pids == 0 || limits.memory == 0 {
         Check::new(
             "limits",
             Status::Advisory,
@@ -127,6 +143,23 @@ pub(super) fn check_limits(cfg: &crate::config::UserConfig) -> Check {
     } else {
         Check::new("limits", Status::Ok, summary)
     }
+}
+
+/// The container boxes of `repo` whose record holds no limits (read as `list` reads
+/// records: files only).
+fn unlimited_boxes(repo: &Repo) -> Vec<String> {
+    let Ok(layout) = crate::state::Layout::new(&repo.main_root, &repo.common_dir) else {
+        return Vec::new();
+    };
+    crate::boxes::inventory(repo, &layout)
+        .iter()
+        .filter(|e| {
+            e.record
+                .as_ref()
+                .is_some_and(|r| r.container.is_some() && r.limits.is_none())
+        })
+        .map(|e| e.leaf.to_string())
+        .collect()
 }
 
 #[cfg(test)]

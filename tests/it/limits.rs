@@ -173,6 +173,37 @@ fn a_fork_bomb_in_one_box_leaves_the_host_and_other_boxes_answering() {
             }
             std::thread::sleep(Duration::from_millis(50));
         }
+
+        // A box made before limits existed: its record (without them) still loads and
+        // its container runs, and doctor names it as running without limits.
+        let path = env.box_state("calm").join("record.json");
+        let mut old = b.record("calm");
+        old.as_object_mut().unwrap().remove("limits");
+        std::fs::write(&path, serde_json::to_vec_pretty(&old).unwrap()).unwrap();
+        run_true(&b, "calm");
+        let doc = env.treebox(&["doctor", "--json"]).json();
+        let limits = doc["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == "limits")
+            .cloned()
+            .unwrap();
+        assert_eq!(limits["status"], "advisory", "{limits}");
+        assert!(
+            limits["summary"]
+                .as_str()
+                .unwrap()
+                .ends_with("run without any: calm"),
+            "{limits}"
+        );
+        assert!(
+            limits["hint"]
+                .as_str()
+                .unwrap()
+                .contains("git treebox teardown calm"),
+            "{limits}"
+        );
         env.sandbox(&["down", "-f", "calm"]).ok();
     });
 }
