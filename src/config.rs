@@ -88,7 +88,22 @@ pub struct UserConfig {
     pub forward_tokens: Vec<String>,
     /// Whether new boxes start with the main checkout's build outputs.
     pub warm: Option<crate::vocab::Warm>,
+    /// The resource limits of new container boxes, as the user set them (the rest are
+    /// defaults: [`UserConfig::limits`]).
+    pub limits: LimitsConfig,
 }
+
+/// `"limits"`: each one the user set (0 switches that limit off).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LimitsConfig {
+    pub pids: Option<u32>,
+    pub memory: Option<u64>,
+    pub milli_cpus: Option<u32>,
+}
+
+/// The process limit of a new container box unless the config sets one: room for a
+/// parallel build and a language server or two, not for a fork bomb.
+pub const DEFAULT_PIDS: u32 = 4096;
 
 /// The inert keys a project may set.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -115,6 +130,7 @@ const USER_KEYS: &[(&str, Kind)] = &[
     ("allowlist", Kind::StrList),
     ("forwardTokens", Kind::StrList),
     ("warm", Kind::Enum(&["auto", "copy", "off"])),
+    ("limits", Kind::Object),
 ];
 
 #[derive(Debug, Clone, Copy)]
@@ -278,6 +294,10 @@ impl UserConfig {
             env_file: s("envFile"),
             forward_tokens: Vec::new(),
             warm: s("warm").and_then(|w| w.parse().ok()),
+            limits: match map.get("limits") {
+                Some(Value::Object(l)) => parse_limits(file, l)?,
+                _ => LimitsConfig::default(),
+            },
             allowlist: map
                 .get("allowlist")
                 .and_then(Value::as_array)
@@ -347,6 +367,21 @@ impl UserConfig {
         Ok(cfg)
     }
 
+    /// The limits a new container box gets: the config's, else the defaults —
+    /// [`DEFAULT_PIDS`] processes, half this machine's memory, all its CPUs. CPUs are
+    /// capped at the machine's (the engines refuse more).
+    pub fn limits(&self) -> crate::state::Limits {
+        let cores = host_cores();
+        crate::state::Limits {
+            pids: self.limits.pids.unwrap_or(DEFAULT_PIDS),
+            memory: self
+                .limits
+                .memory
+                .unwrap_or_else(|| default_memory(host_memory())),
+            milli_cpus: self.limits.milli_cpus.unwrap_or(cores).min(cores),
+        }
+    }
+
     /// The program that launches `h`: the configured override, else its own name.
     pub fn harness_program(&self, h: Harness) -> String {
         self.harnesses
@@ -354,6 +389,106 @@ impl UserConfig {
             .and_then(|o| o.program.clone())
             .unwrap_or_else(|| h.as_str().to_string())
     }
+}
+
+/// Half of `total` bytes of memory, in whole GiB from 2 GiB up (whole MiB below).
+pub fn default_memory(total: u64) -> u64 {
+    const MIB: u64 = 1 << 20;
+    let half = total / 2;
+    let unit = if half >= 2 << 30 { 1 << 30 } else { MIB };
+    (half / unit * unit).max(64 * MIB)
+}
+
+/// This machine's memory in bytes (0 when unknown).
+fn host_memory() -> u64 {
+    // SAFETY: sysconf reads a system value and touches no memory of ours.
+    let (pages, size) = unsafe {
+        (
+            libc::sysconf(libc::_SC_PHYS_PAGES),
+            libc::sysconf(libc::_SC_PAGESIZE),
+        )
+    };
+    u64::try_from(pages)
+        .unwrap_or(0)
+        .saturating_mul(u64::try_from(size).unwrap_or(0))
+}
+
+/// This machine's CPUs (those this process may run on), in thousandths.
+fn host_cores() -> u32 {
+    let n = std::thread::available_parallelism().map_or(1, |n| n.get());
+    u32::try_from(n).unwrap_or(1).saturating_mul(1000)
+}
+
+/// The keys of `"limits"` and what each must be.
+const LIMIT_KEYS: [(&str, &str); 3] = [
+    ("pids", "a whole number of processes (0: no limit)"),
+    (
+        "memory",
+        "a size such as \"8g\" or \"512m\" (at least 64m; 0: no limit)",
+    ),
+    ("cpus", "a number of CPUs such as 2 or 1.5 (0: no limit)"),
+];
+
+fn parse_limits(
+    file: &Path,
+    map: &serde_json::Map<String, Value>,
+) -> Result<LimitsConfig, ConfigError> {
+    let mut out = LimitsConfig::default();
+    for (key, value) in map {
+        let Some((_, expected)) = LIMIT_KEYS.iter().find(|(k, _)| k == key) else {
+            return Err(ConfigError::UnknownKey {
+                file: file.to_path_buf(),
+                key: format!("limits.{key}"),
+                suggestion: suggest(key, LIMIT_KEYS.iter().map(|(k, _)| *k))
+                    .map(|k| format!("limits.{k}")),
+            });
+        };
+        let wrong = || ConfigError::WrongType {
+            file: file.to_path_buf(),
+            key: format!("limits.{key}"),
+            expected,
+        };
+        match key.as_str() {
+            "pids" => {
+                let n = value.as_u64().and_then(|n| u32::try_from(n).ok());
+                out.pids = Some(n.ok_or_else(wrong)?);
+            }
+            "memory" => out.memory = Some(parse_size(value).ok_or_else(wrong)?),
+            _ => {
+                let cpus = value.as_f64().filter(|c| (0.0..=100_000.0).contains(c));
+                // In range, so the rounded value fits; a fraction under 0.01 is refused.
+                let milli = cpus.map(|c| (c * 1000.0).round() as u32);
+                out.milli_cpus = Some(milli.filter(|m| *m == 0 || *m >= 10).ok_or_else(wrong)?);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// A memory size: a number of bytes, or a string `<n>[b|k|m|g|t]` in binary units;
+/// 0 (no limit), or at least 64 MiB (less would not start the container's tools).
+fn parse_size(value: &Value) -> Option<u64> {
+    let bytes = match value {
+        Value::Number(n) => n.as_u64()?,
+        Value::String(t) => {
+            let t = t.trim().to_ascii_lowercase();
+            let digits = t.trim_end_matches(|c: char| c.is_ascii_alphabetic());
+            let shift = match &t[digits.len()..] {
+                "" | "b" => 0,
+                "k" | "kb" | "kib" => 10,
+                "m" | "mb" | "mib" => 20,
+                "g" | "gb" | "gib" => 30,
+                "t" | "tb" | "tib" => 40,
+                _ => return None,
+            };
+            if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+                return None;
+            }
+            digits.parse::<u64>().ok()?.checked_mul(1 << shift)?
+        }
+        _ => return None,
+    };
+    (bytes == 0 || bytes >= 64 << 20).then_some(bytes)
 }
 
 /// The name of the project file at the top of a checkout.
@@ -576,6 +711,56 @@ mod tests {
             .contains("allowlist"));
         let p = write(d.path(), "c.json", r#"{"allowlist": "github.com"}"#);
         assert!(UserConfig::load_from(&p).is_err());
+    }
+
+    #[test]
+    fn limits_are_read_and_checked() {
+        let d = tempfile::tempdir().unwrap();
+        let p = write(
+            d.path(),
+            "c.json",
+            r#"{"limits": {"pids": 256, "memory": "2g", "cpus": 0.5}}"#,
+        );
+        let c = UserConfig::load_from(&p).unwrap();
+        let l = c.limits();
+        assert_eq!((l.pids, l.memory, l.milli_cpus), (256, 2 << 30, 500));
+        // Unset ones are the defaults; 0 switches one off; CPUs capped at the machine's.
+        let p = write(
+            d.path(),
+            "c.json",
+            r#"{"limits": {"memory": 0, "cpus": 100000}}"#,
+        );
+        let l = UserConfig::load_from(&p).unwrap().limits();
+        assert_eq!(l.pids, DEFAULT_PIDS);
+        assert_eq!(l.memory, 0);
+        assert_eq!(l.milli_cpus, UserConfig::default().limits().milli_cpus);
+        assert!(l.milli_cpus >= 1000);
+        assert!(UserConfig::default().limits().memory >= 64 << 20);
+        for (bad, key) in [
+            (r#"{"limits": {"pids": -1}}"#, "limits.pids"),
+            (r#"{"limits": {"pids": "many"}}"#, "limits.pids"),
+            (r#"{"limits": {"memory": "8x"}}"#, "limits.memory"),
+            (r#"{"limits": {"memory": "1m"}}"#, "limits.memory"),
+            (r#"{"limits": {"memory": "g"}}"#, "limits.memory"),
+            (r#"{"limits": {"cpus": 0.001}}"#, "limits.cpus"),
+            (r#"{"limits": {"cpus": "2"}}"#, "limits.cpus"),
+            (r#"{"limits": 4096}"#, "limits"),
+        ] {
+            let p = write(d.path(), "c.json", bad);
+            let msg = UserConfig::load_from(&p).unwrap_err().to_string();
+            assert!(msg.contains(&format!("`{key}` must be")), "{bad}: {msg}");
+        }
+        let p = write(d.path(), "c.json", r#"{"limits": {"pid": 1}}"#);
+        let msg = UserConfig::load_from(&p).unwrap_err().to_string();
+        assert!(msg.contains("did you mean `limits.pids`"), "{msg}");
+    }
+
+    #[test]
+    fn default_memory_is_half_the_machine() {
+        assert_eq!(default_memory(24 << 30), 12 << 30);
+        assert_eq!(default_memory((23 << 30) + (900 << 20)), 11 << 30);
+        assert_eq!(default_memory(3 << 30), 1536 << 20);
+        assert_eq!(default_memory(0), 64 << 20);
     }
 
     #[test]

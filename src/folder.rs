@@ -98,6 +98,10 @@ pub fn up(
             (&req.template, req.firewall),
         ),
     };
+    if record.runner.is_container() && record.container.is_none() {
+        // The limits its container is made with (SPEC §7).
+        record.limits = Some(cfg.limits());
+    }
     record.save(&record_path)?;
     let ecos = crate::provision::setup::detect(&folder);
     record.ecosystems = ecos.clone();

@@ -2,7 +2,7 @@
 //!
 //! [`run_checks`] looks at what treebox depends on — the git CLI, the repository, the
 //! user running it, tmux (the session host), each harness CLI and its login dir, the canonical `.env`, access to
-//! `origin`, the engine of the chosen runner, and the repository's broken boxes — and
+//! `origin`, the engine of the chosen runner and the limits of container boxes, and the repository's broken boxes — and
 //! returns one [`Check`] per item, in a fixed order with stable names. It never prints and never picks an exit code:
 //! `cli/doctor.rs` does both (a [`Status::Fail`] is exit 1, advisories are not).
 //!
@@ -47,7 +47,7 @@ use env::check_env;
 use harness::check_harness;
 use hooks::check_hooks;
 use origin::check_origin;
-use runner::check_runner;
+use runner::{check_limits, check_runner};
 use system::{check_git, check_repo, check_sessions, check_uid};
 
 /// How bad a finding is.
@@ -76,7 +76,7 @@ impl Status {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Check {
     /// A stable id: `git`, `repo`, `uid`, `sessions`, `harness.claude`, `harness.codex`, `env`,
-    /// `origin`, `runner`, `boxes`, `hooks`.
+    /// `origin`, `runner`, `limits`, `boxes`, `hooks`.
     pub name: &'static str,
     pub status: Status,
     /// One line saying what was found (not yet sanitised for a terminal).
@@ -151,6 +151,7 @@ pub fn run_checks(cwd: &Path, cfg: &UserConfig, isolation_flag: Option<&str>) ->
     });
     checks.push(origin::relative_url(origin, relative));
     checks.push(runner);
+    checks.push(check_limits(cfg, repo.as_ref().ok()));
     checks.push(match &repo {
         Ok(r) => check_boxes(r),
         Err(_) => not_checked("boxes"),

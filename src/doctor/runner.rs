@@ -1,11 +1,13 @@
 //! The `runner` check: which isolation doctor looks at (the flag, else the config,
 //! else `auto`, the default), whether this machine is marked as a runner, and whether the chosen
-//! engine answers (`auto` tries podman, then docker).
+//! engine answers (`auto` tries podman, then docker); and the `limits` check: the
+//! resource limits new container boxes get.
 
 use std::time::Duration;
 
 use super::probe::probe_engine;
 use super::{Check, Status};
+use crate::git::repo::Repo;
 use crate::runner::oci::Engine;
 use crate::vocab::{Isolation, RunnerKind};
 
@@ -124,6 +126,63 @@ fn agent_identity(engine: Engine) -> String {
             "the agent runs as uid {a_uid}, group {a_gid}, with no capabilities; its files here belong to uid {a_uid} (your own git refuses them; `git sandbox fetch` brings the work back)"
         )
     }
+}
+
+/// The `limits` check: the resource limits each new container box gets (SPEC §7), and
+/// an advisory when the config switches off the ones that keep the machine answering,
+/// or when a container box of `repo` was made before limits existed (it has none).
+pub(super) fn check_limits(cfg: &crate::config::UserConfig, repo: Option<&Repo>) -> Check {
+    let limits = cfg.limits();
+    let summary = format!("each new container box gets at most {limits} (config `limits`)");
+    let unlimited = repo.map(unlimited_boxes).unwrap_or_default();
+    if let Some(first) = unlimited.first() {
+        let q = crate::cmd::quote(first);
+        Check::new(
+            "limits",
+            Status::Advisory,
+            format!(
+                "{summary}; made before limits existed, these run without any: {}",
+                unlimited.join(", ")
+            ),
+        )
+        .hint(format!(
+            "Its branch is in your repository: commit in the box, then `git treebox teardown {q}` and `git treebox create --checkout {q}`."
+        ))
+    } else if limits.pids == 0 || limits.memory == 0 {
+        Check::new(
+            "limits",
+            Status::Advisory,
+            format!(
+                "{summary}: a fork bomb or a runaway build in one box can take this machine down"
+            ),
+        )
+        .hint(format!(
+            "Set them in {}: `\"limits\": {{\"pids\": {}, \"memory\": \"8g\"}}`.",
+            cfg.file
+                .as_ref()
+                .map_or("your config".into(), |f| f.display().to_string()),
+            crate::config::DEFAULT_PIDS
+        ))
+    } else {
+        Check::new("limits", Status::Ok, summary)
+    }
+}
+
+/// The container boxes of `repo` whose record holds no limits (read as `list` reads
+/// records: files only).
+fn unlimited_boxes(repo: &Repo) -> Vec<String> {
+    let Ok(layout) = crate::state::Layout::new(&repo.main_root, &repo.common_dir) else {
+        return Vec::new();
+    };
+    crate::boxes::inventory(repo, &layout)
+        .iter()
+        .filter(|e| {
+            e.record
+                .as_ref()
+                .is_some_and(|r| r.container.is_some() && r.limits.is_none())
+        })
+        .map(|e| e.leaf.to_string())
+        .collect()
 }
 
 #[cfg(test)]

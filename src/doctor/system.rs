@@ -124,6 +124,12 @@ pub(super) fn check_uid() -> Check {
 /// runs as a foreground child of the command, which is an advisory, not a failure.
 pub(super) fn check_sessions() -> Check {
     match crate::session::version() {
+        Some(v) if !crate::session::has_passthrough_option(&v) => Check::new(
+            "sessions",
+            Status::Advisory,
+            format!("{v}: agents run in sessions that outlive the terminal, but tmux before 3.3 cannot stop a box's program passing escape sequences through to your terminal"),
+        )
+        .hint("Install tmux 3.3 or newer, then run `tmux -V` to see the version in use."),
         Some(v) => Check::new(
             "sessions",
             Status::Ok,

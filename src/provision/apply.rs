@@ -191,6 +191,11 @@ fn apply(
             crate::cmd::quote(&plan.name),
         ));
     }
+    if plan.runner.is_container() && record.container.is_none() {
+        // The limits its container is made with (SPEC §7); a container already made
+        // keeps the ones it has.
+        record.limits = Some(cfg.limits());
+    }
     if !resumed {
         // Names only: the values are read where they are used (SPEC §7).
         record.forward_tokens = plan.forward_tokens.clone();

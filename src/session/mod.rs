@@ -193,8 +193,7 @@ impl Session {
         }
         let exe = std::env::current_exe().map_err(SessionError::Exe)?;
         let cwd = cmd.cwd.clone().unwrap_or_else(|| PathBuf::from("/"));
-        let started = self
-            .tmux()
+        let mut new_session = confine(self.tmux())
             .args(["new-session", "-d", "-s", &self.name, "-c"])
             .arg(&cwd)
             .arg("--")
@@ -206,8 +205,15 @@ impl Session {
             // keep a finished session around or end a detached one (no `-t`: the
             // session just made).
             .args([";", "set-option", "destroy-unattached", "off"])
-            .args([";", "set-option", "-w", "remain-on-exit", "off"])
-            .output();
+            .args([";", "set-option", "-w", "remain-on-exit", "off"]);
+        // A hook of the user's (`session-created`, `after-new-window`) could set the
+        // new window's or pane's own value: those are switched off too.
+        if passthrough_option() {
+            new_session = new_session
+                .args([";", "set-option", "-qw", "allow-passthrough", "off"])
+                .args([";", "set-option", "-qp", "allow-passthrough", "off"]);
+        }
+        let started = new_session.output();
         if let Err(e) = started {
             let _ = std::fs::remove_file(&launch);
             return Err(e.into());
@@ -251,8 +257,8 @@ impl Session {
 
     /// Attach this terminal to the session until the user detaches or it ends.
     pub fn attach(&self) -> Result<Ended, SessionError> {
-        let mut client = self
-            .tmux()
+        // A server started by an earlier treebox may not have confined itself yet.
+        let mut client = confine(self.tmux())
             .args(["attach-session", "-t", &self.target()])
             .env_remove("TMUX_PANE");
         if std::env::var_os("TERM").is_none_or(|t| t.is_empty()) {
@@ -355,6 +361,44 @@ impl Session {
     }
 }
 
+/// `tmux ARGS` prefixed with the options that keep a box's output in its pane (SPEC
+/// §7a), whatever the user's `tmux.conf` says: a program in a pane neither sets the
+/// terminal's clipboard (OSC 52, `set-clipboard`, a server option) nor passes
+/// sequences through to it (`allow-passthrough`, a window option, tmux 3.3 on; older
+/// tmux cannot switch passthrough off, and `doctor` says so). Run before the next
+/// command in the same client: the server a `new-session` starts has loaded the user's
+/// config by then, and no pane has written a byte.
+fn confine(tmux: Cmd) -> Cmd {
+    let tmux = tmux.args(["set-option", "-s", "set-clipboard", "off", ";"]);
+    if passthrough_option() {
+        tmux.args(["set-option", "-gqw", "allow-passthrough", "off", ";"])
+    } else {
+        tmux
+    }
+}
+
+/// Does this machine's tmux have `allow-passthrough` (asked once per process)?
+fn passthrough_option() -> bool {
+    static HAS: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *HAS.get_or_init(|| version().is_none_or(|v| has_passthrough_option(&v)))
+}
+
+/// Does the tmux whose `tmux -V` is `version` have the `allow-passthrough` option
+/// (3.3 and later)? A version that does not read as `X.Y` (`tmux master`) counts as
+/// new; so does a prefixed one (`tmux next-3.4`, `tmux openbsd-7.4`) by its number.
+pub fn has_passthrough_option(version: &str) -> bool {
+    let word = version.split_whitespace().last().unwrap_or("");
+    let number = word.rsplit('-').next().unwrap_or(word);
+    let mut parts = number.split('.').map(|p| {
+        let digits: String = p.chars().take_while(char::is_ascii_digit).collect();
+        digits.parse::<u32>().ok()
+    });
+    match (parts.next().flatten(), parts.next().flatten()) {
+        (Some(major), Some(minor)) => (major, minor) >= (3, 3),
+        _ => true,
+    }
+}
+
 /// A name for one start's launch file: this process and a counter.
 fn launch_id() -> String {
     use std::sync::atomic::{AtomicU32, Ordering};
@@ -392,4 +436,35 @@ enum Report {
         reason: String,
         not_found: bool,
     },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn passthrough_is_an_option_from_tmux_3_3() {
+        for new in [
+            "tmux 3.3",
+            "tmux 3.3a",
+            "tmux 3.4",
+            "tmux 3.5a",
+            "tmux 10.0",
+            "tmux next-3.4",
+            "tmux master",
+            "tmux openbsd-7.4",
+            "",
+        ] {
+            assert!(has_passthrough_option(new), "{new}");
+        }
+        for old in [
+            "tmux 3.2a",
+            "tmux 3.0",
+            "tmux 2.9a",
+            "tmux 1.8",
+            "tmux next-3.2",
+        ] {
+            assert!(!has_passthrough_option(old), "{old}");
+        }
+    }
 }

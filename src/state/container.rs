@@ -5,6 +5,7 @@
 //! runner: `runner::oci` makes and updates a [`ContainerRecord`]; `state::record`
 //! stores it; the CLI's `ls`, `run` and teardown read it. The JSON names are part of
 //! the on-disk record format (camelCase; `id` and `pid` default when absent).
+//! [`Limits`] too: the resource limits a box's container was made with (SPEC §7).
 
 use std::path::PathBuf;
 
@@ -38,4 +39,124 @@ pub struct ContainerRecord {
     /// user before the container goes, where the user could not remove them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub agent_paths: Vec<PathBuf>,
+}
+
+/// The resource limits of a box's container (SPEC §7 "Limits"), resolved from the
+/// user's config when the box is made and kept in its record, so that a container
+/// made again gets the same ones. 0 is "no limit" for that one. JSON:
+/// `{"pids": 4096, "memory": 8589934592, "cpus": 2.0}` (memory in bytes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Limits {
+    /// Processes (and threads) at once.
+    pub pids: u32,
+    /// Memory in bytes.
+    pub memory: u64,
+    /// CPUs, in thousandths (`1.5` CPUs is 1500).
+    #[serde(rename = "cpus", with = "thousandths")]
+    pub milli_cpus: u32,
+}
+
+impl Limits {
+    /// `--memory` as both engines read it (binary units): `8g`, `512m`, else bytes.
+    pub fn memory_arg(&self) -> String {
+        const MIB: u64 = 1024 * 1024;
+        match self.memory {
+            m if m % (1024 * MIB) == 0 => format!("{}g", m / (1024 * MIB)),
+            m if m % MIB == 0 => format!("{}m", m / MIB),
+            m => m.to_string(),
+        }
+    }
+
+    /// `--cpus` as both engines read it: `2`, `1.5`, `0.25`.
+    pub fn cpus_arg(&self) -> String {
+        let (whole, frac) = (self.milli_cpus / 1000, self.milli_cpus % 1000);
+        if frac == 0 {
+            whole.to_string()
+        } else {
+            format!("{whole}.{frac:03}")
+                .trim_end_matches('0')
+                .to_string()
+        }
+    }
+}
+
+impl std::fmt::Display for Limits {
+    /// `4096 processes, 8g memory, 2 CPUs`, with `no … limit` for each one off.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut parts = Vec::new();
+        parts.push(match self.pids {
+            0 => "no process limit".to_string(),
+            n => format!("{n} processes"),
+        });
+        parts.push(match self.memory {
+            0 => "no memory limit".to_string(),
+            _ => format!("{} memory", self.memory_arg()),
+        });
+        parts.push(match self.milli_cpus {
+            0 => "no CPU limit".to_string(),
+            1000 => "1 CPU".to_string(),
+            _ => format!("{} CPUs", self.cpus_arg()),
+        });
+        f.write_str(&parts.join(", "))
+    }
+}
+
+/// Thousandths of a CPU, written and read as a number of CPUs.
+mod thousandths {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(milli: &u32, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_f64(f64::from(*milli) / 1000.0)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<u32, D::Error> {
+        let cpus = f64::deserialize(d)?;
+        if !(0.0..=1_000_000.0).contains(&cpus) {
+            return Err(serde::de::Error::custom("cpus out of range"));
+        }
+        // In range, so the rounded value fits.
+        Ok((cpus * 1000.0).round() as u32)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn limits_as_the_engines_read_them_and_as_json() {
+        let l = Limits {
+            pids: 4096,
+            memory: 8 << 30,
+            milli_cpus: 1500,
+        };
+        assert_eq!(l.memory_arg(), "8g");
+        assert_eq!(l.cpus_arg(), "1.5");
+        assert_eq!(l.to_string(), "4096 processes, 8g memory, 1.5 CPUs");
+        let json = serde_json::to_string(&l).unwrap();
+        assert_eq!(json, r#"{"pids":4096,"memory":8589934592,"cpus":1.5}"#);
+        assert_eq!(serde_json::from_str::<Limits>(&json).unwrap(), l);
+        let small = Limits {
+            pids: 0,
+            memory: 512 << 20,
+            milli_cpus: 250,
+        };
+        assert_eq!(small.memory_arg(), "512m");
+        assert_eq!(small.cpus_arg(), "0.25");
+        assert_eq!(
+            small.to_string(),
+            "no process limit, 512m memory, 0.25 CPUs"
+        );
+        let odd = Limits {
+            pids: 1,
+            memory: 1000,
+            milli_cpus: 2000,
+        };
+        assert_eq!(
+            (odd.memory_arg(), odd.cpus_arg()),
+            ("1000".into(), "2".into())
+        );
+        assert!(serde_json::from_str::<Limits>(r#"{"pids":1,"memory":1,"cpus":-1}"#).is_err());
+    }
 }

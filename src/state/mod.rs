@@ -15,7 +15,7 @@ pub mod lock;
 pub mod record;
 pub mod session;
 
-pub use container::ContainerRecord;
+pub use container::{ContainerRecord, Limits};
 pub use layout::{Layout, Store};
 pub use lock::{BoxLock, LockError, WaitedLock};
 pub use record::Record;

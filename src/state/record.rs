@@ -59,6 +59,11 @@ pub struct Record {
     pub env_hash: Option<String>,
     pub created_at: u64,
     pub updated_at: u64,
+    /// The resource limits of the box's container (docker and podman runners), from
+    /// the user's config when the box was made. `None` for a host box, and for a
+    /// container box made before limits existed (its container has none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limits: Option<super::Limits>,
     /// The box's container, for the docker and podman runners.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub container: Option<super::ContainerRecord>,
@@ -162,6 +167,7 @@ impl Record {
             env_hash: None,
             created_at: now(),
             updated_at: now(),
+            limits: None,
             container: None,
             bare_clone: None,
             forward_tokens: Vec::new(),
@@ -261,6 +267,7 @@ pub(crate) mod tests {
             env_hash: None,
             created_at: 1,
             updated_at: 1,
+            limits: None,
             container: None,
             bare_clone: None,
             forward_tokens: Vec::new(),
@@ -295,6 +302,29 @@ pub(crate) mod tests {
         let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&p).unwrap()).unwrap();
         assert_eq!(v["harness"], "codex");
         assert_eq!(v["ecosystems"], serde_json::json!(["pnpm", "cargo"]));
+        assert_eq!(Record::load(&p).unwrap().unwrap(), r);
+    }
+
+    #[test]
+    fn limits_are_kept_and_a_record_without_them_loads() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("record.json");
+        let mut r = sample();
+        r.save(&p).unwrap();
+        let text = std::fs::read_to_string(&p).unwrap();
+        assert!(!text.contains("limits"), "{text}");
+        assert_eq!(Record::load(&p).unwrap().unwrap().limits, None);
+        r.limits = Some(super::super::Limits {
+            pids: 64,
+            memory: 1 << 30,
+            milli_cpus: 1000,
+        });
+        r.save(&p).unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&p).unwrap()).unwrap();
+        assert_eq!(
+            v["limits"],
+            serde_json::json!({"pids": 64, "memory": 1u64 << 30, "cpus": 1.0})
+        );
         assert_eq!(Record::load(&p).unwrap().unwrap(), r);
     }
 

@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use crate::env::{Run, TestEnv};
 
-const NAMES: [&str; 11] = [
+const NAMES: [&str; 12] = [
     "git",
     "repo",
     "uid",
@@ -17,6 +17,7 @@ const NAMES: [&str; 11] = [
     "env",
     "origin",
     "runner",
+    "limits",
     "boxes",
     "hooks",
 ];
@@ -578,4 +579,36 @@ fn a_git_config_trusting_every_owner_is_an_advisory() {
             .contains("--unset-all safe.directory"),
         "{doc:#}"
     );
+}
+
+#[test]
+fn doctor_shows_the_limits_of_new_container_boxes() {
+    let env = TestEnv::new();
+    let doc = document(env.treebox(&["doctor", "--json"]).ok());
+    let limits = check(&doc, "limits");
+    assert_eq!(limits["status"], "ok", "{limits}");
+    assert!(
+        summary(limits).starts_with("each new container box gets at most 4096 processes, "),
+        "{limits}"
+    );
+    // Switching off the limits that keep the machine answering is worth knowing; the
+    // hint names the config file and the key.
+    let file = env.write_config(r#"{"limits": {"pids": 0, "memory": "1g", "cpus": 1}}"#);
+    let doc = document(env.treebox(&["doctor", "--json"]).ok());
+    let limits = check(&doc, "limits");
+    assert_eq!(limits["status"], "advisory", "{limits}");
+    assert!(
+        summary(limits).contains("no process limit, 1g memory, 1 CPU"),
+        "{limits}"
+    );
+    let hint = limits["hint"].as_str().unwrap();
+    assert!(
+        hint.contains(&*file.to_string_lossy()) && hint.contains("\"pids\": 4096"),
+        "{hint}"
+    );
+    // A limit that is not one is refused, naming the file and the key.
+    env.write_config(r#"{"limits": {"memory": "lots"}}"#);
+    let r = env.treebox(&["doctor", "--json"]);
+    r.code(2);
+    assert!(r.stderr.contains("`limits.memory` must be"), "{r:#?}");
 }

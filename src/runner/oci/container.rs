@@ -187,6 +187,7 @@ impl Spec<'_> {
                 .ok()
                 .filter(|n| !n.is_empty()),
             workdir: self.record.path.clone(),
+            limits: self.record.limits,
             // The idle anchor runs as root: an engine gives a root `exec` only the
             // capabilities the container's own user has (none for a non-root user),
             // and treebox's root steps (the firewall, the launcher's drop) need them.

@@ -12,6 +12,7 @@ use super::container::{parse_inspect, ContainerState};
 use super::error::ContainerError;
 use super::mounts::Mount;
 use crate::cmd::{Cmd, CmdError};
+use crate::state::Limits;
 use crate::vocab::{Isolation, RunnerKind};
 
 /// `docker` or `podman`.
@@ -136,6 +137,9 @@ impl Engine {
         c = c.args(["--security-opt", "no-new-privileges"]);
         if let Some(net) = &spec.network {
             c = c.arg("--network").arg(net);
+        }
+        if let Some(l) = &spec.limits {
+            c = c.args(limit_flags(l));
         }
         for m in &spec.mounts {
             c = c.arg("--mount").arg(m.to_arg());
@@ -274,6 +278,22 @@ impl Engine {
 /// value as "the default".
 pub const DETACH_KEYS: &str = "ctrl-^,ctrl-],ctrl-_";
 
+/// `--pids-limit N --memory M --cpus C` (SPEC §7 "Limits"), docker's and podman's
+/// spelling alike; a limit that is off (0) is left out.
+fn limit_flags(l: &Limits) -> Vec<String> {
+    let mut flags = Vec::new();
+    if l.pids > 0 {
+        flags.extend(["--pids-limit".to_string(), l.pids.to_string()]);
+    }
+    if l.memory > 0 {
+        flags.extend(["--memory".to_string(), l.memory_arg()]);
+    }
+    if l.milli_cpus > 0 {
+        flags.extend(["--cpus".to_string(), l.cpus_arg()]);
+    }
+    flags
+}
+
 /// Everything `run` needs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RunSpec {
@@ -284,6 +304,8 @@ pub struct RunSpec {
     pub mounts: Vec<Mount>,
     pub cap_add: Vec<String>,
     pub network: Option<String>,
+    /// `None`: a box made before limits existed.
+    pub limits: Option<Limits>,
     pub workdir: PathBuf,
     pub user: String,
 }
@@ -329,6 +351,11 @@ mod tests {
             ],
             cap_add: vec!["NET_ADMIN".into()],
             network: None,
+            limits: Some(Limits {
+                pids: 4096,
+                memory: 8 << 30,
+                milli_cpus: 1500,
+            }),
             workdir: "/r/.treebox/worktrees/x".into(),
             user: "1000:1000".into(),
         };
@@ -349,6 +376,12 @@ mod tests {
                 "NET_ADMIN",
                 "--security-opt",
                 "no-new-privileges",
+                "--pids-limit",
+                "4096",
+                "--memory",
+                "8g",
+                "--cpus",
+                "1.5",
                 "--mount",
                 "type=bind,src=/r/.treebox/worktrees/x,dst=/r/.treebox/worktrees/x",
                 "--mount",
@@ -362,6 +395,18 @@ mod tests {
                 "infinity"
             ]
         );
+    }
+
+    #[test]
+    fn limits_that_are_off_are_left_out() {
+        let off = Limits {
+            pids: 0,
+            memory: 0,
+            milli_cpus: 0,
+        };
+        assert!(limit_flags(&off).is_empty());
+        let pids = Limits { pids: 64, ..off };
+        assert_eq!(limit_flags(&pids), ["--pids-limit", "64"]);
     }
 
     #[test]
