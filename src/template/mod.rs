@@ -23,7 +23,7 @@
 //! |---|---|---|
 //! | `baseImage` | string | the build argument `BASE_IMAGE`; `{nodeVersion}` in it is replaced by the Node major the repo declares, else [`DEFAULT_NODE_VERSION`] |
 //! | `user` | string | the account (name, `uid` or `uid:gid`) the agent runs as; absent: the host user's `uid:gid` |
-//! | `buildArgs` | object of strings | more build arguments; each must be declared by an `ARG` in the Dockerfile; `BASE_IMAGE`, `HOST_UID`, `HOST_GID` are treebox's |
+//! | `buildArgs` | object of strings | more build arguments; each must be declared by an `ARG` in the Dockerfile; `BASE_IMAGE`, `AGENT_UID`, `AGENT_GID` are treebox's (and `HOST_UID`, `HOST_GID` stay reserved) |
 //! | `env` | object of strings | non-secret environment for the agent (credentials go in the env file) |
 //! | `postCreate` | list of strings | shell commands run inside the container after it is first started |
 //! | `firewall` | object | `script` and `allowlist`: files of the template (both required) |
