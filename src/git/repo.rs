@@ -311,7 +311,13 @@ pub fn canonical(p: &Path) -> PathBuf {
 /// ls and teardown of every box would hang. Checks the files a read of the repository
 /// opens (config, HEAD, index, packed-refs, alternates, info files, logs/HEAD), the
 /// files the config includes, and every entry under `refs/` and `objects/pack/` (at most 100,000 entries).
-pub fn plain_git_dir(git_dir: &Path) -> bool {
+///
+/// And can it be read in the time and memory a small repository takes? Each of those
+/// files, and each loose ref, must be within its cap ([`super::caps::Caps`], scaled
+/// from the user's repository): libgit2 reads or maps them whole, so a sparse
+/// `packed-refs` of gigabytes (which costs the box no disk) would stall every command
+/// that lists the box. Pack files are not capped (libgit2 maps windows of them).
+pub fn plain_git_dir(git_dir: &Path, caps: &super::caps::Caps) -> bool {
     const FILES: &[&str] = &[
         "HEAD",
         "config",
@@ -332,11 +338,11 @@ pub fn plain_git_dir(git_dir: &Path) -> bool {
     if !std::fs::metadata(git_dir).is_ok_and(|m| m.is_dir()) {
         return false;
     }
-    let plain = |p: &Path| match std::fs::metadata(p) {
-        Ok(m) => m.is_file() || m.is_dir(),
+    let plain = |f: &str| match std::fs::metadata(git_dir.join(f)) {
+        Ok(m) => (m.is_file() && m.len() <= caps.of_file(f)) || m.is_dir(),
         Err(e) => e.kind() == std::io::ErrorKind::NotFound,
     };
-    if !FILES.iter().all(|f| plain(&git_dir.join(f))) {
+    if !FILES.iter().all(|f| plain(f)) {
         return false;
     }
     // An include in the config naming a FIFO or device blocks libgit2's open too.
@@ -347,8 +353,10 @@ pub fn plain_git_dir(git_dir: &Path) -> bool {
         return false;
     }
     let mut budget = 100_000usize;
-    let mut stack: Vec<PathBuf> = vec![git_dir.join("refs"), git_dir.join("objects/pack")];
+    let refs = git_dir.join("refs");
+    let mut stack: Vec<PathBuf> = vec![refs.clone(), git_dir.join("objects/pack")];
     while let Some(dir) = stack.pop() {
+        let is_refs = dir.starts_with(&refs);
         let Ok(rd) = std::fs::read_dir(&dir) else {
             continue;
         };
@@ -360,7 +368,8 @@ pub fn plain_git_dir(git_dir: &Path) -> bool {
             let p = e.path();
             match std::fs::metadata(&p) {
                 Ok(m) if m.is_dir() => stack.push(p),
-                Ok(m) if m.is_file() => {}
+                // A loose ref is one line.
+                Ok(m) if m.is_file() && (!is_refs || m.len() <= super::caps::SMALL) => {}
                 _ => return false,
             }
         }

@@ -133,9 +133,10 @@ fn recorded_checkout(repo: &Repo, record: &Record) -> Checkout {
 /// its own admin dir): git itself would hang on it in `worktree add` and `fetch`.
 pub fn blocking_registration(common_dir: &Path) -> Option<PathBuf> {
     let rd = std::fs::read_dir(common_dir.join("worktrees")).ok()?;
+    let caps = crate::git::caps::Caps::of(common_dir);
     rd.flatten()
         .map(|e| e.path())
-        .find(|admin| crate::boxes::registration_blocks(admin))
+        .find(|admin| crate::boxes::registration_blocks(admin, &caps))
 }
 
 /// Refuse to run anything in a box whose `.git` is gone or is the wrong kind (a clone

@@ -17,6 +17,7 @@ mod hostile_boxes;
 mod hostile_clone_boxes;
 mod hostile_include;
 mod hostile_objects;
+mod hostile_sizes;
 mod lifecycle;
 mod list_cache;
 mod proof;
