@@ -474,6 +474,35 @@ pub(crate) mod tests {
         assert_eq!(repo.worktree_admin_dir(&root.join("boxes/bo")), None);
     }
 
+    /// A box's file past its cap makes its git dir unreadable; the cap grows with the
+    /// user's own file of that name (a monorepo's boxes are not broken), and a loose
+    /// ref past one line's cap is refused too.
+    #[test]
+    fn plain_git_dir_holds_files_to_caps_scaled_from_the_users_repository() {
+        use crate::git::caps::Caps;
+        let d = tempfile::tempdir().unwrap();
+        let sized = |p: &std::path::Path, len: u64| {
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::File::create(p).unwrap().set_len(len).unwrap();
+        };
+        let user = d.path().join("user");
+        let bx = d.path().join("box");
+        std::fs::create_dir_all(bx.join("refs/heads")).unwrap();
+        std::fs::create_dir_all(&user).unwrap();
+        sized(&bx.join("packed-refs"), 40 << 20);
+        assert!(!super::plain_git_dir(&bx, &Caps::of(&user)));
+        sized(&user.join("packed-refs"), 20 << 20);
+        assert!(super::plain_git_dir(&bx, &Caps::of(&user)));
+        assert!(!super::plain_git_dir(&bx, &Caps::FLOOR));
+        sized(&bx.join("refs/heads/main"), (64 << 10) + 1);
+        assert!(!super::plain_git_dir(&bx, &Caps::of(&user)));
+        sized(&bx.join("refs/heads/main"), 41);
+        sized(&bx.join("HEAD"), (64 << 10) + 1);
+        assert!(!super::plain_git_dir(&bx, &Caps::of(&user)));
+        sized(&bx.join("HEAD"), 23);
+        assert!(super::plain_git_dir(&bx, &Caps::of(&user)));
+    }
+
     #[test]
     fn read_plain_reads_only_a_small_regular_file_and_follows_no_link() {
         let d = tempfile::tempdir().unwrap();

@@ -64,7 +64,8 @@ pub(crate) fn repair_checkout(
     let admin = repo.worktree_admin_dir(path);
     let half_made = match &admin {
         Some(a) => {
-            let locked = std::fs::read_to_string(a.join("locked")).unwrap_or_default();
+            // A box can write its registration: read as git keeps it, one short line.
+            let locked = crate::git::repo::read_plain(&a.join("locked")).unwrap_or_default();
             locked.trim() == "initializing" || !a.join("index").exists() || !path.is_dir()
         }
         // A directory with nothing of git in it: the kill came before registration.
