@@ -12,7 +12,7 @@
 //!
 //! Caps scale with the user's repository, so that a monorepo's boxes are not broken:
 //! the cap of a file that grows with the repository (`index`, `packed-refs`,
-//! `config`, reflogs, …) is the larger of a fixed floor and [`SCALE`] times the size
+//! `config`, reflogs, the commit-graph, …) is the larger of a fixed floor and [`SCALE`] times the size
 //! of the same file in the user's own git dir. Files git keeps to one line (`HEAD`,
 //! `commondir`, `gitdir`, a loose ref, alternates) have a fixed cap.
 //!
@@ -39,12 +39,14 @@ pub const SMALL: u64 = 64 << 10;
 
 /// Files that grow with the repository, each with its floor; the cap is the larger
 /// of the floor and [`SCALE`] times the user's own file of that name.
-const SCALED: [(&str, u64); 10] = [
+const SCALED: [(&str, u64); 12] = [
     ("index", 32 << 20),
     ("packed-refs", 32 << 20),
     ("logs/HEAD", 32 << 20),
     ("FETCH_HEAD", 32 << 20),
     ("shallow", 32 << 20),
+    ("objects/info/commit-graph", 32 << 20),
+    ("objects/pack/multi-pack-index", 32 << 20),
     ("config", 1 << 20),
     ("config.worktree", 1 << 20),
     ("info/attributes", 1 << 20),

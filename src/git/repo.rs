@@ -316,7 +316,8 @@ pub fn canonical(p: &Path) -> PathBuf {
 /// files, and each loose ref, must be within its cap ([`super::caps::Caps`], scaled
 /// from the user's repository): libgit2 reads or maps them whole, so a sparse
 /// `packed-refs` of gigabytes (which costs the box no disk) would stall every command
-/// that lists the box. Pack files are not capped (libgit2 maps windows of them).
+/// that lists the box. The loose refs together are held to the cap of `packed-refs`.
+/// Pack files are not capped (libgit2 maps windows of them).
 pub fn plain_git_dir(git_dir: &Path, caps: &super::caps::Caps) -> bool {
     const FILES: &[&str] = &[
         "HEAD",
@@ -334,6 +335,8 @@ pub fn plain_git_dir(git_dir: &Path, caps: &super::caps::Caps) -> bool {
         "info/sparse-checkout",
         "logs/HEAD",
         "shallow",
+        "objects/info/commit-graph",
+        "objects/pack/multi-pack-index",
     ];
     if !std::fs::metadata(git_dir).is_ok_and(|m| m.is_dir()) {
         return false;
@@ -354,6 +357,7 @@ pub fn plain_git_dir(git_dir: &Path, caps: &super::caps::Caps) -> bool {
     }
     let mut budget = 100_000usize;
     let refs = git_dir.join("refs");
+    let mut loose = caps.of_file("packed-refs");
     let mut stack: Vec<PathBuf> = vec![refs.clone(), git_dir.join("objects/pack")];
     while let Some(dir) = stack.pop() {
         let is_refs = dir.starts_with(&refs);
@@ -368,8 +372,15 @@ pub fn plain_git_dir(git_dir: &Path, caps: &super::caps::Caps) -> bool {
             let p = e.path();
             match std::fs::metadata(&p) {
                 Ok(m) if m.is_dir() => stack.push(p),
-                // A loose ref is one line.
-                Ok(m) if m.is_file() && (!is_refs || m.len() <= super::caps::SMALL) => {}
+                Ok(m) if m.is_file() && !is_refs => {}
+                // A loose ref is one line, and all of them together hold no more than
+                // a `packed-refs` may (libgit2 reads each whole when it lists refs).
+                Ok(m) if m.is_file() && m.len() <= super::caps::SMALL => {
+                    loose = match loose.checked_sub(m.len()) {
+                        Some(left) => left,
+                        None => return false,
+                    };
+                }
                 _ => return false,
             }
         }
@@ -501,6 +512,16 @@ pub(crate) mod tests {
         assert!(!super::plain_git_dir(&bx, &Caps::of(&user)));
         sized(&bx.join("HEAD"), 23);
         assert!(super::plain_git_dir(&bx, &Caps::of(&user)));
+        // Loose refs each within one line's cap, but together more than a
+        // packed-refs may hold (600 × 60 KiB > 32 MiB).
+        for i in 0..600 {
+            sized(&bx.join(format!("refs/tags/t{i}")), 60 << 10);
+        }
+        assert!(
+            !super::plain_git_dir(&bx, &Caps::FLOOR),
+            "35 MiB of loose refs"
+        );
+        assert!(super::plain_git_dir(&bx, &Caps::of(&user)), "80 MiB may be");
     }
 
     #[test]
