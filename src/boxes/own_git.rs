@@ -148,7 +148,7 @@ impl OwnGit {
         let head = read(&self.head_dir, "HEAD").ok()?;
         let head = std::str::from_utf8(&head).ok()?.trim_end();
         let Some(first) = head.strip_prefix("ref: ") else {
-            return Some((None, Some(git2::Oid::from_str(head).ok()?)));
+            return Some((None, Some(full_oid(head)?)));
         };
         let mut target = first.to_string();
         let branch = |r: &str| r.strip_prefix("refs/heads/").map(str::to_string);
@@ -174,11 +174,18 @@ impl OwnGit {
             let text = text.trim_end();
             match text.strip_prefix("ref: ") {
                 Some(next) => target = next.to_string(),
-                None => return Some((branch(&target), Some(git2::Oid::from_str(text).ok()?))),
+                None => return Some((branch(&target), Some(full_oid(text)?))),
             }
         }
         None
     }
+}
+
+/// A whole object id, as git writes one in a ref (libgit2's parser would also take
+/// a prefix, padded).
+fn full_oid(hex: &str) -> Option<git2::Oid> {
+    let whole = hex.len() == 40 && hex.bytes().all(|b| b.is_ascii_hexdigit());
+    whole.then(|| git2::Oid::from_str(hex).ok()).flatten()
 }
 
 /// The object `refname` names in the text of a `packed-refs` file: `Some(None)` when
@@ -195,8 +202,7 @@ fn packed_ref(packed: &[u8], refname: &str) -> Option<Option<git2::Oid>> {
         {
             continue;
         }
-        let id = std::str::from_utf8(&line[..space]).ok()?;
-        return git2::Oid::from_str(id).ok().map(Some);
+        return full_oid(std::str::from_utf8(&line[..space]).ok()?).map(Some);
     }
     Some(None)
 }
