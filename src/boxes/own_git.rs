@@ -2,10 +2,14 @@
 //! (its `.git`) and a sandboxed worktree (a worktree of its own bare clone, SPEC §6).
 //!
 //! The box writes that git data, so the host reads it as hostile: through libgit2
-//! only, after [`crate::git::repo::plain_git_dir`] has said no read can block, and —
-//! for a sandboxed worktree — only at the paths the record names (the bare clone, and
-//! its registration `<bare>/worktrees/<leaf>`), never where a `.git` pointer file or a
-//! `commondir` the box rewrote would lead.
+//! only, after [`crate::git::repo::plain_git_dir`] has said no read can block and no
+//! file is past its size cap ([`crate::git::caps`], scaled from the user's repository
+//! the record names), and — for a sandboxed worktree — only at the paths the record
+//! names (the bare clone, and its registration `<bare>/worktrees/<leaf>`), never where
+//! a `.git` pointer file or a `commondir` the box rewrote would lead. What `list`
+//! reads of every box, its `HEAD` and the ref it names, treebox reads itself, each
+//! file measured on the open handle ([`OwnGit::head_and_time`]): no race with a file
+//! swapped in after the measure.
 
 use std::path::{Path, PathBuf};
 
