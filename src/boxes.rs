@@ -261,7 +261,8 @@ pub(crate) fn inventory_with(repo: &Repo, layout: &Layout, known: &dyn Known) ->
             if !own_git || !std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_dir()) {
                 continue;
             }
-            let head = OwnGit::clone_at(&path).head_and_time();
+            let caps = crate::git::caps::Caps::of(&repo.common_dir);
+            let head = OwnGit::clone_at(&path).with_caps(caps).head_and_time();
             by_leaf.insert(
                 leaf.clone(),
                 BoxEntry {

@@ -6,6 +6,8 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
 use super::BoxEntry;
+use crate::git::caps::Caps;
+use crate::git::repo::plain_git_dir;
 use crate::git::Repo;
 
 /// What removing a box would lose, read through libgit2 (no filters, no hooks).
@@ -53,12 +55,22 @@ fn open_box(entry: &BoxEntry) -> Option<git2::Repository> {
     // A worktree's `.git` is a pointer file; a clone's is a directory. Either opens
     // with libgit2 (a symlink planted there is not followed into somewhere else).
     let kind = std::fs::symlink_metadata(&pointer).ok();
-    // Never open what could block a read (see `plain_git_dir`): unreadable instead.
-    if kind.as_ref().is_some_and(|m| m.is_dir()) && !crate::git::repo::plain_git_dir(&pointer) {
+    // Never open what could block a read, or take the time and memory of a huge
+    // file (see `plain_git_dir`): unreadable instead. The caps scale with the user's
+    // repository: the record's, else the one the registration is under.
+    let caps = match (&entry.record, &entry.admin_dir) {
+        (Some(r), _) => Caps::of(&r.common_dir),
+        (None, Some(admin)) => admin
+            .parent()
+            .and_then(Path::parent)
+            .map_or(Caps::FLOOR, Caps::of),
+        (None, None) => Caps::FLOOR,
+    };
+    if kind.as_ref().is_some_and(|m| m.is_dir()) && !plain_git_dir(&pointer, &caps) {
         return None;
     }
     if let Some(admin) = &entry.admin_dir {
-        if !crate::git::repo::plain_git_dir(admin) {
+        if !plain_git_dir(admin, &caps) {
             return None;
         }
     }
@@ -81,7 +93,7 @@ fn open_box(entry: &BoxEntry) -> Option<git2::Repository> {
         match named {
             // The registration, judged just above: once is enough.
             Some(dir) if entry.admin_dir.as_ref() == Some(&dir) => {}
-            Some(dir) if crate::git::repo::plain_git_dir(&dir) => {}
+            Some(dir) if plain_git_dir(&dir, &caps) => {}
             _ => return None,
         }
     }
@@ -283,14 +295,12 @@ fn clone_unreturned(clone: &git2::Repository, user: &git2::Repository) -> bool {
     tips.iter().any(|t| !odb.exists(*t))
 }
 
-/// The newest commit a git dir's HEAD reflog names (its `logs/HEAD`, read as a plain
-/// file of bounded size).
+/// The newest commit a git dir's HEAD reflog names (its `logs/HEAD`, opened once and
+/// read only when it is at most 64 MiB on the open handle).
 fn last_head(git_dir: &Path) -> Option<git2::Oid> {
-    let log = git_dir.join("logs/HEAD");
-    if !std::fs::metadata(&log).is_ok_and(|m| m.is_file() && m.len() < 64 << 20) {
-        return None;
-    }
-    let text = std::fs::read_to_string(&log).ok()?;
+    use crate::untrusted::{read_regular, Links};
+    let bytes = read_regular(&git_dir.join("logs/HEAD"), 64 << 20, Links::Refuse).ok()?;
+    let text = String::from_utf8(bytes).ok()?;
     let line = text.lines().rev().find(|l| !l.trim().is_empty())?;
     git2::Oid::from_str(line.split(' ').nth(1)?).ok()
 }

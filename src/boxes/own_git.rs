@@ -2,13 +2,18 @@
 //! (its `.git`) and a sandboxed worktree (a worktree of its own bare clone, SPEC §6).
 //!
 //! The box writes that git data, so the host reads it as hostile: through libgit2
-//! only, after [`crate::git::repo::plain_git_dir`] has said no read can block, and —
-//! for a sandboxed worktree — only at the paths the record names (the bare clone, and
-//! its registration `<bare>/worktrees/<leaf>`), never where a `.git` pointer file or a
-//! `commondir` the box rewrote would lead.
+//! only, after [`crate::git::repo::plain_git_dir`] has said no read can block and no
+//! file is past its size cap ([`crate::git::caps`], scaled from the user's repository
+//! the record names), and — for a sandboxed worktree — only at the paths the record
+//! names (the bare clone, and its registration `<bare>/worktrees/<leaf>`), never where
+//! a `.git` pointer file or a `commondir` the box rewrote would lead. What `list`
+//! reads of every box, its `HEAD` and the ref it names, treebox reads itself, each
+//! file measured on the open handle ([`OwnGit::head_and_time`]): no race with a file
+//! swapped in after the measure.
 
 use std::path::{Path, PathBuf};
 
+use crate::git::caps::Caps;
 use crate::git::repo::{canonical, read_plain};
 use crate::state::Record;
 use crate::vocab::GitMode;
@@ -23,27 +28,39 @@ pub struct OwnGit {
     pub head_dir: PathBuf,
     /// The checkout.
     pub workdir: PathBuf,
+    /// How large its files may be, scaled from the user's repository (SPEC §8.8).
+    pub caps: Caps,
 }
 
 impl OwnGit {
-    /// The clone at `path`.
+    /// The clone at `path`, its files held to the floors of the caps (its repository
+    /// unknown; see [`Self::with_caps`]).
     pub fn clone_at(path: &Path) -> OwnGit {
         OwnGit {
             common: path.join(".git"),
             head_dir: path.join(".git"),
             workdir: path.to_path_buf(),
+            caps: Caps::FLOOR,
         }
+    }
+
+    /// The same git data, its files held to `caps`.
+    pub fn with_caps(self, caps: Caps) -> OwnGit {
+        OwnGit { caps, ..self }
     }
 
     /// A box's own git data, as its record names it; `None` for a worktree of the
     /// user's repository and a folder.
     pub fn of(record: &Record) -> Option<OwnGit> {
         match record.git_mode {
-            GitMode::Clone => Some(OwnGit::clone_at(&record.path)),
+            GitMode::Clone => {
+                Some(OwnGit::clone_at(&record.path).with_caps(Caps::of(&record.common_dir)))
+            }
             GitMode::Worktree => record.bare_clone.as_ref().map(|bare| OwnGit {
                 common: bare.clone(),
                 head_dir: bare.join("worktrees").join(&record.name),
                 workdir: record.path.clone(),
+                caps: Caps::of(&record.common_dir),
             }),
             GitMode::Folder => None,
         }
@@ -86,6 +103,11 @@ impl OwnGit {
         if !self.readable() {
             return None;
         }
+        self.open_judged()
+    }
+
+    /// [`Self::open`], for a caller that has just asked [`Self::readable`].
+    fn open_judged(&self) -> Option<git2::Repository> {
         if !self.is_worktree() {
             return git2::Repository::open(&self.workdir).ok();
         }
@@ -94,33 +116,119 @@ impl OwnGit {
         Some(repo)
     }
 
-    /// The branch and tip checked out now (libgit2; runs nothing). An unborn branch
-    /// (no commits yet) is named with no tip.
+    /// The branch and tip checked out now (runs nothing). An unborn branch (no commits
+    /// yet) is named with no tip.
     pub fn head(&self) -> Option<(Option<String>, Option<git2::Oid>)> {
         self.head_and_time().map(|(b, tip, _)| (b, tip))
     }
 
-    /// [`Self::head`], and the tip's commit time (seconds since the epoch), from one
-    /// open of the box's git data (what `list` shows).
+    /// [`Self::head`], and the tip's commit time (seconds since the epoch): what `list`
+    /// shows of every box. `HEAD` and the ref it names are read from memory
+    /// ([`Self::read_head`]); libgit2 opens the box only to find the tip commit.
     pub fn head_and_time(&self) -> Option<(Option<String>, Option<git2::Oid>, Option<i64>)> {
-        let r = self.open()?;
-        let Ok(head) = r.head() else {
-            let unborn = r
-                .find_reference("HEAD")
+        if !self.readable() {
+            return None;
+        }
+        let (branch, tip) = self.read_head()?;
+        let time = tip.and_then(|t| {
+            self.open_judged()?
+                .find_commit(t)
                 .ok()
-                .and_then(|h| h.symbolic_target().ok().flatten().map(str::to_string))
-                .and_then(|t| t.strip_prefix("refs/heads/").map(str::to_string));
-            return Some((unborn, None, None));
-        };
-        let branch = head
-            .shorthand()
-            .ok()
-            .map(str::to_string)
-            .filter(|_| head.is_branch());
-        let tip = head.target();
-        let time = tip
-            .and_then(|t| r.find_commit(t).ok())
-            .map(|c| c.time().seconds());
+                .map(|c| c.time().seconds())
+        });
         Some((branch, tip, time))
+    }
+
+    /// `HEAD` and the ref it names (a loose ref, else its line in `packed-refs`), each
+    /// file opened once, measured on the open handle and read up to its cap (SPEC
+    /// §8.8): libgit2 would read `packed-refs` whole, with no cap, on every `list`.
+    /// The branch is the ref the chain ends at, when it is under `refs/heads/`; `None`
+    /// when a file is unreadable, too large or junk.
+    fn read_head(&self) -> Option<(Option<String>, Option<git2::Oid>)> {
+        use crate::untrusted::{read_regular, Links, Unread};
+        let read = |dir: &Path, name: &str| {
+            read_regular(&dir.join(name), self.caps.of_file(name), Links::Refuse)
+        };
+        let head = read(&self.head_dir, "HEAD").ok()?;
+        let head = std::str::from_utf8(&head).ok()?.trim_end();
+        let Some(first) = head.strip_prefix("ref: ") else {
+            return Some((None, Some(full_oid(head)?)));
+        };
+        let mut target = first.to_string();
+        let branch = |r: &str| r.strip_prefix("refs/heads/").map(str::to_string);
+        // git follows at most five symbolic refs.
+        for _ in 0..5 {
+            if !git2::Reference::is_valid_name(&target) || !target.starts_with("refs/") {
+                return None;
+            }
+            let text = match read(&self.common, &target) {
+                Ok(bytes) => String::from_utf8(bytes).ok()?,
+                // Not a loose ref (a directory of refs is not one either): packed, or
+                // unborn.
+                Err(Unread::Absent | Unread::NotRegular) => {
+                    let tip = match read(&self.common, "packed-refs") {
+                        Ok(packed) => packed_ref(&packed, &target)?,
+                        Err(Unread::Absent) => None,
+                        Err(_) => return None,
+                    };
+                    return Some((branch(&target), tip));
+                }
+                Err(_) => return None,
+            };
+            let text = text.trim_end();
+            match text.strip_prefix("ref: ") {
+                Some(next) => target = next.to_string(),
+                None => return Some((branch(&target), Some(full_oid(text)?))),
+            }
+        }
+        None
+    }
+}
+
+/// A whole object id, as git writes one in a ref (libgit2's parser would also take
+/// a prefix, padded).
+fn full_oid(hex: &str) -> Option<git2::Oid> {
+    let whole = hex.len() == 40 && hex.bytes().all(|b| b.is_ascii_hexdigit());
+    whole.then(|| git2::Oid::from_str(hex).ok()).flatten()
+}
+
+/// The object `refname` names in the text of a `packed-refs` file: `Some(None)` when
+/// it names none, `None` when the line that names it is junk.
+fn packed_ref(packed: &[u8], refname: &str) -> Option<Option<git2::Oid>> {
+    for line in packed.split(|&b| b == b'\n') {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        let Some(space) = line.iter().position(|&b| b == b' ') else {
+            continue;
+        };
+        if line.starts_with(b"#")
+            || line.starts_with(b"^")
+            || &line[space + 1..] != refname.as_bytes()
+        {
+            continue;
+        }
+        return full_oid(std::str::from_utf8(&line[..space]).ok()?).map(Some);
+    }
+    Some(None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::packed_ref;
+
+    #[test]
+    fn a_ref_is_found_in_packed_refs_text() {
+        let a = "1111111111111111111111111111111111111111";
+        let b = "2222222222222222222222222222222222222222";
+        let text = format!(
+            "# pack-refs with: peeled fully-peeled sorted \n{a} refs/heads/main\n{b} refs/tags/v1\n^{a}\n{b} refs/heads/main2\r\n"
+        );
+        let oid = |s: &str| Some(Some(git2::Oid::from_str(s).unwrap()));
+        assert_eq!(packed_ref(text.as_bytes(), "refs/heads/main"), oid(a));
+        assert_eq!(packed_ref(text.as_bytes(), "refs/heads/main2"), oid(b));
+        assert_eq!(packed_ref(text.as_bytes(), "refs/heads/none"), Some(None));
+        assert_eq!(
+            packed_ref(b"junk refs/heads/main\n", "refs/heads/main"),
+            None
+        );
     }
 }

@@ -8,20 +8,22 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::git::caps::Caps;
 use crate::git::repo::canonical;
 use crate::state::Record;
 use crate::vocab::GitMode;
 
 /// Files git reads whole, and keeps small.
 pub(crate) const SMALL: &[&str] = &["gitdir", "HEAD", "commondir", "locked", "ORIG_HEAD"];
-/// Files git reads (or maps) that may be large.
+/// Files git reads (or maps) that may be large: held to their caps
+/// ([`crate::git::caps`]), which grow with the user's repository.
 pub(crate) const LARGE: &[&str] = &["index", "config.worktree", "logs/HEAD"];
 const SMALL_MAX: u64 = 64 << 10;
 
 /// Would reading this admin dir block or leave it: a file git reads that is a FIFO, a
-/// device, a symlink or (where git keeps a line) oversized, or the dir itself not a
-/// plain directory?
-pub fn registration_blocks(admin: &Path) -> bool {
+/// device, a symlink or oversized (past [`SMALL_MAX`] where git keeps a line, past its
+/// cap in `caps` where it may grow), or the dir itself not a plain directory?
+pub fn registration_blocks(admin: &Path, caps: &Caps) -> bool {
     if !std::fs::symlink_metadata(admin).is_ok_and(|m| m.is_dir()) {
         return true;
     }
@@ -29,7 +31,7 @@ pub fn registration_blocks(admin: &Path) -> bool {
         Ok(m) => !m.is_file() || m.len() > max,
         Err(e) => e.kind() != std::io::ErrorKind::NotFound,
     };
-    SMALL.iter().any(|f| bad(f, SMALL_MAX)) || LARGE.iter().any(|f| bad(f, u64::MAX))
+    SMALL.iter().any(|f| bad(f, SMALL_MAX)) || LARGE.iter().any(|f| bad(f, caps.of_file(f)))
 }
 
 /// A registration's `HEAD` and `gitdir` as the inventory read them, so that judging
@@ -70,9 +72,20 @@ fn junk(admin: &Path, seen: Option<&Seen>) -> bool {
         "gitdir" => seen.and_then(|s| s.gitdir.clone()),
         _ => None,
     };
-    let text = |f: &str| match known(f).map_or_else(|| std::fs::read(admin.join(f)), Ok) {
+    // Read as `registration_blocks` measured them: at most `SMALL_MAX`, on the file
+    // opened (one swapped in since is never read whole).
+    let read = |f: &str| {
+        use crate::untrusted::{read_regular, Links, Unread};
+        match read_regular(&admin.join(f), SMALL_MAX, Links::Refuse) {
+            Ok(b) => Ok(b),
+            Err(Unread::Absent | Unread::Failed) => Err(()),
+            // Too large, or no longer a regular file: junk.
+            Err(Unread::TooLarge | Unread::NotRegular) => Ok(b"\0".to_vec()),
+        }
+    };
+    let text = |f: &str| match known(f).map_or_else(|| read(f), Ok) {
         Ok(b) => Some(String::from_utf8(b).ok().filter(|t| !t.contains('\0'))),
-        Err(_) => None,
+        Err(()) => None,
     };
     let one_line = |t: &str| !t.trim().is_empty() && t.trim_end().lines().count() == 1;
     match text("HEAD") {
@@ -125,7 +138,7 @@ const CLONE_FILES: &[&str] = &[
 /// `objects/pack/` too, see [`crate::git::repo::plain_git_dir`]), or junk where git
 /// keeps a `HEAD`, an index, a packed-refs or a config? Stat calls and the first bytes
 /// of a few small files only.
-pub fn hostile_clone_git(git_dir: &Path) -> bool {
+pub fn hostile_clone_git(git_dir: &Path, caps: &Caps) -> bool {
     if !std::fs::symlink_metadata(git_dir).is_ok_and(|m| m.is_dir()) {
         return true;
     }
@@ -133,7 +146,7 @@ pub fn hostile_clone_git(git_dir: &Path) -> bool {
         Ok(m) => !m.is_file(),
         Err(e) => e.kind() != std::io::ErrorKind::NotFound,
     };
-    if CLONE_FILES.iter().any(not_file) || !crate::git::repo::plain_git_dir(git_dir) {
+    if CLONE_FILES.iter().any(not_file) || !crate::git::repo::plain_git_dir(git_dir, caps) {
         return true;
     }
     let start = |f: &str| head_bytes(&git_dir.join(f), SMALL_MAX + 1);
@@ -222,7 +235,8 @@ pub fn hostile_registration_seen(record: &Record, seen: Option<&Seen>) -> Option
         return None;
     }
     let include_blocks = crate::git::blocking_include(&admin.join("config.worktree")).is_some();
-    (registration_blocks(&admin) || junk(&admin, seen) || include_blocks).then_some(admin)
+    let caps = Caps::of(&record.common_dir);
+    (registration_blocks(&admin, &caps) || junk(&admin, seen) || include_blocks).then_some(admin)
 }
 
 /// The registration [`hostile_registration`] judges for a worktree box (`record`): the
@@ -267,7 +281,7 @@ pub fn hostile_own_git(own: &super::OwnGit) -> Option<PathBuf> {
     if !std::fs::symlink_metadata(common).is_ok_and(|m| m.is_dir()) {
         return None;
     }
-    if hostile_clone_git(common) {
+    if hostile_clone_git(common, &own.caps) {
         return Some(common.clone());
     }
     if !own.is_worktree() {
@@ -278,10 +292,10 @@ pub fn hostile_own_git(own: &super::OwnGit) -> Option<PathBuf> {
         return None;
     }
     let include_blocks = crate::git::blocking_include(&admin.join("config.worktree")).is_some();
-    let hostile = registration_blocks(admin)
+    let hostile = registration_blocks(admin, &own.caps)
         || junk(admin, None)
         || include_blocks
-        || !crate::git::repo::plain_git_dir(admin)
+        || !crate::git::repo::plain_git_dir(admin, &own.caps)
         || !own.commondir_ok();
     hostile.then(|| admin.clone())
 }

@@ -2,6 +2,8 @@
 //!
 //! - [`repo`]: reads through libgit2 (which runs no hooks, filters or helpers): finding
 //!   the repository, resolving refs, the worktree registrations.
+//! - [`caps`]: how large a file of a box's git data may be before it is not read
+//!   (SPEC §8.8), scaled from the user's own repository.
 //! - [`cli`]: the one builder of `git` subprocesses, with exec-shaped configuration
 //!   pinned to inert values (SPEC §8.1).
 //! - [`objects`]: which object stores a box's git dir reaches, refused unless they
@@ -10,6 +12,7 @@
 //!   include followed, as git and as a conservative libgit2 walk read it.
 //! - [`porcelain`]: pure parsers of git's machine-readable output.
 
+pub mod caps;
 pub mod cli;
 pub mod objects;
 mod pins;

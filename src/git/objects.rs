@@ -105,8 +105,12 @@ pub fn check_stores(git_dir: &Path, borrowed: &Path) -> Result<(), ForeignObject
     if meta.len() > MAX_ALTERNATES {
         return refuse(alternates, "is too large to be treebox's");
     }
-    let Ok(text) = std::fs::read(&alternates) else {
-        return refuse(alternates, "cannot be read");
+    // Measured again on the file opened: one swapped in since is not read whole.
+    use crate::untrusted::{read_regular, Links, Unread};
+    let text = match read_regular(&alternates, MAX_ALTERNATES, Links::Refuse) {
+        Ok(text) => text,
+        Err(Unread::TooLarge) => return refuse(alternates, "is too large to be treebox's"),
+        Err(_) => return refuse(alternates, "cannot be read"),
     };
     let want = std::fs::canonicalize(borrowed).ok();
     // Lines as git and libgit2 split them; blank lines and comments name nothing.

@@ -311,7 +311,14 @@ pub fn canonical(p: &Path) -> PathBuf {
 /// ls and teardown of every box would hang. Checks the files a read of the repository
 /// opens (config, HEAD, index, packed-refs, alternates, info files, logs/HEAD), the
 /// files the config includes, and every entry under `refs/` and `objects/pack/` (at most 100,000 entries).
-pub fn plain_git_dir(git_dir: &Path) -> bool {
+///
+/// And can it be read in the time and memory a small repository takes? Each of those
+/// files, and each loose ref, must be within its cap ([`super::caps::Caps`], scaled
+/// from the user's repository): libgit2 reads or maps them whole, so a sparse
+/// `packed-refs` of gigabytes (which costs the box no disk) would stall every command
+/// that lists the box. The loose refs together are held to the cap of `packed-refs`.
+/// Pack files are not capped (libgit2 maps windows of them).
+pub fn plain_git_dir(git_dir: &Path, caps: &super::caps::Caps) -> bool {
     const FILES: &[&str] = &[
         "HEAD",
         "config",
@@ -328,15 +335,17 @@ pub fn plain_git_dir(git_dir: &Path) -> bool {
         "info/sparse-checkout",
         "logs/HEAD",
         "shallow",
+        "objects/info/commit-graph",
+        "objects/pack/multi-pack-index",
     ];
     if !std::fs::metadata(git_dir).is_ok_and(|m| m.is_dir()) {
         return false;
     }
-    let plain = |p: &Path| match std::fs::metadata(p) {
-        Ok(m) => m.is_file() || m.is_dir(),
+    let plain = |f: &str| match std::fs::metadata(git_dir.join(f)) {
+        Ok(m) => (m.is_file() && m.len() <= caps.of_file(f)) || m.is_dir(),
         Err(e) => e.kind() == std::io::ErrorKind::NotFound,
     };
-    if !FILES.iter().all(|f| plain(&git_dir.join(f))) {
+    if !FILES.iter().all(|f| plain(f)) {
         return false;
     }
     // An include in the config naming a FIFO or device blocks libgit2's open too.
@@ -347,8 +356,11 @@ pub fn plain_git_dir(git_dir: &Path) -> bool {
         return false;
     }
     let mut budget = 100_000usize;
-    let mut stack: Vec<PathBuf> = vec![git_dir.join("refs"), git_dir.join("objects/pack")];
+    let refs = git_dir.join("refs");
+    let mut loose = caps.of_file("packed-refs");
+    let mut stack: Vec<PathBuf> = vec![refs.clone(), git_dir.join("objects/pack")];
     while let Some(dir) = stack.pop() {
+        let is_refs = dir.starts_with(&refs);
         let Ok(rd) = std::fs::read_dir(&dir) else {
             continue;
         };
@@ -360,7 +372,15 @@ pub fn plain_git_dir(git_dir: &Path) -> bool {
             let p = e.path();
             match std::fs::metadata(&p) {
                 Ok(m) if m.is_dir() => stack.push(p),
-                Ok(m) if m.is_file() => {}
+                Ok(m) if m.is_file() && !is_refs => {}
+                // A loose ref is one line, and all of them together hold no more than
+                // a `packed-refs` may (libgit2 reads each whole when it lists refs).
+                Ok(m) if m.is_file() && m.len() <= super::caps::SMALL => {
+                    loose = match loose.checked_sub(m.len()) {
+                        Some(left) => left,
+                        None => return false,
+                    };
+                }
                 _ => return false,
             }
         }
@@ -463,6 +483,45 @@ pub(crate) mod tests {
             Some(repo.common_dir.join("worktrees/box2"))
         );
         assert_eq!(repo.worktree_admin_dir(&root.join("boxes/bo")), None);
+    }
+
+    /// A box's file past its cap makes its git dir unreadable; the cap grows with the
+    /// user's own file of that name (a monorepo's boxes are not broken), and a loose
+    /// ref past one line's cap is refused too.
+    #[test]
+    fn plain_git_dir_holds_files_to_caps_scaled_from_the_users_repository() {
+        use crate::git::caps::Caps;
+        let d = tempfile::tempdir().unwrap();
+        let sized = |p: &std::path::Path, len: u64| {
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::File::create(p).unwrap().set_len(len).unwrap();
+        };
+        let user = d.path().join("user");
+        let bx = d.path().join("box");
+        std::fs::create_dir_all(bx.join("refs/heads")).unwrap();
+        std::fs::create_dir_all(&user).unwrap();
+        sized(&bx.join("packed-refs"), 40 << 20);
+        assert!(!super::plain_git_dir(&bx, &Caps::of(&user)));
+        sized(&user.join("packed-refs"), 20 << 20);
+        assert!(super::plain_git_dir(&bx, &Caps::of(&user)));
+        assert!(!super::plain_git_dir(&bx, &Caps::FLOOR));
+        sized(&bx.join("refs/heads/main"), (64 << 10) + 1);
+        assert!(!super::plain_git_dir(&bx, &Caps::of(&user)));
+        sized(&bx.join("refs/heads/main"), 41);
+        sized(&bx.join("HEAD"), (64 << 10) + 1);
+        assert!(!super::plain_git_dir(&bx, &Caps::of(&user)));
+        sized(&bx.join("HEAD"), 23);
+        assert!(super::plain_git_dir(&bx, &Caps::of(&user)));
+        // Loose refs each within one line's cap, but together more than a
+        // packed-refs may hold (600 × 60 KiB > 32 MiB).
+        for i in 0..600 {
+            sized(&bx.join(format!("refs/tags/t{i}")), 60 << 10);
+        }
+        assert!(
+            !super::plain_git_dir(&bx, &Caps::FLOOR),
+            "35 MiB of loose refs"
+        );
+        assert!(super::plain_git_dir(&bx, &Caps::of(&user)), "80 MiB may be");
     }
 
     #[test]

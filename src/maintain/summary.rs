@@ -23,6 +23,10 @@
 //!   symlink, FIFO or device), no path resolved to compare it (`canonicalize`), no
 //!   include in its `config.worktree`. Clones, sandboxed worktrees and every box that
 //!   is half-made, hostile or odd are read as before, on every `list`.
+//! - The hostile-file judgement of a kept box was made under the size caps of its
+//!   time ([`crate::git::caps`], scaled from the user's own files): a box file that
+//!   grows changes its identity and is judged again; caps that shrink with the user's
+//!   files leave a kept box as judged (its files no larger than they were read at).
 //! - What does not come from files is never kept: whether a session is live, the
 //!   agent's status (rewritten at will: read each time), the current time (ages are
 //!   computed from kept timestamps when shown).

@@ -263,7 +263,7 @@ pub enum BundleError {
     #[error("the clone has no branch checked out")]
     NoBranch,
     /// The box's git data holds hostile files (the box is `broken`).
-    #[error("{} holds a FIFO, a device, a link or junk where git keeps a file: the box is broken", .path.display())]
+    #[error("{} holds a FIFO, a device, a link, junk or a file past its size cap where git keeps a file: the box is broken", .path.display())]
     Broken { path: std::path::PathBuf },
     #[error("nothing to bundle: the box's branch has no commits beyond the repository's")]
     Empty,

@@ -42,7 +42,7 @@ pub enum ProvisionError {
     /// A box's git files hold a FIFO, a device, a link or junk. `own`: the box's own
     /// git data (a clone's `.git`, a sandboxed worktree's bare clone), else its
     /// registration in the user's repository.
-    #[error("{} holds a FIFO, a device, a link or junk where git keeps a file: git would hang on it or misread it", .admin.display())]
+    #[error("{} holds a FIFO, a device, a link, junk or a file past its size cap where git keeps a file: git would hang on it, misread it or spend minutes and gigabytes reading it", .admin.display())]
     BlockingRegistration {
         leaf: String,
         admin: PathBuf,

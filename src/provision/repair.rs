@@ -64,7 +64,8 @@ pub(crate) fn repair_checkout(
     let admin = repo.worktree_admin_dir(path);
     let half_made = match &admin {
         Some(a) => {
-            let locked = std::fs::read_to_string(a.join("locked")).unwrap_or_default();
+            // A box can write its registration: read as git keeps it, one short line.
+            let locked = crate::git::repo::read_plain(&a.join("locked")).unwrap_or_default();
             locked.trim() == "initializing" || !a.join("index").exists() || !path.is_dir()
         }
         // A directory with nothing of git in it: the kill came before registration.
@@ -133,9 +134,10 @@ fn recorded_checkout(repo: &Repo, record: &Record) -> Checkout {
 /// its own admin dir): git itself would hang on it in `worktree add` and `fetch`.
 pub fn blocking_registration(common_dir: &Path) -> Option<PathBuf> {
     let rd = std::fs::read_dir(common_dir.join("worktrees")).ok()?;
+    let caps = crate::git::caps::Caps::of(common_dir);
     rd.flatten()
         .map(|e| e.path())
-        .find(|admin| crate::boxes::registration_blocks(admin))
+        .find(|admin| crate::boxes::registration_blocks(admin, &caps))
 }
 
 /// Refuse to run anything in a box whose `.git` is gone or is the wrong kind (a clone

@@ -19,6 +19,7 @@ mod hostile_clone_boxes;
 mod hostile_containers;
 mod hostile_include;
 mod hostile_objects;
+mod hostile_sizes;
 mod lifecycle;
 mod limits;
 mod list_cache;
