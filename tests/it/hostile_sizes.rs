@@ -305,7 +305,8 @@ fn a_huge_file_in_a_sandboxed_worktrees_git_data_breaks_that_box_alone() {
         let bare = |leaf: &str| {
             std::path::PathBuf::from(b.record(leaf)["bareClone"].as_str().expect("bareClone"))
         };
-        env.git(&bare("sp"), &["pack-refs", "--all"]);
+        // As the agent would: the bare clone is its own (the user's git refuses it).
+        b.exec(&["sp", "--", "git", "pack-refs", "--all"]).ok();
         let packed = bare("sp").join("packed-refs");
         let index = bare("si").join("worktrees/si/index");
         for f in [&packed, &index] {
