@@ -40,6 +40,10 @@ py_prefix=$(python3 -c 'import sys; print(sys.base_prefix)')
 # containers too (SSL_CERT_FILE, as cargo and uv read it).
 ca=${SSL_CERT_FILE:-}
 py=$(python3 -c 'import sys, os; print(os.path.realpath(sys.executable))')
+# The box's programs run as its agent, not root, and a python under /root (pyenv) is out
+# of its reach there (the image's /root is 0700): the prefix is mounted at /opt/python,
+# its libpython found through LD_LIBRARY_PATH (a build's RUNPATH names its own prefix).
+py_in=/opt/python${py#"$py_prefix"}
 
 export HOME=$work/home XDG_CONFIG_HOME=$work/config XDG_STATE_HOME=$work/state
 export XDG_CACHE_HOME=$work/home/.cache GIT_CONFIG_GLOBAL=$work/gitconfig GIT_CONFIG_NOSYSTEM=1
@@ -96,15 +100,19 @@ in_box() {
   name=$(jq -r .container.name "$XDG_STATE_HOME"/treebox/repos/*/boxes/"$leaf"/record.json)
   while IFS= read -r m; do args+=(--mount "$m"); done < <("$engine" inspect "$name" |
     jq -r '.[0].Mounts[] | "type=bind,src=\(.Source),dst=\(.Destination)" + (if .RW then "" else ",readonly" end)')
-  while IFS= read -r e; do args+=(-e "$e"); done < <("$engine" inspect "$name" | jq -r '.[0].Config.Env[]')
+  # The box's environment is its env file (the engine's config holds none of it), and
+  # its programs run as the agent the record names (the container's own user is root).
+  local state
+  state=$(echo "$XDG_STATE_HOME"/treebox/repos/*/boxes/"$leaf")
+  while IFS= read -r e; do args+=(-e "$e"); done <"$state/run/env"
   local image user wd
   image=$("$engine" inspect "$name" | jq -r '.[0].Config.Image')
-  user=$("$engine" inspect "$name" | jq -r '.[0].Config.User')
+  user=$(jq -r .container.user "$state/record.json")
   wd=$("$engine" inspect "$name" | jq -r '.[0].Config.WorkingDir')
   "$engine" run --rm "${args[@]}" ${user:+--user "$user"} -w "$wd" \
     --mount "type=bind,src=$sysroot,dst=/opt/rust,readonly" \
     --mount "type=bind,src=$uv,dst=/usr/local/bin/uv,readonly" \
-    --mount "type=bind,src=$py_prefix,dst=$py_prefix,readonly" \
+    --mount "type=bind,src=$py_prefix,dst=/opt/python,readonly" -e LD_LIBRARY_PATH=/opt/python/lib \
     ${ca:+--mount "type=bind,src=$ca,dst=/etc/ssl/certs/treebox-bench-ca.crt,readonly"} \
     ${ca:+-e SSL_CERT_FILE=/etc/ssl/certs/treebox-bench-ca.crt} \
     ${ca:+-e CARGO_HTTP_CAINFO=/etc/ssl/certs/treebox-bench-ca.crt} \
@@ -130,7 +138,9 @@ installs() { # $1: label, $2: box or "host"
   r=$(run "$2" cargo fetch --locked)
   fig["$1 cargo fetch"]="${r%% *} ms, $(echo "$r" | cut -d' ' -f2) crates downloaded"
   [ "$2" = host ] && rm -rf "$work/repo/.venv"
-  r=$(run "$2" env UV_LINK_MODE=copy uv sync --frozen --python "$py")
+  local python=$py_in
+  [ "$2" = host ] && python=$py
+  r=$(run "$2" env UV_LINK_MODE=copy uv sync --frozen --python "$python")
   fig["$1 uv sync"]="${r%% *} ms, $(echo "$r" | cut -d' ' -f3) packages prepared"
 }
 create() {
