@@ -56,8 +56,9 @@ impl Drop for Boxed {
         let _ = self
             .engine_cmd(&["network", "rm", &format!("tbnet-{}", self.id)])
             .output();
-        // The test's images stay: they are tags over shared layers, and removing one
-        // while another test builds on those layers breaks that build.
+        // The test's images stay until the last test process goes (see
+        // `remove_test_images_at_exit`): they are tags over shared layers, and removing
+        // one while another test builds on those layers breaks that build.
     }
 }
 
@@ -71,11 +72,69 @@ fn unique() -> String {
     )
 }
 
+/// The lock every test process holding images of its own shares (`LOCK_SH`) while it
+/// lives; machine-wide, so concurrent test runs see each other.
+const IMAGES_LOCK: &str = "/tmp/treebox-test-images.lock";
+
+/// Remove the test images (every image carrying `org.treebox.test-id`) when the last test
+/// process on this machine that made some exits. One test's tag cannot go earlier: its
+/// layers may be the cache another test's build is using at that moment. The base image
+/// (`treebox-test-base:1`) carries no such label and stays.
+fn remove_test_images_at_exit() {
+    use std::os::fd::IntoRawFd;
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    static FD: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(-1);
+    extern "C" fn last_one_out() {
+        let fd = FD.load(std::sync::atomic::Ordering::SeqCst);
+        // SAFETY: a descriptor this process opened and never closed.
+        if fd < 0 || unsafe { libc::flock(fd, libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+            return;
+        }
+        for engine in ["docker", "podman"] {
+            let Ok(out) = Command::new(engine)
+                .args(["images", "-q", "--filter", "label=org.treebox.test-id"])
+                .output()
+            else {
+                continue;
+            };
+            let ids: Vec<String> = String::from_utf8_lossy(&out.stdout)
+                .split_whitespace()
+                .map(String::from)
+                .collect();
+            if !ids.is_empty() {
+                let _ = Command::new(engine)
+                    .args(["image", "rm", "-f"])
+                    .args(&ids)
+                    .output();
+            }
+        }
+    }
+    ONCE.call_once(|| {
+        let Ok(f) = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(IMAGES_LOCK)
+        else {
+            return;
+        };
+        let fd = f.into_raw_fd();
+        // SAFETY: a descriptor just opened; the handler is a plain extern "C" fn.
+        unsafe {
+            if libc::flock(fd, libc::LOCK_SH) == 0 {
+                FD.store(fd, std::sync::atomic::Ordering::SeqCst);
+                libc::atexit(last_one_out);
+            }
+        }
+    });
+}
+
 impl Boxed {
     pub(crate) fn new(engine: &'static str) -> Option<Boxed> {
         if !engine_works(engine) {
             return None;
         }
+        remove_test_images_at_exit();
         let env = TestEnv::new();
         let id = unique();
         env.treebox(&["template", "init", "test"]).ok();
