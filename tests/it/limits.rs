@@ -90,13 +90,7 @@ fn a_fork_bomb_in_one_box_leaves_the_host_and_other_boxes_answering() {
         assert_eq!(read_number(&cgroup.join("pids.max")), PIDS, "{cgroup:?}");
         // doctor shows the limits new boxes get.
         let doc = env.treebox(&["doctor", "--json"]).json();
-        let limits = doc["checks"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|c| c["name"] == "limits")
-            .cloned()
-            .unwrap_or_else(|| panic!("no limits check: {doc:#}"));
+        let limits = crate::env::named(&doc, "checks", "limits");
         assert_eq!(limits["status"], "ok", "{limits}");
         assert_eq!(
             limits["summary"],
@@ -182,13 +176,7 @@ fn a_fork_bomb_in_one_box_leaves_the_host_and_other_boxes_answering() {
         std::fs::write(&path, serde_json::to_vec_pretty(&old).unwrap()).unwrap();
         run_true(&b, "calm");
         let doc = env.treebox(&["doctor", "--json"]).json();
-        let limits = doc["checks"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|c| c["name"] == "limits")
-            .cloned()
-            .unwrap();
+        let limits = crate::env::named(&doc, "checks", "limits");
         assert_eq!(limits["status"], "advisory", "{limits}");
         assert!(
             limits["summary"]

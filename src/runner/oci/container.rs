@@ -16,7 +16,7 @@
 //! Called by `provision` (create, enter), the CLI's `run`, and `teardown`/`folder`
 //! (remove).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use super::credentials::env_lines;
 use super::engine::{Engine, RunSpec};
@@ -270,7 +270,7 @@ fn chown_inside(
     ];
     argv.extend(paths.iter().map(|p| p.to_string_lossy().into_owned()));
     engine
-        .exec(name, "0:0", Path::new("/"), &[], false, &argv)
+        .exec_as_root(name, &argv)
         .output()
         .map(|_| ())
         .map_err(ContainerError::Run)

@@ -192,6 +192,13 @@ impl Engine {
         c.arg(container).args(argv)
     }
 
+    /// `exec` of `argv` as root in `/`, without a terminal: treebox's own steps in a
+    /// box's container (the firewall, its read-back, the agent's ownership of its
+    /// mounts), never a program of the box's.
+    pub fn exec_as_root(self, container: &str, argv: &[String]) -> Cmd {
+        self.exec(container, "0:0", Path::new("/"), &[], false, argv)
+    }
+
     pub fn start(self, container: &str) -> Cmd {
         self.cmd().args(["start", container])
     }

@@ -45,14 +45,7 @@ pub fn apply_firewall(
     extra: &[String],
 ) -> Result<(), ContainerError> {
     engine
-        .exec(
-            name,
-            "0:0",
-            Path::new("/"),
-            &[],
-            false,
-            &[FIREWALL.into(), "-".into()],
-        )
+        .exec_as_root(name, &[FIREWALL.into(), "-".into()])
         .stdin_bytes(allowlist(template, extra))
         .output()
         .map(|_| ())
@@ -64,14 +57,7 @@ pub fn apply_firewall(
 pub fn read_rules(engine: Engine, name: &str) -> Result<String, ContainerError> {
     let script = "iptables -w -S; if command -v ip6tables >/dev/null 2>&1; then ip6tables -w -S 2>/dev/null || true; fi";
     let out = engine
-        .exec(
-            name,
-            "0:0",
-            Path::new("/"),
-            &[],
-            false,
-            &["/bin/sh".into(), "-c".into(), script.into()],
-        )
+        .exec_as_root(name, &["/bin/sh".into(), "-c".into(), script.into()])
         .output()
         .map_err(ContainerError::Firewall)?;
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
