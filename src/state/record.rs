@@ -207,11 +207,14 @@ impl Record {
         // Read to the end through `take`: no second stat of the open file (`list`
         // reads one record per box).
         let mut text = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0) + 1);
+        // Removed since the stat (a teardown racing this command): no record, as above.
+        let file = match std::fs::File::open(path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(read(e)),
+        };
         std::io::Read::read_to_end(
-            &mut std::io::Read::take(
-                std::fs::File::open(path).map_err(read)?,
-                MAX_RECORD_BYTES + 1,
-            ),
+            &mut std::io::Read::take(file, MAX_RECORD_BYTES + 1),
             &mut text,
         )
         .map_err(read)?;
