@@ -118,13 +118,10 @@ pub fn wrap(id: &Identity, env: &[(String, String)], argv: &[String]) -> Vec<Str
     out
 }
 
-/// A name the env file and the launcher take: `[A-Za-z_][A-Za-z0-9_]*`.
+/// A name the env file and the launcher take: the one rule for a box's variable names
+/// ([`crate::config::env_name_ok`]).
 pub fn valid_key(k: &str) -> bool {
-    let mut chars = k.chars();
-    chars
-        .next()
-        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+    crate::config::env_name_ok(k)
 }
 
 #[cfg(test)]
