@@ -8,7 +8,7 @@ use std::process::{Output, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::cmd::{Cmd, CmdError};
-use crate::runner::oci::Engine;
+use crate::runner::oci::{Engine, EngineInfo};
 use crate::sanitize;
 
 /// How long a probe of the network or of an engine may take before doctor gives up.
@@ -24,12 +24,15 @@ pub(super) fn first_stderr_line(stderr: &[u8]) -> Option<String> {
 }
 
 /// Ask an engine for its version: `Ok(version)` or `Err(why)`.
-pub(super) fn probe_engine(engine: Engine, limit: Duration) -> Result<String, String> {
+pub(super) fn probe_engine(engine: Engine, limit: Duration) -> Result<EngineInfo, String> {
     match output_within(&engine.info_cmd(), limit) {
         Ok(Some(o)) => {
-            let version = String::from_utf8_lossy(&o.stdout).trim().to_string();
-            if o.status.success() && !version.is_empty() {
-                Ok(sanitize::line(&version))
+            let info = engine.read_info(&String::from_utf8_lossy(&o.stdout));
+            if let Some(info) = info.filter(|_| o.status.success()) {
+                Ok(EngineInfo {
+                    version: sanitize::line(&info.version),
+                    ..info
+                })
             } else {
                 Err(first_stderr_line(&o.stderr)
                     .unwrap_or_else(|| format!("`{engine} info` failed ({})", o.status)))

@@ -8,7 +8,7 @@ use std::time::Duration;
 use super::probe::probe_engine;
 use super::{Check, Status};
 use crate::git::repo::Repo;
-use crate::runner::oci::Engine;
+use crate::runner::oci::{Engine, EngineInfo};
 use crate::vocab::{Isolation, RunnerKind};
 
 /// The isolation doctor looks at: the flag, else the config, else `auto` (the default
@@ -67,23 +67,24 @@ pub(super) fn check_runner(isolation: &str, mark: Option<&str>, limit: Duration)
             let mut why = Vec::new();
             for &engine in &engines {
                 match probe_engine(engine, limit) {
-                    Ok(v) if auto => {
+                    Ok(info) if auto => {
                         return Check::new(
                             "runner",
                             Status::Ok,
                             format!(
-                                "auto → {engine} {v}: this machine is marked as a runner ({}), \
+                                "auto → {engine} {}: this machine is marked as a runner ({}), \
                                  so new boxes are sandboxed in the first of podman, docker that \
                                  answers",
+                                info.version,
                                 mark.unwrap_or("marked")
                             ),
                         )
                     }
-                    Ok(v) => {
+                    Ok(info) => {
                         return Check::new(
                             "runner",
                             Status::Ok,
-                            format!("{engine} {v}; {}", agent_identity(engine)),
+                            format!("{engine} {}; {}", info.version, agent_identity(&info)),
                         )
                     }
                     Err(e) => why.push(e),
@@ -113,11 +114,11 @@ pub(super) fn check_runner(isolation: &str, mark: Option<&str>, limit: Duration)
 
 /// Who the agent is in a container of `engine` on this machine, and what that means for
 /// the files it writes (SPEC §7: never root, never the user's uid).
-fn agent_identity(engine: Engine) -> String {
+fn agent_identity(info: &EngineInfo) -> String {
     // SAFETY: getuid/getgid cannot fail and touch no memory.
     let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
     let (a_uid, a_gid) = crate::runner::oci::launch::agent_ids(uid, gid);
-    if engine.rootless() {
+    if info.rootless {
         format!(
             "rootless: a container's root is you, and the agent runs as uid {a_uid} inside (a uid of your subordinate range here) with no capabilities; teardown gives its files back to you"
         )
@@ -177,9 +178,11 @@ fn unlimited_boxes(repo: &Repo) -> Vec<String> {
     crate::boxes::inventory(repo, &layout)
         .iter()
         .filter(|e| {
-            e.record
-                .as_ref()
-                .is_some_and(|r| r.container.is_some() && r.limits.is_none())
+            // A container made before the launcher is named by the `boxes` check,
+            // with the same way out (recreate it): not twice.
+            e.record.as_ref().is_some_and(|r| {
+                r.container.as_ref().is_some_and(|c| c.launcher) && r.limits.is_none()
+            })
         })
         .map(|e| e.leaf.to_string())
         .collect()

@@ -109,18 +109,7 @@ pub(crate) fn container_up(
         };
         // Recorded as soon as it exists, before it starts: an interruption leaves a
         // container that teardown removes and the next `enter` starts.
-        let mut on_made = |made: &crate::runner::oci::ContainerRecord| {
-            let mut saved = record.clone();
-            saved.container = Some(made.clone());
-            saved
-                .save(&record_path)
-                .map_err(|e| crate::runner::oci::ContainerError::Io {
-                    what: "could not save the record",
-                    path: record_path.clone(),
-                    source: std::io::Error::other(e.to_string()),
-                })
-        };
-        timed(reporter, "container", || spec.create(&ecos, &mut on_made))?
+        timed(reporter, "container", || spec.create(&ecos))?
     };
     record.container = Some(crec.clone());
     record.ecosystems = ecos.clone();

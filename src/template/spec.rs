@@ -334,12 +334,7 @@ impl Checker<'_> {
 }
 
 fn valid_var_name(s: &str) -> bool {
-    let mut chars = s.chars();
-    chars
-        .next()
-        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
-        && s.len() <= 128
+    crate::config::env_name_ok(s) && s.len() <= 128
 }
 
 /// A variable name that probably carries a credential.

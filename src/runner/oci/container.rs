@@ -52,24 +52,16 @@ pub fn container_name(layout: &Layout, leaf: &Leaf) -> String {
 }
 
 impl Spec<'_> {
-    /// Make the container (image, env file, create, record through `on_made`, start,
-    /// the agent's ownership of its mounts), apply the firewall. Idempotent: an
-    /// existing container is started if stopped. An engine that does not answer is
-    /// reported as such, whatever step noticed it.
-    pub fn create(
-        &self,
-        ecos: &[Ecosystem],
-        on_made: &mut dyn FnMut(&ContainerRecord) -> Result<(), ContainerError>,
-    ) -> Result<ContainerRecord, ContainerError> {
-        self.create_inner(ecos, on_made)
+    /// Make the container (image, env file, create, record, start, the agent's
+    /// ownership of its mounts), apply the firewall. Idempotent: an existing container
+    /// is started if stopped. An engine that does not answer is reported as such,
+    /// whatever step noticed it.
+    pub fn create(&self, ecos: &[Ecosystem]) -> Result<ContainerRecord, ContainerError> {
+        self.create_inner(ecos)
             .map_err(|e| explain(self.engine, e))
     }
 
-    fn create_inner(
-        &self,
-        ecos: &[Ecosystem],
-        on_made: &mut dyn FnMut(&ContainerRecord) -> Result<(), ContainerError>,
-    ) -> Result<ContainerRecord, ContainerError> {
+    fn create_inner(&self, ecos: &[Ecosystem]) -> Result<ContainerRecord, ContainerError> {
         let name = container_name(self.layout, self.leaf);
         // A box made before has a container to start; a new one has none to ask about.
         let existing = match &self.record.container {
@@ -92,7 +84,7 @@ impl Spec<'_> {
                 rec.name = name.clone();
                 rec
             }
-            None => self.make(&name, ecos, on_made)?,
+            None => self.make(&name, ecos)?,
         };
         let mut rec = rec;
         if self.firewall {
@@ -108,15 +100,10 @@ impl Spec<'_> {
         Ok(rec)
     }
 
-    /// A new container: made, recorded (`on_made`), started, its writable mounts given
-    /// to the agent. A name already taken by a container no record names is refused,
-    /// never adopted: its mounts may point at directories since removed.
-    fn make(
-        &self,
-        name: &str,
-        ecos: &[Ecosystem],
-        on_made: &mut dyn FnMut(&ContainerRecord) -> Result<(), ContainerError>,
-    ) -> Result<ContainerRecord, ContainerError> {
+    /// A new container: made, recorded, started, its writable mounts given to the
+    /// agent. A name already taken by a container no record names is refused, never
+    /// adopted: its mounts may point at directories since removed.
+    fn make(&self, name: &str, ecos: &[Ecosystem]) -> Result<ContainerRecord, ContainerError> {
         let agent = self.agent_identity()?;
         let image = self.ensure_image(&agent)?;
         let (mut mounts, cache_env) = self.mounts(&agent.home, ecos)?;
@@ -236,13 +223,29 @@ impl Spec<'_> {
             launcher: true,
             agent_paths: own,
         };
-        on_made(&rec)?;
+        self.record_made(&rec)?;
         self.engine
             .start(name)
             .output()
             .map_err(ContainerError::Run)?;
         chown_inside(self.engine, name, &agent.user(), &rec.agent_paths)?;
         Ok(rec)
+    }
+}
+
+impl Spec<'_> {
+    /// Save the box's record naming the container just made, before it starts: an
+    /// interruption from here on leaves a container that teardown removes and the next
+    /// `enter` starts, never one nothing names.
+    fn record_made(&self, made: &ContainerRecord) -> Result<(), ContainerError> {
+        let path = self.layout.record_path(self.leaf);
+        let mut saved = self.record.clone();
+        saved.container = Some(made.clone());
+        saved.save(&path).map_err(|e| ContainerError::Io {
+            what: "could not save the record",
+            path: path.clone(),
+            source: std::io::Error::other(e.to_string()),
+        })
     }
 }
 
@@ -385,8 +388,7 @@ pub fn ensure_running(
                 firewall: record.firewall,
                 extra_allow: cfg_allow.to_vec(),
             };
-            // Recorded by the caller once this returns.
-            spec.create(&record.ecosystems, &mut |_| Ok(()))
+            spec.create(&record.ecosystems)
         }
     }
 }

@@ -22,6 +22,14 @@ pub enum Engine {
     Podman,
 }
 
+/// What `info` says of an engine.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EngineInfo {
+    pub version: String,
+    /// Its containers' root is the user who runs it.
+    pub rootless: bool,
+}
+
 impl Engine {
     /// The engines `auto` tries, in order (SPEC §3: podman, then docker).
     pub const AUTO_ORDER: [Engine; 2] = [Engine::Podman, Engine::Docker];
@@ -74,19 +82,35 @@ impl Engine {
     /// `<engine> info`, asking only for the server version (podman's `info` has no
     /// `ServerVersion`; its version is under `Version`).
     pub fn info_cmd(self) -> Cmd {
+        // The version, then what tells a rootless engine: docker's security options
+        // (`name=rootless`), podman's `Host.Security.Rootless`. See [`Engine::read_info`].
         let format = match self {
-            Engine::Docker => "{{.ServerVersion}}",
-            Engine::Podman => "{{.Version.Version}}",
+            Engine::Docker => "{{.ServerVersion}} {{range .SecurityOptions}}{{.}} {{end}}",
+            Engine::Podman => "{{.Version.Version}} {{.Host.Security.Rootless}}",
         };
         self.cmd().args(["info", "--format", format])
+    }
+
+    /// What [`Engine::info_cmd`] printed: `None` when it printed no version.
+    pub fn read_info(self, out: &str) -> Option<EngineInfo> {
+        let mut words = out.split_whitespace();
+        let version = words.next()?.to_string();
+        let rootless = match self {
+            Engine::Docker => words.any(|w| w.contains("name=rootless")),
+            Engine::Podman => words.any(|w| w == "true"),
+        };
+        Some(EngineInfo { version, rootless })
     }
 
     /// The engine's server version from [`Engine::info_cmd`]; `None` when it does not
     /// answer.
     pub fn version(self) -> Option<String> {
+        self.info().map(|i| i.version)
+    }
+
+    fn info(self) -> Option<EngineInfo> {
         let out = self.info_cmd().output().ok()?;
-        let v = String::from_utf8_lossy(&out.stdout).trim().to_string();
-        (!v.is_empty()).then_some(v)
+        self.read_info(&String::from_utf8_lossy(&out.stdout))
     }
 
     /// Does the engine run without root (its containers' root is the user)? podman run
@@ -95,11 +119,7 @@ impl Engine {
         match self {
             // SAFETY: getuid cannot fail and touches no memory.
             Engine::Podman => (unsafe { libc::getuid() }) != 0,
-            Engine::Docker => self
-                .cmd()
-                .args(["info", "--format", "{{json .SecurityOptions}}"])
-                .stdout_string()
-                .is_ok_and(|s| s.contains("rootless")),
+            Engine::Docker => self.info().is_some_and(|i| i.rootless),
         }
     }
 
@@ -420,12 +440,37 @@ mod tests {
     fn info_argv() {
         assert_eq!(
             Engine::Docker.info_cmd().argv(),
-            ["docker", "info", "--format", "{{.ServerVersion}}"]
+            [
+                "docker",
+                "info",
+                "--format",
+                "{{.ServerVersion}} {{range .SecurityOptions}}{{.}} {{end}}"
+            ]
         );
         assert_eq!(
             Engine::Podman.info_cmd().argv(),
-            ["podman", "info", "--format", "{{.Version.Version}}"]
+            [
+                "podman",
+                "info",
+                "--format",
+                "{{.Version.Version}} {{.Host.Security.Rootless}}"
+            ]
         );
+    }
+
+    #[test]
+    fn info_tells_the_version_and_a_rootless_engine() {
+        let d = Engine::Docker;
+        let root = d.read_info("20.10.24 name=seccomp,profile=default \n").unwrap();
+        assert_eq!((root.version.as_str(), root.rootless), ("20.10.24", false));
+        let rootless = d
+            .read_info("28.2.2 name=seccomp,profile=builtin name=rootless name=cgroupns \n")
+            .unwrap();
+        assert_eq!((rootless.version.as_str(), rootless.rootless), ("28.2.2", true));
+        let p = Engine::Podman;
+        assert!(p.read_info("4.3.1 true\n").unwrap().rootless);
+        assert!(!p.read_info("4.3.1 false\n").unwrap().rootless);
+        assert_eq!(d.read_info("  \n"), None);
     }
 
     #[test]

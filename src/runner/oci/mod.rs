@@ -43,7 +43,7 @@ pub use container::{
     ContainerRecord, ContainerState,
 };
 pub use credentials::{refresh_credentials, stage_credentials};
-pub use engine::{first_answering_engine, resolve_engine, Engine, RunSpec};
+pub use engine::{first_answering_engine, resolve_engine, Engine, EngineInfo, RunSpec};
 pub use error::ContainerError;
 pub use firewall::{apply_firewall, FIREWALL};
 pub use image::{node_major, Spec};
