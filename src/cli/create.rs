@@ -37,7 +37,8 @@ pub struct CreateArgs {
     #[arg(long)]
     pub no_launch: bool,
     /// Detached: start the agent in its session (tmux, on treebox's own socket) without
-    /// attaching, and print the box path. `git treebox enter NAME` attaches later.
+    /// attaching, wait until it is at its prompt, and print the box path (an agent that
+    /// ends first fails it with its exit code). `git treebox enter NAME` attaches later.
     #[arg(short = 'd', long, conflicts_with_all = ["no_launch", "print", "json"])]
     pub detach: bool,
     /// Provision, then print the launch command as one shell-quoted line.
@@ -220,6 +221,7 @@ pub fn hand_off(
         again: format!("git treebox enter {}", crate::cmd::quote(&plan.name)),
         path: &plan.path,
         overrides: false,
+        ready: ready_for(plan.harness, &plan.launch_argv, &created.session_path),
     };
     self::launch(
         &how,
@@ -244,6 +246,30 @@ pub struct Launching<'a> {
     /// The command asked for a program or arguments of its own (`--harness`, `-- ARGS`),
     /// which a live session, re-attached, does not take.
     pub overrides: bool,
+    /// How to tell that the program it starts is ready for a person.
+    pub ready: crate::session::Ready,
+}
+
+/// How long `-d` waits for a new agent to be ready before saying it is not.
+const READY_LIMIT: std::time::Duration = std::time::Duration::from_secs(45);
+
+/// How to tell that `argv`, the launch of `harness` in the box whose session marker is
+/// `marker`, is ready: Claude Code with treebox's status hooks reports at `SessionStart`;
+/// anything else is ready once it runs.
+pub fn ready_for(
+    harness: crate::harness::Harness,
+    argv: &[String],
+    marker: &std::path::Path,
+) -> crate::session::Ready {
+    use crate::session::Ready;
+    match harness {
+        crate::harness::Harness::Claude if argv.iter().any(|a| a == "--settings") => {
+            Ready::Reported {
+                path: crate::state::session::status_path(marker),
+            }
+        }
+        _ => Ready::Started,
+    }
 }
 
 /// Launch the program `build(tty)` builds (`tty`: it will have a terminal) as SPEC §7a
@@ -264,15 +290,86 @@ pub fn launch(how: &Launching, build: impl Fn(bool) -> Cmd, ui: &mut Ui) -> Resu
             session.name()
         ));
     }
+    let mut started_here = false;
     if !live {
-        if let Err(e) = session.start(&build(true)) {
+        let since = std::time::SystemTime::now();
+        match session.start(&build(true)) {
+            Ok(()) => started_here = true,
             // Another command started it a moment ago: join that one.
-            if !matches!(e, crate::session::SessionError::Tmux(_)) || !session.exists() {
-                return Err(from_session(e));
+            Err(e) => {
+                if !matches!(e, crate::session::SessionError::Tmux(_)) || !session.exists() {
+                    return Err(from_session(e));
+                }
+            }
+        }
+        if started_here && how.detach {
+            if let Some(code) = await_ready(&session, how, since, ui)? {
+                return Ok(code);
             }
         }
     }
-    join(&session, how, live, ui)
+    let code = join(&session, how, live, ui)?;
+    if started_here && code != error::OK && !how.detach {
+        // The pane closed with the agent: what it said last is gone from the terminal.
+        show_last_lines(&session, ui);
+    }
+    Ok(code)
+}
+
+/// After a detached start: wait until the agent is ready. One that ends first is a
+/// failure with its exit code (never 0) and its last lines (`Some(code)`); one still
+/// not ready after [`READY_LIMIT`] is a warning with what its screen shows.
+fn await_ready(
+    session: &crate::session::Session,
+    how: &Launching,
+    since: std::time::SystemTime,
+    ui: &mut Ui,
+) -> Result<Option<i32>, CliError> {
+    use crate::session::Readiness;
+    match session.wait_ready(&how.ready, since, READY_LIMIT) {
+        Readiness::Ready => Ok(None),
+        Readiness::Exited { code, last } => {
+            print_lines(&last, ui);
+            ui.error(
+                &CliError::new(
+                    ErrorKind::AgentExited,
+                    format!("the agent exited with code {code} before it was ready"),
+                )
+                .hint(format!(
+                    "Start it on a terminal to see it: `{}` (its last lines are above).",
+                    how.again
+                )),
+            );
+            Ok(Some(if code == error::OK {
+                error::RUNTIME
+            } else {
+                code
+            }))
+        }
+        Readiness::NotYet { last } => {
+            print_lines(&last, ui);
+            ui.warning(&format!(
+                "the agent is not at its prompt after {} s: it may be waiting at a screen for a person (its last lines are above); look with `{}`",
+                READY_LIMIT.as_secs(),
+                how.again
+            ));
+            Ok(None)
+        }
+    }
+}
+
+fn show_last_lines(session: &crate::session::Session, ui: &mut Ui) {
+    print_lines(&session.last_lines(crate::session::LAST_LINES), ui);
+}
+
+fn print_lines(lines: &[String], ui: &mut Ui) {
+    if lines.is_empty() {
+        return;
+    }
+    ui.info("the agent's last lines:");
+    for l in lines {
+        ui.info(&format!("  | {l}"));
+    }
 }
 
 /// Attach to `session` (or, with `-d`, say it runs and print the box path); `live`: it

@@ -31,7 +31,7 @@ pub struct EnterArgs {
     #[arg(long, conflicts_with = "json")]
     pub print: bool,
     /// Detached: start the agent in the box's session (tmux) without attaching, unless
-    /// one is live already; print the box path.
+    /// one is live already; wait until it is at its prompt; print the box path.
     #[arg(short = 'd', long, conflicts_with_all = ["print", "json"])]
     pub detach: bool,
     /// Print the result as JSON instead of launching.
@@ -114,6 +114,11 @@ pub fn run(args: EnterArgs, ui: &mut Ui) -> Result<i32, CliError> {
         again: format!("git treebox enter {}", crate::cmd::quote(&r.name)),
         path: &r.path,
         overrides: args.harness.is_some() || !args.args.is_empty(),
+        ready: super::create::ready_for(
+            entered.harness,
+            &entered.launch_argv,
+            &entered.session_path,
+        ),
     };
     super::create::launch(
         &how,
@@ -179,6 +184,8 @@ fn rejoin(args: &EnterArgs, ui: &mut Ui) -> Result<Option<i32>, CliError> {
         ),
         path: &entry.path,
         overrides: args.harness.is_some() || !args.args.is_empty(),
+        // Joined, not started.
+        ready: crate::session::Ready::Started,
     };
     if how.overrides {
         ui.warning(&format!(

@@ -125,6 +125,8 @@ kinds! {
     Bundle = "bundle" => RUNTIME,
     /// The agent's (or a `run` command's) program is not installed where it must run.
     HarnessMissing = "harness-missing" => RUNTIME,
+    /// A detached agent ended before it was ready (the command exits with its code).
+    AgentExited = "agent-exited" => RUNTIME,
     Io = "io" => RUNTIME,
     Launch = "launch" => RUNTIME,
     Park = "park" => RUNTIME,

@@ -232,6 +232,9 @@ pub struct ListBox<'a> {
     pub status: Option<&'static str>,
     /// When it reported, in seconds since the epoch.
     pub status_time: Option<i64>,
+    /// The agent's exit code (128+signal) once its session has ended; `None` while
+    /// live, or when it never ran in one.
+    pub exit_code: Option<i32>,
     /// `list --dirty`: whether the box's working tree holds uncommitted changes;
     /// absent without `--dirty`, or when the box's git cannot be read.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -370,6 +373,8 @@ pub struct SandboxLsBox<'a> {
     pub status: Option<&'a str>,
     /// When the agent reported `status`, in seconds since the epoch.
     pub status_time: Option<i64>,
+    /// The agent's exit code once its session has ended (see [`ListBox::exit_code`]).
+    pub exit_code: Option<i32>,
 }
 
 /// `docs/schema/sandbox-bundle.schema.json`: `git sandbox bundle --json`.

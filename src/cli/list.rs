@@ -45,14 +45,18 @@ struct Row {
     env: bool,
     live: bool,
     state: &'static str,
-    /// What the agent last reported through the status channel, and when.
+    /// What the agent last reported through the status channel, and when (live only).
     status: Option<crate::runner::oci::Reported>,
+    /// How the agent ended, once its session has.
+    exit: Option<i32>,
 }
 
 /// A row: the box's entry and the facts of its files (kept or read, see
 /// [`summary`]), and what is read fresh every time — whether a session is live, the
 /// agent's last report — on the machine's cores.
 fn row(e: &BoxEntry, facts: &Facts, layout: &Layout) -> Row {
+    let live = session::is_live(&layout.session_path(&e.leaf));
+    let agent = agent_view(layout, &e.leaf, live);
     let branch = e.shown_branch().map(str::to_string);
     let state = if e.record_error.is_some() {
         "bad-record"
@@ -83,9 +87,49 @@ fn row(e: &BoxEntry, facts: &Facts, layout: &Layout) -> Row {
         last_commit: facts.last_commit,
         deps: facts.deps.as_str(),
         env: facts.env,
-        live: session::is_live(&layout.session_path(&e.leaf)),
+        live,
         state,
-        status: crate::runner::oci::read_status(layout, &e.leaf),
+        status: agent.status,
+        exit: agent.exit,
+    }
+}
+
+/// What `list` and `ls` show of a box's agent: its last report while its session is
+/// live; once the session has ended, the agent's exit code (SPEC §7a) and no report
+/// (what a gone agent reported last no longer holds).
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct AgentView {
+    pub status: Option<crate::runner::oci::Reported>,
+    pub exit: Option<i32>,
+}
+
+pub(crate) fn agent_view(
+    layout: &crate::state::Layout,
+    leaf: &crate::names::Leaf,
+    live: bool,
+) -> AgentView {
+    let marker = layout.session_path(leaf);
+    if live {
+        AgentView {
+            status: crate::runner::oci::read_status(layout, leaf),
+            exit: None,
+        }
+    } else {
+        AgentView {
+            status: None,
+            exit: crate::session::exit_code(&marker),
+        }
+    }
+}
+
+/// The AGENT cell: `working 3m` while live (`live` before its first report), `exited N`
+/// once its session has ended, `-` when it never ran in one.
+pub(crate) fn agent_cell(live: bool, view: &AgentView, now: i64) -> String {
+    match (live, view.status.as_ref(), view.exit) {
+        (true, Some(r), _) => status_cell(Some(r), now),
+        (true, None, _) => "live".into(),
+        (false, _, Some(code)) => format!("exited {code}"),
+        (false, _, None) => "-".into(),
     }
 }
 
@@ -179,6 +223,7 @@ pub fn run(args: ListArgs, ui: &mut Ui) -> Result<i32, CliError> {
                 state: r.state,
                 status: r.status.map(|s| s.status.as_str()),
                 status_time: r.status.map(|s| unix_seconds(s.at)),
+                exit_code: r.exit,
                 dirty: *dirty,
             })
             .collect();
@@ -227,13 +272,14 @@ pub fn run(args: ListArgs, ui: &mut Ui) -> Result<i32, CliError> {
             (Some(b), false) => fit(&crate::sanitize::line(b), 17),
             (None, _) => "-".into(),
         };
-        let agent = if r.status.is_some() {
-            status_cell(r.status.as_ref(), now)
-        } else if r.live {
-            "live".into()
-        } else {
-            "-".into()
-        };
+        let agent = agent_cell(
+            r.live,
+            &AgentView {
+                status: r.status,
+                exit: r.exit,
+            },
+            now,
+        );
         let deps = match r.deps {
             "unknown" => "?",
             d => d,

@@ -130,6 +130,11 @@ impl Session {
         &self.name
     }
 
+    /// The session's window name: the box's (the session name's last part).
+    fn window_name(&self) -> &str {
+        self.name.rsplit('/').next().unwrap_or(&self.name)
+    }
+
     /// `-t` for this session, matched exactly (no prefix or pattern matching).
     fn target(&self) -> String {
         format!("={}", self.name)
@@ -169,6 +174,7 @@ impl Session {
             for stale in [
                 marker::exit_path(&self.marker),
                 marker::pid_path(&self.marker),
+                marker::screen_path(&self.marker),
             ] {
                 let _ = std::fs::remove_file(stale);
             }
@@ -193,8 +199,19 @@ impl Session {
         }
         let exe = std::env::current_exe().map_err(SessionError::Exe)?;
         let cwd = cmd.cwd.clone().unwrap_or_else(|| PathBuf::from("/"));
+        let (cols, rows) = terminal_size();
         let mut new_session = confine(self.tmux())
-            .args(["new-session", "-d", "-s", &self.name, "-c"])
+            .args([
+                "new-session",
+                "-d",
+                "-s",
+                &self.name,
+                "-n",
+                self.window_name(),
+            ])
+            // The size of the terminal that starts it (a detached session is 80×24
+            // otherwise, and what the agent draws then stays wrapped once attached).
+            .args(["-x", &cols.to_string(), "-y", &rows.to_string(), "-c"])
             .arg(&cwd)
             .arg("--")
             .arg(&exe)
@@ -205,7 +222,17 @@ impl Session {
             // keep a finished session around or end a detached one (no `-t`: the
             // session just made).
             .args([";", "set-option", "destroy-unattached", "off"])
-            .args([";", "set-option", "-w", "remain-on-exit", "off"]);
+            .args([";", "set-option", "-w", "remain-on-exit", "off"])
+            // The window keeps the box's name: neither tmux nor the agent renames it.
+            .args([";", "set-option", "-w", "automatic-rename", "off"])
+            .args([";", "set-option", "-w", "allow-rename", "off"])
+            // The pane's title is the agent's to set (and tmux before 3.4 takes any
+            // APC sequence, a terminal query included, as one): the status line
+            // shows the clock where tmux's default shows the title.
+            .args([";", "set-option", "status-right", " %H:%M %d-%b-%y"])
+            // tmux 3.4 on: the agent cannot set the title at all (`-q`: older tmux
+            // has no such option and says nothing).
+            .args([";", "set-option", "-qp", "allow-set-title", "off"]);
         // A hook of the user's (`session-created`, `after-new-window`) could set the
         // new window's or pane's own value: those are switched off too.
         if passthrough_option() {
@@ -359,6 +386,139 @@ impl Session {
         let text = crate::git::repo::read_plain(&marker::exit_path(&self.marker))?;
         wrapper::parse_report(&text)
     }
+
+    /// Wait until the program just started is ready for a person's prompt (`ready`
+    /// says how to tell), it ends, or `limit` passes.
+    pub fn wait_ready(
+        &self,
+        ready: &Ready,
+        since: std::time::SystemTime,
+        limit: Duration,
+    ) -> Readiness {
+        let started = since;
+        let since = Instant::now();
+        loop {
+            if let Some(code) = exit_code(&self.marker) {
+                return Readiness::Exited {
+                    code,
+                    last: self.last_lines(LAST_LINES),
+                };
+            }
+            let is_ready = match ready {
+                Ready::Started => true,
+                Ready::Reported { path } => std::fs::symlink_metadata(path)
+                    .and_then(|m| m.modified())
+                    .is_ok_and(|t| t >= started),
+                Ready::Shows(words) => self
+                    .screen()
+                    .is_some_and(|s| words.iter().any(|w| s.contains(w))),
+            };
+            if is_ready {
+                return Readiness::Ready;
+            }
+            if since.elapsed() > limit {
+                let last = self
+                    .screen()
+                    .map(|s| last_lines(&s, LAST_LINES))
+                    .unwrap_or_default();
+                return Readiness::NotYet { last };
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// The pane's screen now, as plain text; `None` without the session.
+    fn screen(&self) -> Option<String> {
+        let out = self
+            .tmux()
+            .args(["capture-pane", "-p", "-J", "-t"])
+            .arg(format!("{}:", self.target()))
+            .output()
+            .ok()?;
+        Some(String::from_utf8_lossy(&out.stdout).into_owned())
+    }
+
+    /// The last `n` lines the agent left on its screen when it ended (kept by the
+    /// session's program), made safe to print.
+    pub fn last_lines(&self, n: usize) -> Vec<String> {
+        let path = marker::screen_path(&self.marker);
+        let text = std::fs::read(&path).unwrap_or_default();
+        last_lines(&String::from_utf8_lossy(&text), n)
+    }
+}
+
+/// How many of an agent's last lines a command shows.
+pub const LAST_LINES: usize = 12;
+
+/// The last `n` lines of a screen that hold anything, each made safe to print (a box's
+/// output: no control sequences reach the user's terminal).
+pub fn last_lines(screen: &str, n: usize) -> Vec<String> {
+    let lines: Vec<&str> = screen
+        .lines()
+        .map(str::trim_end)
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+        .skip_while(|l| l.trim().is_empty())
+        .collect();
+    let mut kept: Vec<String> = lines
+        .into_iter()
+        .take(n)
+        .map(crate::sanitize::line)
+        .collect();
+    kept.reverse();
+    kept
+}
+
+/// How to tell that a program just started in a session is ready for a person.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Ready {
+    /// Running is ready (a shell, a program treebox knows no sign of).
+    Started,
+    /// The agent reported its status (`path`, the status file) since it started:
+    /// Claude Code's `SessionStart` hook does once its prompt is up.
+    Reported { path: PathBuf },
+    /// Its screen shows one of these.
+    Shows(Vec<String>),
+}
+
+/// What [`Session::wait_ready`] saw.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Readiness {
+    Ready,
+    /// The program ended first: its exit code (128+signal) and last lines.
+    Exited {
+        code: i32,
+        last: Vec<String>,
+    },
+    /// Neither, within the limit: its screen's last lines (it may be waiting at a
+    /// screen no one will answer).
+    NotYet {
+        last: Vec<String>,
+    },
+}
+
+/// The size of the terminal this command runs in (columns, rows), else `$COLUMNS` and
+/// `$LINES`, else 200×50: a session started detached is drawn at that size.
+fn terminal_size() -> (u16, u16) {
+    for fd in [libc::STDOUT_FILENO, libc::STDERR_FILENO, libc::STDIN_FILENO] {
+        // SAFETY: TIOCGWINSZ writes one winsize into the struct we own; a descriptor
+        // that is no terminal fails with ENOTTY and writes nothing.
+        let mut ws: libc::winsize = unsafe { std::mem::zeroed() };
+        if unsafe { libc::ioctl(fd, libc::TIOCGWINSZ, &mut ws) } == 0
+            && ws.ws_col > 0
+            && ws.ws_row > 0
+        {
+            return (ws.ws_col, ws.ws_row);
+        }
+    }
+    let var = |k: &str| {
+        std::env::var(k)
+            .ok()
+            .and_then(|v| v.trim().parse::<u16>().ok())
+            .filter(|n| (10..=1000).contains(n))
+    };
+    (var("COLUMNS").unwrap_or(200), var("LINES").unwrap_or(50))
 }
 
 /// `tmux ARGS` prefixed with the options that keep a box's output in its pane (SPEC
@@ -369,7 +529,12 @@ impl Session {
 /// command in the same client: the server a `new-session` starts has loaded the user's
 /// config by then, and no pane has written a byte.
 fn confine(tmux: Cmd) -> Cmd {
-    let tmux = tmux.args(["set-option", "-s", "set-clipboard", "off", ";"]);
+    let tmux = tmux
+        .args(["set-option", "-s", "set-clipboard", "off", ";"])
+        // An agent's keys as typed: Escape at once (tmux waits 500 ms for a sequence
+        // by default), focus reported (Claude Code asks for it).
+        .args(["set-option", "-s", "escape-time", "10", ";"])
+        .args(["set-option", "-s", "focus-events", "on", ";"]);
     if passthrough_option() {
         tmux.args(["set-option", "-gqw", "allow-passthrough", "off", ";"])
     } else {
@@ -419,6 +584,22 @@ pub fn end(marker: &Path) -> Vec<i32> {
         s.end();
     }
     foreground::end(marker, END_GRACE)
+}
+
+/// How the agent of the box whose marker is `marker` last ended in a session: its exit
+/// code (128+signal; 127/126 when it could not be started), if it has.
+pub fn exit_code(marker: &Path) -> Option<i32> {
+    let text = crate::git::repo::read_plain(&marker::exit_path(marker))?;
+    Some(match wrapper::parse_report(&text)? {
+        Report::Code(c) => c,
+        Report::SpawnFailed { not_found, .. } => {
+            if not_found {
+                127
+            } else {
+                126
+            }
+        }
+    })
 }
 
 /// When the session of the box whose marker is `marker` last showed output (for idle

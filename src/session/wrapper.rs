@@ -247,9 +247,36 @@ pub fn serve(marker_path: &Path, launch_path: &Path) -> Result<i32, ServeError> 
         Ok(st) => crate::cmd::exit_code(st),
         Err(_) => 1,
     };
+    // Before the exit code: whoever sees the code finds the screen beside it.
+    keep_screen(&marker::screen_path(marker_path));
     let _ = crate::state::atomic::write(&exit_path, format!("{code}\n").as_bytes(), 0o600);
     let _ = std::fs::remove_file(&pid_path);
     Ok(code)
+}
+
+/// The most of a pane's screen kept (a screen is rows × columns; a huge one is cut).
+const MAX_SCREEN_BYTES: usize = 256 << 10;
+
+/// Keep the pane's screen as the agent left it, at `path` (0600): the pane closes when
+/// this program ends, and with it the agent's last words (a refusal, a login screen).
+/// This process runs in the pane, so `$TMUX` names the server and `$TMUX_PANE` the
+/// pane. Best effort: no tmux, no screen kept.
+fn keep_screen(path: &Path) {
+    let Some(pane) = std::env::var_os("TMUX_PANE").filter(|p| !p.is_empty()) else {
+        return;
+    };
+    if std::env::var_os("TMUX").is_none_or(|t| t.is_empty()) {
+        return;
+    }
+    let shown = Cmd::new(super::program())
+        .args(["capture-pane", "-p", "-J", "-t"])
+        .arg(pane)
+        .cwd("/")
+        .output();
+    if let Ok(out) = shown {
+        let screen = &out.stdout[..out.stdout.len().min(MAX_SCREEN_BYTES)];
+        let _ = crate::state::atomic::write(path, screen, 0o600);
+    }
 }
 
 #[cfg(test)]

@@ -67,6 +67,18 @@ pub fn exit_path(marker: &Path) -> PathBuf {
     marker.with_file_name("session.exit")
 }
 
+/// The status file the agent of the box whose marker is `marker` reports to
+/// (`Layout::status_state_path`).
+pub fn status_path(marker: &Path) -> PathBuf {
+    marker.with_file_name("status").join("state")
+}
+
+/// Where the session's program keeps the pane's last screen when the agent ends (the
+/// pane closes with it): the starting command shows its last lines.
+pub fn screen_path(marker: &Path) -> PathBuf {
+    marker.with_file_name("session.screen")
+}
+
 /// Where the session's program keeps the agent's pid while it runs.
 pub fn pid_path(marker: &Path) -> PathBuf {
     marker.with_file_name("session.pid")

@@ -33,6 +33,19 @@ while [ ! -f "${STOP_DIR:-$HOME}/stop-$TREEBOX_BOX" ]; do sleep 0.05; done
 exit "${FAKE_EXIT:-0}"
 "#;
 
+/// What Claude Code does once its prompt is up: run the `SessionStart` hooks of the
+/// `--settings` file it was given (treebox's status hooks report `idle`, which a
+/// detached start waits for). Put after a fake claude's shebang by [`claude_like`].
+const SESSION_START: &str = r#"s= p=; for a in "$@"; do [ "$p" = --settings ] && s=$a; p=$a; done
+[ -n "$s" ] && sed -n '/"SessionStart"/,/]/s/.*"command": "\(.*\)".*/\1/p' "$s" | while IFS= read -r c; do sh -c "$c" </dev/null; done
+"#;
+
+/// `script`, a fake claude, reporting its start as the real one does.
+fn claude_like(script: &str) -> String {
+    let (shebang, rest) = script.split_once('\n').unwrap();
+    format!("{shebang}\n{SESSION_START}{rest}")
+}
+
 /// The test's own tmux server (treebox's socket in the test's state dir), ended when
 /// the test ends.
 struct Server {
@@ -139,7 +152,7 @@ fn shown(env: &TestEnv) -> String {
 
 fn env_with_agent() -> TestEnv {
     let env = TestEnv::new();
-    write_exec(&env.bin.join("claude"), STAYING_AGENT);
+    write_exec(&env.bin.join("claude"), &claude_like(STAYING_AGENT));
     env
 }
 
@@ -439,6 +452,7 @@ fn without_tmux_detaching_is_refused_and_launching_stays_in_the_foreground() {
 /// (the container's environment is its own, not the starting command's).
 const CONTAINER_AGENT: &str = r#"#!/bin/sh
 d=$(dirname "$0")
+echo "$TERM" > "$d/agent.term"
 echo "box=$TREEBOX_BOX" >> "$d/agent.started"
 while [ ! -f "$d/stop" ]; do sleep 0.05; done
 rm -f "$d/stop"
@@ -452,7 +466,7 @@ fn a_container_agent_runs_in_a_session_and_down_ends_it() {
         let server = Server::of(env);
         let path = env.box_path("boxed");
         env.treebox(&["create", "--no-launch", "boxed"]).ok();
-        write_exec(&path.join("agent.sh"), CONTAINER_AGENT);
+        write_exec(&path.join("agent.sh"), &claude_like(CONTAINER_AGENT));
         env.write_config(&format!(
             r#"{{"template": "test", "isolation": "{}", "harnesses": {{"claude": {{"program": "{}/agent.sh"}}}}}}"#,
             b.engine,
@@ -467,6 +481,11 @@ fn a_container_agent_runs_in_a_session_and_down_ends_it() {
         env.treebox(&["enter", "-d", "boxed"]).ok();
         wait_for("the agent to start", || count() == 1);
         assert_eq!(session_of(env, "boxed"), "live");
+        // Its terminal is the pane's kind (the image knows it), not the engine's `xterm`.
+        let pane_term = server.tmux(&["show-options", "-gv", "default-terminal"]);
+        let pane_term = String::from_utf8_lossy(&pane_term.stdout).trim().to_string();
+        let term = std::fs::read_to_string(path.join("agent.term")).unwrap();
+        assert_eq!(term.trim(), pane_term);
         env.sandbox(&["down", "boxed"]).code(5);
         // `git sandbox attach` joins the agent's session; the agent's code comes back.
         let mut client = on_tty_running(env, SANDBOX, "attach boxed", &[]);
@@ -678,7 +697,7 @@ while [ ! -f "$HOME/stop-$TREEBOX_BOX" ]; do sleep 0.05; done
 #[test]
 fn a_box_cannot_set_the_clipboard_of_the_terminal_attached_to_it() {
     let env = TestEnv::new();
-    write_exec(&env.bin.join("claude"), CLIPBOARD_AGENT);
+    write_exec(&env.bin.join("claude"), &claude_like(CLIPBOARD_AGENT));
     // The user's own tmux.conf lets programs in panes set the clipboard and pass
     // sequences through to the terminal: treebox's server loads it, and overrides both.
     std::fs::write(
@@ -718,4 +737,119 @@ fn a_box_cannot_set_the_clipboard_of_the_terminal_attached_to_it() {
     std::fs::write(env.home.join("stop-clip"), "").unwrap();
     assert_eq!(client.wait().unwrap().code(), Some(0), "{}", shown(&env));
     assert_eq!(session_of(&env, "clip"), "none");
+}
+
+/// A fake claude that ends at once, as the real one does when it refuses to start
+/// (a bad key, root): it says why and exits with `$FAKE_EXIT` (default 3), never
+/// reporting its start.
+const REFUSING_AGENT: &str = r#"#!/bin/sh
+echo "Invalid API key - Please run /login"
+printf 'and a second \033[31mred\033[0m line\n'
+exit "${FAKE_EXIT:-3}"
+"#;
+
+fn box_row(env: &TestEnv, name: &str) -> serde_json::Value {
+    let doc = env.treebox(&["list", "--json"]).ok().json();
+    doc["boxes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["name"] == name)
+        .unwrap_or_else(|| panic!("no box {name}: {doc:#}"))
+        .clone()
+}
+
+/// SPEC §7a: an agent that ends before it is ready fails the detached start with its
+/// exit code and its last lines; `list` then shows how it ended, and no status.
+#[test]
+fn an_agent_that_ends_before_it_is_ready_fails_the_detached_start() {
+    let env = TestEnv::new();
+    write_exec(&env.bin.join("claude"), REFUSING_AGENT);
+    let server = Server::of(&env);
+    let r = env.treebox(&["create", "-d", "refused"]);
+    r.code(3);
+    assert!(
+        r.stderr
+            .contains("the agent exited with code 3 before it was ready"),
+        "{r:?}"
+    );
+    assert!(
+        r.stderr.contains("  | Invalid API key - Please run /login"),
+        "{r:?}"
+    );
+    // The box's output reaches the terminal as text, never as a control sequence.
+    assert!(r.stderr.contains("  | and a second red line"), "{r:?}");
+    assert!(!r.stderr.contains('\u{1b}'), "{r:?}");
+    assert!(r.stderr.contains("git treebox enter refused"), "{r:?}");
+    // The box stays (it was made); its agent is reported as ended.
+    let row = box_row(&env, "refused");
+    assert_eq!(row["session"], "none", "{row}");
+    assert_eq!(row["exitCode"], 3, "{row}");
+    assert!(row["status"].is_null(), "{row}");
+    let table = env.treebox(&["list"]).ok().stdout.clone();
+    assert!(table.contains("exited 3"), "{table}");
+    assert!(server.sessions().is_empty(), "{:?}", server.sessions());
+    // A report left by the agent is not shown once its session has ended.
+    let status = env.box_state("refused").join("status");
+    std::fs::create_dir_all(&status).unwrap();
+    std::fs::write(status.join("state"), "working\n").unwrap();
+    let row = box_row(&env, "refused");
+    assert!(row["status"].is_null(), "{row}");
+    // Ending with 0 before it was ready is a failure all the same.
+    let o = env
+        .command(TREEBOX, &env.repo)
+        .args(["enter", "-d", "refused"])
+        .env("FAKE_EXIT", "0")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{o:?}");
+    assert_eq!(box_row(&env, "refused")["exitCode"], 0);
+    env.treebox(&["teardown", "--force", "refused"]).ok();
+}
+
+/// A detached start returns once the agent is at its prompt (it reported its start),
+/// in a session whose window is named after the box and drawn at the size of the
+/// terminal that started it (`COLUMNS`/`LINES` without one), on a server that passes
+/// Escape at once and reports focus (issue 29, point 8).
+#[test]
+fn a_detached_session_is_ready_named_and_sized_for_its_box() {
+    let env = env_with_agent();
+    let server = Server::of(&env);
+    let o = env
+        .command(TREEBOX, &env.repo)
+        .args(["create", "-d", "sized"])
+        .env("COLUMNS", "150")
+        .env("LINES", "40")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{o:?}");
+    // Ready when `create -d` returned: the agent had reported its start.
+    let row = box_row(&env, "sized");
+    assert_eq!(row["status"], "idle", "{row}");
+    assert!(row["exitCode"].is_null(), "{row}");
+    let target = format!("={}:", server.sessions()[0]);
+    let shown = |what: &str| {
+        let o = server.tmux(&["display-message", "-p", "-t", &target, what]);
+        String::from_utf8_lossy(&o.stdout).trim().to_string()
+    };
+    assert_eq!(shown("#{window_name}"), "sized");
+    assert_eq!(shown("#{window_width}"), "150");
+    let height: u32 = shown("#{window_height}").parse().unwrap();
+    assert!((39..=40).contains(&height), "{height}");
+    let option = |args: &[&str]| {
+        let o = server.tmux(&[&["show-options", "-v"], args].concat());
+        String::from_utf8_lossy(&o.stdout).trim().to_string()
+    };
+    assert_eq!(option(&["-s", "escape-time"]), "10");
+    assert_eq!(option(&["-s", "focus-events"]), "on");
+    assert_eq!(option(&["-w", "-t", &target, "automatic-rename"]), "off");
+    assert_eq!(option(&["-w", "-t", &target, "allow-rename"]), "off");
+    // The agent renames nothing: a title or name it sends leaves the window's name.
+    assert!(!option(&["-t", &target, "status-right"]).contains("pane_title"));
+    std::fs::write(env.home.join("stop-sized"), "").unwrap();
+    wait_for("the session to end", || session_of(&env, "sized") == "none");
+    assert_eq!(box_row(&env, "sized")["exitCode"], 0);
+    let table = env.treebox(&["list"]).ok().stdout.clone();
+    assert!(table.contains("exited 0"), "{table}");
+    env.treebox(&["teardown", "--force", "sized"]).ok();
 }

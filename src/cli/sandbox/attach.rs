@@ -27,6 +27,8 @@ pub fn run(a: AttachArgs, ui: &mut Ui) -> Result<i32, CliError> {
         again: format!("git sandbox attach {}", crate::cmd::quote(&t.leaf)),
         path: &t.path,
         overrides: false,
+        // A shell is ready once it runs.
+        ready: crate::session::Ready::Started,
     };
     crate::cli::create::launch(
         &how,

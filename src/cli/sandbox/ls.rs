@@ -31,8 +31,9 @@ struct Row {
     branch: Option<String>,
     dirty: Option<bool>,
     runner: Option<String>,
-    /// What the agent last reported through the status channel, and when.
-    status: Option<crate::runner::oci::Reported>,
+    live: bool,
+    /// What the agent last reported (live), or how it ended.
+    agent: crate::cli::list::AgentView,
 }
 
 /// Each engine's containers, asked once per engine per `ls` (not once per box).
@@ -104,7 +105,8 @@ fn row(
         // A box whose directory is gone has no working tree to be dirty.
         dirty: dirt.and_then(|d| d.dirty).filter(|_| e.dir_exists),
         runner: e.record.as_ref().map(|r| r.runner.to_string()),
-        status: crate::runner::oci::read_status(layout, &e.leaf),
+        live,
+        agent: crate::cli::list::agent_view(layout, &e.leaf, live),
     }
 }
 
@@ -192,8 +194,9 @@ pub fn run(a: LsArgs, ui: &mut Ui) -> Result<i32, CliError> {
                 branch: r.branch.as_deref(),
                 dirty: r.dirty,
                 runner: r.runner.as_deref(),
-                status: r.status.map(|s| s.status.as_str()),
-                status_time: r.status.map(|s| crate::cli::list::unix_seconds(s.at)),
+                status: r.agent.status.map(|s| s.status.as_str()),
+                status_time: r.agent.status.map(|s| crate::cli::list::unix_seconds(s.at)),
+                exit_code: r.agent.exit,
             })
             .collect();
         let doc = SandboxLsDocument {
@@ -225,7 +228,7 @@ pub fn run(a: LsArgs, ui: &mut Ui) -> Result<i32, CliError> {
                 Some(false) => "no",
                 None => "?",
             },
-            crate::cli::list::status_cell(r.status.as_ref(), now),
+            crate::cli::list::agent_cell(r.live, &r.agent, now),
         ));
     }
     ui.out(out.trim_end());

@@ -180,6 +180,8 @@ fn shell_in_session(
         again: format!("git sandbox attach {}", crate::cmd::quote(&r.name)),
         path: &r.path,
         overrides: false,
+        // A shell is ready once it runs.
+        ready: crate::session::Ready::Started,
     };
     crate::cli::create::launch(
         &how,

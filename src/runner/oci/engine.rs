@@ -203,7 +203,18 @@ impl Engine {
     ) -> Cmd {
         let mut c = self.cmd().args(["exec", "-i"]);
         if tty {
-            c = c.args(["-t", "--detach-keys", DETACH_KEYS]);
+            // The terminal's own kind, as the engine's client sees it (the tmux pane's,
+            // or the user's terminal), not the engine's default `xterm`; `-e NAME`
+            // alone passes the client's value, and nothing where it has none.
+            c = c.args([
+                "-t",
+                "--detach-keys",
+                DETACH_KEYS,
+                "-e",
+                "TERM",
+                "-e",
+                "COLORTERM",
+            ]);
         }
         c = c.arg("-u").arg(user).arg("-w").arg(workdir.as_os_str());
         for (k, v) in env {
@@ -461,12 +472,17 @@ mod tests {
     #[test]
     fn info_tells_the_version_and_a_rootless_engine() {
         let d = Engine::Docker;
-        let root = d.read_info("20.10.24 name=seccomp,profile=default \n").unwrap();
+        let root = d
+            .read_info("20.10.24 name=seccomp,profile=default \n")
+            .unwrap();
         assert_eq!((root.version.as_str(), root.rootless), ("20.10.24", false));
         let rootless = d
             .read_info("28.2.2 name=seccomp,profile=builtin name=rootless name=cgroupns \n")
             .unwrap();
-        assert_eq!((rootless.version.as_str(), rootless.rootless), ("28.2.2", true));
+        assert_eq!(
+            (rootless.version.as_str(), rootless.rootless),
+            ("28.2.2", true)
+        );
         let p = Engine::Podman;
         assert!(p.read_info("4.3.1 true\n").unwrap().rootless);
         assert!(!p.read_info("4.3.1 false\n").unwrap().rootless);
@@ -481,7 +497,7 @@ mod tests {
             ["docker", "exec", "-i", "-u", "0:0", "-w", "/b", "c", "true"]
         );
         // With a terminal: the engine's default detach keys (ctrl-p ctrl-q) are not
-        // in force, for both engines.
+        // in force, for both engines, and the client's terminal kind is passed on.
         for e in [Engine::Docker, Engine::Podman] {
             let c = e.exec("c", "0:0", Path::new("/b"), &[], true, &["sh".into()]);
             assert_eq!(
@@ -493,6 +509,10 @@ mod tests {
                     "-t",
                     "--detach-keys",
                     "ctrl-^,ctrl-],ctrl-_",
+                    "-e",
+                    "TERM",
+                    "-e",
+                    "COLORTERM",
                     "-u",
                     "0:0",
                     "-w",

@@ -34,7 +34,8 @@ pub const AGENT_UID: u32 = 1000;
 
 /// The launcher: `$1` uid, `$2` gid, `$3` home, then `KEY=value` words up to `--`,
 /// then the program and its arguments. Exported are the env file's lines, then the
-/// caller's words (so a setup step's own variables win), then HOME/USER/LOGNAME.
+/// caller's words (so a setup step's own variables win), then HOME/USER/LOGNAME; a
+/// `TERM` the image has no terminfo for becomes `xterm-256color`.
 const LAUNCHER: &str = r#"for f in /run/treebox-env/env /run/treebox-env/keys; do
   [ -r "$f" ] || continue
   while IFS= read -r l || [ -n "$l" ]; do
@@ -46,6 +47,11 @@ shift 3
 while [ $# -gt 0 ] && [ "$1" != -- ]; do export "$1"; shift; done
 [ $# -gt 0 ] && shift
 export HOME="$h" USER=agent LOGNAME=agent
+if [ -n "${TERM-}" ]; then
+  i=${TERM%"${TERM#?}"} ok=
+  for d in /etc/terminfo /lib/terminfo /usr/share/terminfo /usr/lib/terminfo; do [ -e "$d/$i/$TERM" ] && ok=1; done
+  [ -n "$ok" ] || export TERM=xterm-256color
+fi
 umask 002
 command -v setpriv >/dev/null 2>&1 || { echo "treebox: setpriv (util-linux) is missing from the box's image" >&2; exit 127; }
 exec setpriv --reuid "$u" --regid "$g" --groups "$g" --inh-caps -all --bounding-set -all --no-new-privs -- "$@""#;

@@ -5,7 +5,8 @@
 //! The producer is host-owned: a POSIX `sh` writer and Claude Code's hook settings,
 //! written into the box's bookkeeping ([`Layout::agent_hooks_dir`]) and, in a container,
 //! mounted read-only at [`AGENT_DIR`]. `claude` launches with `--settings` naming them
-//! (hooks: `working` on `UserPromptSubmit`/`PreToolUse`, `waiting` on `Notification`,
+//! (hooks: `idle` on `SessionStart`, `working` on `UserPromptSubmit`/`PreToolUse`,
+//! `waiting` on `Notification`,
 //! `idle` on `Stop`); `codex` launches through the writer (`working`) with a `notify`
 //! program that writes `idle` after each turn. The writer replaces `state` atomically
 //! (temp file + `mv`) in the status dir: [`Layout::status_dir`] on the host,
@@ -209,6 +210,8 @@ pub fn claude_settings(hooks: &StatusHooks, status_dir: &Path) -> String {
     let v = serde_json::json!({
         "env": { STATUS_ENV: status_dir.to_string_lossy() },
         "hooks": {
+            // Up and at its prompt: what `create -d` waits for.
+            "SessionStart": cmd("idle"),
             "UserPromptSubmit": cmd("working"),
             "PreToolUse": tools,
             "Notification": cmd("waiting"),
@@ -311,6 +314,7 @@ mod tests {
             serde_json::from_str(&claude_settings(&h, Path::new(STATUS_DIR))).unwrap();
         assert_eq!(v["env"][STATUS_ENV], STATUS_DIR);
         for (event, state) in [
+            ("SessionStart", "idle"),
             ("UserPromptSubmit", "working"),
             ("PreToolUse", "working"),
             ("Notification", "waiting"),
