@@ -57,8 +57,7 @@ impl Spec<'_> {
     /// is started if stopped. An engine that does not answer is reported as such,
     /// whatever step noticed it.
     pub fn create(&self, ecos: &[Ecosystem]) -> Result<ContainerRecord, ContainerError> {
-        self.create_inner(ecos)
-            .map_err(|e| explain(self.engine, e))
+        self.create_inner(ecos).map_err(|e| explain(self.engine, e))
     }
 
     fn create_inner(&self, ecos: &[Ecosystem]) -> Result<ContainerRecord, ContainerError> {

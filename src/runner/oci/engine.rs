@@ -461,12 +461,17 @@ mod tests {
     #[test]
     fn info_tells_the_version_and_a_rootless_engine() {
         let d = Engine::Docker;
-        let root = d.read_info("20.10.24 name=seccomp,profile=default \n").unwrap();
+        let root = d
+            .read_info("20.10.24 name=seccomp,profile=default \n")
+            .unwrap();
         assert_eq!((root.version.as_str(), root.rootless), ("20.10.24", false));
         let rootless = d
             .read_info("28.2.2 name=seccomp,profile=builtin name=rootless name=cgroupns \n")
             .unwrap();
-        assert_eq!((rootless.version.as_str(), rootless.rootless), ("28.2.2", true));
+        assert_eq!(
+            (rootless.version.as_str(), rootless.rootless),
+            ("28.2.2", true)
+        );
         let p = Engine::Podman;
         assert!(p.read_info("4.3.1 true\n").unwrap().rootless);
         assert!(!p.read_info("4.3.1 false\n").unwrap().rootless);
