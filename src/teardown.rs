@@ -6,15 +6,17 @@
 //! the branch, when asked, is deleted through libgit2. Every path is checked to be a
 //! box: a direct child of the box root, never the main worktree, whatever the root
 //! setting. The caller decides whether the box may go (dirty, live, confirmation);
-//! this module only assesses and removes.
+//! this module only assesses and removes — and, once a worktree box is gone, deletes
+//! its branch when that loses nothing ([`settle_branch`]).
 
 use std::path::{Path, PathBuf};
 
 use crate::boxes::{self, Assessment, BoxEntry};
+use crate::git::landed::{self, Verdict};
 use crate::git::repo::canonical;
 use crate::git::Repo;
 use crate::state::session;
-use crate::state::{BoxLock, Layout, LockError};
+use crate::state::{BoxLock, Layout, LockError, Record};
 
 /// A box chosen for removal, with what removing it would lose.
 #[derive(Debug, Clone)]
@@ -337,6 +339,105 @@ fn remove_locked(
         branch_deleted,
         pruned_only,
     })
+}
+
+/// What became of a removed box's branch ([`settle_branch`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BranchFate {
+    /// Deleted: it held nothing its base does not have.
+    Deleted { branch: String, verdict: Verdict },
+    /// Kept, and why.
+    Kept { branch: String, why: KeptBecause },
+}
+
+/// Why a removed box's branch was kept.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum KeptBecause {
+    /// It holds work its base does not have.
+    NotLanded(Verdict),
+    /// treebox did not make it (the box checked out an existing branch), or the box
+    /// switched to a branch of the user's.
+    NotMadeByTreebox,
+    /// Another worktree has it checked out.
+    CheckedOut,
+    /// Its history could not be read; the reason.
+    Unreadable(String),
+}
+
+/// After a worktree box is removed, its branch (in the user's repository) goes too when
+/// removing it loses nothing: no work beyond the box's start, or work that has landed
+/// in `origin/<base>` or `<base>` ([`crate::git::landed`]). When the answer is "not
+/// landed" and there is an origin, origin is fetched once (no prompt, at most
+/// [`ORIGIN_FETCH_SECS`]) and asked again: a forge's merge is seen without a manual
+/// fetch. Only a branch treebox made for the box is ever deleted, and only at the tip
+/// that was judged. `None`: no such branch.
+pub fn settle_branch(
+    repo: &Repo,
+    layout: &Layout,
+    branch: &str,
+    record: Option<&Record>,
+) -> Option<BranchFate> {
+    let tip = repo.local_branch(branch)?;
+    let kept = |why| {
+        Some(BranchFate::Kept {
+            branch: branch.to_string(),
+            why,
+        })
+    };
+    // Made by treebox for this box: the recorded branch, or its new name after a
+    // rename in the box (the recorded one is then gone).
+    let ours = record.filter(|r| {
+        r.created_branch && (r.branch == branch || repo.local_branch(&r.branch).is_none())
+    });
+    let Some(record) = ours else {
+        return kept(KeptBecause::NotMadeByTreebox);
+    };
+    let start = record
+        .base_commit
+        .as_deref()
+        .and_then(|c| git2::Oid::from_str(c).ok());
+    let ask = || {
+        let targets = landed::targets_for_base(&repo.git, &record.base);
+        landed::verdict(&repo.git, tip, start, &targets)
+    };
+    let mut verdict = ask();
+    if matches!(verdict, Ok(Verdict::NotLanded { .. })) && repo.has_remote("origin") {
+        let git = crate::git::GitCli::for_repo(&repo.common_dir, None);
+        let limit = std::time::Duration::from_secs(ORIGIN_FETCH_SECS);
+        if crate::provision::fetch::fetch_origin_within(&git, &repo.main_root, limit) {
+            verdict = ask();
+        }
+    }
+    let verdict = match verdict {
+        Ok(v) => v,
+        Err(e) => return kept(KeptBecause::Unreadable(crate::sanitize::chain(&e))),
+    };
+    if !verdict.nothing_to_lose() {
+        return kept(KeptBecause::NotLanded(verdict));
+    }
+    // As in `remove_locked`: libgit2 calls a branch checked out while any admin dir is
+    // half-made, and treebox changes admin dirs only under this lock.
+    let _registration = crate::state::WaitedLock::acquire(&layout.registration_lock_path());
+    if repo.branch_checked_out(branch) {
+        return kept(KeptBecause::CheckedOut);
+    }
+    let deleted = repo
+        .git
+        .find_branch(branch, git2::BranchType::Local)
+        .and_then(|mut b| match b.get().target() {
+            Some(t) if t == tip => b.delete().map(|()| true),
+            _ => Ok(false),
+        });
+    match deleted {
+        Ok(true) => Some(BranchFate::Deleted {
+            branch: branch.to_string(),
+            verdict,
+        }),
+        Ok(false) => kept(KeptBecause::Unreadable(
+            "it moved while it was judged".into(),
+        )),
+        Err(e) => kept(KeptBecause::Unreadable(e.message().to_string())),
+    }
 }
 
 /// One line saying what removing the box would lose.

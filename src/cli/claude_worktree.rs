@@ -2,7 +2,9 @@
 //! worktree backend (SPEC §10a). The payloads are read by [`crate::provision::claude`];
 //! `create` provisions through the normal pipeline (host runner: Claude Code itself
 //! works in the path it gets back) and prints exactly one line on stdout, the box's
-//! path; `remove` removes a treebox box as `teardown --force` would, and nothing else.
+//! path; `remove` removes a treebox box as `teardown --force` would, and nothing else
+//! — then its branch, when that loses nothing (no work, or work that landed in its
+//! base; [`crate::teardown::settle_branch`]), else it says why the branch is kept.
 
 use std::io::Read;
 
@@ -10,8 +12,10 @@ use clap::Subcommand;
 
 use super::error::{self, CliError, ErrorKind};
 use super::ui::Ui;
+use crate::git::landed::Verdict;
 use crate::provision::claude::{self, PayloadError};
 use crate::provision::CreateRequest;
+use crate::teardown::{BranchFate, KeptBecause};
 
 #[derive(Debug, Subcommand)]
 pub enum ClaudeWorktreeCommand {
@@ -99,9 +103,54 @@ fn remove(ui: &mut Ui) -> Result<i32, CliError> {
     let Some(entry) = crate::boxes::exact(&repo, &layout, leaf.as_str()) else {
         return Err(not_a_box());
     };
+    // Read before the box goes: its branch lives on in the repository (a worktree
+    // box's; a clone's went with it).
+    let record = entry.record.clone();
+    let branch = (!entry.owns_git())
+        .then(|| entry.shown_branch().map(str::to_string))
+        .flatten();
     let t = crate::teardown::target_for(entry, &repo, &layout, true);
     let r = crate::teardown::remove_as_decided(&repo, &layout, &t, false, true)
         .map_err(crate::cli::teardown::from_teardown)?;
     ui.info(&format!("removed box `{}`", r.leaf));
+    if let Some(b) = branch {
+        let fate = crate::teardown::settle_branch(&repo, &layout, &b, record.as_ref());
+        report_branch(ui, fate, record.as_ref().map_or("", |r| r.base.as_str()));
+    }
     Ok(error::OK)
+}
+
+/// One stderr line on what became of the removed box's branch.
+fn report_branch(ui: &mut Ui, fate: Option<BranchFate>, base: &str) {
+    let Some(fate) = fate else {
+        return;
+    };
+    match fate {
+        BranchFate::Deleted { branch, verdict } => {
+            let why = match verdict {
+                Verdict::Landed { how, into } => format!("{} into {into}", how.describe()),
+                _ => "no work beyond its start".into(),
+            };
+            ui.info(&format!("deleted branch `{branch}` ({why})"));
+        }
+        BranchFate::Kept { branch, why } => {
+            let why = match why {
+                KeptBecause::NotLanded(Verdict::NotLanded { ahead: Some(a) }) => format!(
+                    "{}{} commit{} not in {}",
+                    if a.capped { "at least " } else { "" },
+                    a.count,
+                    if a.count == 1 { "" } else { "s" },
+                    a.of
+                ),
+                KeptBecause::NotLanded(_) => format!("its work is not in `{base}`"),
+                KeptBecause::NotMadeByTreebox => "treebox did not create it".into(),
+                KeptBecause::CheckedOut => "it is checked out in another worktree".into(),
+                KeptBecause::Unreadable(e) => format!("whether it landed is unknown: {e}"),
+            };
+            ui.info(&format!(
+                "kept branch `{branch}`: {why}. To delete it anyway, run `git branch -D {}`.",
+                crate::cmd::quote(&branch)
+            ));
+        }
+    }
 }

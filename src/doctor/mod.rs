@@ -18,13 +18,15 @@
 //!   an engine for its version;
 //! - one file per subject: `system` (git, repository, uid, sessions), `harness` (harness CLIs
 //!   and their login dirs), `env` (the canonical `.env`), `origin` (`git ls-remote`),
-//!   `runner` (the chosen isolation and its engine), `boxes` (broken boxes), `hooks`
+//!   `runner` (the chosen isolation and its engine), `boxes` (broken boxes), `logins`
+//!   (each container box's login route, copies of one OAuth login), `hooks`
 //!   (pre-commit configured but not installed).
 
 mod boxes;
 mod env;
 mod harness;
 mod hooks;
+mod logins;
 mod origin;
 mod probe;
 mod runner;
@@ -46,6 +48,7 @@ use boxes::check_boxes;
 use env::check_env;
 use harness::check_harness;
 use hooks::check_hooks;
+use logins::check_logins;
 use origin::check_origin;
 use runner::{check_limits, check_runner};
 use system::{check_git, check_repo, check_sessions, check_uid};
@@ -76,7 +79,7 @@ impl Status {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Check {
     /// A stable id: `git`, `repo`, `uid`, `sessions`, `harness.claude`, `harness.codex`, `env`,
-    /// `origin`, `runner`, `limits`, `boxes`, `hooks`.
+    /// `origin`, `runner`, `limits`, `boxes`, `logins`, `hooks`.
     pub name: &'static str,
     pub status: Status,
     /// One line saying what was found (not yet sanitised for a terminal).
@@ -155,6 +158,13 @@ pub fn run_checks(cwd: &Path, cfg: &UserConfig, isolation_flag: Option<&str>) ->
     checks.push(match &repo {
         Ok(r) => check_boxes(r),
         Err(_) => not_checked("boxes"),
+    });
+    checks.push(match &repo {
+        Ok(r) => {
+            let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+            check_logins(r, home.as_deref())
+        }
+        Err(_) => not_checked("logins"),
     });
     checks.push(match &repo {
         Ok(r) => check_hooks(r),

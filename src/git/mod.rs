@@ -4,6 +4,7 @@
 //!   the repository, resolving refs, the worktree registrations.
 //! - [`caps`]: how large a file of a box's git data may be before it is not read
 //!   (SPEC §8.8), scaled from the user's own repository.
+//! - [`landed`]: has a box's work landed in its base (merged, rebased, squash-merged)?
 //! - [`cli`]: the one builder of `git` subprocesses, with exec-shaped configuration
 //!   pinned to inert values (SPEC §8.1).
 //! - [`objects`]: which object stores a box's git dir reaches, refused unless they
@@ -14,6 +15,7 @@
 
 pub mod caps;
 pub mod cli;
+pub mod landed;
 pub mod objects;
 mod pins;
 pub(crate) use pins::{blocking_include, names_include};

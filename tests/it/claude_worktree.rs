@@ -216,3 +216,83 @@ fn worktreeinclude_copies_ignored_files_it_matches() {
         );
     }
 }
+
+/// Claude Code's WorktreeCreate then WorktreeRemove for box `name`; the remove's run.
+fn create_then_remove(env: &TestEnv, name: &str, work: impl FnOnce(&std::path::Path)) -> Run {
+    let repo = env.repo.display().to_string();
+    let input = format!(r#"{{"cwd":"{repo}","worktree_name":"{name}"}}"#);
+    hook(env, &env.repo, "create", &input).ok();
+    let path = env.box_path(name);
+    work(&path);
+    let input = format!(r#"{{"worktree_path":"{}"}}"#, path.display());
+    let r = hook(env, &env.repo, "remove", &input);
+    r.ok();
+    assert!(!path.exists(), "{r:?}");
+    r
+}
+
+fn has_branch(env: &TestEnv, name: &str) -> bool {
+    env.git_run(
+        &env.repo,
+        &["rev-parse", "--verify", "-q", &format!("refs/heads/{name}")],
+    )
+    .code
+        == 0
+}
+
+#[test]
+fn remove_deletes_a_branch_with_no_work() {
+    let env = TestEnv::new();
+    // Also when origin moved on since the box started.
+    let r = create_then_remove(&env, "idle-otter", |_| {
+        env.push_to_origin("other.txt", "x\n");
+    });
+    assert!(!has_branch(&env, "idle-otter"), "{r:?}");
+    assert!(
+        r.stderr
+            .contains("deleted branch `idle-otter` (no work beyond its start)"),
+        "{r:?}"
+    );
+}
+
+#[test]
+fn remove_deletes_a_branch_squash_merged_on_origin() {
+    let env = TestEnv::new();
+    let r = create_then_remove(&env, "feat-sq", |path| {
+        env.commit_file(path, "one.txt", "1\n", "one");
+        env.commit_file(path, "two.txt", "2\n", "two");
+        env.git(path, &["push", "-q", "origin", "feat-sq"]);
+        // The forge squash-merges it into main and deletes the branch; the user's
+        // repository has not fetched since.
+        env.push_to_origin("unrelated.txt", "u\n");
+        let mate = env.root().join("teammate");
+        env.git(&mate, &["fetch", "-q", "origin"]);
+        env.git(&mate, &["merge", "-q", "--squash", "origin/feat-sq"]);
+        env.git(&mate, &["commit", "-q", "-m", "feat-sq (#1)"]);
+        env.git(&mate, &["push", "-q", "origin", "main", ":feat-sq"]);
+    });
+    assert!(!has_branch(&env, "feat-sq"), "{r:?}");
+    assert!(
+        r.stderr
+            .contains("deleted branch `feat-sq` (squash-merged into origin/main)"),
+        "{r:?}"
+    );
+}
+
+#[test]
+fn remove_keeps_a_branch_with_unlanded_work_and_says_so() {
+    let env = TestEnv::new();
+    let r = create_then_remove(&env, "feat-wip", |path| {
+        env.commit_file(path, "one.txt", "1\n", "one");
+        env.commit_file(path, "two.txt", "2\n", "two");
+        // Origin got only part of it: a near-miss is not landed.
+        env.push_to_origin("one.txt", "1\n");
+    });
+    assert!(has_branch(&env, "feat-wip"), "{r:?}");
+    assert!(
+        r.stderr.contains(
+            "kept branch `feat-wip`: 2 commits not in origin/main. To delete it anyway, run `git branch -D feat-wip`."
+        ),
+        "{r:?}"
+    );
+}

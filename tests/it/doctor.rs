@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use crate::env::{Run, TestEnv};
 
-const NAMES: [&str; 12] = [
+const NAMES: [&str; 13] = [
     "git",
     "repo",
     "uid",
@@ -19,6 +19,7 @@ const NAMES: [&str; 12] = [
     "runner",
     "limits",
     "boxes",
+    "logins",
     "hooks",
 ];
 

@@ -467,3 +467,105 @@ fn the_applied_firewall_holds_the_forge_only_with_allow_forge() {
     env.sandbox(&["down", "-f", "forge"]).ok();
     env.sandbox(&["down", "-f", "closed"]).ok();
 }
+
+/// A Claude Code OAuth login file, as `claude` writes it.
+fn oauth_login(expires: i64, refresh: &str) -> String {
+    format!(
+        r#"{{"claudeAiOauth":{{"accessToken":"at-{refresh}","refreshToken":"{refresh}","expiresAt":{expires},"scopes":["user:inference"]}}}}"#
+    )
+}
+
+fn logins_check(env: &TestEnv) -> serde_json::Value {
+    let doc = env.treebox(&["doctor", "--json"]).json();
+    doc["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "logins")
+        .cloned()
+        .unwrap_or_else(|| panic!("{doc:#}"))
+}
+
+/// Issue 29 point 5: one OAuth login copied into many boxes logs them out in turn.
+/// `doctor` names boxes sharing one login; `enter` never overwrites a box's newer
+/// login; with `CLAUDE_CODE_OAUTH_TOKEN` a box gets the token and no copy; boxes run
+/// with the auto-updater off. The credentials code is the same for both engines: docker
+/// only, to keep the container tests few.
+#[test]
+fn claude_logins_in_container_boxes_are_not_churned() {
+    let Some(mut b) = crate::container::Boxed::new("docker") else {
+        return;
+    };
+    let claude = b.env.home.join(".claude");
+    std::fs::create_dir_all(&claude).unwrap();
+    std::fs::write(
+        claude.join(".credentials.json"),
+        oauth_login(1_000, "refresh-one"),
+    )
+    .unwrap();
+    b.env.treebox(&["create", "a", "--no-launch"]).ok();
+    b.env.treebox(&["create", "b", "--no-launch"]).ok();
+    let check = logins_check(&b.env);
+    assert_eq!(check["status"], "advisory", "{check}");
+    let summary = check["summary"].as_str().unwrap();
+    assert!(
+        summary.starts_with("boxes a, b (and this machine) hold copies of one Claude login"),
+        "{check}"
+    );
+    assert!(!check.to_string().contains("refresh-one"), "{check}");
+
+    // Box `a` refreshes its login: `enter` keeps the newer one.
+    let home = b.record("a")["container"]["home"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let file = format!("{home}/.claude/.credentials.json");
+    let newer = oauth_login(2_000, "refresh-two");
+    b.exec(&[
+        "a",
+        "--",
+        "sh",
+        "-c",
+        &format!("printf '%s' '{newer}' > {file}"),
+    ])
+    .ok();
+    b.env.treebox(&["enter", "a", "--print"]).ok();
+    let inside = b.exec(&["a", "--", "cat", &file]);
+    assert!(inside.ok().stdout.contains("refresh-two"), "{inside:?}");
+    let auto = b.exec(&["a", "--", "sh", "-c", "echo $DISABLE_AUTOUPDATER"]);
+    assert_eq!(auto.ok().stdout.trim(), "1");
+
+    // The long-lived token: new boxes get it and no copy; `enter` takes the host's
+    // login back out of a box that had a copy.
+    let token = format!("sk-ant-oat01-test-{}", b.id);
+    b.env
+        .extra_env
+        .push(("CLAUDE_CODE_OAUTH_TOKEN".into(), token.clone()));
+    let env = &b.env;
+    env.treebox(&["create", "t", "--no-launch"]).ok();
+    let seen = b.exec(&[
+        "t",
+        "--",
+        "sh",
+        "-c",
+        &format!("test ! -e {file} && echo $CLAUDE_CODE_OAUTH_TOKEN"),
+    ]);
+    assert_eq!(seen.ok().stdout.trim(), token);
+    env.treebox(&["enter", "b", "--print"]).ok();
+    b.exec(&["b", "--", "test", "!", "-e", &file]).ok();
+    // `a` keeps its own login (not the host's any more), and nothing is shared now.
+    let check = logins_check(env);
+    assert_eq!(check["status"], "ok", "{check}");
+    let summary = check["summary"].as_str().unwrap();
+    for part in [
+        "a: a copy of your Claude login",
+        "b: CLAUDE_CODE_OAUTH_TOKEN",
+        "t: CLAUDE_CODE_OAUTH_TOKEN",
+    ] {
+        assert!(summary.contains(part), "{part}: {check}");
+    }
+    assert!(!check.to_string().contains(&token), "{check}");
+    for leaf in ["a", "b", "t"] {
+        env.treebox(&["teardown", "--force", leaf]).ok();
+    }
+}

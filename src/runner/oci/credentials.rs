@@ -17,11 +17,13 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use super::error::{io_err, ContainerError};
+use super::login;
 use super::mounts::Mount;
 use crate::git::Repo;
 use crate::harness::Harness;
 use crate::names::Leaf;
 use crate::state::{Layout, Record};
+use crate::untrusted::{read_regular, Links};
 
 /// The login files each harness needs, relative to the host home: (source, whether
 /// it is a directory entry under the harness dir or a file in home).
@@ -57,15 +59,14 @@ pub fn stage_credentials(
         .mode(0o700)
         .create(&staged)
         .map_err(io_err("could not create", &staged))?;
-    let copy = |src: &Path, dst: &Path| -> Result<bool, ContainerError> {
-        let Ok(data) = std::fs::read(src) else {
-            return Ok(false);
-        };
-        write_in_place(dst, &data)?;
-        Ok(true)
-    };
     for f in files {
-        copy(&host_home.join(dir).join(f), &staged.join(f))?;
+        sync_login_file(
+            harness,
+            f,
+            &host_home.join(dir).join(f),
+            &staged.join(f),
+            login::env_token(),
+        )?;
     }
     let mut mounts = vec![Mount {
         src: staged,
@@ -88,6 +89,44 @@ pub fn stage_credentials(
     }
     Ok(mounts)
 }
+
+/// Bring the host's login file `src` to the box's copy `dst`, at create and on every
+/// `enter`. Claude Code's OAuth login (single-use refresh tokens, see [`login`]) is
+/// special: with `CLAUDE_CODE_OAUTH_TOKEN` in the environment the box gets that token
+/// through the keys file and no copy of the login — a copy staged before is removed
+/// when it is the host's login — and otherwise a box's copy newer than the host's
+/// (the box refreshed it) is kept.
+fn sync_login_file(
+    harness: Harness,
+    name: &str,
+    src: &Path,
+    dst: &Path,
+    env_token: bool,
+) -> Result<(), ContainerError> {
+    let oauth = harness == Harness::Claude && name == login::FILE;
+    // The user's own file, capped as the box's is.
+    let cap = if oauth {
+        login::MAX_BYTES
+    } else {
+        MAX_LOGIN_FILE
+    };
+    let Ok(data) = read_regular(src, cap, Links::Follow) else {
+        return Ok(());
+    };
+    if oauth && env_token {
+        if login::same_login(&data, dst) {
+            std::fs::remove_file(dst).map_err(io_err("could not remove", dst))?;
+        }
+        return Ok(());
+    }
+    if oauth && login::keep_box_copy(&data, dst) {
+        return Ok(());
+    }
+    write_in_place(dst, &data)
+}
+
+/// Largest login or settings file copied into a box.
+const MAX_LOGIN_FILE: u64 = 4 << 20;
 
 /// The model keys and provider settings a box's programs get, when the user's
 /// environment has them (SPEC §7: the agent's provider settings reach it).
@@ -137,6 +176,9 @@ pub(super) fn env_lines(
         .filter(|k| std::env::var(k).is_ok_and(|v| !v.is_empty()))
         .map(String::as_str)
         .collect();
+    // The image's agent CLIs stay the version it was built with (`doctor` reports skew
+    // with the host's); a template's env may still say otherwise.
+    vars.push(("DISABLE_AUTOUPDATER".into(), "1".into()));
     vars.extend(spec_env.iter().cloned());
     vars.extend(extra.iter().cloned());
     super::forge::add_forge_config(&mut vars, &present);
@@ -207,9 +249,13 @@ pub fn refresh_credentials(
         return Ok(());
     }
     for f in files {
-        if let Ok(data) = std::fs::read(host_home.join(dir).join(f)) {
-            write_in_place(&staged.join(f), &data)?;
-        }
+        sync_login_file(
+            harness,
+            f,
+            &host_home.join(dir).join(f),
+            &staged.join(f),
+            login::env_token(),
+        )?;
     }
     if let Some(hf) = home_file {
         let dst = layout
@@ -270,6 +316,44 @@ fn write_in_place(path: &Path, data: &[u8]) -> Result<(), ContainerError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn oauth(expires: i64, refresh: &str) -> String {
+        format!(r#"{{"claudeAiOauth":{{"refreshToken":"{refresh}","expiresAt":{expires}}}}}"#)
+    }
+
+    #[test]
+    fn the_claude_login_is_synced_without_losing_a_newer_one() {
+        let d = tempfile::tempdir().unwrap();
+        let (src, dst) = (d.path().join("host.json"), d.path().join("box.json"));
+        let sync = |env_token| sync_login_file(Harness::Claude, login::FILE, &src, &dst, env_token);
+        let read = || std::fs::read_to_string(&dst).ok();
+        // No host login: nothing staged.
+        sync(false).unwrap();
+        assert_eq!(read(), None);
+        std::fs::write(&src, oauth(1000, "r1")).unwrap();
+        sync(false).unwrap();
+        assert_eq!(read(), Some(oauth(1000, "r1")));
+        // The box refreshed: its newer login stays.
+        std::fs::write(&dst, oauth(2000, "r2")).unwrap();
+        sync(false).unwrap();
+        assert_eq!(read(), Some(oauth(2000, "r2")));
+        // The host logged in again since: the host's.
+        std::fs::write(&src, oauth(3000, "r3")).unwrap();
+        sync(false).unwrap();
+        assert_eq!(read(), Some(oauth(3000, "r3")));
+        // The long-lived token: the host's login is taken back out of the box…
+        sync(true).unwrap();
+        assert_eq!(read(), None);
+        // …but a login of the box's own is left alone.
+        std::fs::write(&dst, oauth(5, "own")).unwrap();
+        sync(true).unwrap();
+        assert_eq!(read(), Some(oauth(5, "own")));
+        // Other files are copied as they are, whatever the route.
+        let other = d.path().join("settings.json");
+        std::fs::write(&src, "{}").unwrap();
+        sync_login_file(Harness::Claude, "settings.json", &src, &other, true).unwrap();
+        assert_eq!(std::fs::read_to_string(&other).unwrap(), "{}");
+    }
 
     #[test]
     fn env_lines_skip_newlines() {

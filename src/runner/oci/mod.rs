@@ -8,6 +8,8 @@
 //! - [`image`]: the [`Spec`] of a box's container, its image tag and build;
 //! - [`mounts`]: what of the host the container sees;
 //! - [`credentials`]: the harness's login files and the 0600 env file;
+//! - [`login`]: Claude Code's OAuth login file, read as untrusted (expiry, a digest of
+//!   its single-use refresh token);
 //! - [`firewall`]: the egress allowlist, applied as root;
 //! - [`forge`]: the forge's credential helper, and whether origin is within reach;
 //! - [`setup`]: the guard check and the setup steps run inside at create;
@@ -26,6 +28,7 @@ pub mod firewall;
 pub mod forge;
 pub mod image;
 pub mod launch;
+pub mod login;
 pub mod mounts;
 pub mod setup;
 pub mod status;

@@ -1,0 +1,315 @@
+//! The landed check against real git: a bare origin plays the forge, a second clone
+//! (`forge`) does what the forge's merge button does, and the user's repository
+//! (`repo`) fetches and asks.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use super::*;
+
+struct Fx {
+    _tmp: tempfile::TempDir,
+    repo: PathBuf,
+    forge: PathBuf,
+    /// Where `feat` started: origin/main when it was cut.
+    start: Oid,
+}
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_AUTHOR_NAME", "T")
+        .env("GIT_AUTHOR_EMAIL", "t@example.com")
+        .env("GIT_COMMITTER_NAME", "T")
+        .env("GIT_COMMITTER_EMAIL", "t@example.com")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}: {out:?}");
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
+fn commit(dir: &Path, file: &str, content: &str) -> String {
+    std::fs::write(dir.join(file), content).unwrap();
+    git(dir, &["add", file]);
+    git(dir, &["commit", "-q", "-m", &format!("{file}: {content}")]);
+    git(dir, &["rev-parse", "HEAD"])
+}
+
+impl Fx {
+    /// origin with `main` (a.txt, b.txt); the user's clone with `feat` cut from
+    /// origin/main; the forge's clone.
+    fn new() -> Fx {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().canonicalize().unwrap();
+        git(&root, &["init", "-q", "--bare", "-b", "main", "origin.git"]);
+        git(&root, &["clone", "-q", "origin.git", "repo"]);
+        let repo = root.join("repo");
+        git(&repo, &["checkout", "-q", "-b", "main"]);
+        commit(&repo, "a.txt", "a1\na2\na3\n");
+        commit(&repo, "b.txt", "b1\n");
+        git(&repo, &["push", "-q", "origin", "main"]);
+        git(&repo, &["checkout", "-q", "-b", "feat", "origin/main"]);
+        let start = Oid::from_str(&git(&repo, &["rev-parse", "HEAD"])).unwrap();
+        git(&root, &["clone", "-q", "origin.git", "forge"]);
+        let forge = root.join("forge");
+        Fx {
+            _tmp: tmp,
+            repo,
+            forge,
+            start,
+        }
+    }
+
+    /// Two commits on `feat` (new file c.txt, a change to a.txt), pushed to origin.
+    fn work(&self) {
+        commit(&self.repo, "c.txt", "c1\n");
+        commit(&self.repo, "a.txt", "a1\nA2\na3\n");
+        git(&self.repo, &["push", "-q", "origin", "feat"]);
+        git(&self.forge, &["fetch", "-q", "origin"]);
+    }
+
+    /// Run git in the forge's clone on `main`, then push main and fetch in the repo.
+    fn forge(&self, steps: &[&[&str]]) {
+        git(&self.forge, &["checkout", "-q", "main"]);
+        for s in steps {
+            git(&self.forge, s);
+        }
+        git(&self.forge, &["push", "-q", "origin", "main"]);
+        git(&self.repo, &["fetch", "-q", "origin"]);
+    }
+
+    fn forge_commit(&self, file: &str, content: &str) {
+        git(&self.forge, &["checkout", "-q", "main"]);
+        commit(&self.forge, file, content);
+        git(&self.forge, &["push", "-q", "origin", "main"]);
+        git(&self.repo, &["fetch", "-q", "origin"]);
+    }
+
+    fn verdict(&self) -> Verdict {
+        let r = Repository::open(&self.repo).unwrap();
+        let tip = r.refname_to_id("refs/heads/feat").unwrap();
+        verdict(&r, tip, Some(self.start), &targets_for_base(&r, "main")).unwrap()
+    }
+}
+
+fn landed_as(v: &Verdict, how: How) {
+    assert_eq!(
+        v,
+        &Verdict::Landed {
+            how,
+            into: "origin/main".into()
+        }
+    );
+}
+
+fn not_landed(v: &Verdict, count: usize) {
+    assert_eq!(
+        v,
+        &Verdict::NotLanded {
+            ahead: Some(Ahead {
+                count,
+                of: "origin/main".into(),
+                capped: false
+            })
+        }
+    );
+    assert!(!v.nothing_to_lose());
+}
+
+#[test]
+fn no_work_at_all() {
+    let fx = Fx::new();
+    assert_eq!(fx.verdict(), Verdict::NoWork);
+    // Also when the base has moved on since.
+    fx.forge_commit("b.txt", "b2\n");
+    assert_eq!(fx.verdict(), Verdict::NoWork);
+}
+
+#[test]
+fn unlanded_work_counts_the_commits_origin_lacks() {
+    let fx = Fx::new();
+    fx.work();
+    not_landed(&fx.verdict(), 2);
+}
+
+#[test]
+fn merged() {
+    let fx = Fx::new();
+    fx.work();
+    fx.forge(&[&["merge", "-q", "--no-ff", "-m", "Merge feat", "origin/feat"]]);
+    landed_as(&fx.verdict(), How::Ancestry);
+}
+
+#[test]
+fn fast_forwarded() {
+    let fx = Fx::new();
+    fx.work();
+    fx.forge(&[&["merge", "-q", "--ff-only", "origin/feat"]]);
+    landed_as(&fx.verdict(), How::Ancestry);
+}
+
+#[test]
+fn merged_then_reverted_is_landed() {
+    let fx = Fx::new();
+    fx.work();
+    fx.forge(&[
+        &["merge", "-q", "--no-ff", "-m", "Merge feat", "origin/feat"],
+        &["revert", "--no-edit", "-m", "1", "HEAD"],
+    ]);
+    landed_as(&fx.verdict(), How::Ancestry);
+}
+
+#[test]
+fn merged_into_the_local_base_only() {
+    let fx = Fx::new();
+    fx.work();
+    git(&fx.repo, &["checkout", "-q", "main"]);
+    git(&fx.repo, &["merge", "-q", "--no-ff", "-m", "local", "feat"]);
+    let v = fx.verdict();
+    assert_eq!(
+        v,
+        Verdict::Landed {
+            how: How::Ancestry,
+            into: "main".into()
+        }
+    );
+}
+
+#[test]
+fn rebased_on_the_forge() {
+    let fx = Fx::new();
+    fx.work();
+    fx.forge_commit("b.txt", "b2\n");
+    fx.forge(&[
+        &["checkout", "-q", "-B", "r", "origin/feat"],
+        &["rebase", "-q", "main"],
+        &["checkout", "-q", "main"],
+        &["merge", "-q", "--ff-only", "r"],
+    ]);
+    assert!(fx.verdict().nothing_to_lose(), "{:?}", fx.verdict());
+    // And when main later changed the same lines, only the patch-ids tell.
+    fx.forge_commit("a.txt", "a1\nA2-again\na3\n");
+    landed_as(&fx.verdict(), How::SamePatches);
+}
+
+#[test]
+fn cherry_picked() {
+    let fx = Fx::new();
+    fx.work();
+    fx.forge_commit("b.txt", "b2\n");
+    fx.forge(&[&["cherry-pick", "origin/main..origin/feat"]]);
+    assert!(fx.verdict().nothing_to_lose(), "{:?}", fx.verdict());
+    fx.forge_commit("c.txt", "c-changed\n");
+    landed_as(&fx.verdict(), How::SamePatches);
+}
+
+#[test]
+fn squash_merged() {
+    let fx = Fx::new();
+    fx.work();
+    fx.forge(&[
+        &["merge", "-q", "--squash", "origin/feat"],
+        &["commit", "-q", "-m", "feat (#1)"],
+    ]);
+    landed_as(&fx.verdict(), How::Contained);
+}
+
+#[test]
+fn squash_merged_then_the_base_moved_on_elsewhere() {
+    let fx = Fx::new();
+    fx.work();
+    fx.forge(&[
+        &["merge", "-q", "--squash", "origin/feat"],
+        &["commit", "-q", "-m", "feat (#1)"],
+    ]);
+    fx.forge_commit("b.txt", "b2\n");
+    fx.forge_commit("d.txt", "d1\n");
+    landed_as(&fx.verdict(), How::Contained);
+}
+
+#[test]
+fn squash_merged_then_the_same_lines_changed_again() {
+    let fx = Fx::new();
+    fx.work();
+    fx.forge(&[
+        &["merge", "-q", "--squash", "origin/feat"],
+        &["commit", "-q", "-m", "feat (#1)"],
+    ]);
+    fx.forge_commit("a.txt", "a1\nA2 later\na3\n");
+    landed_as(&fx.verdict(), How::SquashPatch);
+}
+
+#[test]
+fn a_squash_of_part_of_the_work_is_not_landed() {
+    let fx = Fx::new();
+    fx.work();
+    // The forge's squash dropped a.txt's change.
+    fx.forge(&[
+        &["merge", "-q", "--squash", "origin/feat"],
+        &["checkout", "HEAD", "--", "a.txt"],
+        &["commit", "-q", "-m", "feat, partly"],
+    ]);
+    not_landed(&fx.verdict(), 2);
+}
+
+#[test]
+fn a_cherry_pick_of_some_commits_is_not_landed() {
+    let fx = Fx::new();
+    fx.work();
+    fx.forge_commit("b.txt", "b2\n");
+    fx.forge(&[&["cherry-pick", "origin/feat~1"]]);
+    not_landed(&fx.verdict(), 2);
+}
+
+#[test]
+fn a_commit_amended_after_the_merge_is_not_landed() {
+    let fx = Fx::new();
+    fx.work();
+    fx.forge(&[&["merge", "-q", "--ff-only", "origin/feat"]]);
+    std::fs::write(fx.repo.join("a.txt"), "a1\nA2 amended\na3\n").unwrap();
+    git(&fx.repo, &["commit", "-q", "-a", "--amend", "--no-edit"]);
+    not_landed(&fx.verdict(), 1);
+}
+
+#[test]
+fn without_a_start_or_a_target() {
+    let fx = Fx::new();
+    fx.work();
+    let r = Repository::open(&fx.repo).unwrap();
+    let tip = r.refname_to_id("refs/heads/feat").unwrap();
+    assert_eq!(
+        verdict(&r, tip, None, &[]).unwrap(),
+        Verdict::NotLanded { ahead: None }
+    );
+    // Without a start, a tip in the base is landed by ancestry.
+    let start = fx.start;
+    let main = targets_for_base(&r, "main");
+    assert_eq!(
+        verdict(&r, start, None, &main).unwrap(),
+        Verdict::Landed {
+            how: How::Ancestry,
+            into: "origin/main".into()
+        }
+    );
+    // An unrelated target holds nothing of the box.
+    git(&fx.repo, &["checkout", "-q", "--orphan", "other"]);
+    git(&fx.repo, &["rm", "-q", "-rf", "."]);
+    commit(&fx.repo, "z.txt", "z\n");
+    let other = Target {
+        name: "other".into(),
+        oid: r.refname_to_id("refs/heads/other").unwrap(),
+    };
+    assert_eq!(
+        verdict(&r, tip, None, std::slice::from_ref(&other)).unwrap(),
+        Verdict::NotLanded {
+            ahead: Some(Ahead {
+                count: 4,
+                of: "other".into(),
+                capped: false
+            })
+        }
+    );
+}
