@@ -97,6 +97,11 @@ struct World {
 
 impl World {
     fn new(agent: Agent) -> Option<World> {
+        World::with(agent, true)
+    }
+
+    /// A user who has used the CLI before; `trusts_main`: and trusts the main checkout.
+    fn with(agent: Agent, trusts_main: bool) -> Option<World> {
         let dir = agents_dir(agent.name())?;
         let mut env = TestEnv::new();
         // The real CLI replaces the fake one on the fixture's PATH.
@@ -107,7 +112,7 @@ impl World {
         let api = match agent {
             Agent::Claude => {
                 let api = StandIn::anthropic("");
-                claude_user(&env.home, &main);
+                claude_user(&env.home, &main, trusts_main);
                 env.extra_env.extend([
                     ("ANTHROPIC_BASE_URL".into(), api.url()),
                     ("ANTHROPIC_API_KEY".into(), CLAUDE_KEY.into()),
@@ -127,7 +132,7 @@ impl World {
             }
             Agent::Codex => {
                 let api = StandIn::openai("");
-                codex_user(&env.home, &main, &api);
+                codex_user(&env.home, &main, &api, trusts_main);
                 env.extra_env
                     .push((CODEX_KEY_VAR.into(), "sk-stand-in-openai".into()));
                 api
@@ -337,13 +342,13 @@ fn processes_of(home: &Path) -> Vec<i32> {
 
 /// Claude Code's state for a returning user who trusts the main checkout: onboarding
 /// done, the model key approved, `main` trusted, bypass mode's warning accepted.
-fn claude_user(home: &Path, main: &Path) {
+fn claude_user(home: &Path, main: &Path, trusts_main: bool) {
     let tail = &CLAUDE_KEY[CLAUDE_KEY.len() - 20..];
     let user = serde_json::json!({
         "hasCompletedOnboarding": true,
         "customApiKeyResponses": {"approved": [tail], "rejected": []},
         "projects": {
-            main.to_string_lossy(): {"hasTrustDialogAccepted": true}
+            main.to_string_lossy(): {"hasTrustDialogAccepted": trusts_main}
         }
     });
     std::fs::write(home.join(".claude.json"), user.to_string()).unwrap();
@@ -357,7 +362,7 @@ fn claude_user(home: &Path, main: &Path) {
 
 /// Codex's config for a returning user who trusts the main checkout, with the
 /// stand-in as its model provider.
-fn codex_user(home: &Path, main: &Path, api: &StandIn) {
+fn codex_user(home: &Path, main: &Path, api: &StandIn, trusts_main: bool) {
     let config = format!(
         r#"model_provider = "stand-in"
 
@@ -368,7 +373,7 @@ wire_api = "responses"
 env_key = "{CODEX_KEY_VAR}"
 
 [projects.{main}]
-trust_level = "trusted"
+trust_level = "{trust}"
 
 # Codex 0.163 starts a background app-server daemon that outlives the TUI; a test
 # leaves no process behind.
@@ -377,6 +382,7 @@ daemon_auto_start = false
 "#,
         url = api.url_v1(),
         main = serde_json::to_string(&main.to_string_lossy()).unwrap(),
+        trust = if trusts_main { "trusted" } else { "untrusted" },
     );
     std::fs::create_dir_all(home.join(".codex")).unwrap();
     std::fs::write(home.join(".codex/config.toml"), config).unwrap();
@@ -432,4 +438,53 @@ fn codex_in_a_host_clone_box() {
     let after = std::fs::read_to_string(w.env.home.join(".codex/config.toml")).unwrap();
     assert!(!after.contains("cl-codex"), "{after}");
     assert!(after.starts_with(&before), "{after}");
+}
+
+/// Trust the user never gave the main checkout is not given to a box either: the
+/// agent asks, as it would without treebox.
+fn untrusted_main_is_not_carried(agent: Agent, question: &str) {
+    let Some(w) = World::with(agent, false) else {
+        return;
+    };
+    let leaf = format!("ask-{}", agent.name());
+    w.env
+        .treebox(&[
+            "create",
+            "-d",
+            &leaf,
+            "--harness",
+            agent.name(),
+            "--git",
+            "clone",
+        ])
+        .ok();
+    w.wait(
+        &leaf,
+        "the agent to ask whether to trust the box",
+        60,
+        || w.screen(&leaf).contains(question),
+    );
+    w.env.treebox(&["teardown", "--force", &leaf]).ok();
+    if agent == Agent::Claude {
+        let user = claude_json(&w.env.home);
+        assert_eq!(
+            user["projects"][&*w.env.repo.to_string_lossy()]["hasTrustDialogAccepted"],
+            false,
+            "{user:#}"
+        );
+        assert_eq!(user["projects"].as_object().unwrap().len(), 1, "{user:#}");
+    }
+    w.wait(&leaf, "the agent's processes to end", 30, || {
+        processes_of(&w.env.home).is_empty()
+    });
+}
+
+#[test]
+fn claude_asks_in_a_clone_box_when_the_main_checkout_is_untrusted() {
+    untrusted_main_is_not_carried(Agent::Claude, "Quick safety check");
+}
+
+#[test]
+fn codex_asks_in_a_clone_box_when_the_main_checkout_is_untrusted() {
+    untrusted_main_is_not_carried(Agent::Codex, "Trust this folder");
 }
