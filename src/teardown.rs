@@ -265,6 +265,8 @@ fn remove_locked(
         source,
     })?;
     if is_clone {
+        // What Claude Code kept for the box (and the trust treebox carried to it).
+        crate::provision::host_trust::after_teardown(&entry.path);
         // The pin lives in the recorded repository, wherever this command runs from.
         let common = entry
             .record

@@ -513,6 +513,14 @@ fn apply(
     let written = status_hooks.borrow_mut().wait();
     written.map_err(io_err("could not write the status hooks in", &hooks))?;
     timed(reporter, "record", || record.save(&record_path))?;
+    // The trust the user gave the main checkout, carried to a host clone box.
+    warnings.extend(super::host_trust::before_launch(
+        record.harness,
+        record.runner,
+        record.git_mode,
+        &record.repo,
+        &record.path,
+    ));
     for w in &warnings {
         reporter.warn(w.clone());
     }

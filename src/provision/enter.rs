@@ -262,12 +262,31 @@ pub fn enter(
     // The status producer (SPEC §7): rewritten for a host box, present in a container
     // made with its mount.
     let hooks = crate::runner::oci::status::launch_hooks(&layout, &leaf, record.runner);
+    // The trust the user gave the main checkout, carried to a host clone box.
+    let extra = super::host_trust::launch_extra(
+        harness,
+        record.runner,
+        record.git_mode,
+        &record.repo,
+        &record.path,
+        &req.extra_args,
+    );
+    if let Some(w) = super::host_trust::before_launch(
+        harness,
+        record.runner,
+        record.git_mode,
+        &record.repo,
+        &record.path,
+    ) {
+        reporter.warn(w.clone());
+        warnings.push(w);
+    }
     Ok(Entered {
         branch: entry
             .shown_branch()
             .unwrap_or(record.branch.as_str())
             .to_string(),
-        launch_argv: harness.launch_argv(&program, &req.extra_args, hooks.as_ref()),
+        launch_argv: harness.launch_argv(&program, &extra, hooks.as_ref()),
         harness,
         session_path: layout.session_path(&leaf),
         record,

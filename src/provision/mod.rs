@@ -38,6 +38,7 @@ pub mod enter;
 pub mod error;
 pub mod fetch;
 pub mod guard;
+pub mod host_trust;
 pub mod include;
 pub mod lockhash;
 pub mod planner;

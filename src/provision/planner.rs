@@ -154,6 +154,15 @@ pub(super) fn make_plan(
         super::warm::plan(&ctx.repo, &ecosystems, warm_mode, &path, ctx.runner)
     };
     let program = cfg.harness_program(ctx.harness);
+    // The agent's arguments: the trust carried to a host clone box, then the user's.
+    let extra = super::host_trust::launch_extra(
+        ctx.harness,
+        ctx.runner,
+        ctx.git_mode,
+        &ctx.repo.main_root,
+        &path,
+        &req.extra_args,
+    );
     Ok(Plan {
         repo: ctx.repo.main_root.clone(),
         name: leaf.to_string(),
@@ -185,7 +194,7 @@ pub(super) fn make_plan(
         forge_hosts: forge_hosts(req, ctx)?,
         launch_argv: ctx.harness.launch_argv(
             &program,
-            &req.extra_args,
+            &extra,
             Some(&crate::runner::oci::status::planned_hooks(
                 &ctx.layout,
                 leaf,

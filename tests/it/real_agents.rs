@@ -1,0 +1,490 @@
+//! The real agent CLIs, unattended (SPEC §7 "Unattended", §7a), on the host runner:
+//! Claude Code and Codex come up in a box to their prompt with nobody at the keyboard,
+//! take a prompt, answer from a stand-in of their API ([`crate::stand_in`]), and
+//! `list` follows them `working` → `idle`/`waiting`.
+//!
+//! The CLIs come from `TREEBOX_TEST_AGENTS`, a directory holding `claude` and `codex`
+//! (`.ci/run` installs them from PyPI: `claude-agent-sdk` bundles Claude Code,
+//! `openai-codex-cli-bin` Codex). Where it is unset these tests say so and pass, except
+//! under `TREEBOX_REQUIRE_AGENTS=1` (CI), where a missing CLI fails them.
+//!
+//! The fixture is a returning user who trusts the main checkout, and nothing else: the
+//! box's own path is never trusted here — carrying that trust over is treebox's job.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::env::{named, TestEnv};
+use crate::stand_in::StandIn;
+
+/// The model key the fixture's user has answered "yes" for (Claude Code names a key in
+/// `customApiKeyResponses` by its last 20 characters).
+const CLAUDE_KEY: &str = "sk-ant-api03-stand-in-key-0123456789abcdefghij";
+/// The variable Codex reads its key from (the fixture's `model_providers` entry).
+const CODEX_KEY_VAR: &str = "TREEBOX_STAND_IN_OPENAI_KEY";
+
+/// What a screen that waits for a person says: none of it may show.
+const DIALOGS: &[&str] = &[
+    // Claude Code: trust, API key, onboarding, login, bypass-mode confirmation, root.
+    "Quick safety check",
+    "trust this folder",
+    "Do you want to use this API key",
+    "Choose the text style",
+    "Select login method",
+    "WARNING: Claude Code running in Bypass Permissions mode",
+    "cannot be used with root",
+    // Codex: trust, login, model migration.
+    "Trust this folder",
+    "Sign in with ChatGPT",
+    "Meet GPT",
+];
+
+/// The directory holding the real `claude` and `codex`, or `None` (with a note) where
+/// this machine has none and CI did not ask for them.
+fn agents_dir(program: &str) -> Option<PathBuf> {
+    let required = std::env::var("TREEBOX_REQUIRE_AGENTS").as_deref() == Ok("1");
+    let dir = std::env::var_os("TREEBOX_TEST_AGENTS").map(PathBuf::from);
+    match dir {
+        Some(d) if d.join(program).is_file() => Some(d),
+        _ if required => panic!(
+            "TREEBOX_REQUIRE_AGENTS=1 but TREEBOX_TEST_AGENTS ({:?}) holds no `{program}`",
+            std::env::var_os("TREEBOX_TEST_AGENTS")
+        ),
+        _ => {
+            eprintln!(
+                "note: the real `{program}` is not here (set TREEBOX_TEST_AGENTS to a directory holding it); this real-agent test did not run"
+            );
+            None
+        }
+    }
+}
+
+fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Agent {
+    Claude,
+    Codex,
+}
+
+impl Agent {
+    fn name(self) -> &'static str {
+        match self {
+            Agent::Claude => "claude",
+            Agent::Codex => "codex",
+        }
+    }
+
+    /// The screen shows the agent's prompt, ready for input.
+    fn ready(self, screen: &str) -> bool {
+        match self {
+            Agent::Claude => screen.contains('❯') && screen.contains("bypass permissions on"),
+            Agent::Codex => screen.contains('›') && screen.contains("for shortcuts"),
+        }
+    }
+}
+
+/// A returning user with the real CLI on PATH, pointed at a stand-in of its API.
+struct World {
+    env: TestEnv,
+    api: StandIn,
+    agent: Agent,
+}
+
+impl World {
+    fn new(agent: Agent) -> Option<World> {
+        World::with(agent, true)
+    }
+
+    /// A user who has used the CLI before; `trusts_main`: and trusts the main checkout.
+    fn with(agent: Agent, trusts_main: bool) -> Option<World> {
+        let dir = agents_dir(agent.name())?;
+        let mut env = TestEnv::new();
+        // The real CLI replaces the fake one on the fixture's PATH.
+        let fake = env.bin.join(agent.name());
+        std::fs::remove_file(&fake).unwrap();
+        std::os::unix::fs::symlink(dir.join(agent.name()), &fake).unwrap();
+        let main = env.repo.clone();
+        let api = match agent {
+            Agent::Claude => {
+                let api = StandIn::anthropic("");
+                claude_user(&env.home, &main, trusts_main);
+                env.extra_env.extend([
+                    ("ANTHROPIC_BASE_URL".into(), api.url()),
+                    ("ANTHROPIC_API_KEY".into(), CLAUDE_KEY.into()),
+                    (
+                        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC".into(),
+                        "1".into(),
+                    ),
+                ]);
+                if is_root() {
+                    // Claude Code refuses --dangerously-skip-permissions as root unless
+                    // IS_SANDBOX=1 (exactly). treebox has no opt-in of its own yet (issue
+                    // 29 point 1): here it is the user's own environment, which the host
+                    // runner passes on.
+                    env.extra_env.push(("IS_SANDBOX".into(), "1".into()));
+                }
+                api
+            }
+            Agent::Codex => {
+                let api = StandIn::openai("");
+                codex_user(&env.home, &main, &api, trusts_main);
+                env.extra_env
+                    .push((CODEX_KEY_VAR.into(), "sk-stand-in-openai".into()));
+                api
+            }
+        };
+        env.extra_env.extend([
+            ("DISABLE_AUTOUPDATER".into(), "1".into()),
+            ("TERM".into(), "xterm-256color".into()),
+        ]);
+        Some(World { env, api, agent })
+    }
+
+    fn socket(&self) -> PathBuf {
+        self.env.state_dir().join("treebox/tmux.sock")
+    }
+
+    fn tmux(&self, args: &[&str]) -> std::process::Output {
+        Command::new("tmux")
+            .arg("-S")
+            .arg(self.socket())
+            .args(args)
+            .env_remove("TMUX")
+            .stdin(Stdio::null())
+            .output()
+            .expect("tmux")
+    }
+
+    /// The pane of box `leaf`'s session (treebox names it `…/<leaf>`).
+    fn pane(&self, leaf: &str) -> Option<String> {
+        let out = self.tmux(&["list-panes", "-a", "-F", "#{pane_id} #{session_name}"]);
+        String::from_utf8_lossy(&out.stdout).lines().find_map(|l| {
+            let (id, session) = l.split_once(' ')?;
+            session
+                .ends_with(&format!("/{leaf}"))
+                .then(|| id.to_string())
+        })
+    }
+
+    /// What box `leaf`'s pane shows now (empty when there is no pane).
+    fn screen(&self, leaf: &str) -> String {
+        let Some(pane) = self.pane(leaf) else {
+            return String::new();
+        };
+        let out = self.tmux(&["capture-pane", "-p", "-J", "-t", &pane]);
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// [`World::screen`], which must show no dialog: an agent may draw its prompt
+    /// first and a dialog over it a moment later, so every look checks.
+    #[track_caller]
+    fn look(&self, leaf: &str) -> String {
+        let seen = self.screen(leaf);
+        let dialog = DIALOGS.iter().find(|d| seen.contains(*d));
+        assert!(
+            dialog.is_none(),
+            "{} in box {leaf} stopped at a dialog ({dialog:?}):\n{seen}",
+            self.agent.name()
+        );
+        seen
+    }
+
+    fn type_text(&self, leaf: &str, text: &str) {
+        let pane = self.pane(leaf).expect("a live pane");
+        assert!(self
+            .tmux(&["send-keys", "-t", &pane, "-l", text])
+            .status
+            .success());
+    }
+
+    fn press(&self, leaf: &str, key: &str) {
+        let pane = self.pane(leaf).expect("a live pane");
+        assert!(self.tmux(&["send-keys", "-t", &pane, key]).status.success());
+    }
+
+    /// `list --json`'s row for box `leaf`.
+    fn row(&self, leaf: &str) -> serde_json::Value {
+        named(
+            &self.env.treebox(&["list", "--json"]).ok().json(),
+            "boxes",
+            leaf,
+        )
+    }
+
+    /// Wait (at most `secs`) until `done` holds; the failure shows the box's screen.
+    #[track_caller]
+    fn wait(&self, leaf: &str, what: &str, secs: u64, mut done: impl FnMut() -> bool) {
+        let since = Instant::now();
+        while !done() {
+            if since.elapsed() > Duration::from_secs(secs) {
+                panic!(
+                    "gave up waiting for {what}\n--- screen of {leaf} ---\n{}\n--- requests ---\n{}",
+                    self.screen(leaf),
+                    self.api.describe()
+                );
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// The whole run: `create -d`, the prompt with no dialog, one turn answered by the
+    /// stand-in, `list` following it, teardown leaving nothing behind.
+    fn one_turn(&self, leaf: &str, git_mode: &str) {
+        let agent = self.agent.name();
+        let r = self
+            .env
+            .treebox(&["create", "-d", leaf, "--harness", agent, "--git", git_mode]);
+        r.ok();
+        let path = self.env.box_path(leaf);
+        assert_eq!(r.stdout.trim(), path.to_string_lossy(), "{r:?}");
+        assert_eq!(self.row(leaf)["session"], "live");
+
+        // The prompt, and never a screen that waits for a person.
+        // (Both show where they run; a long path may be cut short, not the box's name.)
+        self.wait(leaf, "the agent's prompt, in the box", 60, || {
+            let seen = self.look(leaf);
+            self.agent.ready(&seen) && seen.contains(leaf)
+        });
+
+        // One turn: the stand-in holds its answer while the test sees `working`.
+        let marker = format!("STAND-IN-ANSWER-{agent}-{leaf}");
+        self.api.answer(&marker);
+        self.api.hold();
+        let ask = format!("please reply {leaf}");
+        self.type_text(leaf, &ask);
+        self.wait(leaf, "the prompt typed", 20, || {
+            self.look(leaf).contains(&ask)
+        });
+        self.press(leaf, "Enter");
+        self.wait(leaf, "the agent's request to the stand-in", 60, || {
+            self.look(leaf);
+            self.api
+                .model_requests()
+                .iter()
+                .any(|r| r.body.contains(&ask))
+        });
+        self.wait(leaf, "list to show `working`", 30, || {
+            self.row(leaf)["status"] == "working"
+        });
+        self.api.release();
+        self.wait(leaf, "the stand-in's answer on the screen", 60, || {
+            self.look(leaf).contains(&marker)
+        });
+        self.wait(leaf, "list to show `idle` or `waiting`", 30, || {
+            let s = self.row(leaf)["status"].clone();
+            s == "idle" || s == "waiting"
+        });
+        let asked = self.api.model_requests();
+        let req = asked.iter().find(|r| r.body.contains(&ask)).unwrap();
+        match self.agent {
+            Agent::Claude => assert_eq!(req.header("x-api-key"), Some(CLAUDE_KEY), "{req:?}"),
+            Agent::Codex => assert_eq!(
+                req.header("authorization"),
+                Some("Bearer sk-stand-in-openai"),
+                "{req:?}"
+            ),
+        }
+        assert_eq!(self.row(leaf)["session"], "live");
+
+        // Teardown ends the agent and leaves none of its processes.
+        self.env.treebox(&["teardown", "--force", leaf]).ok();
+        assert!(!path.exists());
+        self.wait(leaf, "the agent's processes to end", 30, || {
+            processes_of(&self.env.home).is_empty()
+        });
+    }
+}
+
+impl Drop for World {
+    fn drop(&mut self) {
+        // Whatever a failed test left: the tmux server, then any process of this HOME.
+        let _ = self.tmux(&["kill-server"]);
+        for pid in processes_of(&self.env.home) {
+            // SAFETY: kill has no memory preconditions; the pid is one this test started.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+    }
+}
+
+/// The processes running with `HOME=home` (this test's: its agents, their helpers,
+/// treebox's tmux server).
+fn processes_of(home: &Path) -> Vec<i32> {
+    let want = format!("HOME={}", home.display());
+    let mut out = Vec::new();
+    let Ok(rd) = std::fs::read_dir("/proc") else {
+        return out;
+    };
+    for e in rd.flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
+            continue;
+        };
+        let Ok(environ) = std::fs::read(e.path().join("environ")) else {
+            continue;
+        };
+        if environ.split(|b| *b == 0).any(|v| v == want.as_bytes()) {
+            // A zombie is gone already, whatever its parent does about it.
+            let stat = std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
+            let zombie = stat
+                .rsplit_once(')')
+                .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z'));
+            if !zombie {
+                out.push(pid);
+            }
+        }
+    }
+    out
+}
+
+/// Claude Code's state for a returning user who trusts the main checkout: onboarding
+/// done, the model key approved, `main` trusted, bypass mode's warning accepted.
+fn claude_user(home: &Path, main: &Path, trusts_main: bool) {
+    let tail = &CLAUDE_KEY[CLAUDE_KEY.len() - 20..];
+    let user = serde_json::json!({
+        "hasCompletedOnboarding": true,
+        "customApiKeyResponses": {"approved": [tail], "rejected": []},
+        "projects": {
+            main.to_string_lossy(): {"hasTrustDialogAccepted": trusts_main}
+        }
+    });
+    std::fs::write(home.join(".claude.json"), user.to_string()).unwrap();
+    std::fs::create_dir_all(home.join(".claude")).unwrap();
+    std::fs::write(
+        home.join(".claude/settings.json"),
+        r#"{"skipDangerousModePermissionPrompt": true}"#,
+    )
+    .unwrap();
+}
+
+/// Codex's config for a returning user who trusts the main checkout, with the
+/// stand-in as its model provider.
+fn codex_user(home: &Path, main: &Path, api: &StandIn, trusts_main: bool) {
+    let config = format!(
+        r#"model_provider = "stand-in"
+
+[model_providers.stand-in]
+name = "stand-in"
+base_url = "{url}"
+wire_api = "responses"
+env_key = "{CODEX_KEY_VAR}"
+
+[projects.{main}]
+trust_level = "{trust}"
+
+# Codex 0.163 starts a background app-server daemon that outlives the TUI; a test
+# leaves no process behind.
+[features]
+daemon_auto_start = false
+"#,
+        url = api.url_v1(),
+        main = serde_json::to_string(&main.to_string_lossy()).unwrap(),
+        trust = if trusts_main { "trusted" } else { "untrusted" },
+    );
+    std::fs::create_dir_all(home.join(".codex")).unwrap();
+    std::fs::write(home.join(".codex/config.toml"), config).unwrap();
+}
+
+fn claude_json(home: &Path) -> serde_json::Value {
+    serde_json::from_slice(&std::fs::read(home.join(".claude.json")).unwrap()).unwrap()
+}
+
+#[test]
+fn claude_in_a_host_worktree_box() {
+    let Some(w) = World::new(Agent::Claude) else {
+        return;
+    };
+    w.one_turn("wt-claude", "worktree");
+}
+
+#[test]
+fn codex_in_a_host_worktree_box() {
+    let Some(w) = World::new(Agent::Codex) else {
+        return;
+    };
+    w.one_turn("wt-codex", "worktree");
+}
+
+#[test]
+fn claude_in_a_host_clone_box() {
+    let Some(w) = World::new(Agent::Claude) else {
+        return;
+    };
+    w.one_turn("cl-claude", "clone");
+    // The trust carried to the box went with it.
+    let user = claude_json(&w.env.home);
+    let box_key = w.env.box_path("cl-claude");
+    assert!(
+        user["projects"].get(&*box_key.to_string_lossy()).is_none(),
+        "{user:#}"
+    );
+    assert_eq!(
+        user["projects"][&*w.env.repo.to_string_lossy()]["hasTrustDialogAccepted"],
+        true
+    );
+}
+
+#[test]
+fn codex_in_a_host_clone_box() {
+    let Some(w) = World::new(Agent::Codex) else {
+        return;
+    };
+    let before = std::fs::read_to_string(w.env.home.join(".codex/config.toml")).unwrap();
+    w.one_turn("cl-codex", "clone");
+    // Trust reached the box on its command line: the user's config is as it was.
+    let after = std::fs::read_to_string(w.env.home.join(".codex/config.toml")).unwrap();
+    assert!(!after.contains("cl-codex"), "{after}");
+    assert!(after.starts_with(&before), "{after}");
+}
+
+/// Trust the user never gave the main checkout is not given to a box either: the
+/// agent asks, as it would without treebox.
+fn untrusted_main_is_not_carried(agent: Agent, question: &str) {
+    let Some(w) = World::with(agent, false) else {
+        return;
+    };
+    let leaf = format!("ask-{}", agent.name());
+    w.env
+        .treebox(&[
+            "create",
+            "-d",
+            &leaf,
+            "--harness",
+            agent.name(),
+            "--git",
+            "clone",
+        ])
+        .ok();
+    w.wait(
+        &leaf,
+        "the agent to ask whether to trust the box",
+        60,
+        || w.screen(&leaf).contains(question),
+    );
+    w.env.treebox(&["teardown", "--force", &leaf]).ok();
+    if agent == Agent::Claude {
+        let user = claude_json(&w.env.home);
+        assert_eq!(
+            user["projects"][&*w.env.repo.to_string_lossy()]["hasTrustDialogAccepted"],
+            false,
+            "{user:#}"
+        );
+        assert_eq!(user["projects"].as_object().unwrap().len(), 1, "{user:#}");
+    }
+    w.wait(&leaf, "the agent's processes to end", 30, || {
+        processes_of(&w.env.home).is_empty()
+    });
+}
+
+#[test]
+fn claude_asks_in_a_clone_box_when_the_main_checkout_is_untrusted() {
+    untrusted_main_is_not_carried(Agent::Claude, "Quick safety check");
+}
+
+#[test]
+fn codex_asks_in_a_clone_box_when_the_main_checkout_is_untrusted() {
+    untrusted_main_is_not_carried(Agent::Codex, "Trust this folder");
+}
