@@ -282,85 +282,18 @@ pub fn codex_args(config: &str, main: &Path, box_path: &Path) -> Vec<String> {
     ]
 }
 
-/// Whether Codex's `config.toml` says `trust_level = "trusted"` for project `path`, in
-/// the forms Codex writes: a `[projects."<path>"]` table, or an inline table under
-/// `[projects]` (`"<path>" = { trust_level = "trusted" }`).
+/// Whether Codex's `config.toml` says `trust_level = "trusted"` for project `path`
+/// (a `[projects."<path>"]` table or an inline one under `[projects]`: TOML says they are
+/// the same). A file that is not TOML trusts nothing.
 fn codex_trusts(config: &str, path: &str) -> bool {
-    let mut table: Option<String> = None;
-    for line in config.lines() {
-        let line = line.trim();
-        if line.starts_with('[') {
-            table = Some(line.to_string());
-            continue;
-        }
-        let Some(t) = table.as_deref() else { continue };
-        if let Some(key) = t
-            .strip_prefix("[projects.")
-            .and_then(|r| r.strip_suffix(']'))
-        {
-            if toml_key(key.trim()).as_deref() == Some(path) && trusted_value(line) {
-                return true;
-            }
-        } else if t == "[projects]" {
-            if let Some((key, rest)) = split_key(line) {
-                if key == path && rest.contains("trust_level") && rest.contains("\"trusted\"") {
-                    return true;
-                }
-            }
-        }
-    }
-    false
-}
-
-/// `trust_level = "trusted"` (spaces and a trailing comment allowed).
-fn trusted_value(line: &str) -> bool {
-    let Some((k, v)) = line.split_once('=') else {
+    let Ok(doc) = config.parse::<toml::Table>() else {
         return false;
     };
-    let v = v.split('#').next().unwrap_or("").trim();
-    k.trim() == "trust_level" && (v == "\"trusted\"" || v == "'trusted'")
-}
-
-/// A quoted TOML key (`"…"` with `\"`/`\\` escapes, or `'…'`), unquoted; `None` for
-/// anything else (a dotted or bare key is not a path Codex writes).
-fn toml_key(s: &str) -> Option<String> {
-    if let Some(inner) = s.strip_prefix('\'').and_then(|r| r.strip_suffix('\'')) {
-        return (!inner.contains('\'')).then(|| inner.to_string());
-    }
-    let inner = s.strip_prefix('"')?.strip_suffix('"')?;
-    let mut out = String::new();
-    let mut chars = inner.chars();
-    while let Some(c) = chars.next() {
-        match c {
-            '\\' => match chars.next()? {
-                '"' => out.push('"'),
-                '\\' => out.push('\\'),
-                _ => return None,
-            },
-            '"' => return None,
-            c => out.push(c),
-        }
-    }
-    Some(out)
-}
-
-/// `"<key>" = rest`: the unquoted key and what follows the `=`.
-fn split_key(line: &str) -> Option<(String, &str)> {
-    let quote = line.chars().next().filter(|c| *c == '"' || *c == '\'')?;
-    let mut escaped = false;
-    for (i, c) in line.char_indices().skip(1) {
-        if quote == '"' && c == '\\' && !escaped {
-            escaped = true;
-            continue;
-        }
-        if c == quote && !escaped {
-            let key = toml_key(&line[..=i])?;
-            let rest = line[i + 1..].trim_start().strip_prefix('=')?;
-            return Some((key, rest));
-        }
-        escaped = false;
-    }
-    None
+    doc.get("projects")
+        .and_then(|p| p.get(path))
+        .and_then(|e| e.get("trust_level"))
+        .and_then(toml::Value::as_str)
+        == Some("trusted")
 }
 
 #[cfg(test)]

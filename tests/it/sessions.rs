@@ -483,7 +483,9 @@ fn a_container_agent_runs_in_a_session_and_down_ends_it() {
         assert_eq!(session_of(env, "boxed"), "live");
         // Its terminal is the pane's kind (the image knows it), not the engine's `xterm`.
         let pane_term = server.tmux(&["show-options", "-gv", "default-terminal"]);
-        let pane_term = String::from_utf8_lossy(&pane_term.stdout).trim().to_string();
+        let pane_term = String::from_utf8_lossy(&pane_term.stdout)
+            .trim()
+            .to_string();
         let term = std::fs::read_to_string(path.join("agent.term")).unwrap();
         assert_eq!(term.trim(), pane_term);
         env.sandbox(&["down", "boxed"]).code(5);
