@@ -63,9 +63,13 @@ impl ConfigError {
 
 /// How a harness program is launched; `program` replaces `claude`/`codex`.
 #[derive(Debug, Clone, Default, Deserialize, PartialEq, Eq)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct HarnessOverride {
     pub program: Option<String>,
+    /// Claude Code only: on the host runner as root, tell it that it runs in a sandbox
+    /// (`IS_SANDBOX=1`), switching off its own refusal of root. The user's choice.
+    #[serde(default)]
+    pub allow_root: bool,
 }
 
 /// The user's configuration, validated.
@@ -341,17 +345,27 @@ impl UserConfig {
                 let Value::Object(fields) = v else {
                     return Err(wrong(&format!("harnesses.{name}"), "an object"));
                 };
+                // `allowRoot` is Claude Code's alone: Codex has no root refusal.
+                let known: &[&str] = if name == "claude" {
+                    &["program", "allowRoot"]
+                } else {
+                    &["program"]
+                };
                 for (fk, fv) in fields {
-                    if fk != "program" {
+                    if !known.contains(&fk.as_str()) {
                         return Err(ConfigError::UnknownKey {
                             file: file.to_path_buf(),
                             key: format!("harnesses.{name}.{fk}"),
-                            suggestion: suggest(fk, ["program"].into_iter())
+                            suggestion: suggest(fk, known.iter().copied())
                                 .map(|k| format!("harnesses.{name}.{k}")),
                         });
                     }
-                    if !fv.is_string() {
-                        return Err(wrong(&format!("harnesses.{name}.program"), "a string"));
+                    let (ok, what) = match fk.as_str() {
+                        "allowRoot" => (fv.is_boolean(), "true or false"),
+                        _ => (fv.is_string(), "a string"),
+                    };
+                    if !ok {
+                        return Err(wrong(&format!("harnesses.{name}.{fk}"), what));
                     }
                 }
                 let o: HarnessOverride = serde_json::from_value(v.clone())
@@ -383,6 +397,11 @@ impl UserConfig {
     }
 
     /// The program that launches `h`: the configured override, else its own name.
+    /// Has the user let `h` run as root on the host runner (`harnesses.claude.allowRoot`)?
+    pub fn harness_allows_root(&self, h: Harness) -> bool {
+        self.harnesses.get(h.as_str()).is_some_and(|o| o.allow_root)
+    }
+
     pub fn harness_program(&self, h: Harness) -> String {
         self.harnesses
             .get(h.as_str())

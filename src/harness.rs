@@ -40,6 +40,39 @@ impl Harness {
         }
     }
 
+    /// Words of the screens at which the agent waits for a person (trust, login, key
+    /// and bypass confirmations, a model migration, a refusal): a detached start that
+    /// sees one says so at once instead of waiting for a prompt that will not come.
+    /// As Claude Code 2.1 and Codex 0.163 word them.
+    pub fn asks(self) -> &'static [&'static str] {
+        match self {
+            Harness::Claude => &[
+                "Quick safety check",
+                "Do you trust the files in this folder",
+                "Do you want to use this API key",
+                "Choose the text style",
+                "Select login method",
+                "WARNING: Claude Code running in Bypass Permissions mode",
+            ],
+            Harness::Codex => &[
+                "Trust this folder",
+                "Do you trust the files in this folder",
+                "Sign in with ChatGPT",
+                "Meet GPT",
+            ],
+        }
+    }
+
+    /// What the agent's screen shows at its prompt, when it gives no other sign of
+    /// being ready (Codex: its prompt mark and the shortcuts hint). Claude Code reports
+    /// through its `SessionStart` hook instead.
+    pub fn prompt_shows(self) -> &'static [&'static str] {
+        match self {
+            Harness::Claude => &[],
+            Harness::Codex => &["\u{203a}", "for shortcuts"],
+        }
+    }
+
     /// The full argv: program, the harness flags, then the user's arguments verbatim.
     pub fn argv(self, program: &str, extra: &[String]) -> Vec<String> {
         self.launch_argv(program, extra, None)
@@ -75,6 +108,38 @@ impl Harness {
         }
         argv.extend(extra.iter().cloned());
         argv
+    }
+}
+
+/// What Claude Code does when started as root (it refuses
+/// `--dangerously-skip-permissions` then, unless `IS_SANDBOX` is exactly `1`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AsRoot {
+    /// Nothing to do: not Claude Code, not root on the host runner, or the user's
+    /// environment already says `IS_SANDBOX=1`.
+    Fine,
+    /// The user opted in (`harnesses.claude.allowRoot`): launch with `IS_SANDBOX=1`.
+    OptedIn,
+    /// It will refuse and exit: say so before launching.
+    Refuses,
+}
+
+/// [`AsRoot`] for `harness` launched on the host runner (`host`) by uid `euid`, with
+/// `IS_SANDBOX` as `is_sandbox` in the environment and the user's opt-in `allowed`.
+/// A container never needs it: the agent is never root there.
+pub fn as_root(
+    harness: Harness,
+    host: bool,
+    euid: u32,
+    is_sandbox: Option<&std::ffi::OsStr>,
+    allowed: bool,
+) -> AsRoot {
+    if harness != Harness::Claude || !host || euid != 0 || is_sandbox.is_some_and(|v| v == "1") {
+        AsRoot::Fine
+    } else if allowed {
+        AsRoot::OptedIn
+    } else {
+        AsRoot::Refuses
     }
 }
 
@@ -122,6 +187,25 @@ impl FromStr for Harness {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn claude_as_root_on_the_host_needs_the_users_opt_in() {
+        use std::ffi::OsStr;
+        let c = Harness::Claude;
+        assert_eq!(as_root(c, true, 0, None, false), AsRoot::Refuses);
+        assert_eq!(
+            as_root(c, true, 0, Some(OsStr::new("yes")), false),
+            AsRoot::Refuses
+        );
+        assert_eq!(as_root(c, true, 0, None, true), AsRoot::OptedIn);
+        assert_eq!(
+            as_root(c, true, 0, Some(OsStr::new("1")), false),
+            AsRoot::Fine
+        );
+        assert_eq!(as_root(c, true, 1000, None, false), AsRoot::Fine);
+        assert_eq!(as_root(c, false, 0, None, false), AsRoot::Fine);
+        assert_eq!(as_root(Harness::Codex, true, 0, None, false), AsRoot::Fine);
+    }
 
     #[test]
     fn argv_appends_extra_verbatim() {

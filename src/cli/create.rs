@@ -223,11 +223,20 @@ pub fn hand_off(
         overrides: false,
         ready: ready_for(plan.harness, &plan.launch_argv, &created.session_path),
     };
+    let as_root = as_root_env(plan.harness, created.record.runner, ui)?;
+    if let Some(w) = crate::provision::host_trust::will_ask(plan.harness, &created.record.repo) {
+        ui.warning(&w);
+    }
     self::launch(
         &how,
-        |tty| match tty {
-            true => in_session.exec(&plan.path, &plan.name, &plan.launch_argv),
-            false => launch.clone(),
+        |tty| {
+            with_env(
+                match tty {
+                    true => in_session.exec(&plan.path, &plan.name, &plan.launch_argv),
+                    false => launch.clone(),
+                },
+                as_root,
+            )
         },
         ui,
     )
@@ -255,20 +264,68 @@ const READY_LIMIT: std::time::Duration = std::time::Duration::from_secs(45);
 
 /// How to tell that `argv`, the launch of `harness` in the box whose session marker is
 /// `marker`, is ready: Claude Code with treebox's status hooks reports at `SessionStart`;
-/// anything else is ready once it runs.
+/// Codex shows its prompt; either showing a screen that waits for a person is not.
 pub fn ready_for(
     harness: crate::harness::Harness,
     argv: &[String],
     marker: &std::path::Path,
 ) -> crate::session::Ready {
-    use crate::session::Ready;
-    match harness {
+    use crate::session::{Ready, Sign};
+    let sign = match harness {
         crate::harness::Harness::Claude if argv.iter().any(|a| a == "--settings") => {
-            Ready::Reported {
+            Sign::Reported {
                 path: crate::state::session::status_path(marker),
             }
         }
-        _ => Ready::Started,
+        h if !h.prompt_shows().is_empty() => {
+            Sign::Shows(h.prompt_shows().iter().map(|s| s.to_string()).collect())
+        }
+        _ => Sign::Started,
+    };
+    Ready {
+        sign,
+        asks: harness.asks().iter().map(|s| s.to_string()).collect(),
+    }
+}
+
+/// SPEC §7 "Unattended": Claude Code started as root on the host runner refuses
+/// `--dangerously-skip-permissions` and exits. Said before launching, with the ways
+/// out; with the user's opt-in (`harnesses.claude.allowRoot`) the launch gets
+/// `IS_SANDBOX=1`, said too. The variable to set, if any.
+pub(crate) fn as_root_env(
+    harness: crate::harness::Harness,
+    runner: crate::vocab::RunnerKind,
+    ui: &mut Ui,
+) -> Result<Option<(&'static str, &'static str)>, CliError> {
+    use crate::harness::AsRoot;
+    let cfg = super::load_config()?;
+    // SAFETY: geteuid cannot fail and touches no memory.
+    let euid = unsafe { libc::geteuid() };
+    let is_sandbox = std::env::var_os("IS_SANDBOX");
+    match crate::harness::as_root(
+        harness,
+        runner == crate::vocab::RunnerKind::Host,
+        euid,
+        is_sandbox.as_deref(),
+        cfg.harness_allows_root(harness),
+    ) {
+        AsRoot::Fine => Ok(None),
+        AsRoot::OptedIn => {
+            ui.info("Claude Code runs as root on the host with IS_SANDBOX=1 (config `harnesses.claude.allowRoot`): its own root check is off");
+            Ok(Some(("IS_SANDBOX", "1")))
+        }
+        AsRoot::Refuses => {
+            ui.warning("Claude Code refuses to run as root with --dangerously-skip-permissions and will exit: tell it this machine is a sandbox with `\"harnesses\": {\"claude\": {\"allowRoot\": true}}` in the config (it then starts with IS_SANDBOX=1), run treebox as a user who is not root, or give the box a container (`--isolation docker`)");
+            Ok(None)
+        }
+    }
+}
+
+/// `cmd` with `var` set, if any.
+pub(crate) fn with_env(cmd: Cmd, var: Option<(&'static str, &'static str)>) -> Cmd {
+    match var {
+        Some((k, v)) => cmd.env(k, v),
+        None => cmd,
     }
 }
 
@@ -345,6 +402,14 @@ fn await_ready(
             } else {
                 code
             }))
+        }
+        Readiness::Asks { what, last } => {
+            print_lines(&last, ui);
+            ui.warning(&format!(
+                "the agent waits at a screen for a person (\"{what}\", its last lines are above): answer it with `{}`",
+                how.again
+            ));
+            Ok(None)
         }
         Readiness::NotYet { last } => {
             print_lines(&last, ui);

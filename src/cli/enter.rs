@@ -120,11 +120,20 @@ pub fn run(args: EnterArgs, ui: &mut Ui) -> Result<i32, CliError> {
             &entered.session_path,
         ),
     };
+    let as_root = super::create::as_root_env(entered.harness, r.runner, ui)?;
+    if let Some(w) = crate::provision::host_trust::will_ask(entered.harness, &r.repo) {
+        ui.warning(&w);
+    }
     super::create::launch(
         &how,
-        |tty| match tty {
-            true => in_session.exec(&r.path, &r.name, &entered.launch_argv),
-            false => launch.clone(),
+        |tty| {
+            super::create::with_env(
+                match tty {
+                    true => in_session.exec(&r.path, &r.name, &entered.launch_argv),
+                    false => launch.clone(),
+                },
+                as_root,
+            )
         },
         ui,
     )
@@ -185,7 +194,7 @@ fn rejoin(args: &EnterArgs, ui: &mut Ui) -> Result<Option<i32>, CliError> {
         path: &entry.path,
         overrides: args.harness.is_some() || !args.args.is_empty(),
         // Joined, not started.
-        ready: crate::session::Ready::Started,
+        ready: crate::session::Ready::started(),
     };
     if how.overrides {
         ui.warning(&format!(

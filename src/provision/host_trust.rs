@@ -75,6 +75,41 @@ pub fn before_launch(
     })
 }
 
+/// The most of the user's agent config read to tell whether it trusts the main
+/// checkout (Claude Code's `.claude.json` holds every project's history: it grows).
+const MAX_USER_CONFIG: u64 = 64 << 20;
+
+/// Before `harness` starts in any box of main checkout `main`: the warning that it will
+/// stop at its trust question, with the step that fixes it, when the user has not
+/// trusted the main checkout (no trust to carry: SPEC §7 "Unattended").
+pub fn will_ask(harness: Harness, main: &Path) -> Option<String> {
+    use crate::untrusted::{read_regular, Links};
+    let main_s = main.to_string_lossy();
+    let (trusted, program) = match harness {
+        Harness::Claude => {
+            let raw = claude_config_path()
+                .and_then(|f| read_regular(&f, MAX_USER_CONFIG, Links::Follow).ok());
+            let doc: Option<Value> = raw.and_then(|r| serde_json::from_slice(&r).ok());
+            let trusted = doc.as_ref().is_some_and(|d| {
+                d["projects"][main_s.as_ref()]["hasTrustDialogAccepted"] == Value::Bool(true)
+            });
+            (trusted, "claude")
+        }
+        Harness::Codex => {
+            let raw = codex_config_path()
+                .and_then(|f| read_regular(&f, MAX_USER_CONFIG, Links::Follow).ok());
+            let trusted = raw.is_some_and(|r| codex_trusts(&String::from_utf8_lossy(&r), &main_s));
+            (trusted, "codex")
+        }
+    };
+    (!trusted).then(|| {
+        format!(
+            "{program} will ask whether to trust the box and wait for an answer: you have not trusted the main checkout, so there is no trust to carry (run `{program}` once in {} and trust it)",
+            crate::cmd::quote(&main_s)
+        )
+    })
+}
+
 /// At teardown of a clone box at `box_path`: its entry in Claude Code's live config
 /// goes with it. Best effort (a stale entry names a directory that is gone).
 pub fn after_teardown(box_path: &Path) {

@@ -397,6 +397,7 @@ impl Session {
     ) -> Readiness {
         let started = since;
         let since = Instant::now();
+        let mut seen_before = false;
         loop {
             if let Some(code) = exit_code(&self.marker) {
                 return Readiness::Exited {
@@ -404,14 +405,33 @@ impl Session {
                     last: self.last_lines(LAST_LINES),
                 };
             }
-            let is_ready = match ready {
-                Ready::Started => true,
-                Ready::Reported { path } => std::fs::symlink_metadata(path)
+            let screen = if ready.asks.is_empty() && !matches!(ready.sign, Sign::Shows(_)) {
+                None
+            } else {
+                self.screen()
+            };
+            if let Some(what) = screen
+                .as_deref()
+                .and_then(|s| ready.asks.iter().find(|a| s.contains(a.as_str())))
+            {
+                return Readiness::Asks {
+                    what: what.clone(),
+                    last: last_lines(screen.as_deref().unwrap_or(""), LAST_LINES),
+                };
+            }
+            let is_ready = match &ready.sign {
+                Sign::Started => true,
+                Sign::Reported { path } => std::fs::symlink_metadata(path)
                     .and_then(|m| m.modified())
                     .is_ok_and(|t| t >= started),
-                Ready::Shows(words) => self
-                    .screen()
-                    .is_some_and(|s| words.iter().any(|w| s.contains(w))),
+                Sign::Shows(words) => {
+                    let shows = screen
+                        .as_deref()
+                        .is_some_and(|s| words.iter().all(|w| s.contains(w.as_str())));
+                    let twice = shows && seen_before;
+                    seen_before = shows;
+                    twice
+                }
             };
             if is_ready {
                 return Readiness::Ready;
@@ -423,7 +443,7 @@ impl Session {
                     .unwrap_or_default();
                 return Readiness::NotYet { last };
             }
-            std::thread::sleep(Duration::from_millis(50));
+            std::thread::sleep(Duration::from_millis(if seen_before { 250 } else { 50 }));
         }
     }
 
@@ -470,15 +490,36 @@ pub fn last_lines(screen: &str, n: usize) -> Vec<String> {
     kept
 }
 
-/// How to tell that a program just started in a session is ready for a person.
+/// How to tell that a program just started in a session is ready for a person, and
+/// what on its screen means it waits for one instead.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Ready {
-    /// Running is ready (a shell, a program treebox knows no sign of).
+pub struct Ready {
+    pub sign: Sign,
+    /// Words of screens that wait for a person (a trust or login dialog): seen, the
+    /// wait ends at once.
+    pub asks: Vec<String>,
+}
+
+impl Ready {
+    /// Ready once it runs (a shell; a program treebox knows no sign of).
+    pub fn started() -> Ready {
+        Ready {
+            sign: Sign::Started,
+            asks: Vec::new(),
+        }
+    }
+}
+
+/// The sign of a program at its prompt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Sign {
+    /// Running is ready.
     Started,
     /// The agent reported its status (`path`, the status file) since it started:
-    /// Claude Code's `SessionStart` hook does once its prompt is up.
+    /// Claude Code's `SessionStart` hook does once it is up.
     Reported { path: PathBuf },
-    /// Its screen shows one of these.
+    /// Its screen shows all of these, twice in a row (a dialog drawn over the prompt a
+    /// moment later is seen).
     Shows(Vec<String>),
 }
 
@@ -489,6 +530,11 @@ pub enum Readiness {
     /// The program ended first: its exit code (128+signal) and last lines.
     Exited {
         code: i32,
+        last: Vec<String>,
+    },
+    /// Its screen waits for a person: the words seen, and its last lines.
+    Asks {
+        what: String,
         last: Vec<String>,
     },
     /// Neither, within the limit: its screen's last lines (it may be waiting at a

@@ -123,10 +123,8 @@ impl World {
                 ]);
                 if is_root() {
                     // Claude Code refuses --dangerously-skip-permissions as root unless
-                    // IS_SANDBOX=1 (exactly). treebox has no opt-in of its own yet (issue
-                    // 29 point 1): here it is the user's own environment, which the host
-                    // runner passes on.
-                    env.extra_env.push(("IS_SANDBOX".into(), "1".into()));
+                    // IS_SANDBOX=1 (exactly): the user's opt-in, in the config.
+                    env.write_config(r#"{"harnesses": {"claude": {"allowRoot": true}}}"#);
                 }
                 api
             }
@@ -447,17 +445,33 @@ fn untrusted_main_is_not_carried(agent: Agent, question: &str) {
         return;
     };
     let leaf = format!("ask-{}", agent.name());
-    w.env
-        .treebox(&[
-            "create",
-            "-d",
-            &leaf,
-            "--harness",
-            agent.name(),
-            "--git",
-            "clone",
-        ])
-        .ok();
+    let r = w.env.treebox(&[
+        "create",
+        "-d",
+        &leaf,
+        "--harness",
+        agent.name(),
+        "--git",
+        "clone",
+    ]);
+    r.ok();
+    // `create -d` said before launching that the agent will ask, and how to fix it.
+    assert!(
+        r.stderr.contains(&format!(
+            "{} will ask whether to trust the box",
+            agent.name()
+        )),
+        "{r:?}"
+    );
+    // Claude Code shows its question before it reports its start: `create -d` saw it
+    // and said so rather than wait for a prompt that will not come. (Codex draws its
+    // prompt first and the question over it later.)
+    if agent == Agent::Claude {
+        assert!(
+            r.stderr.contains("waits at a screen for a person") && r.stderr.contains(question),
+            "{r:?}"
+        );
+    }
     w.wait(
         &leaf,
         "the agent to ask whether to trust the box",
@@ -487,4 +501,46 @@ fn claude_asks_in_a_clone_box_when_the_main_checkout_is_untrusted() {
 #[test]
 fn codex_asks_in_a_clone_box_when_the_main_checkout_is_untrusted() {
     untrusted_main_is_not_carried(Agent::Codex, "Trust this folder");
+}
+
+/// SPEC §7 "Unattended": on the host runner as root, Claude Code refuses to start;
+/// `create` says so before launching and names the opt-in, and the agent's refusal
+/// fails the detached start. With the opt-in, it comes up.
+#[test]
+fn claude_as_root_on_the_host_needs_the_users_opt_in() {
+    if !is_root() {
+        eprintln!("note: not root here; the root refusal is not tried");
+        return;
+    }
+    let Some(w) = World::new(Agent::Claude) else {
+        return;
+    };
+    w.env.write_config("{}");
+    let r = w.env.treebox(&["create", "-d", "as-root"]);
+    r.code(1);
+    let warned = r
+        .stderr
+        .find("refuses to run as root")
+        .expect("a warning before launching");
+    let exited = r
+        .stderr
+        .find("the agent exited with code 1 before it was ready")
+        .expect("the refusal reported");
+    assert!(warned < exited, "{r:?}");
+    assert!(r.stderr.contains("allowRoot"), "{r:?}");
+    assert!(r.stderr.contains("cannot be used with root"), "{r:?}");
+    assert_eq!(w.row("as-root")["exitCode"], 1);
+    // The opt-in: the next start comes up to the prompt.
+    w.env
+        .write_config(r#"{"harnesses": {"claude": {"allowRoot": true}}}"#);
+    let r = w.env.treebox(&["enter", "-d", "as-root"]);
+    r.ok();
+    assert!(r.stderr.contains("IS_SANDBOX=1"), "{r:?}");
+    w.wait("as-root", "the agent's prompt", 60, || {
+        Agent::Claude.ready(&w.look("as-root"))
+    });
+    w.env.treebox(&["teardown", "--force", "as-root"]).ok();
+    w.wait("as-root", "the agent's processes to end", 30, || {
+        processes_of(&w.env.home).is_empty()
+    });
 }

@@ -28,7 +28,7 @@ pub fn run(a: AttachArgs, ui: &mut Ui) -> Result<i32, CliError> {
         path: &t.path,
         overrides: false,
         // A shell is ready once it runs.
-        ready: crate::session::Ready::Started,
+        ready: crate::session::Ready::started(),
     };
     crate::cli::create::launch(
         &how,

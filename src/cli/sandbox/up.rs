@@ -181,7 +181,7 @@ fn shell_in_session(
         path: &r.path,
         overrides: false,
         // A shell is ready once it runs.
-        ready: crate::session::Ready::Started,
+        ready: crate::session::Ready::started(),
     };
     crate::cli::create::launch(
         &how,
