@@ -94,9 +94,9 @@ fn row(e: &BoxEntry, facts: &Facts, layout: &Layout) -> Row {
     }
 }
 
-/// What `list` and `ls` show of a box's agent: its last report while its session is
-/// live; once the session has ended, the agent's exit code (SPEC §7a) and no report
-/// (what a gone agent reported last no longer holds).
+/// What `list` and `ls` show of a box's agent: its last report; once its session has
+/// ended, the agent's exit code (SPEC §7a) instead of what it reported before it ended
+/// (which no longer holds).
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct AgentView {
     pub status: Option<crate::runner::oci::Reported>,
@@ -108,28 +108,29 @@ pub(crate) fn agent_view(
     leaf: &crate::names::Leaf,
     live: bool,
 ) -> AgentView {
-    let marker = layout.session_path(leaf);
+    let status = crate::runner::oci::read_status(layout, leaf);
     if live {
-        AgentView {
-            status: crate::runner::oci::read_status(layout, leaf),
-            exit: None,
-        }
-    } else {
-        AgentView {
+        return AgentView { status, exit: None };
+    }
+    match crate::session::ended(&layout.session_path(leaf)) {
+        // A report made after the session ended (by a program `run` in the box) holds.
+        Some((_, at)) if status.is_some_and(|s| s.at > at) => AgentView { status, exit: None },
+        Some((code, _)) => AgentView {
             status: None,
-            exit: crate::session::exit_code(&marker),
-        }
+            exit: Some(code),
+        },
+        None => AgentView { status, exit: None },
     }
 }
 
-/// The AGENT cell: `working 3m` while live (`live` before its first report), `exited N`
-/// once its session has ended, `-` when it never ran in one.
+/// The AGENT cell: `working 3m` (its report and age), `exited N` once its session has
+/// ended, `live` for a session with no report yet, `-` otherwise.
 pub(crate) fn agent_cell(live: bool, view: &AgentView, now: i64) -> String {
-    match (live, view.status.as_ref(), view.exit) {
-        (true, Some(r), _) => status_cell(Some(r), now),
-        (true, None, _) => "live".into(),
-        (false, _, Some(code)) => format!("exited {code}"),
-        (false, _, None) => "-".into(),
+    match (view.status.as_ref(), view.exit) {
+        (Some(r), _) => status_cell(Some(r), now),
+        (None, Some(code)) => format!("exited {code}"),
+        (None, None) if live => "live".into(),
+        (None, None) => "-".into(),
     }
 }
 

@@ -632,6 +632,15 @@ pub fn end(marker: &Path) -> Vec<i32> {
     foreground::end(marker, END_GRACE)
 }
 
+/// [`exit_code`] and when it was recorded.
+pub fn ended(marker: &Path) -> Option<(i32, std::time::SystemTime)> {
+    let code = exit_code(marker)?;
+    let at = std::fs::symlink_metadata(marker::exit_path(marker))
+        .and_then(|m| m.modified())
+        .ok()?;
+    Some((code, at))
+}
+
 /// How the agent of the box whose marker is `marker` last ended in a session: its exit
 /// code (128+signal; 127/126 when it could not be started), if it has.
 pub fn exit_code(marker: &Path) -> Option<i32> {
