@@ -321,7 +321,11 @@ impl UserConfig {
                     .collect()
             })
             .unwrap_or_default();
-        if !cfg.forward_tokens.iter().all(|n| env_name_ok(n)) {
+        if !cfg
+            .forward_tokens
+            .iter()
+            .all(|n| crate::names::env_name_ok(n))
+        {
             return Err(wrong(
                 "forwardTokens",
                 "a list of environment variable names (letters, digits, '_')",
@@ -564,54 +568,6 @@ impl ProjectConfig {
     }
 }
 
-/// An environment variable name a box may be given: `[A-Za-z_][A-Za-z0-9_]*`.
-pub fn env_name_ok(name: &str) -> bool {
-    let mut chars = name.chars();
-    chars
-        .next()
-        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
-}
-
-/// The forge hosts of a remote URL, for `--allow-forge`: the URL's host (`https://`,
-/// `http://`, `ssh://`, `git://`, or scp-like `user@host:path`), and for GitHub its API
-/// host. None for a local path or `file://`, or a host that is not a plain host name.
-pub fn forge_hosts(url: &str) -> Vec<String> {
-    let host = if let Some((scheme, rest)) = url.split_once("://") {
-        if !matches!(
-            scheme,
-            "https" | "http" | "ssh" | "git" | "git+ssh" | "ssh+git"
-        ) {
-            return Vec::new();
-        }
-        let authority = rest.split('/').next().unwrap_or("");
-        let host_port = authority.rsplit('@').next().unwrap_or("");
-        host_port.split(':').next().unwrap_or("").to_string()
-    } else if let Some((user_host, _path)) = url.split_once(':') {
-        // scp-like: `[user@]host:path` (no slash before the colon).
-        if user_host.contains('/') {
-            return Vec::new();
-        }
-        user_host.rsplit('@').next().unwrap_or("").to_string()
-    } else {
-        return Vec::new();
-    };
-    let host = host.to_ascii_lowercase();
-    let plain = !host.is_empty()
-        && host.contains('.')
-        && host
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '-');
-    if !plain {
-        return Vec::new();
-    }
-    let mut out = vec![host.clone()];
-    if host == "github.com" {
-        out.push("api.github.com".into());
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -687,27 +643,6 @@ mod tests {
         assert_eq!(c.setup.as_deref(), Some(&["make deps".to_string()][..]));
         assert_eq!(c.harness_program(Harness::Codex), "/bin/echo");
         assert_eq!(c.harness_program(Harness::Claude), "claude");
-    }
-
-    #[test]
-    fn forge_hosts_come_from_origin() {
-        use super::forge_hosts;
-        assert_eq!(
-            forge_hosts("https://github.com/o/r.git"),
-            ["github.com", "api.github.com"]
-        );
-        assert_eq!(
-            forge_hosts("git@gitlab.example.org:o/r.git"),
-            ["gitlab.example.org"]
-        );
-        assert_eq!(
-            forge_hosts("ssh://git@Git.Example.COM:2222/o/r"),
-            ["git.example.com"]
-        );
-        assert!(forge_hosts("/srv/git/r.git").is_empty());
-        assert!(forge_hosts("file:///srv/r.git").is_empty());
-        assert!(forge_hosts("./r.git").is_empty());
-        assert!(forge_hosts("https://evil host;rm/x").is_empty());
     }
 
     #[test]

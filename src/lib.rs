@@ -58,5 +58,7 @@ pub mod state;
 mod suggest;
 pub mod teardown;
 pub mod template;
+#[cfg(test)]
+mod testing;
 pub mod untrusted;
 pub mod vocab;

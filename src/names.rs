@@ -302,6 +302,15 @@ fn entropy() -> u64 {
     h.finish()
 }
 
+/// An environment variable name a box may be given: `[A-Za-z_][A-Za-z0-9_]*`.
+pub fn env_name_ok(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -213,7 +213,7 @@ fn forward_tokens(req: &CreateRequest, cfg: &UserConfig) -> Result<Vec<String>, 
         .chain(&cfg.forward_tokens)
         .cloned()
         .collect();
-    if let Some(bad) = names.iter().find(|n| !crate::config::env_name_ok(n)) {
+    if let Some(bad) = names.iter().find(|n| !crate::names::env_name_ok(n)) {
         return Err(ProvisionError::TokenName { name: bad.clone() });
     }
     names.sort();
@@ -237,7 +237,7 @@ fn forge_hosts(req: &CreateRequest, ctx: &Context) -> Result<Vec<String>, Provis
         .ok()
         .and_then(|r| r.url().ok().map(str::to_string))
         .unwrap_or_default();
-    let hosts = crate::config::forge_hosts(&url);
+    let hosts = crate::runner::oci::forge::forge_hosts(&url);
     if hosts.is_empty() {
         return Err(ProvisionError::NoForge { url });
     }
@@ -359,7 +359,6 @@ mod tests {
     use crate::harness::Harness;
     use crate::state::Layout;
     use std::path::{Path, PathBuf};
-    use std::process::Command;
 
     struct Fixture {
         _tmp: tempfile::TempDir,
@@ -368,18 +367,7 @@ mod tests {
     }
 
     fn git(dir: &Path, args: &[&str]) {
-        let out = Command::new("git")
-            .args(args)
-            .current_dir(dir)
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .env("GIT_AUTHOR_NAME", "T")
-            .env("GIT_AUTHOR_EMAIL", "t@example.com")
-            .env("GIT_COMMITTER_NAME", "T")
-            .env("GIT_COMMITTER_EMAIL", "t@example.com")
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "git {args:?}: {out:?}");
+        crate::testing::git(dir, args);
     }
 
     /// origin (bare) with `main` holding `files`, cloned as the repo.

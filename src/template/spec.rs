@@ -334,7 +334,7 @@ impl Checker<'_> {
 }
 
 fn valid_var_name(s: &str) -> bool {
-    crate::config::env_name_ok(s) && s.len() <= 128
+    crate::names::env_name_ok(s) && s.len() <= 128
 }
 
 /// A variable name that probably carries a credential.

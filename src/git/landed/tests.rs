@@ -3,7 +3,6 @@
 //! (`repo`) fetches and asks.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use super::*;
 
@@ -15,21 +14,7 @@ struct Fx {
     start: Oid,
 }
 
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_AUTHOR_NAME", "T")
-        .env("GIT_AUTHOR_EMAIL", "t@example.com")
-        .env("GIT_COMMITTER_NAME", "T")
-        .env("GIT_COMMITTER_EMAIL", "t@example.com")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}: {out:?}");
-    String::from_utf8(out.stdout).unwrap().trim().to_string()
-}
+use crate::testing::git;
 
 fn commit(dir: &Path, file: &str, content: &str) -> String {
     std::fs::write(dir.join(file), content).unwrap();

@@ -59,15 +59,7 @@ pub fn stage_credentials(
         .mode(0o700)
         .create(&staged)
         .map_err(io_err("could not create", &staged))?;
-    for f in files {
-        sync_login_file(
-            harness,
-            f,
-            &host_home.join(dir).join(f),
-            &staged.join(f),
-            login::env_token(),
-        )?;
-    }
+    sync_login_files(harness, files, &host_home.join(dir), &staged)?;
     let mut mounts = vec![Mount {
         src: staged,
         dst: agent_home.join(dir),
@@ -88,6 +80,25 @@ pub fn stage_credentials(
         }
     }
     Ok(mounts)
+}
+
+/// [`sync_login_file`] for each of the harness's `files`, from `host_dir` to `staged`.
+fn sync_login_files(
+    harness: Harness,
+    files: &[&str],
+    host_dir: &Path,
+    staged: &Path,
+) -> Result<(), ContainerError> {
+    for f in files {
+        sync_login_file(
+            harness,
+            f,
+            &host_dir.join(f),
+            &staged.join(f),
+            login::env_token(),
+        )?;
+    }
+    Ok(())
 }
 
 /// Bring the host's login file `src` to the box's copy `dst`, at create and on every
@@ -248,15 +259,7 @@ pub fn refresh_credentials(
         stage_credentials(layout, record, harness, &host_home, &rec.home)?;
         return Ok(());
     }
-    for f in files {
-        sync_login_file(
-            harness,
-            f,
-            &host_home.join(dir).join(f),
-            &staged.join(f),
-            login::env_token(),
-        )?;
-    }
+    sync_login_files(harness, files, &host_home.join(dir), &staged)?;
     if let Some(hf) = home_file {
         let dst = layout
             .credentials_dir(&leaf)

@@ -134,8 +134,67 @@ pub fn set_url_absolute(absolute: &Path) -> String {
     )
 }
 
+/// The forge hosts of a remote URL, for `--allow-forge`: the URL's host (`https://`,
+/// `http://`, `ssh://`, `git://`, or scp-like `user@host:path`), and for GitHub its API
+/// host. None for a local path or `file://`, or a host that is not a plain host name.
+pub fn forge_hosts(url: &str) -> Vec<String> {
+    let host = if let Some((scheme, rest)) = url.split_once("://") {
+        if !matches!(
+            scheme,
+            "https" | "http" | "ssh" | "git" | "git+ssh" | "ssh+git"
+        ) {
+            return Vec::new();
+        }
+        let authority = rest.split('/').next().unwrap_or("");
+        let host_port = authority.rsplit('@').next().unwrap_or("");
+        host_port.split(':').next().unwrap_or("").to_string()
+    } else if let Some((user_host, _path)) = url.split_once(':') {
+        // scp-like: `[user@]host:path` (no slash before the colon).
+        if user_host.contains('/') {
+            return Vec::new();
+        }
+        user_host.rsplit('@').next().unwrap_or("").to_string()
+    } else {
+        return Vec::new();
+    };
+    let host = host.to_ascii_lowercase();
+    let plain = !host.is_empty()
+        && host.contains('.')
+        && host
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '-');
+    if !plain {
+        return Vec::new();
+    }
+    let mut out = vec![host.clone()];
+    if host == "github.com" {
+        out.push("api.github.com".into());
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn forge_hosts_come_from_origin() {
+        assert_eq!(
+            forge_hosts("https://github.com/o/r.git"),
+            ["github.com", "api.github.com"]
+        );
+        assert_eq!(
+            forge_hosts("git@gitlab.example.org:o/r.git"),
+            ["gitlab.example.org"]
+        );
+        assert_eq!(
+            forge_hosts("ssh://git@Git.Example.COM:2222/o/r"),
+            ["git.example.com"]
+        );
+        assert!(forge_hosts("/srv/git/r.git").is_empty());
+        assert!(forge_hosts("file:///srv/r.git").is_empty());
+        assert!(forge_hosts("./r.git").is_empty());
+        assert!(forge_hosts("https://evil host;rm/x").is_empty());
+    }
+
     use super::*;
 
     #[test]

@@ -125,9 +125,9 @@ pub fn wrap(id: &Identity, env: &[(String, String)], argv: &[String]) -> Vec<Str
 }
 
 /// A name the env file and the launcher take: the one rule for a box's variable names
-/// ([`crate::config::env_name_ok`]).
+/// ([`crate::names::env_name_ok`]).
 pub fn valid_key(k: &str) -> bool {
-    crate::config::env_name_ok(k)
+    crate::names::env_name_ok(k)
 }
 
 #[cfg(test)]
