@@ -19,7 +19,8 @@
 //! - one file per subject: `system` (git, repository, uid, sessions), `harness` (harness CLIs
 //!   and their login dirs), `env` (the canonical `.env`), `origin` (`git ls-remote`),
 //!   `runner` (the chosen isolation and its engine), `boxes` (broken boxes), `logins`
-//!   (each container box's login route, copies of one OAuth login), `hooks`
+//!   (each container box's login route, copies of one OAuth login), `versions` (the
+//!   agent CLI here against the one in each container box's image), `hooks`
 //!   (pre-commit configured but not installed).
 
 mod boxes;
@@ -31,6 +32,7 @@ mod origin;
 mod probe;
 mod runner;
 mod system;
+mod versions;
 
 use std::path::Path;
 
@@ -79,7 +81,7 @@ impl Status {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Check {
     /// A stable id: `git`, `repo`, `uid`, `sessions`, `harness.claude`, `harness.codex`, `env`,
-    /// `origin`, `runner`, `limits`, `boxes`, `logins`, `hooks`.
+    /// `origin`, `runner`, `limits`, `boxes`, `logins`, `versions`, `hooks`.
     pub name: &'static str,
     pub status: Status,
     /// One line saying what was found (not yet sanitised for a terminal).
@@ -165,6 +167,10 @@ pub fn run_checks(cwd: &Path, cfg: &UserConfig, isolation_flag: Option<&str>) ->
             check_logins(r, home.as_deref())
         }
         Err(_) => not_checked("logins"),
+    });
+    checks.push(match &repo {
+        Ok(r) => versions::check_versions(r, cfg, PROBE_TIMEOUT),
+        Err(_) => not_checked("versions"),
     });
     checks.push(match &repo {
         Ok(r) => check_hooks(r),

@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use crate::env::{Run, TestEnv};
 
-const NAMES: [&str; 13] = [
+const NAMES: [&str; 14] = [
     "git",
     "repo",
     "uid",
@@ -20,6 +20,7 @@ const NAMES: [&str; 13] = [
     "limits",
     "boxes",
     "logins",
+    "versions",
     "hooks",
 ];
 

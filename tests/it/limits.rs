@@ -96,6 +96,14 @@ fn a_fork_bomb_in_one_box_leaves_the_host_and_other_boxes_answering() {
             limits["summary"],
             "each new container box gets at most 64 processes, 256m memory, 1 CPU (config `limits`)"
         );
+        // ...and which agent CLI each box's image holds (the test image: none), learned
+        // from the image itself.
+        let versions = crate::env::named(&doc, "checks", "versions");
+        assert_eq!(versions["status"], "advisory", "{versions}");
+        assert_eq!(
+            versions["summary"], "no agent CLI in the image: bomb (claude), calm (claude)",
+            "{versions}"
+        );
 
         // A memory hog is killed in its box (tail keeps a line with no end in memory).
         let r = b.exec(&[

@@ -230,6 +230,21 @@ impl Engine {
         self.exec(container, "0:0", Path::new("/"), &[], false, argv)
     }
 
+    /// `run --rm` of `image` with no network and `/bin/sh -c script`: a look inside an
+    /// image treebox built, never a box's program.
+    pub fn run_script(self, image: &str, script: &str) -> Cmd {
+        self.cmd()
+            .args([
+                "run",
+                "--rm",
+                "--network",
+                "none",
+                "--entrypoint",
+                "/bin/sh",
+            ])
+            .args([image, "-c", script])
+    }
+
     pub fn start(self, container: &str) -> Cmd {
         self.cmd().args(["start", container])
     }

@@ -179,6 +179,11 @@ impl Spec<'_> {
             .build(&tag, &ctx, &args)
             .output()
             .map_err(ContainerError::Build)?;
+        // Which agent CLIs it holds, for doctor's `versions` (once per image).
+        if let Ok(root) = crate::state::layout::state_root() {
+            let facts = super::agents::facts_path(&root, self.engine, &tag);
+            super::agents::learn(self.engine, &tag, &facts);
+        }
         Ok(tag)
     }
 }

@@ -19,6 +19,7 @@
 //! The items callers use are re-exported here, so they are named `runner::oci::…`.
 //! The [`Oci`] runner itself only builds commands; the CLI decides to spawn or print.
 
+pub mod agents;
 pub mod claude_json;
 pub mod container;
 pub mod credentials;
