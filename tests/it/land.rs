@@ -236,3 +236,61 @@ fn diff_shows_commits_and_uncommitted_work_and_runs_nothing_the_box_configured()
     let r = env.treebox(&["diff", "nope"]);
     r.code(3);
 }
+
+/// A sandboxed worktree (docker, podman): its diff is read from its bare clone and
+/// checkout on the host, nothing it configured runs there; `down` refuses while its
+/// work is only in the box, and takes it without `-f` once the forge holds that work.
+#[test]
+fn a_sandboxed_box_diffs_and_leaves_once_its_work_landed() {
+    crate::container::each_engine(|b| {
+        let env = &b.env;
+        let marker = env.root().join("pwned");
+        env.treebox(&["create", "boxed", "--no-launch"]).ok();
+        b.commit_inside(
+            "boxed",
+            &format!(
+                "echo work > work.txt && git add work.txt && git commit -qm 'in the box' \
+                 && echo more >> README.md && echo '* diff=evil' > .gitattributes \
+                 && git config diff.external 'touch {m}' && git config core.pager 'touch {m}' \
+                 && git config diff.evil.textconv 'touch {m}' && git config core.fsmonitor 'touch {m}'",
+                m = marker.display()
+            ),
+        );
+        let doc = env.treebox(&["diff", "boxed", "--json"]).ok().json();
+        assert_valid("diff", &doc, "diff of a sandboxed worktree");
+        assert_eq!(doc["commits"][0]["subject"], "in the box", "{doc}");
+        assert_eq!(doc["uncommitted"], true, "{doc}");
+        let patch = doc["patch"].as_str().unwrap();
+        assert!(
+            patch.contains("+work") && patch.contains("+more"),
+            "{patch}"
+        );
+        assert!(
+            !marker.exists(),
+            "something the box configured ran on the host"
+        );
+
+        // Clean again (the fsmonitor it set ran inside, where it may: it left files);
+        // its commit is only in the box: down refuses without a terminal.
+        let restore = "git config --unset core.fsmonitor; git checkout -- README.md \
+                       && rm .gitattributes && git clean -fq";
+        b.exec(&["boxed", "--", "sh", "-c", restore]).ok();
+        env.sandbox(&["down", "boxed"]).code(5);
+        // The forge squash-merges the same change.
+        let mate = env.root().join("mate");
+        env.git(&env.root(), &["clone", "-q", "origin.git", "mate"]);
+        env.commit_file(&mate, "work.txt", "work\n", "squashed from the box");
+        env.git(&mate, &["push", "-q", "origin", "main"]);
+        env.git(&env.repo, &["fetch", "-q", "origin"]);
+        let ls = env.sandbox(&["ls", "--json"]).ok().json();
+        assert_valid("sandbox-ls", &ls, "ls with a landed sandboxed box");
+        assert_eq!(
+            crate::env::named(&ls, "boxes", "boxed")["landed"],
+            true,
+            "{ls}"
+        );
+        env.sandbox(&["down", "boxed"]).ok();
+        assert!(!env.box_path("boxed").exists());
+        assert!(!marker.exists());
+    });
+}
