@@ -413,7 +413,7 @@ _git__sandbox() {
             return 0
             ;;
         git__sandbox__subcmd__prune)
-            opts="-f -q -v -h -V --idle --force --json --quiet --verbose --color --help --version"
+            opts="-f -q -v -h -V --idle --pushed --force --json --quiet --verbose --color --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -111,10 +111,11 @@ complete -c git-sandbox -n "__fish_git_sandbox_using_subcommand park" -s q -l qu
 complete -c git-sandbox -n "__fish_git_sandbox_using_subcommand park" -s v -l verbose -d 'More output on stderr (per-stage timings even off a terminal)'
 complete -c git-sandbox -n "__fish_git_sandbox_using_subcommand park" -s h -l help -d 'Print help'
 complete -c git-sandbox -n "__fish_git_sandbox_using_subcommand park" -s V -l version -d 'Print version'
-complete -c git-sandbox -n "__fish_git_sandbox_using_subcommand prune" -l idle -d 'Also remove boxes idle this long that hold nothing to lose: e.g. 90m, 2h, 7d' -r
+complete -c git-sandbox -n "__fish_git_sandbox_using_subcommand prune" -l idle -d 'Also remove boxes idle this long whose work has landed in their base (or who have none) and that hold nothing else to lose: e.g. 90m, 2h, 7d' -r
 complete -c git-sandbox -n "__fish_git_sandbox_using_subcommand prune" -l color -d 'When to colour stderr' -r -f -a "auto\t''
 always\t''
 never\t''"
+complete -c git-sandbox -n "__fish_git_sandbox_using_subcommand prune" -l pushed -d 'With --idle, also remove idle boxes whose work is on origin (a worktree\'s branch pushed) or fetched back into the repository (a clone\'s), though it has not landed in their base. Without it they are kept, and said so'
 complete -c git-sandbox -n "__fish_git_sandbox_using_subcommand prune" -s f -l force -d 'Remove without asking'
 complete -c git-sandbox -n "__fish_git_sandbox_using_subcommand prune" -l json -d 'Print what was removed as JSON'
 complete -c git-sandbox -n "__fish_git_sandbox_using_subcommand prune" -s q -l quiet -d 'Less output on stderr (warnings and errors only)'

@@ -25,6 +25,9 @@ _git__treebox() {
             git__treebox,create)
                 cmd="git__treebox__subcmd__create"
                 ;;
+            git__treebox,diff)
+                cmd="git__treebox__subcmd__diff"
+                ;;
             git__treebox,doctor)
                 cmd="git__treebox__subcmd__doctor"
                 ;;
@@ -84,6 +87,9 @@ _git__treebox() {
                 ;;
             git__treebox__subcmd__help,create)
                 cmd="git__treebox__subcmd__help__subcmd__create"
+                ;;
+            git__treebox__subcmd__help,diff)
+                cmd="git__treebox__subcmd__help__subcmd__diff"
                 ;;
             git__treebox__subcmd__help,doctor)
                 cmd="git__treebox__subcmd__help__subcmd__doctor"
@@ -158,7 +164,7 @@ _git__treebox() {
 
     case "${cmd}" in
         git__treebox)
-            opts="-q -v -h -V --quiet --verbose --color --help --version create enter list ls teardown rm doctor template completions claude-worktree version help"
+            opts="-q -v -h -V --quiet --verbose --color --help --version create enter list ls diff teardown rm doctor template completions claude-worktree version help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -381,6 +387,24 @@ _git__treebox() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        git__treebox__subcmd__diff)
+            opts="-q -v -h -V --stat --json --quiet --verbose --color --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         git__treebox__subcmd__doctor)
             opts="-q -v -h -V --json --isolation --quiet --verbose --color --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
@@ -434,7 +458,7 @@ _git__treebox() {
             return 0
             ;;
         git__treebox__subcmd__help)
-            opts="create enter list teardown doctor template completions claude-worktree version help"
+            opts="create enter list diff teardown doctor template completions claude-worktree version help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -518,6 +542,20 @@ _git__treebox() {
             return 0
             ;;
         git__treebox__subcmd__help__subcmd__create)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__treebox__subcmd__help__subcmd__diff)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )

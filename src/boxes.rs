@@ -51,6 +51,8 @@ pub struct BoxEntry {
     /// A clone's or sandboxed worktree's tip commit time, read with its branch (the
     /// user's repository may not have the commit).
     pub own_tip_time: Option<i64>,
+    /// That tip itself (what `list` asks whether it landed).
+    pub own_tip: Option<git2::Oid>,
     /// The registration's `HEAD` and `gitdir` as the inventory read them (judging the
     /// box reuses them instead of reading them again).
     pub seen: Option<Box<Seen>>,
@@ -125,6 +127,7 @@ fn registered_box(admin: PathBuf, layout: &Layout, root: &Path) -> Option<BoxEnt
         record: None,
         record_error: None,
         own_tip_time: None,
+        own_tip: None,
         seen: Some(Box::new(seen)),
     })
 }
@@ -135,7 +138,10 @@ type Loaded = (Option<Record>, Option<String>);
 
 /// What [`load_recorded`] found of one box: its record, whether its checkout exists,
 /// and (with git data of its own) its live branch and tip time.
-type Recorded = (Loaded, bool, Option<(Option<String>, Option<i64>)>);
+type Recorded = (Loaded, bool, Option<OwnHead>);
+
+/// A box's own branch, tip and tip time, as [`OwnGit::head_and_time`] read them.
+type OwnHead = (Option<String>, Option<git2::Oid>, Option<i64>);
 
 /// Read the record of `leaf` and, for a box with git data of its own whose checkout
 /// exists, its live branch and tip time (libgit2, through [`OwnGit`]).
@@ -152,11 +158,7 @@ fn load_recorded(leaf: &Leaf, layout: &Layout, known: &BTreeMap<Leaf, BoxEntry>)
     let head = own.filter(|_| dir_exists).map(|own| {
         // A clone, a sandboxed worktree: the branch lives in the box's own git
         // data, and is read from there (libgit2).
-        let head = own.head_and_time();
-        (
-            head.as_ref().and_then(|(b, _, _)| b.clone()),
-            head.and_then(|(_, _, t)| t),
-        )
+        own.head_and_time().unwrap_or((None, None, None))
     });
     (loaded, dir_exists, head)
 }
@@ -234,10 +236,12 @@ pub(crate) fn inventory_with(repo: &Repo, layout: &Layout, known: &dyn Known) ->
             admin_dir: None,
             branch: None,
             own_tip_time: None,
+            own_tip: None,
             seen: None,
         });
-        if let Some((branch, time)) = head {
+        if let Some((branch, tip, time)) = head {
             entry.branch = branch;
+            entry.own_tip = tip;
             entry.own_tip_time = time;
         }
         entry.record = record;
@@ -267,6 +271,7 @@ pub(crate) fn inventory_with(repo: &Repo, layout: &Layout, known: &dyn Known) ->
                 leaf.clone(),
                 BoxEntry {
                     branch: head.as_ref().and_then(|(b, _, _)| b.clone()),
+                    own_tip: head.as_ref().and_then(|(_, t, _)| *t),
                     own_tip_time: head.and_then(|(_, _, t)| t),
                     dir_exists: true,
                     path,
@@ -318,6 +323,7 @@ pub fn exact(repo: &Repo, layout: &Layout, leaf: &str) -> Option<BoxEntry> {
         admin_dir,
         branch,
         dir_exists,
+        own_tip: head.as_ref().and_then(|(_, t, _)| *t),
         own_tip_time: head.and_then(|(_, _, t)| t),
         seen: None,
     })

@@ -47,6 +47,7 @@ pub mod folder;
 pub mod git;
 pub mod guard;
 pub mod harness;
+pub mod land;
 pub mod maintain;
 pub mod names;
 pub mod plan;

@@ -32,6 +32,20 @@ pub fn block(s: &str) -> String {
     s.lines().map(line).collect::<Vec<_>>().join("\n")
 }
 
+/// Text a box wrote (a patch): newlines and tabs kept, every other control character
+/// and bidirectional control escaped.
+pub fn text(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        if (c.is_control() && c != '\n' && c != '\t') || is_bidi_control(c) {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// The texts of an error and of each of its causes, outermost first, as they are
 /// (not escaped). A cause whose text an outer one already spells out is left out, so
 /// an error that still copies its cause into its own message shows it once.

@@ -25,6 +25,27 @@ pub struct Target {
     pub assessment: Assessment,
     /// An agent session is running in it now.
     pub live: bool,
+    /// Whether its committed work has landed in its base (`None`: not asked, as with
+    /// `--force`, or it cannot be told).
+    pub landed: Option<Verdict>,
+}
+
+impl Target {
+    /// Its work has landed in its base and nothing else of it would be lost: a clean
+    /// checkout, no live session, no other branch, tag or stash holding commits the
+    /// repository lacks. Such a box goes without `--force` (SPEC §10b).
+    pub fn landed_clean(&self) -> bool {
+        let a = &self.assessment;
+        matches!(self.landed, Some(Verdict::Landed { .. }))
+            && !self.live
+            && (!self.entry.dir_exists || a.dirty == Some(false))
+            && a.unreturned_other != Some(true)
+    }
+
+    /// The work is landed (whatever else the box holds).
+    pub fn is_landed(&self) -> bool {
+        matches!(self.landed, Some(Verdict::Landed { .. }))
+    }
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -95,6 +116,7 @@ pub fn target_for(entry: BoxEntry, repo: &Repo, layout: &Layout, forced: bool) -
         entry,
         assessment: Assessment::default(),
         live,
+        landed: None,
     }
 }
 
@@ -117,10 +139,12 @@ pub fn remove_as_decided(
 pub fn target(entry: BoxEntry, repo: &Repo, layout: &Layout) -> Target {
     let assessment = boxes::assess(&entry, repo);
     let live = session::is_live(&layout.session_path(&entry.leaf));
+    let landed = crate::land::landed::verdict(&entry, repo);
     Target {
         entry,
         assessment,
         live,
+        landed,
     }
 }
 
@@ -454,19 +478,48 @@ pub fn describe(t: &Target) -> String {
         None if t.entry.dir_exists => parts.push("changes unknown (unreadable checkout)".into()),
         _ => {}
     }
-    if let Some(n) = a.unpushed.filter(|n| *n > 0) {
-        parts.push(format!(
-            "{n} unpushed commit{}",
-            if n == 1 { "" } else { "s" }
-        ));
+    match &t.landed {
+        Some(Verdict::Landed { how, into }) => {
+            parts.push(format!("landed ({} into {into})", how.describe()))
+        }
+        Some(Verdict::NotLanded {
+            ahead: Some(ahead), ..
+        }) if ahead.count > 0 => parts.push(format!(
+            "{}{} commit{} not in {}{}",
+            ahead.count,
+            if ahead.capped { "+" } else { "" },
+            if ahead.count == 1 { "" } else { "s" },
+            ahead.of,
+            // A worktree's branch on a remote-tracking ref of the repository (a clone's
+            // own remote-tracking refs are the box's word, not counted).
+            if a.unpushed == Some(0) && !t.entry.owns_git() {
+                " (pushed)"
+            } else {
+                ""
+            }
+        )),
+        // Nothing to compare with (no record, no base): what no remote has.
+        None => {
+            if let Some(n) = a.unpushed.filter(|n| *n > 0) {
+                parts.push(format!(
+                    "{n} unpushed commit{}",
+                    if n == 1 { "" } else { "s" }
+                ));
+            }
+        }
+        _ => {}
     }
-    if a.unreturned == Some(true) {
+    let unreturned = match t.is_landed() {
+        true => a.unreturned_other,
+        false => a.unreturned,
+    };
+    if unreturned == Some(true) {
         parts.push("holds commits the repository does not have".into());
     }
-    if a.orphaned {
+    if a.orphaned && !t.is_landed() {
         parts.push("holds commits no branch, tag or remote has".into());
     }
-    if a.merged == Some(true) && !a.empty {
+    if a.merged == Some(true) && !a.empty && !t.is_landed() {
         parts.push("merged".into());
     }
     if a.empty {

@@ -25,6 +25,10 @@ pub struct Assessment {
     /// stash, a tag; not the remote-tracking ones) names a commit the user's repository
     /// does not have, or it cannot be read (`None`: the box's branch is the user's).
     pub unreturned: Option<bool>,
+    /// A clone or sandboxed worktree: some ref of its own git data other than what is
+    /// checked out names a commit the user's repository lacks (another branch, a tag,
+    /// the stash), or it cannot be read. What a landed box may still hold.
+    pub unreturned_other: Option<bool>,
     /// Worktree mode: the box's HEAD (or, its branch gone, its last HEAD) is a commit no
     /// ref of the repository reaches — not its branches, tags, nor origin's.
     pub orphaned: bool,
@@ -158,7 +162,7 @@ pub fn dirt(entry: &BoxEntry, user: Option<&git2::Repository>) -> Dirt {
     let changed = opened.as_ref().and_then(changes);
     let dirty = dirty(entry, changed.as_deref());
     let unreturned = entry.owns_git().then(|| match (&opened, user) {
-        (Some(c), Some(user)) => clone_unreturned(c, user),
+        (Some(c), Some(user)) => clone_unreturned(c, user, None),
         (Some(_), None) => true,
         (None, _) => entry.dir_exists,
     });
@@ -215,8 +219,13 @@ pub fn assess(entry: &BoxEntry, repo: &Repo) -> Assessment {
     if owns_git {
         // Unknown (clone unreadable) counts as unreturned.
         a.unreturned = Some(match &clone {
-            Some(c) => clone_unreturned(c, &repo.git),
+            Some(c) => clone_unreturned(c, &repo.git, None),
             None => entry.dir_exists,
+        });
+        a.unreturned_other = Some(match (&clone, live_head) {
+            (Some(c), Some(head)) => clone_unreturned(c, &repo.git, Some(head)),
+            (Some(_), None) => a.unreturned == Some(true),
+            (None, _) => entry.dir_exists,
         });
     }
     if let Some(tip) = tip {
@@ -269,8 +278,13 @@ fn work_digest(
 
 /// Does the clone hold a commit the user's repository lacks — at HEAD, on any of its
 /// branches, in its stash, tags or notes (anything but remote-tracking refs, which
-/// are copies of somewhere else)? Anything unreadable counts as yes.
-fn clone_unreturned(clone: &git2::Repository, user: &git2::Repository) -> bool {
+/// are copies of somewhere else)? Anything unreadable counts as yes. A ref at `but`
+/// (the tip checked out, when its own fate is judged apart) does not count.
+fn clone_unreturned(
+    clone: &git2::Repository,
+    user: &git2::Repository,
+    but: Option<git2::Oid>,
+) -> bool {
     let Ok(odb) = user.odb() else {
         return true;
     };
@@ -292,7 +306,7 @@ fn clone_unreturned(clone: &git2::Repository, user: &git2::Repository) -> bool {
         }
         tips.extend(r.target());
     }
-    tips.iter().any(|t| !odb.exists(*t))
+    tips.iter().any(|t| Some(*t) != but && !odb.exists(*t))
 }
 
 /// The newest commit a git dir's HEAD reflog names (its `logs/HEAD`, opened once and

@@ -239,6 +239,57 @@ pub struct ListBox<'a> {
     /// absent without `--dirty`, or when the box's git cannot be read.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dirty: Option<bool>,
+    /// Its committed work is in its base (`origin/<base>` or `<base>`): merged,
+    /// rebased or squash-merged. `None` when it has no work of its own or it cannot
+    /// be told.
+    pub landed: Option<bool>,
+}
+
+/// `docs/schema/diff.schema.json`: `diff --json`.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DiffDocument<'a> {
+    pub schema_version: V1,
+    pub name: &'a str,
+    pub branch: Option<&'a str>,
+    /// The box's tip; `None` on an unborn branch.
+    pub tip: Option<String>,
+    /// What the diff is against: `origin/<base>`, `<base>`, or the start commit.
+    pub against: &'a str,
+    pub merge_base: String,
+    /// Newest first.
+    pub commits: Vec<DiffCommit<'a>>,
+    /// More commits than listed.
+    pub commits_cut: bool,
+    pub uncommitted: bool,
+    /// The checkout was read (else the diff is of commits only).
+    pub worktree_read: bool,
+    pub files: Vec<DiffFile<'a>>,
+    /// The patch (UTF-8, invalid bytes replaced); absent with `--stat`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub patch: Option<&'a str>,
+}
+
+impl Document for DiffDocument<'_> {}
+
+/// One commit of a [`DiffDocument`].
+#[derive(Debug, Serialize)]
+pub struct DiffCommit<'a> {
+    pub id: String,
+    pub subject: &'a str,
+}
+
+/// One changed file of a [`DiffDocument`].
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DiffFile<'a> {
+    pub path: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub old_path: Option<&'a str>,
+    pub status: &'a str,
+    pub additions: usize,
+    pub deletions: usize,
+    pub binary: bool,
 }
 
 /// `docs/schema/teardown.schema.json` and `sandbox-down.schema.json`: `teardown --json`
@@ -369,6 +420,8 @@ pub struct SandboxLsBox<'a> {
     pub mode: &'a str,
     pub branch: Option<&'a str>,
     pub dirty: Option<bool>,
+    /// Its committed work is in its base (see [`ListBox::landed`]).
+    pub landed: Option<bool>,
     pub runner: Option<&'a str>,
     pub status: Option<&'a str>,
     /// When the agent reported `status`, in seconds since the epoch.

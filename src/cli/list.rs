@@ -2,7 +2,8 @@
 //!
 //! Instant by construction: the inventory reads records and git's registration files,
 //! commits come from one libgit2 handle on the user's repository, and no subprocess is
-//! started per box (nor at all). What was read of a box is kept between runs while its
+//! started per box (nor at all). A box whose work is already in its base shows as
+//! `landed` (`crate::land::landed`, kept by commit ids between runs). What was read of a box is kept between runs while its
 //! files are unchanged ([`summary`]); sessions and agent reports are read every time.
 
 use super::json::{Document, ListBox, ListDocument, V1};
@@ -195,6 +196,14 @@ pub fn run(args: ListArgs, ui: &mut Ui) -> Result<i32, CliError> {
     let listed = summary::list(&repo, &layout);
     let rows: Vec<Row> = boxes::par::map(&listed, || (), |(), (e, f)| row(e, f, &layout));
     let entries: Vec<BoxEntry> = listed.into_iter().map(|(e, _)| e).collect();
+    // Whether each box's work has landed: kept by commit ids, asked only when they moved.
+    let landed = crate::land::landed::landed_all(&entries, &repo, &layout);
+    let mut rows = rows;
+    for (r, l) in rows.iter_mut().zip(&landed) {
+        if r.state == "ok" && *l == Some(true) {
+            r.state = "landed";
+        }
+    }
     // Uncommitted changes, only when asked: a status per box reads its whole tree.
     let dirt: Vec<Option<bool>> = if args.dirty {
         boxes::dirt_all(&entries, &repo)
@@ -209,7 +218,8 @@ pub fn run(args: ListArgs, ui: &mut Ui) -> Result<i32, CliError> {
         let boxes: Vec<ListBox> = rows
             .iter()
             .zip(&dirt)
-            .map(|(r, dirty)| ListBox {
+            .zip(&landed)
+            .map(|((r, dirty), landed)| ListBox {
                 name: &r.name,
                 path: &r.path,
                 branch: r.branch.as_deref(),
@@ -226,6 +236,7 @@ pub fn run(args: ListArgs, ui: &mut Ui) -> Result<i32, CliError> {
                 status_time: r.status.map(|s| unix_seconds(s.at)),
                 exit_code: r.exit,
                 dirty: *dirty,
+                landed: *landed,
             })
             .collect();
         let doc = ListDocument {

@@ -6,6 +6,7 @@
 pub mod claude_worktree;
 pub mod completions;
 pub mod create;
+pub mod diff;
 pub mod doctor;
 pub mod enter;
 pub mod error;
@@ -73,6 +74,8 @@ pub enum TreeboxCommand {
     /// List this repository's boxes.
     #[command(visible_alias = "ls")]
     List(list::ListArgs),
+    /// Show what a box changed since its base: its commits and uncommitted work.
+    Diff(diff::DiffArgs),
     /// Remove boxes without losing work by accident.
     #[command(visible_alias = "rm")]
     Teardown(teardown::TeardownArgs),
@@ -107,6 +110,7 @@ pub fn treebox_main() -> i32 {
         TreeboxCommand::Create(a) => a.json,
         TreeboxCommand::Enter(a) => a.json,
         TreeboxCommand::List(a) => a.json,
+        TreeboxCommand::Diff(a) => a.json,
         TreeboxCommand::Teardown(a) => a.json,
         TreeboxCommand::Doctor(a) => a.json,
         TreeboxCommand::Template(t) => t.json(),
@@ -119,6 +123,7 @@ pub fn treebox_main() -> i32 {
         TreeboxCommand::Create(args) => create::run(args, &mut ui),
         TreeboxCommand::Enter(args) => enter::run(args, &mut ui),
         TreeboxCommand::List(args) => list::run(args, &mut ui),
+        TreeboxCommand::Diff(args) => diff::run(args, &mut ui),
         TreeboxCommand::Teardown(args) => teardown::run(args, &mut ui),
         TreeboxCommand::Doctor(args) => doctor::run(args, &mut ui),
         TreeboxCommand::Template(cmd) => template::run(cmd, &mut ui),

@@ -3,7 +3,10 @@
 //! Every REF is resolved before anything is removed (one typo: exit 3, nothing
 //! removed). A dirty box, a box with a live agent session, or unpushed commits on a
 //! branch about to be deleted: exit 5 naming the box, unless `--force`. Then, without
-//! `--force`, a terminal is asked `[y/N]`; without a terminal the answer is exit 5.
+//! `--force`, a terminal is asked `[y/N]` (each box shown with what it holds: `landed
+//! (squash-merged into origin/main)`, `2 commits not in origin/main`); without a
+//! terminal the answer is exit 5 — unless every box is landed with nothing else to
+//! lose (SPEC §10b), which goes without a question.
 
 use super::json::{Document, RemovedDocument};
 use clap::Args;
@@ -114,7 +117,7 @@ pub fn run(args: TeardownArgs, ui: &mut Ui) -> Result<i32, CliError> {
                     t.entry.path.display()
                 )));
             }
-            if t.assessment.unreturned == Some(true) && !ui.can_ask() {
+            if t.assessment.unreturned == Some(true) && !t.landed_clean() && !ui.can_ask() {
                 return Err(CliError::new(
                     ErrorKind::Unreturned,
                     format!("box `{name}` holds commits the repository does not have"),
@@ -124,13 +127,15 @@ pub fn run(args: TeardownArgs, ui: &mut Ui) -> Result<i32, CliError> {
                     crate::cmd::quote(&name)
                 )));
             }
-            if args.delete_branch && t.assessment.unpushed.unwrap_or(0) > 0 {
+            if args.delete_branch && !t.is_landed() && t.assessment.unpushed.unwrap_or(0) > 0 {
                 return Err(CliError::new(ErrorKind::Unpushed, format!("box `{name}`'s branch has commits that were never pushed"),
                 )
                 .hint(format!("Push them, keep the branch (drop --delete-branch), or: `{again} --delete-branch`.")));
             }
         }
-        if !ui.can_ask() {
+        // Landed boxes with nothing else to lose go without a question off a terminal.
+        let all_landed = targets.iter().all(Target::landed_clean);
+        if !ui.can_ask() && !all_landed {
             return Err(CliError::new(
                 ErrorKind::NeedsConfirmation,
                 "removing boxes needs confirmation, and there is no terminal to ask",
@@ -147,7 +152,7 @@ pub fn run(args: TeardownArgs, ui: &mut Ui) -> Result<i32, CliError> {
         for t in &targets {
             ui.info(&format!("  {}  ({})", t.entry.leaf, teardown::describe(t)));
         }
-        if !ui.confirm(&format!("Remove {} box(es)?", targets.len())) {
+        if ui.can_ask() && !ui.confirm(&format!("Remove {} box(es)?", targets.len())) {
             ui.info("nothing removed");
             if args.json {
                 ui.out_json(&RemovedDocument::new(&repo.main_root, &ui.warnings, &[]).to_value());

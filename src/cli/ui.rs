@@ -225,6 +225,11 @@ impl Ui {
         self.opts.json
     }
 
+    /// Is stdout a terminal (not a pipe, a file or a test's buffer)?
+    pub fn stdout_is_tty(&self) -> bool {
+        matches!(self.streams, Streams::Std) && std::io::stdout().is_terminal()
+    }
+
     pub fn stderr_is_tty(&self) -> bool {
         self.tty
     }

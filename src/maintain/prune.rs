@@ -2,7 +2,9 @@
 //!
 //! In a repository: records without a box directory, box directories without a record,
 //! pins (`refs/hort/<name>/base`) of boxes that no longer exist, stray lock files, and
-//! (with an idle limit) whole boxes nobody has used that hold nothing to lose. From
+//! (with an idle limit) whole boxes nobody has used whose work has landed in their
+//! base (or who have none; with `--pushed`, also those whose work is on origin or
+//! fetched back) and that hold nothing else to lose. From
 //! anywhere: the bookkeeping (and containers) of repositories that no longer exist.
 //! [`scan`] only looks; [`remove`] acts on one finding and decides again under the
 //! box's lock, so work that appeared since is kept. Called by `git sandbox prune`.
@@ -90,17 +92,37 @@ fn last_activity(layout: &Layout, e: &boxes::BoxEntry) -> SystemTime {
     super::park::last_used(layout, &e.leaf, e.admin_dir.as_deref(), &e.path)
 }
 
-/// Why removing an idle box would lose something, if it would.
-fn at_stake(t: &teardown::Target) -> Option<String> {
+/// Why removing an idle box would lose something, if it would. An idle box goes when
+/// its work has landed in its base, or it has none; with `pushed`, also when its work
+/// is somewhere else already (on origin, or fetched back into the repository) without
+/// having landed.
+fn at_stake(t: &teardown::Target, pushed: bool) -> Option<String> {
     let a = &t.assessment;
-    // Commits no remote has are at stake, unless the base already holds them; a
-    // clone's (a sandboxed worktree's) are at stake only while the repository lacks them.
-    let unpushed = !t.entry.owns_git()
-        && a.unpushed.is_some_and(|n| n > 0)
-        && !a.empty
-        && a.merged != Some(true);
-    let at_stake = t.live || a.dirty != Some(false) || a.unreturned == Some(true) || unpushed;
-    at_stake.then(|| teardown::describe(t))
+    if t.live || a.dirty != Some(false) {
+        return Some(teardown::describe(t));
+    }
+    // No commits beyond its start (nor elsewhere in the box), or landed.
+    let no_work = matches!(t.landed, Some(crate::git::landed::Verdict::NoWork))
+        && a.unreturned != Some(true)
+        && !a.orphaned;
+    if t.landed_clean() || a.empty || no_work {
+        return None;
+    }
+    let elsewhere = match t.entry.owns_git() {
+        // A clone's (a sandboxed worktree's) commits: while the repository lacks them,
+        // the box is their only copy.
+        true => a.unreturned == Some(false),
+        // A worktree's: on a remote-tracking ref of the repository.
+        false => a.unpushed == Some(0) && !a.orphaned,
+    };
+    match (elsewhere, pushed) {
+        (true, true) => None,
+        (true, false) => Some(format!(
+            "{}; its work is elsewhere but not landed (`--pushed` would remove it)",
+            teardown::describe(t)
+        )),
+        (false, _) => Some(teardown::describe(t)),
+    }
 }
 
 /// Bookkeeping whose repository (or folder) is gone, machine-wide: every record of a
@@ -138,10 +160,10 @@ pub struct Scan {
 
 /// Find the leftovers of the repository `here` (if any) and, machine-wide, those of
 /// repositories that are gone. With `idle`, idle boxes holding nothing are leftovers.
-pub fn scan(idle: Option<Duration>, here: Option<(&Repo, &Layout)>) -> Scan {
+pub fn scan(idle: Option<Duration>, pushed: bool, here: Option<(&Repo, &Layout)>) -> Scan {
     let mut s = Scan::default();
     if let Some((repo, layout)) = here {
-        here_orphans(idle, repo, layout, &mut s.orphans, &mut s.kept);
+        here_orphans(idle, pushed, repo, layout, &mut s.orphans, &mut s.kept);
     }
     s.orphans.extend(gone_repos());
     s
@@ -150,6 +172,7 @@ pub fn scan(idle: Option<Duration>, here: Option<(&Repo, &Layout)>) -> Scan {
 /// This repository's leftovers (and, with `--idle`, its idle boxes).
 fn here_orphans(
     idle: Option<Duration>,
+    pushed: bool,
     repo: &Repo,
     layout: &Layout,
     orphans: &mut Vec<Orphan>,
@@ -161,8 +184,9 @@ fn here_orphans(
             orphans.push(Orphan::NoDirectory(Box::new(e.clone())));
         } else if e.record.is_none() && e.record_error.is_none() {
             // A directory nobody recorded may still hold someone's work.
+            // No record, so no base to have landed in: what is elsewhere may go.
             let t = teardown::target(e.clone(), repo, layout);
-            match at_stake(&t) {
+            match at_stake(&t, true) {
                 Some(why) => {
                     kept.push(format!("directory {} (no record): {why}", e.path.display()))
                 }
@@ -180,7 +204,7 @@ fn here_orphans(
                 continue;
             }
             let t = teardown::target(e.clone(), repo, layout);
-            match at_stake(&t) {
+            match at_stake(&t, pushed) {
                 Some(why) => kept.push(format!("box `{}` (idle {}): {why}", e.leaf, human(idle))),
                 None => orphans.push(Orphan::Idle(Box::new(t), idle)),
             }

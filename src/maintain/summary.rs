@@ -176,6 +176,7 @@ impl Kept {
             branch,
             dir_exists,
             own_tip_time,
+            own_tip,
             seen,
         } = e;
         let seen_same = match (seen.as_deref(), &self.admin) {
@@ -195,6 +196,7 @@ impl Kept {
             && *branch == self.branch
             && *dir_exists == self.dir_exists
             && own_tip_time.is_none()
+            && own_tip.is_none()
             && seen_same
     }
 
@@ -210,6 +212,7 @@ impl Kept {
             branch: self.branch.clone(),
             dir_exists: self.dir_exists,
             own_tip_time: None,
+            own_tip: None,
             seen: self.admin.as_ref().map(|admin| {
                 Box::new(Seen {
                     admin: admin.clone(),
@@ -390,7 +393,7 @@ impl Inputs {
 /// [`BoxEntry::is_broken`] and [`last_commit`]: a read added there is an input here.
 fn inputs_of(e: &BoxEntry, layout: &Layout, common_dir: &Path) -> Option<Vec<(PathBuf, Stamp)>> {
     let r = e.record.as_ref().filter(|_| e.record_error.is_none())?;
-    if boxes::OwnGit::of(r).is_some() || e.own_tip_time.is_some() {
+    if boxes::OwnGit::of(r).is_some() || e.own_tip_time.is_some() || e.own_tip.is_some() {
         return None;
     }
     if !matches!(r.git_mode, GitMode::Worktree | GitMode::Folder) || e.path != r.path {

@@ -7,6 +7,7 @@
 //!     repo                                     the main checkout's path (remember_repo)
 //!     worktrees.lock                           registration_lock_path
 //!     list-cache.json                          list_cache_path
+//!     landed-cache.json                        landed_cache_path
 //!     locks/<leaf>.lock                        lock_path, lock_files
 //!     boxes/<leaf>/                            box_state
 //!       record.json  session.lock  park.seen  container.env
@@ -337,6 +338,11 @@ impl Store {
     /// it read it from): beside the records, outside every box's mounts.
     pub fn list_cache_path(&self) -> PathBuf {
         self.repo_state.join("list-cache.json")
+    }
+
+    /// Whether each box's work has landed, kept by commit ids (`land::landed`).
+    pub fn landed_cache_path(&self) -> PathBuf {
+        self.repo_state.join("landed-cache.json")
     }
 
     /// The session marker held while an agent runs in the box.

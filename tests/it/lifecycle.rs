@@ -542,7 +542,7 @@ fn on_a_terminal_teardown_asks_and_the_picker_shows_what_would_be_lost() {
     let (ok, text) = env.on_tty(TREEBOX, "teardown", "2\ny\n");
     assert!(ok, "{text}");
     assert!(
-        text.contains("drop") && text.contains("1 unpushed commit"),
+        text.contains("drop") && text.contains("1 commit not in origin/main"),
         "{text}"
     );
     assert!(text.contains("keep") && text.contains("empty"), "{text}");

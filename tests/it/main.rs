@@ -20,6 +20,7 @@ mod hostile_containers;
 mod hostile_include;
 mod hostile_objects;
 mod hostile_sizes;
+mod land;
 mod lifecycle;
 mod limits;
 mod list_cache;

@@ -11,8 +11,9 @@ use serde_json::Value;
 
 use crate::env::{Run, TestEnv};
 
-const SCHEMAS: [&str; 15] = [
+const SCHEMAS: [&str; 16] = [
     "create",
+    "diff",
     "plan",
     "error",
     "list",
@@ -36,6 +37,7 @@ const JSON_COMMANDS: &[(&str, &str)] = &[
     ("git-treebox create", "create"),
     ("git-treebox enter", "enter"),
     ("git-treebox list", "list"),
+    ("git-treebox diff", "diff"),
     ("git-treebox teardown", "teardown"),
     ("git-treebox doctor", "doctor"),
     ("git-treebox template list", "template-list"),

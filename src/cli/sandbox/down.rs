@@ -3,7 +3,8 @@
 //! It asks only when something would be lost that the user may not know about:
 //! uncommitted or untracked changes (or a checkout whose changes cannot be read),
 //! commits that neither the repository nor origin has (a clone's unreturned work, a
-//! worktree whose branch was deleted), or a live session. Without a terminal it refuses only in those cases (exit 5) unless
+//! worktree whose branch was deleted) — unless that work has landed in its base
+//! (squash-merged, rebased on the forge) — or a live session. Without a terminal it refuses only in those cases (exit 5) unless
 //! `-f`. Nothing is removed on refusal.
 
 use clap::Args;
@@ -64,10 +65,15 @@ pub fn run(a: DownArgs, ui: &mut Ui) -> Result<i32, CliError> {
         None if t.entry.dir_exists => reasons.push("its changes cannot be read"),
         _ => {}
     }
-    if t.assessment.unreturned == Some(true) {
+    // Landed work is not lost; another branch, a tag or the stash in the box may be.
+    let unreturned = match t.is_landed() {
+        true => t.assessment.unreturned_other,
+        false => t.assessment.unreturned,
+    };
+    if unreturned == Some(true) {
         reasons.push("it holds commits the repository does not have");
     }
-    if t.assessment.orphaned {
+    if t.assessment.orphaned && !t.is_landed() {
         reasons.push("it holds commits that neither the repository nor origin has");
     }
     if t.live {
@@ -86,7 +92,7 @@ pub fn run(a: DownArgs, ui: &mut Ui) -> Result<i32, CliError> {
                 "Remove it anyway with `git sandbox down -f {}`.",
                 crate::cmd::quote(&name)
             ));
-            if t.assessment.unreturned == Some(true) {
+            if unreturned == Some(true) {
                 // `fetch` brings the box's current branch; when the repository has that
                 // one, the work is on another branch, a tag or the stash.
                 let current_returned = super::own_git(&t.entry)

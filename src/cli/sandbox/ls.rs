@@ -30,6 +30,7 @@ struct Row {
     mode_label: String,
     branch: Option<String>,
     dirty: Option<bool>,
+    landed: Option<bool>,
     runner: Option<String>,
     live: bool,
     /// What the agent last reported (live), or how it ended.
@@ -57,6 +58,7 @@ impl Engines {
 fn row(
     e: &BoxEntry,
     dirt: Option<boxes::Dirt>,
+    landed: Option<bool>,
     repo_path: &str,
     layout: &Layout,
     engines: &mut Engines,
@@ -86,6 +88,8 @@ fn row(
     // Without a record, a directory with a `.git` of its own is a clone all the same.
     let shown_mode = git_mode.as_deref().or(e.is_clone().then_some("clone"));
     let mode_label = match (shown_mode, dirt.and_then(|d| d.unreturned)) {
+        // Its work is in its base: whatever else the box holds, that is not lost.
+        (Some(m), _) if landed == Some(true) => format!("{m}, landed"),
         // A clone, a sandboxed worktree: is its work anywhere but in the box?
         (Some(m), Some(true)) if known_repo => format!("{m}, work only in the box"),
         (Some(m), Some(true)) => format!("{m}, work unknown"),
@@ -104,10 +108,23 @@ fn row(
         branch: e.shown_branch().map(str::to_string),
         // A box whose directory is gone has no working tree to be dirty.
         dirty: dirt.and_then(|d| d.dirty).filter(|_| e.dir_exists),
+        landed,
         runner: e.record.as_ref().map(|r| r.runner.to_string()),
         live,
         agent: crate::cli::list::agent_view(layout, &e.leaf, live),
     }
+}
+
+/// The rows of one repository's boxes.
+fn repo_rows(repo: &Repo, layout: &Layout, repo_path: &str, engines: &mut Engines) -> Vec<Row> {
+    let entries = boxes::inventory(repo, layout);
+    let landed = crate::land::landed::landed_all(&entries, repo, layout);
+    entries
+        .iter()
+        .zip(boxes::dirt_all(&entries, repo))
+        .zip(landed)
+        .map(|((e, d), l)| row(e, Some(d), l, repo_path, layout, engines))
+        .collect()
 }
 
 fn all_rows() -> Result<Vec<Row>, CliError> {
@@ -130,20 +147,14 @@ fn all_rows() -> Result<Vec<Row>, CliError> {
             }
             let layout = Layout::in_state_dir(&repo.main_root, repo_state.clone());
             let repo_path = repo.main_root.to_string_lossy().into_owned();
-            let entries = boxes::inventory(&repo, &layout);
-            for (e, d) in entries.iter().zip(boxes::dirt_all(&entries, &repo)) {
-                rows.push(row(e, Some(d), &repo_path, &layout, &mut engines));
-            }
+            rows.extend(repo_rows(&repo, &layout, &repo_path, &mut engines));
             continue;
         };
         let repo_path = first.repo.to_string_lossy().into_owned();
         match Repo::discover(&first.repo) {
             Ok(repo) if repo.common_dir == first.common_dir => {
                 let layout = Layout::in_state_dir(&repo.main_root, repo_state.clone());
-                let entries = boxes::inventory(&repo, &layout);
-                for (e, d) in entries.iter().zip(boxes::dirt_all(&entries, &repo)) {
-                    rows.push(row(e, Some(d), &repo_path, &layout, &mut engines));
-                }
+                rows.extend(repo_rows(&repo, &layout, &repo_path, &mut engines));
             }
             _ => {
                 // The repository is gone: show what the records say.
@@ -161,9 +172,10 @@ fn all_rows() -> Result<Vec<Row>, CliError> {
                         admin_dir: None,
                         branch: None,
                         own_tip_time: None,
+                        own_tip: None,
                         seen: None,
                     };
-                    let mut row = row(&e, None, &repo_path, &layout, &mut engines);
+                    let mut row = row(&e, None, None, &repo_path, &layout, &mut engines);
                     if r.git_mode == crate::folder::MODE {
                         // A folder box has no repository to miss.
                         row.mode_label = crate::folder::MODE.to_string();
@@ -193,6 +205,7 @@ pub fn run(a: LsArgs, ui: &mut Ui) -> Result<i32, CliError> {
                 mode: &r.mode_label,
                 branch: r.branch.as_deref(),
                 dirty: r.dirty,
+                landed: r.landed,
                 runner: r.runner.as_deref(),
                 status: r.agent.status.map(|s| s.status.as_str()),
                 status_time: r.agent.status.map(|s| crate::cli::list::unix_seconds(s.at)),

@@ -20,9 +20,15 @@ use crate::maintain::prune::{self, Orphan};
 
 #[derive(Debug, Args)]
 pub struct PruneArgs {
-    /// Also remove boxes idle this long that hold nothing to lose: e.g. 90m, 2h, 7d.
+    /// Also remove boxes idle this long whose work has landed in their base (or who
+    /// have none) and that hold nothing else to lose: e.g. 90m, 2h, 7d.
     #[arg(long, value_name = "DUR", value_parser = super::park::parse_duration)]
     pub idle: Option<Duration>,
+    /// With --idle, also remove idle boxes whose work is on origin (a worktree's
+    /// branch pushed) or fetched back into the repository (a clone's), though it has
+    /// not landed in their base. Without it they are kept, and said so.
+    #[arg(long, requires = "idle")]
+    pub pushed: bool,
     /// Remove without asking.
     #[arg(short, long)]
     pub force: bool,
@@ -41,7 +47,7 @@ pub fn run(a: PruneArgs, ui: &mut Ui) -> Result<i32, CliError> {
         true => None,
         false => Some(super::here()?),
     };
-    let found = prune::scan(a.idle, ctx.as_ref().map(|(r, l)| (r, l)));
+    let found = prune::scan(a.idle, a.pushed, ctx.as_ref().map(|(r, l)| (r, l)));
     for k in &found.kept {
         ui.info(&format!("  kept {k}"));
     }

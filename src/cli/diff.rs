@@ -1,0 +1,137 @@
+//! `git treebox diff NAME [--stat] [--json]`: what a box changed since its base.
+//!
+//! Three-dot, as `git diff origin/<base>...` would show it, plus the box's uncommitted
+//! work (staged, unstaged, untracked); for worktree, clone and sandboxed boxes alike.
+//! Everything is read by [`crate::land::diff`] as hostile data (nothing the box
+//! configured runs); here it is printed: the patch as bytes into a pipe (ready for
+//! `git apply`, or the user's own pager: `git treebox diff NAME | delta`), escaped on
+//! a terminal, where a box's bytes could otherwise rewrite the screen.
+
+use clap::Args;
+
+use super::error::{self, CliError, ErrorKind};
+use super::json::{DiffCommit, DiffDocument, DiffFile, Document, V1};
+use super::ui::Ui;
+use crate::boxes;
+use crate::land::diff::{self, DiffError};
+use crate::land::OpenError;
+
+#[derive(Debug, Clone, Args)]
+pub struct DiffArgs {
+    /// The box: its name, its current branch, or a unique part of either.
+    #[arg(value_name = "NAME")]
+    pub name: String,
+    /// Only the files changed and how much (`git diff --stat`), not the patch.
+    #[arg(long)]
+    pub stat: bool,
+    /// Print the diff as JSON: commits, files with their counts, and the patch (not
+    /// with --stat).
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn from_diff(e: DiffError, name: &str) -> CliError {
+    let kind = match &e {
+        DiffError::Open(OpenError::NoRecord { .. }) => ErrorKind::NotABox,
+        DiffError::Open(OpenError::Unreadable { .. }) => ErrorKind::CheckoutBroken,
+        DiffError::Open(OpenError::Foreign { .. }) => ErrorKind::ForeignObjects,
+        DiffError::Open(OpenError::Objects { .. }) | DiffError::Git { .. } => ErrorKind::Repo,
+        DiffError::NoBase { .. } => ErrorKind::BaseNotFound,
+    };
+    let hint = match kind {
+        ErrorKind::CheckoutBroken | ErrorKind::ForeignObjects => Some(format!(
+            "`git treebox list` shows it as broken; remove it with `git treebox teardown --force {}`.",
+            crate::cmd::quote(name)
+        )),
+        ErrorKind::BaseNotFound => Some("Fetch origin (`git fetch origin`), then run it again.".into()),
+        _ => None,
+    };
+    let e = CliError::of(kind, e);
+    match hint {
+        Some(h) => e.hint(h),
+        None => e,
+    }
+}
+
+pub fn run(args: DiffArgs, ui: &mut Ui) -> Result<i32, CliError> {
+    let _cfg = super::load_config()?;
+    let (repo, layout) = super::here()?;
+    let entry = boxes::find(&repo, &layout, &args.name).map_err(|e| {
+        super::box_elsewhere(
+            crate::provision::ProvisionError::from(e).into(),
+            &args.name,
+            Some(&repo.common_dir),
+        )
+    })?;
+    let name = entry.leaf.to_string();
+    let d = diff::diff(&entry, &repo, !args.stat).map_err(|e| from_diff(e, &name))?;
+    if args.json {
+        let patch = d.patch.as_deref().map(String::from_utf8_lossy);
+        let doc = DiffDocument {
+            schema_version: V1,
+            name: &name,
+            branch: d.branch.as_deref(),
+            tip: d.tip.map(|t| t.to_string()),
+            against: &d.against,
+            merge_base: d.merge_base.to_string(),
+            commits: d
+                .commits
+                .iter()
+                .map(|c| DiffCommit {
+                    id: c.id.to_string(),
+                    subject: &c.subject,
+                })
+                .collect(),
+            commits_cut: d.commits_cut,
+            uncommitted: d.uncommitted,
+            worktree_read: d.worktree_read,
+            files: d
+                .files
+                .iter()
+                .map(|f| DiffFile {
+                    path: &f.path,
+                    old_path: f.old_path.as_deref(),
+                    status: f.status,
+                    additions: f.additions,
+                    deletions: f.deletions,
+                    binary: f.binary,
+                })
+                .collect(),
+            patch: patch.as_deref(),
+        };
+        ui.out_json(&doc.to_value());
+        return Ok(error::OK);
+    }
+    let n = d.commits.len();
+    ui.info(&format!(
+        "box `{}`{}: {n}{} commit{} since {} ({}){}",
+        crate::sanitize::line(&name),
+        d.branch
+            .as_deref()
+            .map(|b| format!(" on `{}`", crate::sanitize::line(b)))
+            .unwrap_or_default(),
+        if d.commits_cut { "+" } else { "" },
+        if n == 1 { "" } else { "s" },
+        d.against,
+        &d.merge_base.to_string()[..12],
+        match (d.worktree_read, d.uncommitted) {
+            (false, _) => ", its checkout not read",
+            (true, true) => ", and uncommitted work",
+            (true, false) => "",
+        }
+    ));
+    let text: &[u8] = match (&d.patch, args.stat) {
+        (Some(p), false) => p,
+        _ => d.stat.as_bytes(),
+    };
+    if text.is_empty() {
+        return Ok(error::OK);
+    }
+    if ui.stdout_is_tty() {
+        ui.out(crate::sanitize::text(&String::from_utf8_lossy(text)).trim_end_matches('\n'));
+    } else if ui.out_copy(&mut &text[..]).is_err() {
+        // A closed pipe (the pager quit): quiet.
+        return Ok(error::OK);
+    }
+    Ok(error::OK)
+}

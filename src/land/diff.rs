@@ -1,0 +1,241 @@
+//! `git treebox diff`: what a box changed since its base — its commits and its
+//! uncommitted work — against the merge-base with `origin/<base>` (else `<base>`, else
+//! the commit it started from): git's three-dot diff, plus the working tree.
+//!
+//! Read through [`super::BoxGit`]: libgit2 over the stores treebox gave the box, with no
+//! git dir of the box's behind it. Nothing the box configured runs (textconv, an
+//! external diff, a pager, filter drivers, fsmonitor: libgit2 has none of them), files
+//! past [`MAX_FILE`] are shown as binary rather than read into memory, and a history
+//! past [`MAX_COMMITS`] is cut (and says so). The patch is bytes as the box wrote
+//! them: the CLI escapes them for a terminal.
+
+use git2::{Delta, DiffFormat, DiffOptions, Oid};
+
+use super::BoxGit;
+use crate::boxes::BoxEntry;
+use crate::git::landed;
+use crate::git::Repo;
+
+/// A file larger than this is compared by id only (shown as binary).
+pub const MAX_FILE: u64 = 8 << 20;
+/// At most this many commits are listed.
+pub const MAX_COMMITS: usize = 1000;
+
+/// One commit of the box.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Commit {
+    pub id: Oid,
+    /// The first line of its message, as the box wrote it.
+    pub subject: String,
+}
+
+/// One changed file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileChange {
+    /// The path now (the old one for a deletion).
+    pub path: String,
+    /// The path before a rename or copy.
+    pub old_path: Option<String>,
+    /// `added`, `deleted`, `modified`, `renamed`, `copied`, `typechange`.
+    pub status: &'static str,
+    pub additions: usize,
+    pub deletions: usize,
+    pub binary: bool,
+}
+
+/// What a box changed.
+#[derive(Debug, Clone)]
+pub struct BoxDiff {
+    pub branch: Option<String>,
+    pub tip: Option<Oid>,
+    /// What the diff is against: `origin/main`, `main`, or the start commit's id.
+    pub against: String,
+    pub merge_base: Oid,
+    /// Newest first; at most [`MAX_COMMITS`].
+    pub commits: Vec<Commit>,
+    /// More commits than were listed.
+    pub commits_cut: bool,
+    /// The working tree (or index) differs from the tip.
+    pub uncommitted: bool,
+    /// The checkout could be read (else: commits only).
+    pub worktree_read: bool,
+    pub files: Vec<FileChange>,
+    /// git's `--stat` text.
+    pub stat: String,
+    /// The patch (unified, `git diff` style), when asked for.
+    pub patch: Option<Vec<u8>>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum DiffError {
+    #[error(transparent)]
+    Open(#[from] super::OpenError),
+    #[error("box `{leaf}` has nothing to compare against: neither origin/{base} nor {base} exists, and its record has no start commit")]
+    NoBase { leaf: String, base: String },
+    #[error("could not compute box `{leaf}`'s diff")]
+    Git {
+        leaf: String,
+        #[source]
+        source: git2::Error,
+    },
+}
+
+/// The diff of `entry` (a box of `repo`); with `patch`, the patch text too.
+pub fn diff(entry: &BoxEntry, repo: &Repo, patch: bool) -> Result<BoxDiff, DiffError> {
+    let git = BoxGit::open(entry, repo)?;
+    let leaf = entry.leaf.to_string();
+    let record = entry.record.as_ref().expect("BoxGit::open needs a record");
+    let fail = |source| DiffError::Git {
+        leaf: leaf.clone(),
+        source,
+    };
+    let start = record
+        .base_commit
+        .as_deref()
+        .and_then(|c| Oid::from_str(c).ok());
+    let targets = landed::targets_for_base(&repo.git, &record.base);
+    let (against, against_oid) = match (targets.first(), start) {
+        (Some(t), _) => (t.name.clone(), t.oid),
+        (None, Some(s)) => (s.to_string(), s),
+        (None, None) => {
+            return Err(DiffError::NoBase {
+                leaf,
+                base: record.base.clone(),
+            })
+        }
+    };
+    let o = &git.objects;
+    let merge_base = match git.tip {
+        Some(tip) => o.merge_base(tip, against_oid).map_err(fail)?,
+        None => against_oid,
+    };
+    let (commits, commits_cut) = match git.tip {
+        Some(tip) => commits_since(o, tip, merge_base).map_err(fail)?,
+        None => (Vec::new(), false),
+    };
+    let base_tree = o
+        .find_commit(merge_base)
+        .and_then(|c| c.tree())
+        .map_err(fail)?;
+    let tip_tree = match git.tip {
+        Some(t) => Some(o.find_commit(t).and_then(|c| c.tree()).map_err(fail)?),
+        None => None,
+    };
+    let worktree_read = git.with_checkout().map_err(fail)?;
+    let mut opts = options();
+    let mut d = if worktree_read {
+        o.diff_tree_to_workdir_with_index(Some(&base_tree), Some(&mut opts))
+    } else {
+        o.diff_tree_to_tree(Some(&base_tree), tip_tree.as_ref(), Some(&mut opts))
+    }
+    .map_err(fail)?;
+    d.find_similar(None).map_err(fail)?;
+    let uncommitted = worktree_read
+        && o.diff_tree_to_workdir_with_index(tip_tree.as_ref(), Some(&mut options()))
+            .map_err(fail)?
+            .deltas()
+            .len()
+            > 0;
+    let stat = d
+        .stats()
+        .and_then(|s| s.to_buf(git2::DiffStatsFormat::FULL, 80))
+        .map_err(fail)?;
+    let stat = String::from_utf8_lossy(&stat).into_owned();
+    let patch = patch.then(|| patch_text(&d)).transpose().map_err(fail)?;
+    let files = files(&d).map_err(fail)?;
+    Ok(BoxDiff {
+        branch: git.branch,
+        tip: git.tip,
+        against,
+        merge_base,
+        commits,
+        commits_cut,
+        uncommitted,
+        worktree_read,
+        files,
+        stat,
+        patch,
+    })
+}
+
+fn options() -> DiffOptions {
+    let mut opts = DiffOptions::new();
+    opts.include_untracked(true)
+        .recurse_untracked_dirs(true)
+        .show_untracked_content(true)
+        .include_typechange(true)
+        .max_size(MAX_FILE as i64);
+    opts
+}
+
+fn commits_since(
+    o: &git2::Repository,
+    tip: Oid,
+    since: Oid,
+) -> Result<(Vec<Commit>, bool), git2::Error> {
+    let mut walk = o.revwalk()?;
+    walk.set_sorting(git2::Sort::TOPOLOGICAL | git2::Sort::TIME)?;
+    walk.push(tip)?;
+    walk.hide(since)?;
+    let mut out = Vec::new();
+    for id in walk {
+        if out.len() == MAX_COMMITS {
+            return Ok((out, true));
+        }
+        let id = id?;
+        let c = o.find_commit(id)?;
+        let subject = String::from_utf8_lossy(c.message_bytes())
+            .lines()
+            .next()
+            .unwrap_or("")
+            .to_string();
+        out.push(Commit { id, subject });
+    }
+    Ok((out, false))
+}
+
+fn patch_text(d: &git2::Diff<'_>) -> Result<Vec<u8>, git2::Error> {
+    let mut out = Vec::new();
+    d.print(DiffFormat::Patch, |_, _, line| {
+        if matches!(line.origin(), '+' | '-' | ' ') {
+            out.push(line.origin() as u8);
+        }
+        out.extend_from_slice(line.content());
+        true
+    })?;
+    Ok(out)
+}
+
+fn files(d: &git2::Diff<'_>) -> Result<Vec<FileChange>, git2::Error> {
+    let mut out = Vec::new();
+    for (i, delta) in d.deltas().enumerate() {
+        let path = |f: git2::DiffFile<'_>| f.path().map(|p| p.to_string_lossy().into_owned());
+        let new = path(delta.new_file());
+        let old = path(delta.old_file());
+        let status = match delta.status() {
+            Delta::Added | Delta::Untracked => "added",
+            Delta::Deleted => "deleted",
+            Delta::Renamed => "renamed",
+            Delta::Copied => "copied",
+            Delta::Typechange => "typechange",
+            _ => "modified",
+        };
+        let (additions, deletions, binary) = match git2::Patch::from_diff(d, i)? {
+            Some(p) => {
+                let (_, a, r) = p.line_stats()?;
+                (a, r, p.delta().flags().is_binary())
+            }
+            None => (0, 0, true),
+        };
+        out.push(FileChange {
+            path: new.clone().or(old.clone()).unwrap_or_default(),
+            old_path: old
+                .filter(|o| matches!(status, "renamed" | "copied") && Some(o) != new.as_ref()),
+            status,
+            additions,
+            deletions,
+            binary,
+        });
+    }
+    Ok(out)
+}
