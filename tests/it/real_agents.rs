@@ -157,7 +157,13 @@ impl World {
         if image.is_none() && std::env::var("TREEBOX_REQUIRE_ENGINE").as_deref() == Ok("1") {
             panic!("{engine}: could not build the agents' base image");
         }
-        let boxed = Boxed::on_base(engine, &image?)?;
+        let mut boxed = Boxed::on_base(engine, &image?)?;
+        if engine == "podman" {
+            // Here netavark's `podman0` and CNI's `cni-podman0` (left by the tests that
+            // need CNI) hold the same 10.88.0.1/16, and the host answers a container
+            // through the first route, CNI's: only a CNI container reaches the host.
+            boxed.use_cni();
+        }
         // This machine reaches no public host: a firewalled box's allowlist is what
         // treebox adds to it, alone.
         std::fs::write(
