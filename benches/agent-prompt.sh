@@ -39,8 +39,17 @@ cleanup() {
   [ -n "$ids" ] && docker rm -f $ids >/dev/null 2>&1 || true
   ids=$(docker ps -aq --filter "label=org.treebox.prompt=$work" 2>/dev/null || true)
   [ -n "$ids" ] && docker rm -f $ids >/dev/null 2>&1 || true
-  for img in $(docker images -q --filter "label=org.treebox.prompt=$work" 2>/dev/null | sort -u); do
-    docker image rm -f "$img" >/dev/null 2>&1 || true
+  if [ -d "$work/repo" ]; then
+    for b in $(cd "$work/repo" && git treebox list --json 2>/dev/null \
+      | python3 -c 'import json,sys; [print(b["name"]) for b in json.load(sys.stdin)["boxes"]]' 2>/dev/null); do
+      (cd "$work/repo" && git treebox teardown --force "$b" >/dev/null 2>&1) || true
+    done
+  fi
+  # Twice: a base image goes only once the box images built on it are gone.
+  for _ in 1 2; do
+    for img in $(docker images -q --filter "label=org.treebox.prompt=$work" 2>/dev/null | sort -u); do
+      docker image rm -f "$img" >/dev/null 2>&1 || true
+    done
   done
   rm -rf "$work"
 }
@@ -112,7 +121,7 @@ if docker image inspect treebox-test-base:1 >/dev/null 2>&1; then
   cp --reflink=auto "$(readlink -f "$agents/claude")" "$(readlink -f "$agents/codex")" "$ctx/" 2>/dev/null \
     || { ln "$(readlink -f "$agents/claude")" "$ctx/claude"; ln "$(readlink -f "$agents/codex")" "$ctx/codex"; }
   printf 'FROM treebox-test-base:1\nCOPY claude codex /usr/local/bin/\n' > "$ctx/Dockerfile"
-  docker build -q -t "$agents_img" --label "org.treebox.prompt=$work" "$ctx" >/dev/null
+  docker build -q -t "$agents_img" --label "org.treebox.prompt=$work" "$ctx" >/dev/null 2>&1
   rm -rf "$ctx"
   git treebox template init bench >/dev/null 2>&1
   python3 - "$XDG_CONFIG_HOME/treebox/templates/bench" "$agents_img" "$work" <<'PY'
