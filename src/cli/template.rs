@@ -84,6 +84,9 @@ fn init(args: InitArgs, ui: &mut Ui) -> Result<i32, CliError> {
             args.name
         ));
     }
+    ui.info(
+        "no npm here? bring the agent CLIs in an image of your own: one with `claude` and `codex` on its PATH (e.g. `FROM debian:bookworm-slim` + `COPY claude codex /usr/local/bin/`), named as \"baseImage\" in container.json, with \"INSTALL_AGENTS\": \"0\" in its \"buildArgs\"",
+    );
     ui.out(&sanitize::line(&dir.to_string_lossy()));
     Ok(error::OK)
 }

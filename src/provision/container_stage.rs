@@ -30,10 +30,11 @@ pub(super) fn container_stage(
     resumed: bool,
     env: copy::EnvOutcome,
     submodules: usize,
-    warnings: Vec<String>,
+    mut warnings: Vec<String>,
     reporter: &mut dyn Reporter,
 ) -> Result<Created, ProvisionError> {
     let harness = record.harness;
+    warnings.extend(loopback_urls_said(record.runner, harness, reporter));
     let up = container_up(
         Some(&ctx.repo),
         &ctx.layout,
@@ -65,6 +66,25 @@ pub(super) fn container_stage(
     })
 }
 
+/// Before the agent starts in a container box: where the box reaches each of the
+/// user's provider URLs that name this machine (a note), and a warning for one nothing
+/// answers at from a container (a server listening on loopback only). The warnings.
+pub(crate) fn loopback_urls_said(
+    runner: crate::vocab::RunnerKind,
+    harness: Harness,
+    reporter: &mut dyn Reporter,
+) -> Vec<String> {
+    use crate::runner::oci::host_url;
+    let Some(engine) = crate::runner::oci::Engine::of(runner) else {
+        return Vec::new();
+    };
+    let (notes, warnings) = host_url::reachability(engine, &host_url::user_loopback_urls(harness));
+    for n in notes {
+        reporter.note(n);
+    }
+    warnings
+}
+
 /// The box's container, running — started when stopped, remade when removed, made
 /// when it never existed — and, with `setup`, the box's setup run inside it. The
 /// record follows along (container, ecosystems, lockfile hash, `setupCompleted`) and is
@@ -83,9 +103,18 @@ pub(crate) fn container_up(
 ) -> Result<crate::runner::oci::ContainerRecord, ProvisionError> {
     let record_path = layout.record_path(leaf);
     let ecos = setup::detect(&record.path);
+    // A firewalled box reaches this machine where a provider URL of the user's names it.
+    let mut allow = cfg.allowlist.clone();
+    if let Some(engine) = crate::runner::oci::Engine::of(record.runner) {
+        use crate::runner::oci::host_url;
+        allow.extend(host_url::firewall_hosts(
+            engine,
+            &host_url::user_loopback_urls(harness),
+        ));
+    }
     let crec = if record.container.is_some() {
         timed(reporter, "container", || {
-            crate::runner::oci::ensure_running(repo, layout, record, &cfg.allowlist)
+            crate::runner::oci::ensure_running(repo, layout, record, &allow)
         })?
     } else {
         let engine = crate::runner::oci::resolve_engine(Isolation::Runner(record.runner))?;
@@ -100,12 +129,7 @@ pub(crate) fn container_up(
             template,
             harness,
             firewall: record.firewall,
-            extra_allow: cfg
-                .allowlist
-                .iter()
-                .chain(&record.forge_hosts)
-                .cloned()
-                .collect(),
+            extra_allow: allow.iter().chain(&record.forge_hosts).cloned().collect(),
         };
         // Recorded as soon as it exists, before it starts: an interruption leaves a
         // container that teardown removes and the next `enter` starts.

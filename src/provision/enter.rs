@@ -223,6 +223,11 @@ pub fn enter(
             reporter,
         )?;
         crate::runner::oci::refresh_credentials(&layout, &record, harness)?;
+        warnings.extend(super::container_stage::loopback_urls_said(
+            record.runner,
+            harness,
+            reporter,
+        ));
         if needs_sync {
             Deps::Synced { completed: true }
         } else {

@@ -15,7 +15,9 @@
 //!   at teardown ([`forget_claude`]).
 //! - **Codex**: `-c projects={"<box>"={trust_level="trusted"}}` on the agent's command
 //!   line when the main checkout is `trusted` in the user's `config.toml`
-//!   ([`codex_args`]); the user's file is not written. (A dotted `-c
+//!   ([`codex_args`]); the user's file is not written. The same for every container
+//!   box: its checkout is a clone, or a worktree of the box's own bare clone, never one
+//!   Codex maps to the main checkout. (A dotted `-c
 //!   projects."<path>".trust_level=…` is not honoured by Codex 0.163: the inline table
 //!   is.)
 //!
@@ -37,7 +39,9 @@ pub fn applies(runner: RunnerKind, git_mode: GitMode) -> bool {
 }
 
 /// The agent's arguments for box `box_path` of main checkout `main`: the carried trust
-/// (Codex's `-c`), then the user's own `extra`.
+/// (Codex's `-c`: a host clone box, and every container box, whose checkout Codex
+/// never maps to the main one), in a container Codex's providers that name this
+/// machine pointed at the engine's name for it, then the user's own `extra`.
 pub fn launch_extra(
     harness: Harness,
     runner: RunnerKind,
@@ -47,9 +51,19 @@ pub fn launch_extra(
     extra: &[String],
 ) -> Vec<String> {
     let mut out = Vec::new();
-    if harness == Harness::Codex && applies(runner, git_mode) {
-        if let Some(config) = codex_config_path().and_then(|p| std::fs::read_to_string(p).ok()) {
-            out = codex_args(&config, main, box_path);
+    if harness == Harness::Codex {
+        if let Some(engine) = crate::runner::oci::Engine::of(runner) {
+            // The box's copy of the user's config is the user's own file.
+            if let Some(config) = crate::runner::oci::credentials::user_codex_config() {
+                out = codex_args(&config, main, box_path);
+                let host = crate::runner::oci::host_url::host_name(engine);
+                out.extend(crate::runner::oci::host_url::codex_args(&config, host));
+            }
+        } else if applies(runner, git_mode) {
+            if let Some(config) = codex_config_path().and_then(|p| std::fs::read_to_string(p).ok())
+            {
+                out = codex_args(&config, main, box_path);
+            }
         }
     }
     out.extend(extra.iter().cloned());

@@ -159,8 +159,23 @@ impl Boxed {
         Some(Boxed::prepared(engine))
     }
 
+    /// A test environment whose `test` template builds from `base` (an image of the
+    /// test's own, such as [`agents_image`]'s), with no warm-up: the first box builds
+    /// the layers.
+    pub(crate) fn on_base(engine: &'static str, base: &str) -> Option<Boxed> {
+        if !engine_works(engine) {
+            return None;
+        }
+        remove_test_images_at_exit();
+        Some(Boxed::prepared_on(engine, base))
+    }
+
     /// A test environment with the `test` template for `engine` (no checks, no warm-up).
     fn prepared(engine: &'static str) -> Boxed {
+        Boxed::prepared_on(engine, BASE)
+    }
+
+    fn prepared_on(engine: &'static str, base: &str) -> Boxed {
         let env = TestEnv::new();
         let id = unique();
         env.treebox(&["template", "init", "test"]).ok();
@@ -168,7 +183,7 @@ impl Boxed {
         let path = dir.join("container.json");
         let mut spec: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-        spec["baseImage"] = BASE.into();
+        spec["baseImage"] = base.into();
         spec["buildArgs"]["INSTALL_AGENTS"] = "0".into();
         spec["buildArgs"]["TREEBOX_TEST_ID"] = id.clone().into();
         std::fs::write(&path, serde_json::to_string_pretty(&spec).unwrap()).unwrap();
@@ -301,6 +316,94 @@ impl Boxed {
         self.engine_env.push(kv.clone());
         self.env.extra_env.push(kv);
     }
+}
+
+/// The operator's own base image (SPEC §7, the route for a machine with no npm): the
+/// test base with the real agent CLIs from `agents` (a directory holding `claude` and
+/// `codex`) in `/usr/local/bin`, for a template with `INSTALL_AGENTS=0`. Built once per
+/// engine in this process and labelled `org.treebox.test-id`, so the end of the run
+/// removes it with the other test images. `None` (with a note) when the build fails.
+pub(crate) fn agents_image(engine: &'static str, agents: &Path) -> Option<String> {
+    static BUILT: std::sync::Mutex<Vec<(&'static str, String)>> = std::sync::Mutex::new(Vec::new());
+    let mut built = BUILT.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, tag)) = built.iter().find(|(e, _)| *e == engine) {
+        return Some(tag.clone());
+    }
+    remove_test_images_at_exit();
+    let id = format!("{}-agents", unique());
+    let tag = format!("treebox-test-agents:{id}");
+    // The context holds the two CLIs alone (hard links where the file system allows,
+    // copies elsewhere) and a two-line Dockerfile: the build is one COPY layer.
+    let ctx = tempfile::Builder::new()
+        .prefix("treebox-agents-image-")
+        .tempdir()
+        .unwrap();
+    for cli in ["claude", "codex"] {
+        let src = std::fs::canonicalize(agents.join(cli)).unwrap();
+        let dst = ctx.path().join(cli);
+        if std::fs::hard_link(&src, &dst).is_err() {
+            std::fs::copy(&src, &dst).unwrap();
+        }
+    }
+    std::fs::write(
+        ctx.path().join("Dockerfile"),
+        format!("FROM {BASE}\nCOPY claude codex /usr/local/bin/\n"),
+    )
+    .unwrap();
+    let out = Command::new(engine)
+        .args(["build", "-q", "-t", &tag, "--label"])
+        .arg(format!("org.treebox.test-id={id}"))
+        .arg(ctx.path())
+        .output()
+        .unwrap();
+    if !out.status.success() {
+        eprintln!(
+            "note: {engine}: building the agents' base image failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        return None;
+    }
+    built.push((engine, tag.clone()));
+    Some(tag)
+}
+
+/// The host's address on `engine`'s default bridge, as its containers reach it (docker's
+/// `docker0`, podman's `podman` network gateway): where a test binds a server its boxes
+/// must reach, never on every interface.
+pub(crate) fn gateway(engine: &str) -> Option<String> {
+    let out = match engine {
+        "docker" => Command::new("ip")
+            .args(["-4", "-o", "addr", "show", "dev", "docker0"])
+            .output()
+            .ok()?,
+        _ => Command::new(engine)
+            .args([
+                "network",
+                "inspect",
+                "podman",
+                "--format",
+                "{{range .Subnets}}{{.Gateway}} {{end}}",
+            ])
+            .output()
+            .ok()?,
+    };
+    let text = String::from_utf8_lossy(&out.stdout);
+    let addr = match engine {
+        "docker" => text
+            .split_whitespace()
+            .skip_while(|w| *w != "inet")
+            .nth(1)?
+            .split('/')
+            .next()?
+            .to_string(),
+        _ => text
+            .split_whitespace()
+            .find(|w| !w.contains(':'))?
+            .to_string(),
+    };
+    addr.parse::<std::net::Ipv4Addr>()
+        .ok()
+        .map(|a| a.to_string())
 }
 
 pub(crate) fn each_engine(f: impl Fn(Boxed)) {

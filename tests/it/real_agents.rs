@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::container::{agents_image, Boxed};
 use crate::env::{named, TestEnv};
 use crate::stand_in::StandIn;
 
@@ -88,9 +89,17 @@ impl Agent {
     }
 }
 
-/// A returning user with the real CLI on PATH, pointed at a stand-in of its API.
+/// Where the boxes run: the host runner, or an engine with the user template `test`
+/// built from the operator's own base image (the real CLIs in it).
+enum Runner {
+    Host(TestEnv),
+    Engine(Boxed),
+}
+
+/// A returning user with the real CLI on PATH (or in the image), pointed at a stand-in
+/// of its API.
 struct World {
-    env: TestEnv,
+    runner: Runner,
     api: StandIn,
     agent: Agent,
 }
@@ -103,48 +112,131 @@ impl World {
     /// A user who has used the CLI before; `trusts_main`: and trusts the main checkout.
     fn with(agent: Agent, trusts_main: bool) -> Option<World> {
         let dir = agents_dir(agent.name())?;
-        let mut env = TestEnv::new();
+        let env = TestEnv::new();
         // The real CLI replaces the fake one on the fixture's PATH.
         let fake = env.bin.join(agent.name());
         std::fs::remove_file(&fake).unwrap();
         std::os::unix::fs::symlink(dir.join(agent.name()), &fake).unwrap();
-        let main = env.repo.clone();
         let api = match agent {
+            Agent::Claude => StandIn::anthropic(""),
+            Agent::Codex => StandIn::openai(""),
+        };
+        let mut w = World {
+            runner: Runner::Host(env),
+            api,
+            agent,
+        };
+        let url = w.api.url();
+        w.returning_user(trusts_main, &url);
+        if agent == Agent::Claude && is_root() {
+            // Claude Code refuses --dangerously-skip-permissions as root unless
+            // IS_SANDBOX=1 (exactly): the user's opt-in, in the config.
+            w.env()
+                .write_config(r#"{"harnesses": {"claude": {"allowRoot": true}}}"#);
+        }
+        Some(w)
+    }
+
+    /// A returning user who trusts the main checkout, whose boxes run on `engine` from
+    /// an image of the operator's own with the real CLIs in it (`baseImage` +
+    /// `INSTALL_AGENTS=0`). The stand-in listens on the engine bridge's gateway, the
+    /// host's address as a container sees it; `url_host` is the host name the user's
+    /// provider URL names it by (the gateway's address, or a loopback name that
+    /// treebox must turn into the engine's name for the host).
+    fn in_engine(agent: Agent, engine: &'static str, url_host: Option<&str>) -> Option<World> {
+        let dir = agents_dir("claude").and(agents_dir("codex"))?;
+        let Some(gateway) = crate::container::gateway(engine) else {
+            assert!(
+                std::env::var("TREEBOX_REQUIRE_ENGINE").as_deref() != Ok("1"),
+                "{engine}: no bridge gateway found"
+            );
+            eprintln!("note: {engine}: no bridge gateway; skipped");
+            return None;
+        };
+        let image = agents_image(engine, &dir);
+        if image.is_none() && std::env::var("TREEBOX_REQUIRE_ENGINE").as_deref() == Ok("1") {
+            panic!("{engine}: could not build the agents' base image");
+        }
+        let mut boxed = Boxed::on_base(engine, &image?)?;
+        if engine == "podman" {
+            // Here netavark's `podman0` and CNI's `cni-podman0` (left by the tests that
+            // need CNI) hold the same 10.88.0.1/16, and the host answers a container
+            // through the first route, CNI's: only a CNI container reaches the host.
+            boxed.use_cni();
+        }
+        // This machine reaches no public host: a firewalled box's allowlist is what
+        // treebox adds to it, alone.
+        std::fs::write(
+            boxed
+                .env
+                .config_dir()
+                .join("treebox/templates/test/allowlist.txt"),
+            "# nothing public: the test's boxes reach only this machine\n",
+        )
+        .unwrap();
+        let api = match agent {
+            Agent::Claude => StandIn::anthropic_on(&format!("{gateway}:0"), ""),
+            Agent::Codex => StandIn::openai_on(&format!("{gateway}:0"), ""),
+        };
+        let mut w = World {
+            runner: Runner::Engine(boxed),
+            api,
+            agent,
+        };
+        let url = format!(
+            "http://{}:{}",
+            url_host.unwrap_or(&gateway),
+            w.api.addr().port()
+        );
+        w.returning_user(true, &url);
+        Some(w)
+    }
+
+    fn env(&self) -> &TestEnv {
+        match &self.runner {
+            Runner::Host(env) => env,
+            Runner::Engine(b) => &b.env,
+        }
+    }
+
+    fn env_mut(&mut self) -> &mut TestEnv {
+        match &mut self.runner {
+            Runner::Host(env) => env,
+            Runner::Engine(b) => &mut b.env,
+        }
+    }
+
+    /// The user's state and environment for the agent, its API at `url`.
+    fn returning_user(&mut self, trusts_main: bool, url: &str) {
+        let agent = self.agent;
+        let env = self.env_mut();
+        let main = env.repo.clone();
+        match agent {
             Agent::Claude => {
-                let api = StandIn::anthropic("");
                 claude_user(&env.home, &main, trusts_main);
                 env.extra_env.extend([
-                    ("ANTHROPIC_BASE_URL".into(), api.url()),
+                    ("ANTHROPIC_BASE_URL".into(), url.to_string()),
                     ("ANTHROPIC_API_KEY".into(), CLAUDE_KEY.into()),
                     (
                         "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC".into(),
                         "1".into(),
                     ),
                 ]);
-                if is_root() {
-                    // Claude Code refuses --dangerously-skip-permissions as root unless
-                    // IS_SANDBOX=1 (exactly): the user's opt-in, in the config.
-                    env.write_config(r#"{"harnesses": {"claude": {"allowRoot": true}}}"#);
-                }
-                api
             }
             Agent::Codex => {
-                let api = StandIn::openai("");
-                codex_user(&env.home, &main, &api, trusts_main);
+                codex_user(&env.home, &main, &format!("{url}/v1"), trusts_main);
                 env.extra_env
                     .push((CODEX_KEY_VAR.into(), "sk-stand-in-openai".into()));
-                api
             }
-        };
+        }
         env.extra_env.extend([
             ("DISABLE_AUTOUPDATER".into(), "1".into()),
             ("TERM".into(), "xterm-256color".into()),
         ]);
-        Some(World { env, api, agent })
     }
 
     fn socket(&self) -> PathBuf {
-        self.env.state_dir().join("treebox/tmux.sock")
+        self.env().state_dir().join("treebox/tmux.sock")
     }
 
     fn tmux(&self, args: &[&str]) -> std::process::Output {
@@ -208,7 +300,7 @@ impl World {
     /// `list --json`'s row for box `leaf`.
     fn row(&self, leaf: &str) -> serde_json::Value {
         named(
-            &self.env.treebox(&["list", "--json"]).ok().json(),
+            &self.env().treebox(&["list", "--json"]).ok().json(),
             "boxes",
             leaf,
         )
@@ -233,12 +325,23 @@ impl World {
     /// The whole run: `create -d`, the prompt with no dialog, one turn answered by the
     /// stand-in, `list` following it, teardown leaving nothing behind.
     fn one_turn(&self, leaf: &str, git_mode: &str) {
+        self.one_turn_with(leaf, git_mode, &[]);
+    }
+
+    /// [`World::one_turn`] with more of `create`'s arguments.
+    fn one_turn_with(&self, leaf: &str, git_mode: &str, more: &[&str]) {
         let agent = self.agent.name();
-        let r = self
-            .env
-            .treebox(&["create", "-d", leaf, "--harness", agent, "--git", git_mode]);
+        let args = [
+            &["create", "-d", leaf, "--harness", agent, "--git", git_mode],
+            more,
+        ]
+        .concat();
+        let r = self.env().treebox(&args);
         r.ok();
-        let path = self.env.box_path(leaf);
+        // A provider URL that names this machine reaches it from a container: no
+        // warning that it does not.
+        assert!(!r.stderr.contains("nothing answers"), "{r:?}");
+        let path = self.env().box_path(leaf);
         assert_eq!(r.stdout.trim(), path.to_string_lossy(), "{r:?}");
         assert_eq!(self.row(leaf)["session"], "live");
 
@@ -290,10 +393,10 @@ impl World {
         assert_eq!(self.row(leaf)["session"], "live");
 
         // Teardown ends the agent and leaves none of its processes.
-        self.env.treebox(&["teardown", "--force", leaf]).ok();
+        self.env().treebox(&["teardown", "--force", leaf]).ok();
         assert!(!path.exists());
         self.wait(leaf, "the agent's processes to end", 30, || {
-            processes_of(&self.env.home).is_empty()
+            processes_of(&self.env().home).is_empty()
         });
     }
 }
@@ -302,7 +405,7 @@ impl Drop for World {
     fn drop(&mut self) {
         // Whatever a failed test left: the tmux server, then any process of this HOME.
         let _ = self.tmux(&["kill-server"]);
-        for pid in processes_of(&self.env.home) {
+        for pid in processes_of(&self.env().home) {
             // SAFETY: kill has no memory preconditions; the pid is one this test started.
             unsafe { libc::kill(pid, libc::SIGKILL) };
         }
@@ -360,7 +463,7 @@ fn claude_user(home: &Path, main: &Path, trusts_main: bool) {
 
 /// Codex's config for a returning user who trusts the main checkout, with the
 /// stand-in as its model provider.
-fn codex_user(home: &Path, main: &Path, api: &StandIn, trusts_main: bool) {
+fn codex_user(home: &Path, main: &Path, base_url: &str, trusts_main: bool) {
     let config = format!(
         r#"model_provider = "stand-in"
 
@@ -378,7 +481,7 @@ trust_level = "{trust}"
 [features]
 daemon_auto_start = false
 "#,
-        url = api.url_v1(),
+        url = base_url,
         main = serde_json::to_string(&main.to_string_lossy()).unwrap(),
         trust = if trusts_main { "trusted" } else { "untrusted" },
     );
@@ -413,14 +516,14 @@ fn claude_in_a_host_clone_box() {
     };
     w.one_turn("cl-claude", "clone");
     // The trust carried to the box went with it.
-    let user = claude_json(&w.env.home);
-    let box_key = w.env.box_path("cl-claude");
+    let user = claude_json(&w.env().home);
+    let box_key = w.env().box_path("cl-claude");
     assert!(
         user["projects"].get(&*box_key.to_string_lossy()).is_none(),
         "{user:#}"
     );
     assert_eq!(
-        user["projects"][&*w.env.repo.to_string_lossy()]["hasTrustDialogAccepted"],
+        user["projects"][&*w.env().repo.to_string_lossy()]["hasTrustDialogAccepted"],
         true
     );
 }
@@ -430,10 +533,10 @@ fn codex_in_a_host_clone_box() {
     let Some(w) = World::new(Agent::Codex) else {
         return;
     };
-    let before = std::fs::read_to_string(w.env.home.join(".codex/config.toml")).unwrap();
+    let before = std::fs::read_to_string(w.env().home.join(".codex/config.toml")).unwrap();
     w.one_turn("cl-codex", "clone");
     // Trust reached the box on its command line: the user's config is as it was.
-    let after = std::fs::read_to_string(w.env.home.join(".codex/config.toml")).unwrap();
+    let after = std::fs::read_to_string(w.env().home.join(".codex/config.toml")).unwrap();
     assert!(!after.contains("cl-codex"), "{after}");
     assert!(after.starts_with(&before), "{after}");
 }
@@ -445,7 +548,7 @@ fn untrusted_main_is_not_carried(agent: Agent, question: &str) {
         return;
     };
     let leaf = format!("ask-{}", agent.name());
-    let r = w.env.treebox(&[
+    let r = w.env().treebox(&[
         "create",
         "-d",
         &leaf,
@@ -478,18 +581,18 @@ fn untrusted_main_is_not_carried(agent: Agent, question: &str) {
         60,
         || w.screen(&leaf).contains(question),
     );
-    w.env.treebox(&["teardown", "--force", &leaf]).ok();
+    w.env().treebox(&["teardown", "--force", &leaf]).ok();
     if agent == Agent::Claude {
-        let user = claude_json(&w.env.home);
+        let user = claude_json(&w.env().home);
         assert_eq!(
-            user["projects"][&*w.env.repo.to_string_lossy()]["hasTrustDialogAccepted"],
+            user["projects"][&*w.env().repo.to_string_lossy()]["hasTrustDialogAccepted"],
             false,
             "{user:#}"
         );
         assert_eq!(user["projects"].as_object().unwrap().len(), 1, "{user:#}");
     }
     w.wait(&leaf, "the agent's processes to end", 30, || {
-        processes_of(&w.env.home).is_empty()
+        processes_of(&w.env().home).is_empty()
     });
 }
 
@@ -515,8 +618,8 @@ fn claude_as_root_on_the_host_needs_the_users_opt_in() {
     let Some(w) = World::new(Agent::Claude) else {
         return;
     };
-    w.env.write_config("{}");
-    let r = w.env.treebox(&["create", "-d", "as-root"]);
+    w.env().write_config("{}");
+    let r = w.env().treebox(&["create", "-d", "as-root"]);
     r.code(1);
     let warned = r
         .stderr
@@ -531,16 +634,86 @@ fn claude_as_root_on_the_host_needs_the_users_opt_in() {
     assert!(r.stderr.contains("cannot be used with root"), "{r:?}");
     assert_eq!(w.row("as-root")["exitCode"], 1);
     // The opt-in: the next start comes up to the prompt.
-    w.env
+    w.env()
         .write_config(r#"{"harnesses": {"claude": {"allowRoot": true}}}"#);
-    let r = w.env.treebox(&["enter", "-d", "as-root"]);
+    let r = w.env().treebox(&["enter", "-d", "as-root"]);
     r.ok();
     assert!(r.stderr.contains("IS_SANDBOX=1"), "{r:?}");
     w.wait("as-root", "the agent's prompt", 60, || {
         Agent::Claude.ready(&w.look("as-root"))
     });
-    w.env.treebox(&["teardown", "--force", "as-root"]).ok();
+    w.env().treebox(&["teardown", "--force", "as-root"]).ok();
     w.wait("as-root", "the agent's processes to end", 30, || {
-        processes_of(&w.env.home).is_empty()
+        processes_of(&w.env().home).is_empty()
     });
+}
+
+/// SPEC §7 "Unattended" in containers: the real CLIs from the operator's own base image
+/// come up in a sandboxed worktree box (a container box's default git mode) and, on
+/// docker, in a clone box (behind the firewall for Claude), with no dialog, and answer
+/// one turn each. The user's provider URLs name this machine by a loopback name —
+/// `localhost` for Claude Code's `ANTHROPIC_BASE_URL`, `127.0.0.1` for Codex's
+/// provider — which the box reaches as the engine's name for the host; the stand-in
+/// listens on the bridge's gateway, never on every interface.
+fn real_agents_in(engine: &'static str, clones: bool) {
+    for agent in [Agent::Claude, Agent::Codex] {
+        let host = match agent {
+            Agent::Claude => "localhost",
+            Agent::Codex => "127.0.0.1",
+        };
+        let Some(w) = World::in_engine(agent, engine, Some(host)) else {
+            return;
+        };
+        w.one_turn(&format!("wt-{}", agent.name()), "worktree");
+        if clones {
+            let firewall: &[&str] = match agent {
+                Agent::Claude => &["--firewall"],
+                Agent::Codex => &[],
+            };
+            w.one_turn_with(&format!("cl-{}", agent.name()), "clone", firewall);
+        }
+        if agent == Agent::Claude && clones {
+            a_loopback_only_server_is_warned_of(&w);
+        }
+    }
+}
+
+/// A provider on this machine that listens on loopback only is out of a container's
+/// reach: `create` says so, with the address to listen on.
+fn a_loopback_only_server_is_warned_of(w: &World) {
+    let Runner::Engine(b) = &w.runner else {
+        unreachable!("a container world")
+    };
+    let local_only = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!(
+        "http://127.0.0.1:{}",
+        local_only.local_addr().unwrap().port()
+    );
+    let env = w.env();
+    let out = env
+        .command(crate::env::TREEBOX, &env.repo)
+        .args(["create", "--no-launch", "lo-only"])
+        .env("ANTHROPIC_BASE_URL", &url)
+        .output()
+        .unwrap();
+    let r = crate::env::Run::from_output(out);
+    r.ok();
+    let gateway = crate::container::gateway(b.engine).unwrap();
+    assert!(
+        r.stderr
+            .contains(&format!("ANTHROPIC_BASE_URL ({url}) names this machine"))
+            && r.stderr.contains(&format!("nothing answers at {gateway}:")),
+        "{r:?}"
+    );
+    env.treebox(&["teardown", "--force", "lo-only"]).ok();
+}
+
+#[test]
+fn real_agents_in_docker_boxes() {
+    real_agents_in("docker", true);
+}
+
+#[test]
+fn real_agents_in_podman_boxes() {
+    real_agents_in("podman", false);
 }

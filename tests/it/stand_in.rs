@@ -137,11 +137,6 @@ impl StandIn {
         format!("http://{}", self.addr)
     }
 
-    /// `http://ADDR/v1` (a Codex `model_providers` entry's `base_url`).
-    pub fn url_v1(&self) -> String {
-        format!("{}/v1", self.url())
-    }
-
     /// The text of the next answers.
     pub fn answer(&self, text: &str) {
         *self.shared.answer.lock().unwrap() = text.to_string();

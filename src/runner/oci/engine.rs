@@ -75,7 +75,7 @@ impl Engine {
         })
     }
 
-    fn cmd(self) -> Cmd {
+    pub(super) fn cmd(self) -> Cmd {
         Cmd::new(self.program())
     }
 
@@ -155,6 +155,11 @@ impl Engine {
             c = c.arg("--cap-add").arg(cap);
         }
         c = c.args(["--security-opt", "no-new-privileges"]);
+        // The host by name (podman has `host.containers.internal` of its own): what a
+        // provider URL naming this machine becomes in a box (`host_url`).
+        if self == Engine::Docker {
+            c = c.args(["--add-host", "host.docker.internal:host-gateway"]);
+        }
         if let Some(net) = &spec.network {
             c = c.arg("--network").arg(net);
         }
@@ -448,6 +453,11 @@ mod tests {
                 "infinity"
             ]
         );
+        // Docker names the host as podman does by itself (`host_url`).
+        let docker = Engine::Docker.create(&spec).argv();
+        let at = docker.iter().position(|a| a == "--add-host").unwrap();
+        assert_eq!(docker[at + 1], "host.docker.internal:host-gateway");
+        assert!(!argv.iter().any(|a| a == "--add-host"));
     }
 
     #[test]

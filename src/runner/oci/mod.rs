@@ -12,6 +12,7 @@
 //!   its single-use refresh token);
 //! - [`firewall`]: the egress allowlist, applied as root;
 //! - [`forge`]: the forge's credential helper, and whether origin is within reach;
+//! - [`host_url`]: provider URLs naming the user's machine, as a box reaches it;
 //! - [`setup`]: the guard check and the setup steps run inside at create;
 //! - [`status`]: the agent's status channel;
 //! - [`error`]: [`ContainerError`], the one error type of all of them.
@@ -27,6 +28,7 @@ pub mod engine;
 pub mod error;
 pub mod firewall;
 pub mod forge;
+pub mod host_url;
 pub mod image;
 pub mod launch;
 pub mod login;

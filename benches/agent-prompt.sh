@@ -1,0 +1,162 @@
+#!/usr/bin/env bash
+# Time from a command to the real Claude Code's prompt (issue 29's done-means), against
+# doing the same by hand:
+#
+#   host    git treebox create -d NAME (host runner, worktree)
+#           vs  git worktree add + tmux new-session -d 'claude …'
+#   docker  git treebox create -d NAME (docker, sandboxed worktree)
+#           vs  docker run -d IMAGE sleep infinity + tmux new-session -d 'docker exec -it C claude …'
+#           (the image treebox built for the box, the same staged ~/.claude.json)
+#
+# "The prompt" is the pane showing `❯` and "bypass permissions on", polled every 20 ms
+# on treebox's own tmux socket (or the bench's). Medians in ms, and their ratio.
+#
+# Usage: benches/agent-prompt.sh [ROUNDS]   (default 5)
+# Needs: TREEBOX_TEST_AGENTS (a directory with the real `claude` and `codex`, see
+# tests/it/real_agents.rs), tmux, docker with treebox-test-base:1, and a built
+# treebox (TREEBOX_BIN, default target/release). The agents' base image, boxes,
+# containers, tmux servers and the temp HOME are removed at the end, also on failure.
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+rounds=${1:-5}
+bin=${TREEBOX_BIN:-$here/target/release}
+agents=${TREEBOX_TEST_AGENTS:?set TREEBOX_TEST_AGENTS to a directory holding claude and codex}
+[ -x "$bin/git-treebox" ] || { echo "build first: cargo build --release (or set TREEBOX_BIN)" >&2; exit 1; }
+work=$(mktemp -d /tmp/treebox-prompt.XXXXXX)
+key=sk-ant-api03-bench-key-0123456789abcdefghij
+export HOME=$work/home XDG_CONFIG_HOME=$work/home/.config XDG_STATE_HOME=$work/home/.local/state
+export PATH=$bin:$work/bin:$PATH TERM=xterm-256color
+export ANTHROPIC_API_KEY=$key ANTHROPIC_BASE_URL=http://127.0.0.1:9 CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 DISABLE_AUTOUPDATER=1
+mkdir -p "$HOME/.claude" "$work/bin"
+ln -s "$(readlink -f "$agents/claude")" "$work/bin/claude"
+git config --global user.name bench && git config --global user.email bench@example.invalid
+sock=$work/bench.sock
+agents_img=treebox-bench-agents:$$
+cleanup() {
+  tmux -S "$sock" kill-server 2>/dev/null || true
+  tmux -S "$XDG_STATE_HOME/treebox/tmux.sock" kill-server 2>/dev/null || true
+  ids=$(docker ps -aq --filter "label=org.treebox.repo=$work/repo" 2>/dev/null || true)
+  [ -n "$ids" ] && docker rm -f $ids >/dev/null 2>&1 || true
+  ids=$(docker ps -aq --filter "label=org.treebox.prompt=$work" 2>/dev/null || true)
+  [ -n "$ids" ] && docker rm -f $ids >/dev/null 2>&1 || true
+  if [ -d "$work/repo" ]; then
+    for b in $(cd "$work/repo" && git treebox list --json 2>/dev/null \
+      | python3 -c 'import json,sys; [print(b["name"]) for b in json.load(sys.stdin)["boxes"]]' 2>/dev/null); do
+      (cd "$work/repo" && git treebox teardown --force "$b" >/dev/null 2>&1) || true
+    done
+  fi
+  # Twice: a base image goes only once the box images built on it are gone.
+  for _ in 1 2; do
+    for img in $(docker images -q --filter "label=org.treebox.prompt=$work" 2>/dev/null | sort -u); do
+      docker image rm -f "$img" >/dev/null 2>&1 || true
+    done
+  done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+cd "$work" && git init -q --bare origin.git && git clone -q origin.git repo 2>/dev/null && cd repo
+echo hi > a && git add a && git commit -qm init && git push -q origin HEAD:main 2>/dev/null
+repo=$work/repo
+# A returning user who trusts the main checkout (and, for the by-hand container, the
+# directory the agent starts in there).
+python3 - "$HOME" "$repo" "$key" <<'PY'
+import json, sys
+home, repo, key = sys.argv[1:]
+user = {"hasCompletedOnboarding": True,
+        "customApiKeyResponses": {"approved": [key[-20:]], "rejected": []},
+        "projects": {repo: {"hasTrustDialogAccepted": True},
+                     "/home/agent": {"hasTrustDialogAccepted": True}}}
+json.dump(user, open(home + "/.claude.json", "w"))
+json.dump({"skipDangerousModePermissionPrompt": True}, open(home + "/.claude/settings.json", "w"))
+PY
+
+now() { date +%s%N; }
+# wait_prompt SOCKET TARGET START: ms from START until the pane shows Claude's prompt.
+wait_prompt() {
+  local deadline=$(( $(now) + 90000000000 )) screen
+  while [ "$(now)" -lt "$deadline" ]; do
+    screen=$(tmux -S "$1" capture-pane -p -t "$2" 2>/dev/null || true)
+    if [[ $screen == *❯* && $screen == *"bypass permissions on"* ]]; then
+      echo $(( ($(now) - $3) / 1000000 )); return
+    fi
+    sleep 0.02
+  done
+  echo "no prompt in $2:" >&2; printf '%s\n' "$screen" >&2; exit 1
+}
+median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
+row() { printf '| %-7s | %-66s | %7s ms |\n' "$1" "$2" "$3"; }
+tb_pane() { tmux -S "$XDG_STATE_HOME/treebox/tmux.sock" list-panes -a -F '#{pane_id} #{session_name}' | awk -v s="/$1" 'index($2, s) == length($2) - length(s) + 1 { print $1 }'; }
+
+echo "agent to prompt: $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg), $rounds rounds, claude $(claude --version 2>/dev/null | head -1)"
+echo
+echo "| where   | command                                                            |  median |"
+echo "|---------|--------------------------------------------------------------------|---------|"
+
+# The host: treebox as root needs the user's opt-in (IS_SANDBOX=1), as by hand.
+mkdir -p "$XDG_CONFIG_HOME/treebox"
+[ "$(id -u)" = 0 ] && host_opt='{"harnesses": {"claude": {"allowRoot": true}}}' || host_opt='{}'
+echo "$host_opt" > "$XDG_CONFIG_HOME/treebox/config.json"
+hand=(); ours=()
+for i in $(seq "$rounds"); do
+  s=$(now)
+  git worktree add -q "$work/wt$i" -b "hand$i"
+  tmux -S "$sock" new-session -d -s "h$i" -x 200 -y 50 -c "$work/wt$i" "IS_SANDBOX=1 claude --dangerously-skip-permissions"
+  hand+=("$(wait_prompt "$sock" "h$i" "$s")")
+  tmux -S "$sock" kill-session -t "h$i"
+  s=$(now)
+  git treebox create -d "host$i" --isolation host >/dev/null 2>&1
+  ours+=("$(wait_prompt "$XDG_STATE_HOME/treebox/tmux.sock" "$(tb_pane "host$i")" "$s")")
+  git treebox teardown --force "host$i" >/dev/null 2>&1
+done
+h_hand=$(printf '%s\n' "${hand[@]}" | median); h_ours=$(printf '%s\n' "${ours[@]}" | median)
+row host "git worktree add + tmux new-session 'claude …' (by hand)" "$h_hand"
+row host "git treebox create -d NAME --isolation host" "$h_ours"
+host_ratio=$(ratio "$h_ours" "$h_hand")
+
+if docker image inspect treebox-test-base:1 >/dev/null 2>&1; then
+  # The operator's own base image: the test base with the real CLIs in it.
+  ctx=$work/agents-ctx && mkdir -p "$ctx"
+  cp --reflink=auto "$(readlink -f "$agents/claude")" "$(readlink -f "$agents/codex")" "$ctx/" 2>/dev/null \
+    || { ln "$(readlink -f "$agents/claude")" "$ctx/claude"; ln "$(readlink -f "$agents/codex")" "$ctx/codex"; }
+  printf 'FROM treebox-test-base:1\nCOPY claude codex /usr/local/bin/\n' > "$ctx/Dockerfile"
+  docker build -q -t "$agents_img" --label "org.treebox.prompt=$work" "$ctx" >/dev/null 2>&1
+  rm -rf "$ctx"
+  git treebox template init bench >/dev/null 2>&1
+  python3 - "$XDG_CONFIG_HOME/treebox/templates/bench" "$agents_img" "$work" <<'PY'
+import json, sys
+d, img, work = sys.argv[1:]
+j = json.load(open(d + "/container.json"))
+j["baseImage"] = img; j["buildArgs"]["INSTALL_AGENTS"] = "0"; j["buildArgs"]["INSTALL_GH"] = "0"
+json.dump(j, open(d + "/container.json", "w"))
+open(d + "/Dockerfile", "a").write('\nLABEL org.treebox.prompt="%s"\n' % work)
+PY
+  echo '{"template": "bench", "isolation": "docker"}' > "$XDG_CONFIG_HOME/treebox/config.json"
+  git treebox create warm --no-launch >/dev/null 2>&1   # builds the box image once
+  rec=$(ls "$XDG_STATE_HOME"/treebox/repos/*/boxes/warm/record.json)
+  img=$(python3 -c "import json,sys;print(json.load(open(sys.argv[1]))['container']['image'])" "$rec")
+  hand=(); ours=()
+  for i in $(seq "$rounds"); do
+    s=$(now)
+    c=$(docker run -d --init --label "org.treebox.prompt=$work" -u 1000:1000 -w /home/agent \
+      -v "$HOME/.claude.json:/home/agent/.claude.json" -v "$HOME/.claude:/home/agent/.claude" \
+      "$img" sleep infinity)
+    tmux -S "$sock" new-session -d -s "d$i" -x 200 -y 50 \
+      "docker exec -it -e TERM=xterm-256color -e ANTHROPIC_API_KEY=$key -e ANTHROPIC_BASE_URL=http://host.docker.internal:9 -e CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 $c claude --dangerously-skip-permissions"
+    hand+=("$(wait_prompt "$sock" "d$i" "$s")")
+    tmux -S "$sock" kill-session -t "d$i"; docker rm -f "$c" >/dev/null
+    s=$(now)
+    git treebox create -d "dock$i" >/dev/null 2>&1
+    ours+=("$(wait_prompt "$XDG_STATE_HOME/treebox/tmux.sock" "$(tb_pane "dock$i")" "$s")")
+    git treebox teardown --force "dock$i" >/dev/null 2>&1
+  done
+  d_hand=$(printf '%s\n' "${hand[@]}" | median); d_ours=$(printf '%s\n' "${ours[@]}" | median)
+  row docker "docker run -d IMAGE + tmux new-session 'docker exec -it C claude …'" "$d_hand"
+  row docker "git treebox create -d NAME (sandboxed worktree)" "$d_ours"
+  echo
+  echo "ratios (treebox / by hand): host $host_ratio, docker $(ratio "$d_ours" "$d_hand")"
+else
+  echo
+  echo "ratio (treebox / by hand): host $host_ratio; docker: no treebox-test-base:1, skipped"
+fi
