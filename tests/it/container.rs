@@ -167,7 +167,18 @@ impl Boxed {
             return None;
         }
         remove_test_images_at_exit();
-        Some(Boxed::prepared_on(engine, base))
+        let b = Boxed::prepared_on(engine, base);
+        // No `gh`: its package source is out of reach here, and the first build on a
+        // new base would wait on apt for it (about 70 s on docker) with no layer to reuse.
+        let path = b
+            .env
+            .config_dir()
+            .join("treebox/templates/test/container.json");
+        let mut spec: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        spec["buildArgs"]["INSTALL_GH"] = "0".into();
+        std::fs::write(&path, serde_json::to_string_pretty(&spec).unwrap()).unwrap();
+        Some(b)
     }
 
     /// A test environment with the `test` template for `engine` (no checks, no warm-up).

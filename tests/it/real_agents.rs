@@ -427,6 +427,12 @@ fn processes_of(home: &Path) -> Vec<i32> {
         let Ok(environ) = std::fs::read(e.path().join("environ")) else {
             continue;
         };
+        // The keeper box's container (podman's conmon for it runs with the test's HOME)
+        // is not an agent's.
+        let cmdline = std::fs::read(e.path().join("cmdline")).unwrap_or_default();
+        if String::from_utf8_lossy(&cmdline).contains("-keeper") {
+            continue;
+        }
         if environ.split(|b| *b == 0).any(|v| v == want.as_bytes()) {
             // A zombie is gone already, whatever its parent does about it.
             let stat = std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
@@ -664,6 +670,10 @@ fn real_agents_in(engine: &'static str, clones: bool) {
         let Some(w) = World::in_engine(agent, engine, Some(host)) else {
             return;
         };
+        // A box that outlives the others keeps the image they share: the teardown of the
+        // last box using an image removes it (SPEC §7), and each box after would build
+        // it again (about a minute per build on docker's fuse-overlayfs here).
+        w.env().treebox(&["create", "--no-launch", "keeper"]).ok();
         w.one_turn(&format!("wt-{}", agent.name()), "worktree");
         if clones {
             let firewall: &[&str] = match agent {
@@ -675,6 +685,7 @@ fn real_agents_in(engine: &'static str, clones: bool) {
         if agent == Agent::Claude && clones {
             a_loopback_only_server_is_warned_of(&w);
         }
+        w.env().treebox(&["teardown", "--force", "keeper"]).ok();
     }
 }
 
