@@ -102,6 +102,9 @@ struct World {
     runner: Runner,
     api: StandIn,
     agent: Agent,
+    /// treebox runs as this user (uid, and the group of the engine's socket) instead
+    /// of the test's own.
+    as_user: Option<(u32, u32)>,
 }
 
 impl World {
@@ -125,6 +128,7 @@ impl World {
             runner: Runner::Host(env),
             api,
             agent,
+            as_user: None,
         };
         let url = w.api.url();
         w.returning_user(trusts_main, &url);
@@ -182,6 +186,7 @@ impl World {
             runner: Runner::Engine(boxed),
             api,
             agent,
+            as_user: None,
         };
         let url = format!(
             "http://{}:{}",
@@ -298,12 +303,26 @@ impl World {
     }
 
     /// `list --json`'s row for box `leaf`.
+    /// `git treebox ARGS` as the world's user.
+    fn tb(&self, args: &[&str]) -> crate::env::Run {
+        let env = self.env();
+        let Some((uid, group)) = self.as_user else {
+            return env.treebox(args);
+        };
+        let mut c = env.command("setpriv", &env.repo);
+        c.args([
+            &format!("--reuid={uid}"),
+            &format!("--regid={uid}"),
+            &format!("--groups={group}"),
+            "--",
+            crate::env::TREEBOX,
+        ])
+        .args(args);
+        crate::env::Run::from_output(c.output().unwrap())
+    }
+
     fn row(&self, leaf: &str) -> serde_json::Value {
-        named(
-            &self.env().treebox(&["list", "--json"]).ok().json(),
-            "boxes",
-            leaf,
-        )
+        named(&self.tb(&["list", "--json"]).ok().json(), "boxes", leaf)
     }
 
     /// Wait (at most `secs`) until `done` holds; the failure shows the box's screen.
@@ -336,7 +355,7 @@ impl World {
             more,
         ]
         .concat();
-        let r = self.env().treebox(&args);
+        let r = self.tb(&args);
         r.ok();
         // A provider URL that names this machine reaches it from a container: no
         // warning that it does not.
@@ -393,7 +412,7 @@ impl World {
         assert_eq!(self.row(leaf)["session"], "live");
 
         // Teardown ends the agent and leaves none of its processes.
-        self.env().treebox(&["teardown", "--force", leaf]).ok();
+        self.tb(&["teardown", "--force", leaf]).ok();
         assert!(!path.exists());
         self.wait(leaf, "the agent's processes to end", 30, || {
             processes_of(&self.env().home).is_empty()
@@ -673,7 +692,7 @@ fn real_agents_in(engine: &'static str, clones: bool) {
         // A box that outlives the others keeps the image they share: the teardown of the
         // last box using an image removes it (SPEC §7), and each box after would build
         // it again (about a minute per build on docker's fuse-overlayfs here).
-        w.env().treebox(&["create", "--no-launch", "keeper"]).ok();
+        w.tb(&["create", "--no-launch", "keeper"]).ok();
         w.one_turn(&format!("wt-{}", agent.name()), "worktree");
         if clones {
             let firewall: &[&str] = match agent {
@@ -685,7 +704,10 @@ fn real_agents_in(engine: &'static str, clones: bool) {
         if agent == Agent::Claude && clones {
             a_loopback_only_server_is_warned_of(&w);
         }
-        w.env().treebox(&["teardown", "--force", "keeper"]).ok();
+        w.tb(&["teardown", "--force", "keeper"]).ok();
+    }
+    if engine == "docker" {
+        claude_for_a_user_who_is_not_root();
     }
 }
 
@@ -717,6 +739,35 @@ fn a_loopback_only_server_is_warned_of(w: &World) {
         "{r:?}"
     );
     env.treebox(&["teardown", "--force", "lo-only"]).ok();
+}
+
+/// The host user is not root (uid 1500, in the docker socket's group): the real claude
+/// comes up in a docker box all the same, as the image's agent (uid 1000, the user's
+/// group), and what it wrote goes at teardown.
+fn claude_for_a_user_who_is_not_root() {
+    use std::os::unix::fs::MetadataExt;
+    if !is_root() {
+        eprintln!("note: not root: cannot become another user; the non-root case is not tried");
+        return;
+    }
+    let Ok(sock) = std::fs::metadata("/var/run/docker.sock") else {
+        eprintln!("note: no docker socket; the non-root case is not tried");
+        return;
+    };
+    let Some(mut w) = World::in_engine(Agent::Claude, "docker", Some("localhost")) else {
+        return;
+    };
+    let uid = 1500u32;
+    let chown = Command::new("chown")
+        .args(["-R", &format!("{uid}:{uid}")])
+        .arg(w.env().root())
+        .status()
+        .unwrap();
+    assert!(chown.success());
+    w.as_user = Some((uid, sock.gid()));
+    w.tb(&["create", "--no-launch", "keeper"]).ok();
+    w.one_turn("nr-claude", "worktree");
+    w.tb(&["teardown", "--force", "keeper"]).ok();
 }
 
 #[test]
