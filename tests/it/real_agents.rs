@@ -534,6 +534,32 @@ fn codex_in_a_host_worktree_box() {
     w.one_turn("wt-codex", "worktree");
 }
 
+/// The host user is not root (uid 1500): on the host runner the agent is that user,
+/// Claude Code needs no opt-in, and both agents come up and answer in a worktree box.
+#[test]
+fn both_agents_on_the_host_for_a_user_who_is_not_root() {
+    if !is_root() {
+        eprintln!("note: not root: cannot become another user; the non-root case is not tried");
+        return;
+    }
+    for agent in [Agent::Claude, Agent::Codex] {
+        let Some(mut w) = World::new(agent) else {
+            return;
+        };
+        // The opt-in a root user needs is not there: this user needs none.
+        w.env().write_config("{}");
+        let uid = 1500u32;
+        let chown = Command::new("chown")
+            .args(["-R", &format!("{uid}:{uid}")])
+            .arg(w.env().root())
+            .status()
+            .unwrap();
+        assert!(chown.success());
+        w.as_user = Some((uid, uid));
+        w.one_turn(&format!("nr-{}", agent.name()), "worktree");
+    }
+}
+
 #[test]
 fn claude_in_a_host_clone_box() {
     let Some(w) = World::new(Agent::Claude) else {
