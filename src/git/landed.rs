@@ -140,6 +140,11 @@ pub fn verdict(
         if within(repo, tip, s)? {
             return Ok(Verdict::NoWork);
         }
+    } else if targets.iter().any(|t| t.oid == tip) {
+        // Where it started is not known (a branch checked out as it was, a box
+        // finished after a crash): a tip that is the base's own holds nothing of the
+        // box's, and a box that has done nothing yet is not "landed".
+        return Ok(Verdict::NoWork);
     }
     for t in targets {
         if within(repo, tip, t.oid)? {

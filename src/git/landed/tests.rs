@@ -104,6 +104,24 @@ fn not_landed(v: &Verdict, count: usize) {
     assert!(!v.nothing_to_lose());
 }
 
+/// Where the box started is not known (a branch checked out as it was): a tip that is
+/// the base's own is no work of the box's; one the base has moved past, or merged, is
+/// landed.
+#[test]
+fn with_no_known_start_the_bases_own_tip_is_no_work() {
+    let fx = Fx::new();
+    let r = Repository::open(&fx.repo).unwrap();
+    let tip = r.refname_to_id("refs/heads/feat").unwrap();
+    let targets = targets_for_base(&r, "main");
+    assert_eq!(verdict(&r, tip, None, &targets).unwrap(), Verdict::NoWork);
+    // The base moved on (origin's and the local one): the tip is behind it, in it.
+    fx.forge_commit("b.txt", "b2\n");
+    git(&fx.repo, &["branch", "-f", "main", "origin/main"]);
+    let r = Repository::open(&fx.repo).unwrap();
+    let targets = targets_for_base(&r, "main");
+    landed_as(&verdict(&r, tip, None, &targets).unwrap(), How::Ancestry);
+}
+
 #[test]
 fn no_work_at_all() {
     let fx = Fx::new();
@@ -269,16 +287,10 @@ fn without_a_start_or_a_target() {
         verdict(&r, tip, None, &[]).unwrap(),
         Verdict::NotLanded { ahead: None }
     );
-    // Without a start, a tip in the base is landed by ancestry.
+    // Without a start, a tip that is the base's own is no work of the box's.
     let start = fx.start;
     let main = targets_for_base(&r, "main");
-    assert_eq!(
-        verdict(&r, start, None, &main).unwrap(),
-        Verdict::Landed {
-            how: How::Ancestry,
-            into: "origin/main".into()
-        }
-    );
+    assert_eq!(verdict(&r, start, None, &main).unwrap(), Verdict::NoWork);
     // An unrelated target holds nothing of the box.
     git(&fx.repo, &["checkout", "-q", "--orphan", "other"]);
     git(&fx.repo, &["rm", "-q", "-rf", "."]);
