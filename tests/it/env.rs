@@ -290,6 +290,32 @@ impl TestEnv {
 
     /// Run git, which must succeed; returns stdout.
     #[track_caller]
+    /// Give the test's whole tree to `uid` (the tests that become a user who is not
+    /// root).
+    pub fn give_to(&self, uid: u32) {
+        let chown = Command::new("chown")
+            .args(["-R", &format!("{uid}:{uid}")])
+            .arg(self.root())
+            .status()
+            .unwrap();
+        assert!(chown.success());
+    }
+
+    /// `program ARGS` in the repo, run as `uid` with the extra group `group` (root
+    /// drops to them with `setpriv`).
+    pub fn run_as(&self, uid: u32, group: u32, program: &str, args: &[&str]) -> Run {
+        let mut c = self.command("setpriv", &self.repo);
+        c.args([
+            &format!("--reuid={uid}"),
+            &format!("--regid={uid}"),
+            &format!("--groups={group}"),
+            "--",
+            program,
+        ])
+        .args(args);
+        Run::from_output(c.output().unwrap())
+    }
+
     pub fn git(&self, dir: &Path, args: &[&str]) -> String {
         run_ok(self.command("git", dir).args(args))
     }

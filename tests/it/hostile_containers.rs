@@ -276,24 +276,8 @@ fn a_host_user_who_is_not_root_can_remove_what_the_agent_wrote() {
     };
     let env = &b.env;
     let (uid, group) = (1500u32, sock.gid());
-    let chown = std::process::Command::new("chown")
-        .args(["-R", &format!("{uid}:{uid}")])
-        .arg(env.root())
-        .status()
-        .unwrap();
-    assert!(chown.success());
-    let as_user = |program: &str, args: &[&str]| {
-        let mut c = env.command("setpriv", &env.repo);
-        c.args([
-            &format!("--reuid={uid}"),
-            &format!("--regid={uid}"),
-            &format!("--groups={group}"),
-            "--",
-            program,
-        ])
-        .args(args);
-        crate::env::Run::from_output(c.output().unwrap())
-    };
+    env.give_to(uid);
+    let as_user = |program: &str, args: &[&str]| env.run_as(uid, group, program, args);
     as_user(crate::env::TREEBOX, &["create", "mine", "--no-launch"]).ok();
     let checkout = env.box_path("mine");
     let state = env.box_state("mine");

@@ -306,19 +306,10 @@ impl World {
     /// `git treebox ARGS` as the world's user.
     fn tb(&self, args: &[&str]) -> crate::env::Run {
         let env = self.env();
-        let Some((uid, group)) = self.as_user else {
-            return env.treebox(args);
-        };
-        let mut c = env.command("setpriv", &env.repo);
-        c.args([
-            &format!("--reuid={uid}"),
-            &format!("--regid={uid}"),
-            &format!("--groups={group}"),
-            "--",
-            crate::env::TREEBOX,
-        ])
-        .args(args);
-        crate::env::Run::from_output(c.output().unwrap())
+        match self.as_user {
+            Some((uid, group)) => env.run_as(uid, group, crate::env::TREEBOX, args),
+            None => env.treebox(args),
+        }
     }
 
     fn row(&self, leaf: &str) -> serde_json::Value {
@@ -549,12 +540,7 @@ fn both_agents_on_the_host_for_a_user_who_is_not_root() {
         // The opt-in a root user needs is not there: this user needs none.
         w.env().write_config("{}");
         let uid = 1500u32;
-        let chown = Command::new("chown")
-            .args(["-R", &format!("{uid}:{uid}")])
-            .arg(w.env().root())
-            .status()
-            .unwrap();
-        assert!(chown.success());
+        w.env().give_to(uid);
         w.as_user = Some((uid, uid));
         w.one_turn(&format!("nr-{}", agent.name()), "worktree");
     }
@@ -784,12 +770,7 @@ fn claude_for_a_user_who_is_not_root() {
         return;
     };
     let uid = 1500u32;
-    let chown = Command::new("chown")
-        .args(["-R", &format!("{uid}:{uid}")])
-        .arg(w.env().root())
-        .status()
-        .unwrap();
-    assert!(chown.success());
+    w.env().give_to(uid);
     w.as_user = Some((uid, sock.gid()));
     w.tb(&["create", "--no-launch", "keeper"]).ok();
     w.one_turn("nr-claude", "worktree");
