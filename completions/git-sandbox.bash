@@ -49,6 +49,9 @@ _git__sandbox() {
             git__sandbox,up)
                 cmd="git__sandbox__subcmd__up"
                 ;;
+            git__sandbox,watch)
+                cmd="git__sandbox__subcmd__watch"
+                ;;
             git__sandbox__subcmd__help,attach)
                 cmd="git__sandbox__subcmd__help__subcmd__attach"
                 ;;
@@ -82,6 +85,9 @@ _git__sandbox() {
             git__sandbox__subcmd__help,up)
                 cmd="git__sandbox__subcmd__help__subcmd__up"
                 ;;
+            git__sandbox__subcmd__help,watch)
+                cmd="git__sandbox__subcmd__help__subcmd__watch"
+                ;;
             *)
                 ;;
         esac
@@ -89,7 +95,7 @@ _git__sandbox() {
 
     case "${cmd}" in
         git__sandbox)
-            opts="-q -v -h -V --quiet --verbose --color --help --version up attach run ls down park prune bundle fetch completions help"
+            opts="-q -v -h -V --quiet --verbose --color --help --version up attach run ls watch down park prune bundle fetch completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -205,7 +211,7 @@ _git__sandbox() {
             return 0
             ;;
         git__sandbox__subcmd__help)
-            opts="up attach run ls down park prune bundle fetch completions help"
+            opts="up attach run ls watch down park prune bundle fetch completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -372,6 +378,20 @@ _git__sandbox() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        git__sandbox__subcmd__help__subcmd__watch)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         git__sandbox__subcmd__ls)
             opts="-q -v -h -V --json --quiet --verbose --color --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
@@ -487,6 +507,24 @@ _git__sandbox() {
                     COMPREPLY=($(compgen -W "claude codex" -- "${cur}"))
                     return 0
                     ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__sandbox__subcmd__watch)
+            opts="-q -v -h -V --once --json --quiet --verbose --color --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0

@@ -55,6 +55,9 @@ _git__treebox() {
             git__treebox,version)
                 cmd="git__treebox__subcmd__version"
                 ;;
+            git__treebox,watch)
+                cmd="git__treebox__subcmd__watch"
+                ;;
             git__treebox__subcmd__claude__subcmd__worktree,create)
                 cmd="git__treebox__subcmd__claude__subcmd__worktree__subcmd__create"
                 ;;
@@ -112,6 +115,9 @@ _git__treebox() {
             git__treebox__subcmd__help,version)
                 cmd="git__treebox__subcmd__help__subcmd__version"
                 ;;
+            git__treebox__subcmd__help,watch)
+                cmd="git__treebox__subcmd__help__subcmd__watch"
+                ;;
             git__treebox__subcmd__help__subcmd__claude__subcmd__worktree,create)
                 cmd="git__treebox__subcmd__help__subcmd__claude__subcmd__worktree__subcmd__create"
                 ;;
@@ -164,7 +170,7 @@ _git__treebox() {
 
     case "${cmd}" in
         git__treebox)
-            opts="-q -v -h -V --quiet --verbose --color --help --version create enter list ls diff teardown rm doctor template completions claude-worktree version help"
+            opts="-q -v -h -V --quiet --verbose --color --help --version create enter list ls diff watch teardown rm doctor template completions claude-worktree version help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -458,7 +464,7 @@ _git__treebox() {
             return 0
             ;;
         git__treebox__subcmd__help)
-            opts="create enter list diff teardown doctor template completions claude-worktree version help"
+            opts="create enter list diff watch teardown doctor template completions claude-worktree version help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -709,6 +715,20 @@ _git__treebox() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        git__treebox__subcmd__help__subcmd__watch)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         git__treebox__subcmd__list)
             opts="-q -v -h -V --json --dirty --quiet --verbose --color --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
@@ -889,6 +909,24 @@ _git__treebox() {
             ;;
         git__treebox__subcmd__version)
             opts="-q -v -h -V --quiet --verbose --color --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__treebox__subcmd__watch)
+            opts="-q -v -h -V --once --json --quiet --verbose --color --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -27,6 +27,8 @@
 //!   are the strings records and JSON use; nothing else spells them.
 //! - [`boxes`] is the read model of existing boxes; provisioning uses it, never the
 //!   reverse.
+//! - [`watch`] is the dashboard's engine room (its model, diff sizes, screens, the
+//!   status channel's changes); `cli/watch` draws it.
 //! - [`cli`] is the only layer that prints or picks exit codes, and it neither touches
 //!   the filesystem nor spawns: one file per subcommand, one `Ui`, one `ErrorKind`
 //!   table, one serde struct per published JSON schema.
@@ -63,3 +65,4 @@ pub mod template;
 mod testing;
 pub mod untrusted;
 pub mod vocab;
+pub mod watch;

@@ -147,7 +147,7 @@ fn fit(s: &str, width: usize) -> String {
 
 /// What a box is, as the table shows it: `wt`, `clone`, `folder`, with `@docker` or
 /// `@podman` in a container.
-fn kind(record: Option<&crate::state::Record>) -> String {
+pub(crate) fn kind(record: Option<&crate::state::Record>) -> String {
     use crate::vocab::GitMode;
     let Some(r) = record else {
         return "-".into();

@@ -16,6 +16,7 @@ pub mod sandbox;
 pub mod teardown;
 pub mod template;
 pub mod ui;
+pub mod watch;
 
 use clap::{Args, Parser, Subcommand};
 
@@ -76,6 +77,8 @@ pub enum TreeboxCommand {
     List(list::ListArgs),
     /// Show what a box changed since its base: its commits and uncommitted work.
     Diff(diff::DiffArgs),
+    /// A live dashboard of this repository's boxes: who works, who waits, one key to jump in.
+    Watch(watch::WatchArgs),
     /// Remove boxes without losing work by accident.
     #[command(visible_alias = "rm")]
     Teardown(teardown::TeardownArgs),
@@ -111,6 +114,7 @@ pub fn treebox_main() -> i32 {
         TreeboxCommand::Enter(a) => a.json,
         TreeboxCommand::List(a) => a.json,
         TreeboxCommand::Diff(a) => a.json,
+        TreeboxCommand::Watch(a) => a.json,
         TreeboxCommand::Teardown(a) => a.json,
         TreeboxCommand::Doctor(a) => a.json,
         TreeboxCommand::Template(t) => t.json(),
@@ -124,6 +128,7 @@ pub fn treebox_main() -> i32 {
         TreeboxCommand::Enter(args) => enter::run(args, &mut ui),
         TreeboxCommand::List(args) => list::run(args, &mut ui),
         TreeboxCommand::Diff(args) => diff::run(args, &mut ui),
+        TreeboxCommand::Watch(args) => watch::run(args, &mut ui),
         TreeboxCommand::Teardown(args) => teardown::run(args, &mut ui),
         TreeboxCommand::Doctor(args) => doctor::run(args, &mut ui),
         TreeboxCommand::Template(cmd) => template::run(cmd, &mut ui),

@@ -35,7 +35,7 @@ pub fn verdict(entry: &BoxEntry, repo: &Repo) -> Option<Verdict> {
     landed::verdict(&git.objects, tip, start_of(entry), &targets).ok()
 }
 
-fn start_of(entry: &BoxEntry) -> Option<Oid> {
+pub(crate) fn start_of(entry: &BoxEntry) -> Option<Oid> {
     entry
         .record
         .as_ref()
@@ -146,7 +146,7 @@ pub fn landed_all(entries: &[BoxEntry], repo: &Repo, layout: &Layout) -> Vec<Opt
 
 /// The box's tip as `list` knows it: a worktree's branch in the user's repository, a
 /// clone's (a sandboxed worktree's) as the inventory read it from its own `HEAD`.
-fn tip_of(e: &BoxEntry, repo: &Repo) -> Option<Oid> {
+pub(crate) fn tip_of(e: &BoxEntry, repo: &Repo) -> Option<Oid> {
     if e.owns_git() {
         return e.own_tip;
     }

@@ -70,8 +70,9 @@ impl Session {
         }
     }
 
-    /// The pane's screen now, as plain text; `None` without the session.
-    fn screen(&self) -> Option<String> {
+    /// The pane's screen now, as plain text (`capture-pane` without `-e`: no
+    /// colours or other sequences); `None` without the session.
+    pub fn screen(&self) -> Option<String> {
         let out = self
             .tmux()
             .args(["capture-pane", "-p", "-J", "-t"])

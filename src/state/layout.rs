@@ -345,6 +345,11 @@ impl Store {
         self.repo_state.join("landed-cache.json")
     }
 
+    /// Each box's committed diff size and last subject, kept by commit ids (`watch`).
+    pub fn watch_cache_path(&self) -> PathBuf {
+        self.repo_state.join("watch-cache.json")
+    }
+
     /// The session marker held while an agent runs in the box.
     pub fn session_path(&self, leaf: &Leaf) -> PathBuf {
         self.box_state(leaf).join("session.lock")

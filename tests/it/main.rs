@@ -37,3 +37,4 @@ mod status;
 mod template;
 mod tokens;
 mod warm;
+mod watch;

@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use crate::env::{Run, TestEnv};
 
-const SCHEMAS: [&str; 16] = [
+const SCHEMAS: [&str; 17] = [
     "create",
     "diff",
     "plan",
@@ -28,6 +28,7 @@ const SCHEMAS: [&str; 16] = [
     "sandbox-prune",
     "sandbox-park",
     "sandbox-down",
+    "watch",
 ];
 
 /// Every subcommand of either binary that takes `--json`, and the schema of what it
@@ -49,6 +50,8 @@ const JSON_COMMANDS: &[(&str, &str)] = &[
     ("git-sandbox prune", "sandbox-prune"),
     ("git-sandbox park", "sandbox-park"),
     ("git-sandbox down", "sandbox-down"),
+    ("git-treebox watch", "watch"),
+    ("git-sandbox watch", "watch"),
 ];
 
 fn schema_path(name: &str) -> PathBuf {

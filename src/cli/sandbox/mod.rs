@@ -19,6 +19,7 @@ mod park;
 mod prune;
 mod run;
 mod up;
+pub mod watch;
 
 use clap::{Parser, Subcommand};
 
@@ -67,6 +68,8 @@ pub enum SandboxCommand {
     Run(run::RunArgs),
     /// List every box on this machine, across repositories.
     Ls(ls::LsArgs),
+    /// A live dashboard of every box on this machine, grouped by repository.
+    Watch(crate::cli::watch::WatchArgs),
     /// Remove a box; asks only when uncommitted or unreturned work or a live session would be lost.
     Down(down::DownArgs),
     /// Stop containers idle for a while (they start again on next use).
@@ -88,6 +91,7 @@ impl SandboxCommand {
     pub fn json(&self) -> bool {
         match self {
             SandboxCommand::Ls(a) => a.json,
+            SandboxCommand::Watch(a) => a.json,
             SandboxCommand::Bundle(a) => a.json,
             SandboxCommand::Fetch(a) => a.json,
             SandboxCommand::Prune(a) => a.json,
@@ -107,6 +111,7 @@ pub fn run(cli: SandboxCli, ui: &mut Ui) -> Result<i32, CliError> {
         SandboxCommand::Attach(a) => attach::run(a, ui),
         SandboxCommand::Run(a) => run::run(a, ui),
         SandboxCommand::Ls(a) => ls::run(a, ui),
+        SandboxCommand::Watch(a) => watch::run(a, ui),
         SandboxCommand::Down(a) => down::run(a, ui),
         SandboxCommand::Prune(a) => prune::run(a, ui),
         SandboxCommand::Park(a) => park::run(a, ui),

@@ -1,0 +1,86 @@
+//! `git treebox watch` (this repository's boxes) and `git sandbox watch` (every
+//! repository's): the dashboard (SPEC §10c, issue 31).
+//!
+//! The rows come from [`gather`] (the sources `list` reads), ordered needs-me first
+//! ([`crate::watch::sort`]). `--once --json` prints one snapshot ([`json`]).
+//!
+//! Called by [`crate::cli`] (`git treebox watch`) and `cli/sandbox/watch.rs`.
+
+pub mod gather;
+pub mod json;
+
+use clap::Args;
+
+use super::error::{self, CliError, ErrorKind};
+use super::ui::Ui;
+use crate::cli::json::{Document, V1};
+use crate::watch::Row;
+
+#[derive(Debug, Clone, Args)]
+pub struct WatchArgs {
+    /// Print one snapshot and exit (instead of the live screen).
+    #[arg(long)]
+    pub once: bool,
+    /// With --once: print the snapshot as JSON (see docs/schema/watch.schema.json).
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Where the rows come from: this repository, or every repository on the machine.
+pub enum Scope {
+    Repo(crate::git::Repo, crate::state::Layout),
+    Machine,
+}
+
+/// One snapshot of every box in `scope`, needs-me first.
+pub fn snapshot(scope: &Scope) -> Result<Vec<Row>, CliError> {
+    let mut rows = match scope {
+        Scope::Repo(repo, layout) => gather::rows(repo, layout).0,
+        Scope::Machine => {
+            let mut all = Vec::new();
+            for (repo, layout) in super::sandbox::watch::repos()? {
+                all.extend(gather::rows(&repo, &layout).0);
+            }
+            all
+        }
+    };
+    crate::watch::sort(&mut rows);
+    Ok(rows)
+}
+
+/// `git treebox watch`.
+pub fn run(args: WatchArgs, ui: &mut Ui) -> Result<i32, CliError> {
+    let _cfg = super::load_config()?;
+    let (repo, layout) = super::here()?;
+    watch(Scope::Repo(repo, layout), args, ui)
+}
+
+/// The dashboard over `scope`.
+pub fn watch(scope: Scope, args: WatchArgs, ui: &mut Ui) -> Result<i32, CliError> {
+    if args.json && !args.once {
+        let bin = match scope {
+            Scope::Repo(..) => "git treebox",
+            Scope::Machine => "git sandbox",
+        };
+        return Err(CliError::new(
+            ErrorKind::Usage,
+            "`watch --json` prints one snapshot, so it needs `--once`",
+        )
+        .hint(format!("Run `{bin} watch --once --json`.")));
+    }
+    let rows = snapshot(&scope)?;
+    if args.json {
+        let doc = json::WatchDocument {
+            schema_version: V1,
+            time: crate::state::record::now() as i64,
+            boxes: rows.iter().map(json::WatchBox::of).collect(),
+        };
+        ui.out_json(&doc.to_value());
+        return Ok(error::OK);
+    }
+    Err(CliError::new(
+        ErrorKind::Usage,
+        "this build of watch prints snapshots only",
+    )
+    .hint("Run `git treebox watch --once --json`."))
+}
