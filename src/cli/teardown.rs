@@ -89,48 +89,8 @@ pub fn run(args: TeardownArgs, ui: &mut Ui) -> Result<i32, CliError> {
 
     if !args.force {
         for t in &targets {
-            let name = t.entry.leaf.to_string();
-            let again = format!("git treebox teardown --force {}", crate::cmd::quote(&name));
-            if t.live {
-                return Err(CliError::new(
-                    ErrorKind::SessionLive,
-                    format!("box `{name}` has a live agent session"),
-                )
-                .hint(format!(
-                    "Stop the agent first, or remove it anyway: `{again}`."
-                )));
-            }
-            if t.entry.dir_exists && t.assessment.loses_uncommitted() {
-                return Err(CliError::new(
-                    ErrorKind::Dirty,
-                    format!(
-                        "box `{name}` has {}",
-                        if t.assessment.dirty.is_none() {
-                            "a checkout whose changes cannot be read"
-                        } else {
-                            "uncommitted changes"
-                        }
-                    ),
-                )
-                .hint(format!(
-                    "Commit or stash them in {}, or discard them: `{again}`.",
-                    t.entry.path.display()
-                )));
-            }
-            if t.assessment.unreturned == Some(true) && !t.landed_clean() && !ui.can_ask() {
-                return Err(CliError::new(
-                    ErrorKind::Unreturned,
-                    format!("box `{name}` holds commits the repository does not have"),
-                )
-                .hint(format!(
-                    "Bring them back with `git sandbox fetch {}`, or drop them: `{again}`.",
-                    crate::cmd::quote(&name)
-                )));
-            }
-            if args.delete_branch && !t.is_landed() && t.assessment.unpushed.unwrap_or(0) > 0 {
-                return Err(CliError::new(ErrorKind::Unpushed, format!("box `{name}`'s branch has commits that were never pushed"),
-                )
-                .hint(format!("Push them, keep the branch (drop --delete-branch), or: `{again} --delete-branch`.")));
+            if let Some(e) = refusal(t, ui.can_ask(), args.delete_branch) {
+                return Err(e);
             }
         }
         // Landed boxes with nothing else to lose go without a question off a terminal.
@@ -181,6 +141,69 @@ pub fn run(args: TeardownArgs, ui: &mut Ui) -> Result<i32, CliError> {
         ui.out_json(&RemovedDocument::new(&repo.main_root, &ui.warnings, &removed).to_value());
     }
     Ok(error::OK)
+}
+
+/// Why teardown (without `--force`) refuses to remove `t`, if it does: a live session,
+/// uncommitted changes, commits only the box holds (without a terminal to ask), or
+/// unpushed commits on a branch `--delete-branch` would delete. `git treebox watch`'s
+/// `x` asks the same.
+pub(crate) fn refusal(t: &Target, can_ask: bool, delete_branch: bool) -> Option<CliError> {
+    let name = t.entry.leaf.to_string();
+    let again = format!("git treebox teardown --force {}", crate::cmd::quote(&name));
+    if t.live {
+        return Some(
+            CliError::new(
+                ErrorKind::SessionLive,
+                format!("box `{name}` has a live agent session"),
+            )
+            .hint(format!(
+                "Stop the agent first, or remove it anyway: `{again}`."
+            )),
+        );
+    }
+    if t.entry.dir_exists && t.assessment.loses_uncommitted() {
+        return Some(
+            CliError::new(
+                ErrorKind::Dirty,
+                format!(
+                    "box `{name}` has {}",
+                    if t.assessment.dirty.is_none() {
+                        "a checkout whose changes cannot be read"
+                    } else {
+                        "uncommitted changes"
+                    }
+                ),
+            )
+            .hint(format!(
+                "Commit or stash them in {}, or discard them: `{again}`.",
+                t.entry.path.display()
+            )),
+        );
+    }
+    if t.assessment.unreturned == Some(true) && !t.landed_clean() && !can_ask {
+        return Some(
+            CliError::new(
+                ErrorKind::Unreturned,
+                format!("box `{name}` holds commits the repository does not have"),
+            )
+            .hint(format!(
+                "Bring them back with `git sandbox fetch {}`, or drop them: `{again}`.",
+                crate::cmd::quote(&name)
+            )),
+        );
+    }
+    if delete_branch && !t.is_landed() && t.assessment.unpushed.unwrap_or(0) > 0 {
+        return Some(
+            CliError::new(
+                ErrorKind::Unpushed,
+                format!("box `{name}`'s branch has commits that were never pushed"),
+            )
+            .hint(format!(
+                "Push them, keep the branch (drop --delete-branch), or: `{again} --delete-branch`."
+            )),
+        );
+    }
+    None
 }
 
 /// The picker: every box with what removing it would lose; the user types numbers.

@@ -6,8 +6,13 @@
 //!
 //! Called by [`crate::cli`] (`git treebox watch`) and `cli/sandbox/watch.rs`.
 
+pub mod actions;
+pub mod app;
 pub mod gather;
 pub mod json;
+pub mod live;
+pub mod refresh;
+pub mod view;
 
 use clap::Args;
 
@@ -18,7 +23,8 @@ use crate::watch::Row;
 
 #[derive(Debug, Clone, Args)]
 pub struct WatchArgs {
-    /// Print one snapshot and exit (instead of the live screen).
+    /// Print one snapshot and exit (instead of the live screen): the screen as text
+    /// (80×24), or with --json the rows as data.
     #[arg(long)]
     pub once: bool,
     /// With --once: print the snapshot as JSON (see docs/schema/watch.schema.json).
@@ -55,6 +61,14 @@ pub fn run(args: WatchArgs, ui: &mut Ui) -> Result<i32, CliError> {
     watch(Scope::Repo(repo, layout), args, ui)
 }
 
+/// The title line of the screen.
+fn title_of(scope: &Scope) -> String {
+    match scope {
+        Scope::Repo(repo, _) => format!("git treebox watch · {}", repo.main_root.display()),
+        Scope::Machine => "git sandbox watch · every repository".to_string(),
+    }
+}
+
 /// The dashboard over `scope`.
 pub fn watch(scope: Scope, args: WatchArgs, ui: &mut Ui) -> Result<i32, CliError> {
     if args.json && !args.once {
@@ -68,6 +82,10 @@ pub fn watch(scope: Scope, args: WatchArgs, ui: &mut Ui) -> Result<i32, CliError
         )
         .hint(format!("Run `{bin} watch --once --json`.")));
     }
+    if !args.once {
+        let title = title_of(&scope);
+        return live::run(scope, title, ui);
+    }
     let rows = snapshot(&scope)?;
     if args.json {
         let doc = json::WatchDocument {
@@ -78,9 +96,13 @@ pub fn watch(scope: Scope, args: WatchArgs, ui: &mut Ui) -> Result<i32, CliError
         ui.out_json(&doc.to_value());
         return Ok(error::OK);
     }
-    Err(CliError::new(
-        ErrorKind::Usage,
-        "this build of watch prints snapshots only",
-    )
-    .hint("Run `git treebox watch --once --json`."))
+    // The screen, drawn once as text (80×24, no colour), with the first box's pane.
+    let mut app = app::App::new(title_of(&scope), false);
+    app.grouped = matches!(scope, Scope::Machine);
+    app.tmux = crate::session::available();
+    app.now = crate::state::record::now() as i64;
+    app.set_rows(rows);
+    app.details = app.selected_row().map(|r| refresh::details(r, app.tmux));
+    ui.out(&view::text(&app, 80, 24));
+    Ok(error::OK)
 }

@@ -1,0 +1,140 @@
+//! What `n`, `x` and `d` do, each on a worker thread of [`super::live`]: the commands'
+//! own code, run in-process, so the rules are theirs.
+//!
+//! - `n`: `git treebox create -d NAME` (parsed by the CLI's own parser), its output
+//!   captured; the box appears on the next refresh.
+//! - `x`: teardown's assessment and its refusals ([`crate::cli::teardown::refusal`],
+//!   the very function `teardown` uses), then teardown's question on the dashboard,
+//!   then [`crate::teardown::remove_as_decided`], which assesses again under the lock.
+//! - `d`: [`crate::land::diff::diff`], as `git treebox diff` reads it.
+
+use super::live::{open, Msg};
+use crate::cli::error::{CliError, ErrorKind};
+use crate::cli::ui::{Ui, UiOptions};
+use crate::watch::Row;
+
+/// An error as one line: what failed, and the first hint.
+pub fn line(e: &CliError) -> String {
+    let mut s = e.message.clone();
+    if let Some(h) = e.hints.first() {
+        s.push_str(". ");
+        s.push_str(h);
+    }
+    s
+}
+
+/// `n`: create box `name` detached, in `repo` (`git sandbox watch`: the selected box's
+/// repository), else in the current directory's.
+pub fn create(name: &str, repo: Option<String>) -> Msg {
+    use clap::Parser;
+    // The name was checked by `create`'s rule (never a leading `-`).
+    let argv = ["git-treebox", "create", "-d", name];
+    if let Some(repo) = repo {
+        if let Err(e) = std::env::set_current_dir(&repo) {
+            return Msg::Done(format!("cannot create in {repo}: {e}"), true);
+        }
+    }
+    let cli = match crate::cli::TreeboxCli::try_parse_from(argv) {
+        Ok(c) => c,
+        Err(e) => return Msg::Done(e.to_string().lines().next().unwrap_or("").into(), true),
+    };
+    let crate::cli::TreeboxCommand::Create(args) = cli.command else {
+        return Msg::Done("not a create command".into(), true);
+    };
+    let (mut ui, captured) = Ui::capture(UiOptions {
+        quiet: true,
+        ..Default::default()
+    });
+    match crate::cli::create::run(args, &mut ui) {
+        Ok(0) => Msg::Done(
+            format!("created box `{name}`; its agent runs detached"),
+            false,
+        ),
+        Ok(code) => Msg::Done(
+            format!(
+                "create {name} exited {code}: {}",
+                captured.stderr().lines().last().unwrap_or("")
+            ),
+            true,
+        ),
+        Err(e) => Msg::Done(format!("create {name}: {}", line(&e)), true),
+    }
+}
+
+/// The box a row shows, found again in its repository.
+fn entry_of(
+    row: &Row,
+) -> Result<
+    (
+        crate::git::Repo,
+        crate::state::Layout,
+        crate::boxes::BoxEntry,
+    ),
+    CliError,
+> {
+    let (repo, layout) = open(&row.repo)?;
+    let entry = crate::boxes::exact(&repo, &layout, &row.name).ok_or_else(|| {
+        CliError::new(
+            ErrorKind::BoxNotFound,
+            format!("box `{}` is gone", row.name),
+        )
+        .hint("`git treebox list` shows the boxes there are.")
+    })?;
+    Ok((repo, layout, entry))
+}
+
+/// `x`: assess the box as `teardown` does; its refusal, or its question.
+pub fn assess(row: &Row) -> Msg {
+    let (repo, layout, entry) = match entry_of(row) {
+        Ok(x) => x,
+        Err(e) => return Msg::Done(line(&e), true),
+    };
+    let t = crate::teardown::target_for(entry, &repo, &layout, false);
+    // On a terminal, as the dashboard is: teardown asks rather than refusing work only
+    // the box holds.
+    if let Some(e) = crate::cli::teardown::refusal(&t, true, false) {
+        return Msg::Done(format!("refused (exit {}): {}", e.code(), line(&e)), true);
+    }
+    let question = format!(
+        "Remove box `{}` ({})? [y/N]",
+        t.entry.leaf,
+        crate::teardown::describe(&t)
+    );
+    Msg::Ask(super::app::key_of(row), question, Box::new(t))
+}
+
+/// `x`, answered yes: remove as decided (assessed again under the box's lock).
+pub fn remove(repo: &str, t: &crate::teardown::Target) -> Msg {
+    let (repo, layout) = match open(repo) {
+        Ok(x) => x,
+        Err(e) => return Msg::Done(line(&e), true),
+    };
+    match crate::teardown::remove_as_decided(&repo, &layout, t, false, false) {
+        Ok(r) => Msg::Done(format!("removed box `{}`", r.leaf), false),
+        Err(e) => Msg::Done(line(&crate::cli::teardown::from_teardown(e)), true),
+    }
+}
+
+/// `d`: the box's diff against its base, as lines (stat, then the patch).
+pub fn diff(row: &Row) -> Msg {
+    let (repo, _, entry) = match entry_of(row) {
+        Ok(x) => x,
+        Err(e) => return Msg::Done(line(&e), true),
+    };
+    match crate::land::diff::diff(&entry, &repo, true) {
+        Ok(d) => {
+            let mut lines: Vec<String> = d.stat.lines().map(str::to_string).collect();
+            lines.push(String::new());
+            let patch = d
+                .patch
+                .as_deref()
+                .map(String::from_utf8_lossy)
+                .unwrap_or_default();
+            // Tabs as spaces: everything else a box wrote is escaped when drawn.
+            lines.extend(patch.lines().map(|l| l.replace('\t', "    ")));
+            let title = format!("{} · diff against {}", row.name, d.against);
+            Msg::Diff(title, lines)
+        }
+        Err(e) => Msg::Done(crate::sanitize::chain(&e), true),
+    }
+}
