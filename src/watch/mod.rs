@@ -18,6 +18,7 @@
 //!
 //! Called by `cli/watch` only. Never prints.
 
+pub mod changes;
 pub mod diffsize;
 pub mod screen;
 

@@ -74,3 +74,17 @@ pub fn row(e: &BoxEntry, facts: &Facts, layout: &Layout, repo: &str) -> Row {
         state: state.into(),
     }
 }
+
+/// Read `row`'s agent again (its session and its last report), nothing else: what a
+/// change on the status channel can have moved.
+pub fn agent(row: &mut Row, layout: &Layout) {
+    let Ok(leaf) = crate::names::Leaf::parse(&row.name) else {
+        return;
+    };
+    let live = session::is_live(&layout.session_path(&leaf));
+    let view = crate::cli::list::agent_view(layout, &leaf, live);
+    let (agent, since) = Agent::of(view.status, view.exit, live);
+    row.live = live;
+    row.agent = agent;
+    row.since = since;
+}

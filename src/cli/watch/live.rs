@@ -21,6 +21,7 @@ use ratatui::Terminal;
 
 use super::actions::{assess, create, diff, remove};
 use super::app::{Action, App, Details, Mode};
+use super::refresh::Wake;
 use super::Scope;
 use crate::cli::error::{self, CliError, ErrorKind};
 use crate::cli::ui::Ui;
@@ -36,6 +37,8 @@ pub enum Msg {
     Done(String, bool),
     /// Teardown's question about a box (`repo\0name`), and what it assessed.
     Ask(String, String, Box<crate::teardown::Target>),
+    /// The refresher could not read the boxes (said, not retried at once).
+    Trouble(String),
     /// A diff to show.
     Diff(String, Vec<String>),
 }
@@ -94,7 +97,7 @@ pub fn run(scope: Scope, title: String, ui: &mut Ui) -> Result<i32, CliError> {
     app.tmux = crate::session::available();
     let (tx, rx) = std::sync::mpsc::channel::<Msg>();
     let selected = Arc::new(Mutex::new(None::<String>));
-    let (wake_tx, wake_rx) = std::sync::mpsc::channel::<()>();
+    let (wake_tx, wake_rx) = std::sync::mpsc::channel::<Wake>();
     let machine = matches!(scope, Scope::Machine);
     super::refresh::spawn(scope, tx.clone(), wake_rx, selected.clone(), app.tmux);
     let mut screen = Some(Screen::enter().map_err(io_error)?);
@@ -106,6 +109,10 @@ pub fn run(scope: Scope, title: String, ui: &mut Ui) -> Result<i32, CliError> {
             .map_err(io_error)?;
         // Everything the other threads sent since the last frame.
         while let Ok(m) = rx.try_recv() {
+            // An action's end changes boxes: read everything again.
+            if matches!(m, Msg::Done(..)) {
+                let _ = wake_tx.send(Wake::Full);
+            }
             take(&mut app, m, &mut pending);
         }
         if !event::poll(Duration::from_millis(100)).map_err(io_error)? {
@@ -123,13 +130,13 @@ pub fn run(scope: Scope, title: String, ui: &mut Ui) -> Result<i32, CliError> {
             *selected
                 .lock()
                 .expect("the selection lock is never poisoned") = app.selected.clone();
-            let _ = wake_tx.send(());
+            let _ = wake_tx.send(Wake::Details);
         }
         match action {
             Action::None => {}
             Action::Quit => break,
             Action::Refresh => {
-                let _ = wake_tx.send(());
+                let _ = wake_tx.send(Wake::Full);
             }
             Action::Attach(row) => {
                 drop(screen.take());
@@ -137,7 +144,7 @@ pub fn run(scope: Scope, title: String, ui: &mut Ui) -> Result<i32, CliError> {
                 screen = Some(Screen::enter().map_err(io_error)?);
                 term.clear().map_err(io_error)?;
                 app.message = Some(said);
-                let _ = wake_tx.send(());
+                let _ = wake_tx.send(Wake::Full);
             }
             Action::Create(name) => {
                 app.busy = Some(format!("creating {name}"));
@@ -182,6 +189,7 @@ fn take(app: &mut App, m: Msg, pending: &mut Option<crate::teardown::Target>) {
             app.busy = None;
             app.message = Some((crate::watch::clean(&text), failed));
         }
+        Msg::Trouble(text) => app.message = Some((crate::watch::clean(&text), true)),
         Msg::Ask(key, question, target) => {
             app.busy = None;
             *pending = Some(*target);

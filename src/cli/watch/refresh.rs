@@ -1,74 +1,201 @@
-//! The refresher thread: a snapshot of the rows at least every [`TICK`] (commits and
-//! exits do not touch the status channel), at once when woken (a key asked, the
-//! selection moved), and the selected box's details (its screen, uncommitted changes
-//! and recent commits: read for that box alone).
+//! The refresher thread: what the screen shows, kept current without reading every
+//! box all the time.
 //!
-//! A full snapshot reads what `list` reads, through the same cache: boxes whose files
-//! did not change are not read again.
+//! - A full snapshot ([`super::snapshot`]: what `list` reads, through the same cache,
+//!   so boxes whose files did not change are not read again) at least every [`TICK`]:
+//!   commits and exits do not touch the status channel.
+//! - Between them, the status channel's changes from the kernel
+//!   ([`crate::watch::changes`]): only the boxes whose status or session files moved
+//!   have their agent re-read, each at most once per [`DEBOUNCE`].
+//! - The selected box's details (its screen, uncommitted changes, recent commits),
+//!   for that box alone, after every full snapshot and when the selection moves.
 
-use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
+use std::collections::HashMap;
+use std::sync::mpsc::{Receiver, Sender, TryRecvError};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use super::app::Details;
+use super::app::{key_of, Details};
 use super::live::{open, Msg};
 use super::Scope;
+use crate::state::Layout;
+use crate::watch::changes::{Changes, Debounce};
 use crate::watch::Row;
 
-/// The longest a change may wait to show.
+/// The longest a commit or an exit may wait to show.
 pub const TICK: Duration = Duration::from_millis(1500);
+
+/// A box's status is re-read at most this often, however fast it writes.
+pub const DEBOUNCE: Duration = Duration::from_millis(250);
+
+/// How often the thread looks for the screen's requests while it waits.
+const POLL: Duration = Duration::from_millis(50);
 
 /// How many of a box's screen lines the pane can show, at most.
 const SCREEN_LINES: usize = 60;
+
+/// What the screen asks of the refresher.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Wake {
+    /// The selection moved: its details, now.
+    Details,
+    /// Everything, now (`r`, after an action).
+    Full,
+}
 
 /// Start the refresher; it ends when the screen's receiver is gone.
 pub fn spawn(
     scope: Scope,
     tx: Sender<Msg>,
-    wake: Receiver<()>,
+    wake: Receiver<Wake>,
     selected: Arc<Mutex<Option<String>>>,
     tmux: bool,
 ) {
-    std::thread::spawn(move || loop {
-        let rows = match super::snapshot(&scope) {
+    std::thread::spawn(move || {
+        let mut r = Refresher {
+            scope,
+            tx,
+            selected,
+            tmux,
+            changes: Changes::new(),
+            debounce: Debounce::new(DEBOUNCE),
+            rows: Vec::new(),
+            layouts: HashMap::new(),
+        };
+        let mut full_at = Instant::now();
+        let mut details = true;
+        loop {
+            if Instant::now() >= full_at {
+                if !r.full() {
+                    return;
+                }
+                full_at = Instant::now() + TICK;
+                details = true;
+            }
+            if details {
+                if !r.details() {
+                    return;
+                }
+                details = false;
+            }
+            let now = Instant::now();
+            let limit = r
+                .debounce
+                .next_in(now)
+                .unwrap_or(TICK)
+                .min(full_at.saturating_duration_since(now))
+                .min(POLL);
+            let changed = match r.changes.as_mut() {
+                Some(c) => c.wait(limit),
+                None => {
+                    std::thread::sleep(limit);
+                    Vec::new()
+                }
+            };
+            loop {
+                match wake.try_recv() {
+                    Ok(Wake::Details) => details = true,
+                    Ok(Wake::Full) => full_at = Instant::now(),
+                    Err(TryRecvError::Empty) => break,
+                    Err(TryRecvError::Disconnected) => return,
+                }
+            }
+            let ready = r.debounce.changed(changed, Instant::now());
+            if !ready.is_empty() {
+                match r.agents(&ready) {
+                    None => return,
+                    Some(selected_changed) => details |= selected_changed,
+                }
+            }
+        }
+    });
+}
+
+struct Refresher {
+    scope: Scope,
+    tx: Sender<Msg>,
+    selected: Arc<Mutex<Option<String>>>,
+    tmux: bool,
+    changes: Option<Changes>,
+    debounce: Debounce,
+    rows: Vec<Row>,
+    /// Each repository's layout, by its path.
+    layouts: HashMap<String, Layout>,
+}
+
+impl Refresher {
+    fn layout(&mut self, repo: &str) -> Option<Layout> {
+        if !self.layouts.contains_key(repo) {
+            let (_, layout) = open(repo).ok()?;
+            self.layouts.insert(repo.to_string(), layout);
+        }
+        self.layouts.get(repo).cloned()
+    }
+
+    /// A full snapshot; false once the screen is gone.
+    fn full(&mut self) -> bool {
+        self.rows = match super::snapshot(&self.scope) {
             Ok(r) => r,
             Err(e) => {
-                let _ = tx.send(Msg::Done(super::actions::line(&e), true));
+                let _ = self.tx.send(Msg::Trouble(super::actions::line(&e)));
                 Vec::new()
             }
         };
-        let key = selected
-            .lock()
-            .expect("the selection lock is never poisoned")
-            .clone();
+        if self.changes.is_some() {
+            let boxes: Vec<(String, String, String)> = self
+                .rows
+                .iter()
+                .map(|r| (r.repo.clone(), r.name.clone(), key_of(r)))
+                .collect();
+            for (repo, name, key) in boxes {
+                let (Some(layout), Ok(leaf)) =
+                    (self.layout(&repo), crate::names::Leaf::parse(&name))
+                else {
+                    continue;
+                };
+                let c = self.changes.as_mut().expect("checked above");
+                c.watch(&layout.status_dir(&leaf), &key);
+                c.watch(&layout.box_state(&leaf), &key);
+            }
+        }
+        self.tx.send(Msg::Rows(self.rows.clone())).is_ok()
+    }
+
+    /// Re-read the agents of the boxes `keys` names; whether the selected one was
+    /// among them (`None` once the screen is gone).
+    fn agents(&mut self, keys: &[String]) -> Option<bool> {
+        let mut rows = std::mem::take(&mut self.rows);
+        for row in rows.iter_mut().filter(|r| keys.contains(&key_of(r))) {
+            if let Some(layout) = self.layout(&row.repo) {
+                super::gather::agent(row, &layout);
+            }
+        }
+        crate::watch::sort(&mut rows);
+        self.rows = rows;
+        self.tx.send(Msg::Rows(self.rows.clone())).ok()?;
+        let selected = self.selected.lock().expect("never poisoned").clone();
+        Some(selected.is_some_and(|s| keys.contains(&s)))
+    }
+
+    /// The selected box's details; false once the screen is gone.
+    fn details(&mut self) -> bool {
+        let key = self.selected.lock().expect("never poisoned").clone();
         let row = key
             .as_ref()
-            .and_then(|k| rows.iter().find(|r| &super::app::key_of(r) == k))
-            .or(rows.first())
-            .cloned();
-        if tx.send(Msg::Rows(rows)).is_err() {
-            return;
+            .and_then(|k| self.rows.iter().find(|r| &key_of(r) == k))
+            .or(self.rows.first());
+        match row {
+            Some(row) => self.tx.send(Msg::Details(details(row, self.tmux))).is_ok(),
+            None => true,
         }
-        if let Some(row) = row {
-            if tx.send(Msg::Details(details(&row, tmux))).is_err() {
-                return;
-            }
-        }
-        match wake.recv_timeout(TICK) {
-            Ok(()) | Err(RecvTimeoutError::Timeout) => {
-                // Several wakes at once are one refresh.
-                while wake.try_recv().is_ok() {}
-            }
-            Err(RecvTimeoutError::Disconnected) => return,
-        }
-    });
+    }
 }
 
 /// What the pane shows of `row`: its screen (from treebox's tmux server), and what it
 /// changed since its base, committed and not.
 pub fn details(row: &Row, tmux: bool) -> Details {
     let mut d = Details {
-        key: super::app::key_of(row),
+        key: key_of(row),
         ..Details::default()
     };
     let Ok((repo, layout)) = open(&row.repo) else {
