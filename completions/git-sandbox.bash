@@ -519,7 +519,7 @@ _git__sandbox() {
             return 0
             ;;
         git__sandbox__subcmd__watch)
-            opts="-q -v -h -V --once --json --quiet --verbose --color --help --version"
+            opts="-q -v -h -V --once --json --no-notify --quiet --verbose --color --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

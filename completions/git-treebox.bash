@@ -926,7 +926,7 @@ _git__treebox() {
             return 0
             ;;
         git__treebox__subcmd__watch)
-            opts="-q -v -h -V --once --json --quiet --verbose --color --help --version"
+            opts="-q -v -h -V --once --json --no-notify --quiet --verbose --color --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -126,6 +126,7 @@ always\t''
 never\t''"
 complete -c git-treebox -n "__fish_git_treebox_using_subcommand watch" -l once -d 'Print one snapshot and exit (instead of the live screen): the screen as text (80×24), or with --json the rows as data'
 complete -c git-treebox -n "__fish_git_treebox_using_subcommand watch" -l json -d 'With --once: print the snapshot as JSON (see docs/schema/watch.schema.json)'
+complete -c git-treebox -n "__fish_git_treebox_using_subcommand watch" -l no-notify -d 'No bell and no desktop notifications (config: `"notify": false`)'
 complete -c git-treebox -n "__fish_git_treebox_using_subcommand watch" -s q -l quiet -d 'Less output on stderr (warnings and errors only)'
 complete -c git-treebox -n "__fish_git_treebox_using_subcommand watch" -s v -l verbose -d 'More output on stderr (per-stage timings even off a terminal)'
 complete -c git-treebox -n "__fish_git_treebox_using_subcommand watch" -s h -l help -d 'Print help'

@@ -95,6 +95,8 @@ pub struct UserConfig {
     /// The resource limits of new container boxes, as the user set them (the rest are
     /// defaults: [`UserConfig::limits`]).
     pub limits: LimitsConfig,
+    /// Whether `watch` rings the bell and posts desktop notifications (default: on).
+    pub notify: Option<bool>,
 }
 
 /// `"limits"`: each one the user set (0 switches that limit off).
@@ -135,6 +137,7 @@ const USER_KEYS: &[(&str, Kind)] = &[
     ("forwardTokens", Kind::StrList),
     ("warm", Kind::Enum(&["auto", "copy", "off"])),
     ("limits", Kind::Object),
+    ("notify", Kind::Bool),
 ];
 
 #[derive(Debug, Clone, Copy)]
@@ -295,6 +298,7 @@ impl UserConfig {
             harnesses: BTreeMap::new(),
             template: s("template"),
             firewall: b("firewall"),
+            notify: b("notify"),
             env_file: s("envFile"),
             forward_tokens: Vec::new(),
             warm: s("warm").and_then(|w| w.parse().ok()),

@@ -20,6 +20,7 @@
 
 pub mod changes;
 pub mod diffsize;
+pub mod notify;
 pub mod screen;
 
 use crate::runner::oci::{AgentStatus, Reported};

@@ -8,8 +8,8 @@ use crate::git::Repo;
 use crate::state::{layout, Layout};
 
 pub fn run(args: WatchArgs, ui: &mut Ui) -> Result<i32, CliError> {
-    let _cfg = crate::cli::load_config()?;
-    crate::cli::watch::watch(Scope::Machine, args, ui)
+    let cfg = crate::cli::load_config()?;
+    crate::cli::watch::watch(Scope::Machine, args, &cfg, ui)
 }
 
 /// Every repository on this machine that has a state dir and still exists, with its

@@ -82,7 +82,7 @@ pub fn open(repo: &str) -> Result<(Repo, Layout), CliError> {
 }
 
 /// Run the live screen until `q`.
-pub fn run(scope: Scope, title: String, ui: &mut Ui) -> Result<i32, CliError> {
+pub fn run(scope: Scope, title: String, ui: &mut Ui, notify: bool) -> Result<i32, CliError> {
     if !ui.stdout_is_tty() || !ui.stdin_is_tty() {
         return Err(CliError::new(
             ErrorKind::Usage,
@@ -103,6 +103,7 @@ pub fn run(scope: Scope, title: String, ui: &mut Ui) -> Result<i32, CliError> {
     let mut screen = Some(Screen::enter().map_err(io_error)?);
     let mut term = Terminal::new(CrosstermBackend::new(std::io::stdout())).map_err(io_error)?;
     let mut pending: Option<crate::teardown::Target> = None;
+    let mut bell = super::bell::Bell::new(notify);
     loop {
         app.now = crate::state::record::now() as i64;
         term.draw(|f| super::view::draw(f, &app))
@@ -112,6 +113,9 @@ pub fn run(scope: Scope, title: String, ui: &mut Ui) -> Result<i32, CliError> {
             // An action's end changes boxes: read everything again.
             if matches!(m, Msg::Done(..)) {
                 let _ = wake_tx.send(Wake::Full);
+            }
+            if let Msg::Rows(rows) = &m {
+                bell.ring(&app.rows, rows);
             }
             take(&mut app, m, &mut pending);
         }

@@ -8,6 +8,7 @@
 
 pub mod actions;
 pub mod app;
+pub mod bell;
 pub mod gather;
 pub mod json;
 pub mod live;
@@ -30,6 +31,9 @@ pub struct WatchArgs {
     /// With --once: print the snapshot as JSON (see docs/schema/watch.schema.json).
     #[arg(long)]
     pub json: bool,
+    /// No bell and no desktop notifications (config: `"notify": false`).
+    #[arg(long)]
+    pub no_notify: bool,
 }
 
 /// Where the rows come from: this repository, or every repository on the machine.
@@ -56,9 +60,9 @@ pub fn snapshot(scope: &Scope) -> Result<Vec<Row>, CliError> {
 
 /// `git treebox watch`.
 pub fn run(args: WatchArgs, ui: &mut Ui) -> Result<i32, CliError> {
-    let _cfg = super::load_config()?;
+    let cfg = super::load_config()?;
     let (repo, layout) = super::here()?;
-    watch(Scope::Repo(repo, layout), args, ui)
+    watch(Scope::Repo(repo, layout), args, &cfg, ui)
 }
 
 /// The title line of the screen.
@@ -70,7 +74,12 @@ fn title_of(scope: &Scope) -> String {
 }
 
 /// The dashboard over `scope`.
-pub fn watch(scope: Scope, args: WatchArgs, ui: &mut Ui) -> Result<i32, CliError> {
+pub fn watch(
+    scope: Scope,
+    args: WatchArgs,
+    cfg: &crate::config::UserConfig,
+    ui: &mut Ui,
+) -> Result<i32, CliError> {
     if args.json && !args.once {
         let bin = match scope {
             Scope::Repo(..) => "git treebox",
@@ -84,7 +93,8 @@ pub fn watch(scope: Scope, args: WatchArgs, ui: &mut Ui) -> Result<i32, CliError
     }
     if !args.once {
         let title = title_of(&scope);
-        return live::run(scope, title, ui);
+        let notify = !args.no_notify && cfg.notify != Some(false);
+        return live::run(scope, title, ui, notify);
     }
     let rows = snapshot(&scope)?;
     if args.json {
