@@ -41,7 +41,7 @@ const SESSION_START: &str = r#"s= p=; for a in "$@"; do [ "$p" = --settings ] &&
 "#;
 
 /// `script`, a fake claude, reporting its start as the real one does.
-fn claude_like(script: &str) -> String {
+pub(crate) fn claude_like(script: &str) -> String {
     let (shebang, rest) = script.split_once('\n').unwrap();
     format!("{shebang}\n{SESSION_START}{rest}")
 }

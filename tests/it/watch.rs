@@ -79,3 +79,291 @@ fn watch_json_without_once_is_a_usage_error() {
     r.code(2);
     assert!(r.stderr.contains("--once"), "{}", r.stderr);
 }
+
+// ---------------------------------------------------------------------------------
+// The live screen, in a real tmux pane.
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use crate::env::{write_exec, TREEBOX};
+
+/// An agent that stays up and prints what a hostile one might: a title (OSC 0 and 2),
+/// colours, a C1 CSI, a bell. It stops when `$HOME/stop-<box>` exists.
+const HOSTILE_AGENT: &str = r#"#!/bin/sh
+printf '\033]0;PWNED-TITLE\007\033]2;PWNED-TWO\007'
+printf '\033[41;33mRED ALERT\033[0m \302\233\063\061m c1 csi\n'
+printf 'agent %s ready\n' "$TREEBOX_BOX"
+while [ ! -f "$HOME/stop-$TREEBOX_BOX" ]; do sleep 0.05; done
+"#;
+
+/// The user's terminal: a tmux server of the test's own (80×24, no config) whose one
+/// pane runs the dashboard. Killed on drop with treebox's own server, so nothing is
+/// left behind (the agents end with their sessions).
+struct Pane {
+    socket: PathBuf,
+    treebox_socket: PathBuf,
+    exit: PathBuf,
+}
+
+impl Pane {
+    fn start(env: &TestEnv, args: &str) -> Pane {
+        let socket = env.root().join("outer.sock");
+        let exit = env.root().join("watch.exit");
+        let script = env.root().join("watch.sh");
+        write_exec(
+            &script,
+            &format!(
+                "#!/bin/sh\n{TREEBOX} watch {args}\necho $? > {}\nexec sleep 120\n",
+                exit.display()
+            ),
+        );
+        let out = env
+            .command("tmux", &env.repo)
+            .arg("-S")
+            .arg(&socket)
+            .args([
+                "-f",
+                "/dev/null",
+                "new-session",
+                "-d",
+                "-x",
+                "80",
+                "-y",
+                "24",
+            ])
+            .arg(&script)
+            .output()
+            .expect("tmux");
+        assert!(out.status.success(), "{out:?}");
+        let pane = Pane {
+            socket,
+            treebox_socket: env.state_dir().join("treebox/tmux.sock"),
+            exit,
+        };
+        pane.wait_for("the dashboard", |s| s.contains("git treebox watch"));
+        pane
+    }
+
+    fn tmux(&self, args: &[&str]) -> String {
+        let out = Command::new("tmux")
+            .arg("-S")
+            .arg(&self.socket)
+            .args(args)
+            .env_remove("TMUX")
+            .output()
+            .expect("tmux");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    fn screen(&self) -> String {
+        self.tmux(&["capture-pane", "-p"])
+    }
+
+    fn keys(&self, keys: &[&str]) {
+        let mut args = vec!["send-keys"];
+        args.extend(keys);
+        self.tmux(&args);
+    }
+
+    /// Wait (at most 20 s) until the screen shows what `done` wants; the screen then.
+    #[track_caller]
+    fn wait_for(&self, what: &str, done: impl Fn(&str) -> bool) -> String {
+        let since = Instant::now();
+        loop {
+            let s = self.screen();
+            if done(&s) {
+                return s;
+            }
+            assert!(
+                since.elapsed() < Duration::from_secs(20),
+                "gave up waiting for {what}; the screen:\n{s}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    fn exit_code(&self) -> Option<i32> {
+        std::fs::read_to_string(&self.exit)
+            .ok()
+            .and_then(|t| t.trim().parse().ok())
+    }
+}
+
+impl Drop for Pane {
+    fn drop(&mut self) {
+        for s in [&self.socket, &self.treebox_socket] {
+            if s.exists() {
+                let _ = Command::new("tmux")
+                    .arg("-S")
+                    .arg(s)
+                    .arg("kill-server")
+                    .env_remove("TMUX")
+                    .output();
+            }
+        }
+    }
+}
+
+/// A test world whose `claude` is the hostile staying agent.
+fn with_agent() -> TestEnv {
+    let env = TestEnv::new();
+    let agent = env.root().join("agent.sh");
+    write_exec(&agent, &crate::sessions::claude_like(HOSTILE_AGENT));
+    env.write_config(&format!(
+        r#"{{"harnesses": {{"claude": {{"program": "{}"}}}}}}"#,
+        agent.display()
+    ));
+    env
+}
+
+/// The row of box `name` on the screen.
+fn row_of<'a>(screen: &'a str, name: &str) -> Option<&'a str> {
+    screen.lines().find(|l| {
+        l.get(3..)
+            .is_some_and(|r| r.starts_with(&format!("{name} ")))
+    })
+}
+
+#[test]
+fn watch_shows_boxes_and_a_status_change_within_two_seconds_and_q_exits_0() {
+    let env = with_agent();
+    env.treebox(&["create", "-d", "--no-fetch", "alpha"]).ok();
+    env.treebox(&["create", "--no-launch", "--no-fetch", "beta"])
+        .ok();
+    let pane = Pane::start(&env, "");
+    let s = pane.wait_for("both boxes", |s| {
+        row_of(s, "alpha").is_some_and(|r| r.contains("idle")) && row_of(s, "beta").is_some()
+    });
+    assert!(s.contains("2 boxes"), "{s}");
+    // The selected box's screen, read from treebox's tmux server.
+    pane.wait_for("alpha's screen in the pane", |s| {
+        s.contains("agent alpha ready")
+    });
+    // A status change shows within two seconds.
+    let since = Instant::now();
+    report(&env, "beta", "waiting");
+    let s = pane.wait_for("beta waiting", |s| {
+        row_of(s, "beta").is_some_and(|r| r.contains("waiting"))
+    });
+    assert!(
+        since.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        since.elapsed()
+    );
+    // Waiting boxes come first, marked for the eye without colour.
+    let first = s.lines().nth(2).unwrap();
+    assert!(first.starts_with(">?") || first.starts_with(" ?"), "{s}");
+    assert!(first.contains("beta"), "{s}");
+    pane.keys(&["q"]);
+    let since = Instant::now();
+    while pane.exit_code().is_none() && since.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(pane.exit_code(), Some(0));
+    std::fs::write(env.home.join("stop-alpha"), "").unwrap();
+}
+
+#[test]
+fn enter_attaches_to_the_box_and_detaching_returns_to_the_dashboard() {
+    let env = with_agent();
+    env.treebox(&["create", "-d", "--no-fetch", "solo"]).ok();
+    let pane = Pane::start(&env, "--no-notify");
+    pane.wait_for("the box", |s| row_of(s, "solo").is_some());
+    pane.keys(&["Enter"]);
+    // The agent's own screen, through treebox's session: the dashboard is gone.
+    pane.wait_for("the agent's session", |s| {
+        s.contains("agent solo ready") && !s.contains("git treebox watch")
+    });
+    let clients = Command::new("tmux")
+        .arg("-S")
+        .arg(&pane.treebox_socket)
+        .args(["list-clients", "-F", "#{session_name}"])
+        .output()
+        .unwrap();
+    let clients = String::from_utf8_lossy(&clients.stdout);
+    assert!(clients.trim().ends_with("/solo"), "{clients}");
+    // treebox's server has tmux's default prefix here (no tmux.conf): detach.
+    pane.keys(&["C-b", "d"]);
+    let s = pane.wait_for("the dashboard again", |s| s.contains("git treebox watch"));
+    pane.wait_for("its word", |s| {
+        s.contains("back from `solo`; its agent runs on")
+    });
+    assert!(row_of(&s, "solo").is_some(), "{s}");
+    assert_eq!(
+        crate::env::named(
+            &env.treebox(&["list", "--json"]).ok().json(),
+            "boxes",
+            "solo"
+        )["session"],
+        "live"
+    );
+    pane.keys(&["q"]);
+    std::fs::write(env.home.join("stop-solo"), "").unwrap();
+}
+
+#[test]
+fn x_refuses_a_dirty_box_as_teardown_does() {
+    let env = with_agent();
+    env.treebox(&["create", "--no-launch", "--no-fetch", "messy"])
+        .ok();
+    std::fs::write(env.box_path("messy").join("scratch.txt"), "wip\n").unwrap();
+    let cli = env.treebox(&["teardown", "messy"]);
+    cli.code(5);
+    let said = "box `messy` has uncommitted changes";
+    assert!(cli.stderr.contains(said), "{}", cli.stderr);
+    let pane = Pane::start(&env, "--no-notify");
+    pane.wait_for("the box", |s| row_of(s, "messy").is_some());
+    pane.keys(&["x"]);
+    let s = pane.wait_for("the refusal", |s| s.contains("refused (exit 5)"));
+    assert!(s.replace('\n', "").contains(said), "{s}");
+    assert!(s.contains("teardown --force messy"), "{s}");
+    assert!(env.box_path("messy").join("scratch.txt").exists());
+    // A clean box is asked about, and `n` keeps it.
+    std::fs::remove_file(env.box_path("messy").join("scratch.txt")).unwrap();
+    pane.keys(&["x"]);
+    pane.wait_for("the question", |s| {
+        s.contains("Remove box `messy`") && s.contains("[y/N]")
+    });
+    pane.keys(&["n"]);
+    pane.wait_for("nothing removed", |s| s.contains("nothing removed"));
+    assert!(env.box_path("messy").exists());
+    pane.keys(&["x"]);
+    pane.wait_for("the question", |s| s.contains("[y/N]"));
+    pane.keys(&["y"]);
+    pane.wait_for("the removal", |s| s.contains("removed box `messy`"));
+    assert!(!env.box_path("messy").exists());
+    pane.keys(&["q"]);
+}
+
+#[test]
+fn a_hostile_branch_or_screen_cannot_retitle_or_recolour_the_terminal() {
+    let env = with_agent();
+    env.treebox(&["create", "-d", "--no-fetch", "evil"]).ok();
+    // git forbids ESC in names, not C1 controls or bidi overrides.
+    let hostile = "evil\u{9b}41m\u{202e}gnp.exe\u{2066}x";
+    env.git(&env.box_path("evil"), &["branch", "-m", hostile]);
+    let pane = Pane::start(&env, "--no-notify");
+    let title_before = pane.tmux(&["display-message", "-p", "#{pane_title}"]);
+    let s = pane.wait_for("the box and its screen", |s| {
+        row_of(s, "evil").is_some() && s.contains("agent evil ready")
+    });
+    // Shown escaped, never as controls.
+    assert!(s.contains("evil\\u{9b}41m\\u{202e}"), "{s}");
+    assert!(s.contains("RED ALERT"), "{s}");
+    assert!(!s.contains('\u{9b}') && !s.contains('\u{202e}'), "{s}");
+    // Several refreshes later, the terminal's title is still its own, and nothing the
+    // box printed coloured it: the only colours are the dashboard's.
+    std::thread::sleep(Duration::from_millis(3200));
+    let title = pane.tmux(&["display-message", "-p", "#{pane_title}"]);
+    assert_eq!(title, title_before);
+    assert!(!title.contains("PWNED"), "{title}");
+    let styled = pane.tmux(&["capture-pane", "-p", "-e"]);
+    assert!(
+        !styled.contains("\u{1b}[41") && !styled.contains(";41m") && !styled.contains(";41;"),
+        "{styled:?}"
+    );
+    assert!(!styled.contains("PWNED"), "{styled:?}");
+    pane.keys(&["q"]);
+    std::fs::write(env.home.join("stop-evil"), "").unwrap();
+}

@@ -187,9 +187,15 @@ pub fn draw(f: &mut Frame, app: &App) {
     let table_h = (visible.len() as u16 + 1).clamp(2, (area.height.saturating_sub(3)) / 2 + 1);
     // A long message (an error and its hint) takes two lines rather than being cut.
     let (footer, style) = footer(app);
-    let foot_h = (footer.chars().count() as u16 + 20)
-        .div_ceil(area.width.max(1))
-        .clamp(1, 3);
+    let len = footer.chars().count() as u16;
+    let foot_h = if len <= area.width {
+        1
+    } else {
+        // Word wrapping leaves lines short: room for it.
+        (len + area.width / 4)
+            .div_ceil(area.width.max(1))
+            .clamp(2, 3)
+    };
     let [top, table, pane, foot] = Layout::vertical([
         Constraint::Length(1),
         Constraint::Length(table_h),
@@ -395,10 +401,9 @@ fn footer(app: &App) -> (String, Style) {
                     "↑↓ move  ⏎ attach  tab next  n new  d diff  x remove  / filter  ? keys  q quit"
                         .to_string();
                 if app.in_tmux {
-                    keys = format!(
-                        "⏎ attach (detach: prefix d)  {}",
-                        &keys["↑↓ move  ⏎ attach  ".len()..]
-                    );
+                    // Inside the user's own tmux: which key comes back from a box.
+                    keys = "⏎ attach (prefix d: back)  tab next n new  d diff  x rm  / filter ? keys  q quit"
+                        .to_string();
                 }
                 (keys, Style::default())
             }
