@@ -545,9 +545,9 @@ mod tests {
     fn app(color: bool) -> App {
         let mut work = row("fix--login", Agent::Idle, 300);
         work.size = Some(Size {
-            commits: 3,
-            additions: 120,
-            deletions: 8,
+            commits: 1,
+            additions: 41,
+            deletions: 3,
         });
         let mut exited = row("bump-deps", Agent::Exited(1), 0);
         exited.since = None;
@@ -563,12 +563,18 @@ mod tests {
         placeholder.since = None;
         placeholder.branch = Some("treebox/brave-otter".into());
         placeholder.placeholder = true;
+        let mut pagination = row("add-pagination", Agent::Waiting, 20);
+        pagination.size = Some(Size {
+            commits: 2,
+            additions: 120,
+            deletions: 8,
+        });
         let mut rows = vec![
             work,
             exited,
             hostile,
             docker,
-            row("add-pagination", Agent::Waiting, 20),
+            pagination,
             landed,
             placeholder,
         ];
