@@ -256,7 +256,7 @@ fn enter(row: &Row, ui: &mut Ui, machine: bool) -> Result<i32, CliError> {
     let cli = crate::cli::TreeboxCli::try_parse_from(["git-treebox", "enter", &row.name])
         .map_err(|e| CliError::new(ErrorKind::Usage, e.to_string()))?;
     let crate::cli::TreeboxCommand::Enter(args) = cli.command else {
-        unreachable!("parsed as enter");
+        return Err(CliError::new(ErrorKind::Runtime, "not an enter command"));
     };
     crate::cli::enter::run(args, ui)
 }

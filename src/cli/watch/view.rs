@@ -214,7 +214,7 @@ pub fn draw(f: &mut Frame, app: &App) {
         foot,
     );
     if app.mode == Mode::Help {
-        draw_help(f, area, app);
+        draw_help(f, area);
     }
 }
 
@@ -433,8 +433,7 @@ pub const KEYS: [(&str, &str); 12] = [
     ("", "land: not yet (no `git treebox land`)"),
 ];
 
-fn draw_help(f: &mut Frame, area: Rect, app: &App) {
-    let _ = app;
+fn draw_help(f: &mut Frame, area: Rect) {
     let h = (KEYS.len() as u16 + 2).min(area.height);
     let w = area.width.min(76);
     let r = Rect {
