@@ -74,6 +74,18 @@ struct Kept {
 /// a box with no work of its own), in the boxes' order. Answers are kept by [`Key`];
 /// only boxes whose commits moved are asked again, on the machine's cores.
 pub fn landed_all(entries: &[BoxEntry], repo: &Repo, layout: &Layout) -> Vec<Option<bool>> {
+    let tips: Vec<Option<Oid>> = entries.iter().map(|e| tip_of(e, repo)).collect();
+    landed_all_at(entries, &tips, repo, layout)
+}
+
+/// [`landed_all`], with each box's tip already read ([`tip_of`], in the boxes' order):
+/// `watch` reads the tips once for this and its diff sizes.
+pub fn landed_all_at(
+    entries: &[BoxEntry],
+    tips: &[Option<Oid>],
+    repo: &Repo,
+    layout: &Layout,
+) -> Vec<Option<bool>> {
     let path = layout.landed_cache_path();
     let kept: HashMap<Key, bool> =
         list_cache::load::<Kept>(&path, &layout.box_root, &repo.common_dir)
@@ -84,9 +96,10 @@ pub fn landed_all(entries: &[BoxEntry], repo: &Repo, layout: &Layout) -> Vec<Opt
     let mut by_base: HashMap<&str, Vec<landed::Target>> = HashMap::new();
     let keys: Vec<Option<(Key, Oid)>> = entries
         .iter()
-        .map(|e| {
+        .zip(tips)
+        .map(|(e, tip)| {
             let r = e.record.as_ref().filter(|r| !r.base.is_empty())?;
-            let tip = tip_of(e, repo)?;
+            let tip = (*tip)?;
             let targets = by_base
                 .entry(r.base.as_str())
                 .or_insert_with(|| landed::targets_for_base(&repo.git, &r.base));

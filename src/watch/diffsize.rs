@@ -21,7 +21,7 @@ use super::Size;
 use crate::boxes::BoxEntry;
 use crate::git::landed;
 use crate::git::Repo;
-use crate::land::landed::{start_of, tip_of};
+use crate::land::landed::start_of;
 use crate::land::BoxGit;
 use crate::state::{list_cache, Layout};
 
@@ -51,7 +51,13 @@ pub struct Work {
 /// Each box's committed work (`None`: no record, no tip, no base, or unreadable), in
 /// the boxes' order. Kept answers are reused; only boxes whose tip or base moved are
 /// read again, on the machine's cores.
-pub fn work_all(entries: &[BoxEntry], repo: &Repo, layout: &Layout) -> Vec<Option<Work>> {
+/// `tips` are the boxes' tips ([`crate::land::landed::tip_of`]), in their order.
+pub fn work_all(
+    entries: &[BoxEntry],
+    tips: &[Option<Oid>],
+    repo: &Repo,
+    layout: &Layout,
+) -> Vec<Option<Work>> {
     let path = layout.watch_cache_path();
     let kept: HashMap<Key, (Size, String)> =
         list_cache::load::<Kept>(&path, &layout.box_root, &repo.common_dir)
@@ -61,9 +67,10 @@ pub fn work_all(entries: &[BoxEntry], repo: &Repo, layout: &Layout) -> Vec<Optio
     let mut bases: HashMap<&str, Option<Oid>> = HashMap::new();
     let keys: Vec<Option<(Key, Oid, Oid)>> = entries
         .iter()
-        .map(|e| {
+        .zip(tips)
+        .map(|(e, tip)| {
             let r = e.record.as_ref()?;
-            let tip = tip_of(e, repo)?;
+            let tip = (*tip)?;
             let base = bases
                 .entry(r.base.as_str())
                 .or_insert_with(|| {

@@ -17,8 +17,13 @@ pub fn rows(repo: &Repo, layout: &Layout) -> (Vec<Row>, Vec<BoxEntry>) {
     let mut rows: Vec<Row> =
         boxes::par::map(&listed, || (), |(), (e, f)| row(e, f, layout, &repo_path));
     let entries: Vec<BoxEntry> = listed.into_iter().map(|(e, _)| e).collect();
-    let landed = crate::land::landed::landed_all(&entries, repo, layout);
-    let work = crate::watch::diffsize::work_all(&entries, repo, layout);
+    // Each tip read once, for the landed answers and the diff sizes alike.
+    let tips: Vec<_> = entries
+        .iter()
+        .map(|e| crate::land::landed::tip_of(e, repo))
+        .collect();
+    let landed = crate::land::landed::landed_all_at(&entries, &tips, repo, layout);
+    let work = crate::watch::diffsize::work_all(&entries, &tips, repo, layout);
     for ((r, l), w) in rows.iter_mut().zip(landed).zip(work) {
         if r.state == "ok" && l == Some(true) {
             r.state = "landed".into();
