@@ -37,6 +37,9 @@ _git__treebox() {
             git__treebox,help)
                 cmd="git__treebox__subcmd__help"
                 ;;
+            git__treebox,land)
+                cmd="git__treebox__subcmd__land"
+                ;;
             git__treebox,list)
                 cmd="git__treebox__subcmd__list"
                 ;;
@@ -99,6 +102,9 @@ _git__treebox() {
                 ;;
             git__treebox__subcmd__help,help)
                 cmd="git__treebox__subcmd__help__subcmd__help"
+                ;;
+            git__treebox__subcmd__help,land)
+                cmd="git__treebox__subcmd__help__subcmd__land"
                 ;;
             git__treebox__subcmd__help,list)
                 cmd="git__treebox__subcmd__help__subcmd__list"
@@ -164,7 +170,7 @@ _git__treebox() {
 
     case "${cmd}" in
         git__treebox)
-            opts="-q -v -h -V --quiet --verbose --color --help --version create enter list ls diff teardown rm doctor template completions claude-worktree version help"
+            opts="-q -v -h -V --quiet --verbose --color --help --version create enter list ls diff land teardown rm doctor template completions claude-worktree version help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -458,7 +464,7 @@ _git__treebox() {
             return 0
             ;;
         git__treebox__subcmd__help)
-            opts="create enter list diff teardown doctor template completions claude-worktree version help"
+            opts="create enter list diff land teardown doctor template completions claude-worktree version help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -611,6 +617,20 @@ _git__treebox() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        git__treebox__subcmd__help__subcmd__land)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         git__treebox__subcmd__help__subcmd__list)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -702,6 +722,24 @@ _git__treebox() {
                 return 0
             fi
             case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__treebox__subcmd__land)
+            opts="-q -v -h -V --squash --rebase --merge --push --pr --remove --json --quiet --verbose --color --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;

@@ -11,6 +11,8 @@ pub mod doctor;
 pub mod enter;
 pub mod error;
 pub mod json;
+pub mod land;
+mod land_pr;
 pub mod list;
 pub mod sandbox;
 pub mod teardown;
@@ -76,6 +78,9 @@ pub enum TreeboxCommand {
     List(list::ListArgs),
     /// Show what a box changed since its base: its commits and uncommitted work.
     Diff(diff::DiffArgs),
+    /// Put a box's work onto its base branch (squash, rebase or merge), or open a pull
+    /// request of it.
+    Land(land::LandArgs),
     /// Remove boxes without losing work by accident.
     #[command(visible_alias = "rm")]
     Teardown(teardown::TeardownArgs),
@@ -111,6 +116,7 @@ pub fn treebox_main() -> i32 {
         TreeboxCommand::Enter(a) => a.json,
         TreeboxCommand::List(a) => a.json,
         TreeboxCommand::Diff(a) => a.json,
+        TreeboxCommand::Land(a) => a.json,
         TreeboxCommand::Teardown(a) => a.json,
         TreeboxCommand::Doctor(a) => a.json,
         TreeboxCommand::Template(t) => t.json(),
@@ -124,6 +130,7 @@ pub fn treebox_main() -> i32 {
         TreeboxCommand::Enter(args) => enter::run(args, &mut ui),
         TreeboxCommand::List(args) => list::run(args, &mut ui),
         TreeboxCommand::Diff(args) => diff::run(args, &mut ui),
+        TreeboxCommand::Land(args) => land::run(args, &mut ui),
         TreeboxCommand::Teardown(args) => teardown::run(args, &mut ui),
         TreeboxCommand::Doctor(args) => doctor::run(args, &mut ui),
         TreeboxCommand::Template(cmd) => template::run(cmd, &mut ui),

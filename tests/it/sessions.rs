@@ -41,19 +41,19 @@ const SESSION_START: &str = r#"s= p=; for a in "$@"; do [ "$p" = --settings ] &&
 "#;
 
 /// `script`, a fake claude, reporting its start as the real one does.
-fn claude_like(script: &str) -> String {
+pub(crate) fn claude_like(script: &str) -> String {
     let (shebang, rest) = script.split_once('\n').unwrap();
     format!("{shebang}\n{SESSION_START}{rest}")
 }
 
 /// The test's own tmux server (treebox's socket in the test's state dir), ended when
 /// the test ends.
-struct Server {
+pub(crate) struct Server {
     socket: PathBuf,
 }
 
 impl Server {
-    fn of(env: &TestEnv) -> Server {
+    pub(crate) fn of(env: &TestEnv) -> Server {
         Server {
             socket: env.state_dir().join("treebox/tmux.sock"),
         }
