@@ -416,6 +416,11 @@ fn commit_tree(
         c = c.arg("-p").arg(p.to_string());
     }
     c = c.args(["-F", "-"]);
+    // `commit-tree` signs only when told (unlike `commit`, it ignores
+    // `commit.gpgSign`): the user's setting decides, `user.signingKey` the key.
+    if signs(dir) {
+        c = c.arg("-S");
+    }
     if let Some(a) = author {
         let when = a.when();
         let off = when.offset_minutes();
@@ -442,6 +447,14 @@ fn commit_tree(
     let out = c.stdin_bytes(message.as_bytes().to_vec()).output()?;
     let id = String::from_utf8_lossy(&out.stdout);
     Ok(Oid::from_str(id.trim())?)
+}
+
+/// Does the user sign their commits (`commit.gpgSign`, as git reads it in `dir`)?
+fn signs(dir: &Path) -> bool {
+    Repository::open(dir)
+        .and_then(|r| r.config())
+        .and_then(|c| c.get_bool("commit.gpgsign"))
+        .unwrap_or(false)
 }
 
 /// Move the base from `base.old` to `new`, and bring the main checkout along when it is

@@ -352,6 +352,26 @@ fn a_sandboxed_worktree_lands_through_its_fetched_back_branch() {
         assert_eq!(doc["tip"], tip.as_str(), "{}", b.engine);
         assert!(env.repo.join("work.txt").exists());
         assert_eq!(log(env, "-1"), "in the box|Test");
+        // More work in the same box, landed by the other strategies: the commit
+        // already squashed in is left out of the rebase; the merge joins both lines.
+        b.commit_inside(
+            "boxed",
+            "echo more > more.txt && git add more.txt && git commit -qm 'more work'",
+        );
+        let doc = env
+            .treebox(&["land", "boxed", "--rebase", "--json"])
+            .ok()
+            .json();
+        assert_eq!(doc["commits"], 1, "{doc}");
+        assert_eq!(log(env, "-2"), "more work|Test\nin the box|Test");
+        let tip = b.commit_inside(
+            "boxed",
+            "echo last > last.txt && git add last.txt && git commit -qm 'last work'",
+        );
+        env.treebox(&["land", "boxed", "--merge"]).ok();
+        let merge = git(env, &env.repo, &["log", "-1", "--format=%P", "main"]);
+        assert!(merge.ends_with(&tip), "{merge} {tip}");
+        assert!(env.repo.join("last.txt").exists());
         env.treebox(&["teardown", "boxed"]).ok();
     });
 }

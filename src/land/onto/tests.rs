@@ -270,3 +270,29 @@ fn a_base_that_moved_meanwhile_fails_cleanly() {
     assert_eq!(fx.rev("main"), theirs);
     assert_eq!(git(&fx.repo_dir, &["status", "--porcelain"]), "");
 }
+
+#[test]
+fn the_users_commit_signing_applies() {
+    let fx = Fx::new();
+    fx.work();
+    let key = fx.root.join("key");
+    let made = std::process::Command::new("ssh-keygen")
+        .args(["-q", "-t", "ed25519", "-N", ""])
+        .arg("-f")
+        .arg(&key)
+        .status();
+    if !made.is_ok_and(|s| s.success()) {
+        eprintln!("note: no ssh-keygen; signing not checked");
+        return;
+    }
+    git(&fx.repo_dir, &["config", "gpg.format", "ssh"]);
+    let public = format!("{}.pub", key.display());
+    git(&fx.repo_dir, &["config", "user.signingkey", &public]);
+    git(&fx.repo_dir, &["config", "commit.gpgsign", "true"]);
+    fx.land(Strategy::Squash).unwrap();
+    let raw = git(&fx.repo_dir, &["cat-file", "-p", "main"]);
+    assert!(
+        raw.contains("gpgsig -----BEGIN SSH SIGNATURE-----"),
+        "{raw}"
+    );
+}
