@@ -394,7 +394,7 @@ _git__treebox() {
             return 0
             ;;
         git__treebox__subcmd__diff)
-            opts="-q -v -h -V --stat --json --quiet --verbose --color --help --version"
+            opts="-q -v -h -V --stat --json --no-pager --quiet --verbose --color --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

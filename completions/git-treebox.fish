@@ -117,6 +117,7 @@ always\t''
 never\t''"
 complete -c git-treebox -n "__fish_git_treebox_using_subcommand diff" -l stat -d 'Only the files changed and how much (`git diff --stat`), not the patch'
 complete -c git-treebox -n "__fish_git_treebox_using_subcommand diff" -l json -d 'Print the diff as JSON: commits, files with their counts, and the patch (not with --stat)'
+complete -c git-treebox -n "__fish_git_treebox_using_subcommand diff" -l no-pager -d 'Print straight to the terminal, without your pager (`GIT_PAGER`, your own `core.pager`, `PAGER`, else `less`; on a terminal only, fed text with every control character escaped)'
 complete -c git-treebox -n "__fish_git_treebox_using_subcommand diff" -s q -l quiet -d 'Less output on stderr (warnings and errors only)'
 complete -c git-treebox -n "__fish_git_treebox_using_subcommand diff" -s v -l verbose -d 'More output on stderr (per-stage timings even off a terminal)'
 complete -c git-treebox -n "__fish_git_treebox_using_subcommand diff" -s h -l help -d 'Print help'

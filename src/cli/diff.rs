@@ -28,6 +28,11 @@ pub struct DiffArgs {
     /// with --stat).
     #[arg(long)]
     pub json: bool,
+    /// Print straight to the terminal, without your pager (`GIT_PAGER`, your own
+    /// `core.pager`, `PAGER`, else `less`; on a terminal only, fed text with every
+    /// control character escaped).
+    #[arg(long)]
+    pub no_pager: bool,
 }
 
 fn from_diff(e: DiffError, name: &str) -> CliError {
@@ -128,7 +133,14 @@ pub fn run(args: DiffArgs, ui: &mut Ui) -> Result<i32, CliError> {
         return Ok(error::OK);
     }
     if ui.stdout_is_tty() {
-        ui.out(crate::sanitize::text(&String::from_utf8_lossy(text)).trim_end_matches('\n'));
+        let plain = crate::sanitize::text(&String::from_utf8_lossy(text));
+        let plain = plain.trim_end_matches('\n');
+        let paged = crate::land::pager::user_pager()
+            .filter(|_| !args.no_pager)
+            .is_some_and(|p| crate::land::pager::page(&p, plain).is_ok());
+        if !paged {
+            ui.out(plain);
+        }
     } else if ui.out_copy(&mut &text[..]).is_err() {
         // A closed pipe (the pager quit): quiet.
         return Ok(error::OK);

@@ -18,6 +18,7 @@ pub mod diff;
 pub mod landed;
 pub mod onto;
 mod open;
+pub mod pager;
 pub mod publish;
 
 pub use open::{BoxGit, OpenError};
