@@ -149,6 +149,27 @@ fn a_clone_box_is_fetched_back_and_landed_with_push_and_remove() {
     assert_eq!(origin_main, tip);
     assert_eq!(doc["removed"], true);
     assert!(!bx.exists());
+
+    // Clones by squash and by merge, onto a base that moved on meanwhile.
+    worked(env, "cl-sq", &["--git", "clone"]);
+    worked(env, "cl-mg", &["--git", "clone"]);
+    env.push_to_origin("mate.txt", "mate\n");
+    env.treebox(&["land", "cl-sq", "--squash"]).ok();
+    assert!(
+        log(env, "-1").starts_with("cl-sq (2 commits, box cl-sq)|"),
+        "{}",
+        log(env, "-1")
+    );
+    let mg = env
+        .treebox(&["land", "cl-mg", "--merge", "--json"])
+        .ok()
+        .json();
+    let incoming = git(env, &env.repo, &["rev-parse", "refs/hort/cl-mg/incoming"]);
+    let parents = git(env, &env.repo, &["log", "-1", "--format=%P", "main"]);
+    assert!(parents.ends_with(&incoming), "{parents} {mg}");
+    for f in ["cl-sq.txt", "cl-mg-2.txt", "mate.txt"] {
+        assert!(env.repo.join(f).exists(), "{f}");
+    }
 }
 
 #[test]
