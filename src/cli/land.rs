@@ -366,6 +366,10 @@ fn from_land(e: LandError, leaf: &str) -> CliError {
             ErrorKind::BranchCheckedOut,
             format!("Switch that worktree to another branch (`git -C {} switch --detach`), then land again.", crate::cmd::quote(&path.to_string_lossy())),
         ),
+        LandError::CheckoutInTheWay { .. } => (
+            ErrorKind::Dirty,
+            "Move the untracked files git names above out of the way (or commit them), then land again; nothing was changed.".into(),
+        ),
         LandError::DirtyCheckout { .. } => (
             ErrorKind::Dirty,
             "Commit or stash your changes (`git stash`), then land again; nothing was changed.".into(),

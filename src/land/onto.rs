@@ -96,6 +96,12 @@ pub enum LandError {
     Conflict { base: String, files: Vec<String> },
     #[error("`{base}` moved while landing (it is no longer {old}); nothing was changed")]
     BaseMoved { base: String, old: String },
+    #[error("your checkout of `{base}` could not take the box's work without losing something of yours (an untracked file where the work adds one?)")]
+    CheckoutInTheWay {
+        base: String,
+        #[source]
+        source: CmdError,
+    },
     #[error(
         "`{base}` now holds the box's work, but your checkout of it could not be brought along"
     )]
@@ -468,6 +474,23 @@ pub fn move_base(
     main: MainCheckout,
 ) -> Result<(), LandError> {
     let old = base.old.map(|o| o.to_string()).unwrap_or_default();
+    // The checkout's files must follow without loss (an untracked file of the user's
+    // where the work adds one, a change made since the check): asked before the base
+    // moves, so a refusal changes nothing.
+    let follow = |dry: bool| {
+        let mut c = git.cmd(&repo.main_root).args(["read-tree", "-m", "-u"]);
+        if dry {
+            c = c.arg("--dry-run");
+        }
+        c.arg(old.as_str()).arg(new.to_string()).output()
+    };
+    let follows = main == MainCheckout::FollowsBase && base.old.is_some();
+    if follows {
+        follow(true).map_err(|source| LandError::CheckoutInTheWay {
+            base: base.name.clone(),
+            source,
+        })?;
+    }
     let moved = git
         .cmd(&repo.main_root)
         .args(["update-ref", "-m"])
@@ -486,18 +509,13 @@ pub fn move_base(
             },
         });
     }
-    if let (MainCheckout::FollowsBase, Some(old)) = (main, base.old) {
-        git.cmd(&repo.main_root)
-            .args(["read-tree", "-m", "-u"])
-            .arg(old.to_string())
-            .arg(new.to_string())
-            .output()
-            .map_err(|source| LandError::CheckoutBehind {
-                base: base.name.clone(),
-                old,
-                new,
-                source,
-            })?;
+    if let (true, Some(old)) = (follows, base.old) {
+        follow(false).map_err(|source| LandError::CheckoutBehind {
+            base: base.name.clone(),
+            old,
+            new,
+            source,
+        })?;
     }
     Ok(())
 }

@@ -296,3 +296,18 @@ fn the_users_commit_signing_applies() {
         "{raw}"
     );
 }
+
+#[test]
+fn an_untracked_file_in_the_way_is_refused_before_the_base_moves() {
+    let fx = Fx::new();
+    fx.work();
+    std::fs::write(fx.repo_dir.join("c.txt"), "mine, untracked\n").unwrap();
+    let before = fx.rev("main");
+    let err = fx.land(Strategy::Squash).unwrap_err();
+    assert!(matches!(err, LandError::CheckoutInTheWay { .. }), "{err}");
+    assert_eq!(fx.rev("main"), before);
+    assert_eq!(
+        std::fs::read_to_string(fx.repo_dir.join("c.txt")).unwrap(),
+        "mine, untracked\n"
+    );
+}
