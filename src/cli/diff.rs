@@ -12,7 +12,6 @@ use clap::Args;
 use super::error::{self, CliError, ErrorKind};
 use super::json::{DiffCommit, DiffDocument, DiffFile, Document, V1};
 use super::ui::Ui;
-use crate::boxes;
 use crate::land::diff::{self, DiffError};
 use crate::land::OpenError;
 
@@ -60,14 +59,7 @@ fn from_diff(e: DiffError, name: &str) -> CliError {
 
 pub fn run(args: DiffArgs, ui: &mut Ui) -> Result<i32, CliError> {
     let _cfg = super::load_config()?;
-    let (repo, layout) = super::here()?;
-    let entry = boxes::find(&repo, &layout, &args.name).map_err(|e| {
-        super::box_elsewhere(
-            crate::provision::ProvisionError::from(e).into(),
-            &args.name,
-            Some(&repo.common_dir),
-        )
-    })?;
+    let (repo, _, entry) = super::sandbox::find(&args.name)?;
     let name = entry.leaf.to_string();
     let d = diff::diff(&entry, &repo, !args.stat).map_err(|e| from_diff(e, &name))?;
     if args.json {

@@ -87,14 +87,7 @@ impl Document for LandDocument<'_> {}
 
 pub fn run(args: LandArgs, ui: &mut Ui) -> Result<i32, CliError> {
     let cfg = super::load_config()?;
-    let (repo, layout) = super::here()?;
-    let entry = boxes::find(&repo, &layout, &args.name).map_err(|e| {
-        super::box_elsewhere(
-            crate::provision::ProvisionError::from(e).into(),
-            &args.name,
-            Some(&repo.common_dir),
-        )
-    })?;
+    let (repo, layout, entry) = super::sandbox::find(&args.name)?;
     let leaf = entry.leaf.to_string();
     let Some(record) = entry.record.clone() else {
         return Err(CliError::new(
