@@ -37,6 +37,9 @@ _git__treebox() {
             git__treebox,help)
                 cmd="git__treebox__subcmd__help"
                 ;;
+            git__treebox,land)
+                cmd="git__treebox__subcmd__land"
+                ;;
             git__treebox,list)
                 cmd="git__treebox__subcmd__list"
                 ;;
@@ -102,6 +105,9 @@ _git__treebox() {
                 ;;
             git__treebox__subcmd__help,help)
                 cmd="git__treebox__subcmd__help__subcmd__help"
+                ;;
+            git__treebox__subcmd__help,land)
+                cmd="git__treebox__subcmd__help__subcmd__land"
                 ;;
             git__treebox__subcmd__help,list)
                 cmd="git__treebox__subcmd__help__subcmd__list"
@@ -170,7 +176,7 @@ _git__treebox() {
 
     case "${cmd}" in
         git__treebox)
-            opts="-q -v -h -V --quiet --verbose --color --help --version create enter list ls diff watch teardown rm doctor template completions claude-worktree version help"
+            opts="-q -v -h -V --quiet --verbose --color --help --version create enter list ls diff watch land teardown rm doctor template completions claude-worktree version help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -394,7 +400,7 @@ _git__treebox() {
             return 0
             ;;
         git__treebox__subcmd__diff)
-            opts="-q -v -h -V --stat --json --quiet --verbose --color --help --version"
+            opts="-q -v -h -V --stat --json --no-pager --quiet --verbose --color --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -464,7 +470,7 @@ _git__treebox() {
             return 0
             ;;
         git__treebox__subcmd__help)
-            opts="create enter list diff watch teardown doctor template completions claude-worktree version help"
+            opts="create enter list diff watch land teardown doctor template completions claude-worktree version help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -617,6 +623,20 @@ _git__treebox() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        git__treebox__subcmd__help__subcmd__land)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         git__treebox__subcmd__help__subcmd__list)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -722,6 +742,24 @@ _git__treebox() {
                 return 0
             fi
             case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__treebox__subcmd__land)
+            opts="-q -v -h -V --squash --rebase --merge --push --pr --remove --json --quiet --verbose --color --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;

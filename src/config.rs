@@ -92,6 +92,8 @@ pub struct UserConfig {
     pub forward_tokens: Vec<String>,
     /// Whether new boxes start with the main checkout's build outputs.
     pub warm: Option<crate::vocab::Warm>,
+    /// `git treebox land`'s strategy when no flag names one (`squash` otherwise).
+    pub land: Option<crate::land::onto::Strategy>,
     /// The resource limits of new container boxes, as the user set them (the rest are
     /// defaults: [`UserConfig::limits`]).
     pub limits: LimitsConfig,
@@ -138,6 +140,7 @@ const USER_KEYS: &[(&str, Kind)] = &[
     ("warm", Kind::Enum(&["auto", "copy", "off"])),
     ("limits", Kind::Object),
     ("notify", Kind::Bool),
+    ("land", Kind::Enum(&crate::land::onto::Strategy::NAMES)),
 ];
 
 #[derive(Debug, Clone, Copy)]
@@ -163,6 +166,7 @@ impl Kind {
                 }
                 ["worktree", "clone"] => "one of \"worktree\", \"clone\"",
                 ["auto", "copy", "off"] => "one of \"auto\", \"copy\", \"off\"",
+                ["squash", "rebase", "merge"] => "one of \"squash\", \"rebase\", \"merge\"",
                 _ => "one of the documented values",
             },
         }
@@ -302,6 +306,7 @@ impl UserConfig {
             env_file: s("envFile"),
             forward_tokens: Vec::new(),
             warm: s("warm").and_then(|w| w.parse().ok()),
+            land: s("land").and_then(|l| l.parse().ok()),
             limits: match map.get("limits") {
                 Some(Value::Object(l)) => parse_limits(file, l)?,
                 _ => LimitsConfig::default(),

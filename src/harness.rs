@@ -36,6 +36,43 @@ pub enum Harness {
 impl Harness {
     pub const ALL: [Harness; 2] = [Harness::Claude, Harness::Codex];
 
+    /// The variable that moves this harness's login (config) dir on the host.
+    pub fn login_env(self) -> &'static str {
+        match self {
+            Harness::Claude => "CLAUDE_CONFIG_DIR",
+            Harness::Codex => "CODEX_HOME",
+        }
+    }
+
+    /// Where this harness keeps its login on the host, as the CLI itself finds it:
+    /// [`Self::login_env`] when set (and not empty), else `~/.claude` / `~/.codex`;
+    /// and Claude Code's global file (`.claude.json`), which lives in that dir when it
+    /// is moved and in the home otherwise. `home` is the host user's home.
+    pub fn host_login(
+        self,
+        home: &std::path::Path,
+    ) -> (std::path::PathBuf, Option<std::path::PathBuf>) {
+        self.login_paths(std::env::var_os(self.login_env()).as_deref(), home)
+    }
+
+    /// [`Self::host_login`] given the variable's value (`moved`).
+    pub fn login_paths(
+        self,
+        moved: Option<&std::ffi::OsStr>,
+        home: &std::path::Path,
+    ) -> (std::path::PathBuf, Option<std::path::PathBuf>) {
+        let moved = moved
+            .filter(|d| !d.is_empty())
+            .map(std::path::PathBuf::from);
+        match self {
+            Harness::Claude => match moved {
+                Some(d) => (d.clone(), Some(d.join(".claude.json"))),
+                None => (home.join(".claude"), Some(home.join(".claude.json"))),
+            },
+            Harness::Codex => (moved.unwrap_or_else(|| home.join(".codex")), None),
+        }
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             Harness::Claude => "claude",
@@ -197,6 +234,41 @@ impl FromStr for Harness {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn login_paths_follow_the_variables_as_the_clis_do() {
+        use std::ffi::OsStr;
+        use std::path::{Path, PathBuf};
+        let home = Path::new("/home/u");
+        let p = |h: Harness, m: Option<&str>| h.login_paths(m.map(OsStr::new), home);
+        assert_eq!(
+            p(Harness::Claude, None),
+            (
+                PathBuf::from("/home/u/.claude"),
+                Some(PathBuf::from("/home/u/.claude.json"))
+            )
+        );
+        assert_eq!(
+            p(Harness::Claude, Some("/cfg/claude")),
+            (
+                PathBuf::from("/cfg/claude"),
+                Some(PathBuf::from("/cfg/claude/.claude.json"))
+            )
+        );
+        assert_eq!(
+            p(Harness::Claude, Some("")).0,
+            PathBuf::from("/home/u/.claude")
+        );
+        assert_eq!(
+            p(Harness::Codex, None),
+            (PathBuf::from("/home/u/.codex"), None)
+        );
+        assert_eq!(
+            p(Harness::Codex, Some("/x/codex")).0,
+            PathBuf::from("/x/codex")
+        );
+    }
+
     use super::*;
 
     #[test]

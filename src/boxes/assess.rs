@@ -51,8 +51,12 @@ fn open_box(entry: &BoxEntry) -> Option<git2::Repository> {
     if !entry.dir_exists {
         return None;
     }
-    // A clone, a sandboxed worktree: only where the record says its git data is.
+    // A clone, a sandboxed worktree: only where the record says its git data is, and
+    // only when its object stores are its own and the user's (SPEC §8.4): libgit2
+    // would otherwise read, on the host, whatever store the box's alternates name.
     if let Some(own) = entry.own_git() {
+        let borrowed = entry.record.as_ref()?.common_dir.join("objects");
+        crate::git::objects::check_stores(&own.common, &borrowed).ok()?;
         return own.open();
     }
     let pointer = entry.path.join(".git");

@@ -12,7 +12,6 @@ use clap::Args;
 use super::error::{self, CliError, ErrorKind};
 use super::json::{DiffCommit, DiffDocument, DiffFile, Document, V1};
 use super::ui::Ui;
-use crate::boxes;
 use crate::land::diff::{self, DiffError};
 use crate::land::OpenError;
 
@@ -28,6 +27,11 @@ pub struct DiffArgs {
     /// with --stat).
     #[arg(long)]
     pub json: bool,
+    /// Print straight to the terminal, without your pager (`GIT_PAGER`, your own
+    /// `core.pager`, `PAGER`, else `less`; on a terminal only, fed text with every
+    /// control character escaped).
+    #[arg(long)]
+    pub no_pager: bool,
 }
 
 fn from_diff(e: DiffError, name: &str) -> CliError {
@@ -55,14 +59,7 @@ fn from_diff(e: DiffError, name: &str) -> CliError {
 
 pub fn run(args: DiffArgs, ui: &mut Ui) -> Result<i32, CliError> {
     let _cfg = super::load_config()?;
-    let (repo, layout) = super::here()?;
-    let entry = boxes::find(&repo, &layout, &args.name).map_err(|e| {
-        super::box_elsewhere(
-            crate::provision::ProvisionError::from(e).into(),
-            &args.name,
-            Some(&repo.common_dir),
-        )
-    })?;
+    let (repo, _, entry) = super::sandbox::find(&args.name)?;
     let name = entry.leaf.to_string();
     let d = diff::diff(&entry, &repo, !args.stat).map_err(|e| from_diff(e, &name))?;
     if args.json {
@@ -128,7 +125,14 @@ pub fn run(args: DiffArgs, ui: &mut Ui) -> Result<i32, CliError> {
         return Ok(error::OK);
     }
     if ui.stdout_is_tty() {
-        ui.out(crate::sanitize::text(&String::from_utf8_lossy(text)).trim_end_matches('\n'));
+        let plain = crate::sanitize::text(&String::from_utf8_lossy(text));
+        let plain = plain.trim_end_matches('\n');
+        let paged = crate::land::pager::user_pager()
+            .filter(|_| !args.no_pager)
+            .is_some_and(|p| crate::land::pager::page(&p, plain).is_ok());
+        if !paged {
+            ui.out(plain);
+        }
     } else if ui.out_copy(&mut &text[..]).is_err() {
         // A closed pipe (the pager quit): quiet.
         return Ok(error::OK);

@@ -86,6 +86,8 @@ kinds! {
     TemplateBundled = "template-bundled" => NOT_FOUND,
     // 4: fetch or authentication.
     FetchFailed = "fetch-failed" => FETCH,
+    /// `land --pr`: no `gh`, not logged in, or an origin it cannot open a pull request on.
+    ForgeCli = "forge-cli" => FETCH,
     // 5: conflict.
     ModeMismatch = "mode-mismatch" => CONFLICT,
     BlockingRegistration = "blocking-registration" => CONFLICT,
@@ -100,6 +102,12 @@ kinds! {
     CaseConflict = "case-conflict" => CONFLICT,
     /// `git sandbox fetch` would move `refs/hort/<name>/incoming` off work nothing keeps.
     IncomingUnkept = "incoming-unkept" => CONFLICT,
+    /// `land`: the local base and origin's have diverged.
+    Diverged = "diverged" => CONFLICT,
+    /// `land`: the box's work conflicts with the base (nothing was changed).
+    LandConflict = "land-conflict" => CONFLICT,
+    /// A push the guard (or `land --pr`'s own rule) refuses.
+    PushRefused = "push-refused" => CONFLICT,
     Locked = "locked" => CONFLICT,
     Changed = "changed" => CONFLICT,
     /// A removal that must be confirmed, with no terminal to ask on.

@@ -11,6 +11,8 @@ pub mod doctor;
 pub mod enter;
 pub mod error;
 pub mod json;
+pub mod land;
+mod land_pr;
 pub mod list;
 pub mod sandbox;
 pub mod teardown;
@@ -79,6 +81,9 @@ pub enum TreeboxCommand {
     Diff(diff::DiffArgs),
     /// A live dashboard of this repository's boxes: who works, who waits, one key to jump in.
     Watch(watch::WatchArgs),
+    /// Put a box's work onto its base branch (squash, rebase or merge), or open a pull
+    /// request of it.
+    Land(land::LandArgs),
     /// Remove boxes without losing work by accident.
     #[command(visible_alias = "rm")]
     Teardown(teardown::TeardownArgs),
@@ -115,6 +120,7 @@ pub fn treebox_main() -> i32 {
         TreeboxCommand::List(a) => a.json,
         TreeboxCommand::Diff(a) => a.json,
         TreeboxCommand::Watch(a) => a.json,
+        TreeboxCommand::Land(a) => a.json,
         TreeboxCommand::Teardown(a) => a.json,
         TreeboxCommand::Doctor(a) => a.json,
         TreeboxCommand::Template(t) => t.json(),
@@ -129,6 +135,7 @@ pub fn treebox_main() -> i32 {
         TreeboxCommand::List(args) => list::run(args, &mut ui),
         TreeboxCommand::Diff(args) => diff::run(args, &mut ui),
         TreeboxCommand::Watch(args) => watch::run(args, &mut ui),
+        TreeboxCommand::Land(args) => land::run(args, &mut ui),
         TreeboxCommand::Teardown(args) => teardown::run(args, &mut ui),
         TreeboxCommand::Doctor(args) => doctor::run(args, &mut ui),
         TreeboxCommand::Template(cmd) => template::run(cmd, &mut ui),

@@ -44,13 +44,6 @@ pub fn login_dir(h: Harness, env_override: Option<&OsStr>, home: Option<&Path>) 
     home.map(|h| h.join(leaf))
 }
 
-fn login_env(h: Harness) -> &'static str {
-    match h {
-        Harness::Claude => "CLAUDE_CONFIG_DIR",
-        Harness::Codex => "CODEX_HOME",
-    }
-}
-
 fn install_hint(h: Harness) -> &'static str {
     match h {
         Harness::Claude => "npm install -g @anthropic-ai/claude-code",
@@ -78,7 +71,7 @@ pub(super) fn check_harness(h: Harness, is_default: bool, cfg: &UserConfig, cwd:
     let home = std::env::var_os("HOME").map(PathBuf::from);
     let login = login_dir(
         h,
-        std::env::var_os(login_env(h)).as_deref(),
+        std::env::var_os(h.login_env()).as_deref(),
         home.as_deref(),
     );
     harness_finding(h, is_default, &program, found.as_deref(), login.as_deref())

@@ -6,6 +6,8 @@
 //! pure question over commits and trees ([`crate::git::landed`]).
 //!
 //! - [`diff`]: `git treebox diff` (three-dot against the base, plus the working tree).
+//! - [`onto`]: `git treebox land` — the box's work made the base's.
+//! - [`publish`]: `land --push` and `--pr` (the guard's decision, `gh`).
 //! - [`landed`]: a box's verdict, afresh (teardown, prune) or kept by commit ids
 //!   (`list`, `ls`).
 //!
@@ -14,6 +16,9 @@
 
 pub mod diff;
 pub mod landed;
+pub mod onto;
 mod open;
+pub mod pager;
+pub mod publish;
 
 pub use open::{BoxGit, OpenError};

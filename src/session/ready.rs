@@ -9,6 +9,9 @@ use std::time::{Duration, Instant};
 use super::{exit_code, Session};
 use crate::state::session as marker;
 
+/// With a reported sign, the screen is read on every this-many turns of 10 ms.
+const SCREEN_EVERY: u32 = 10;
+
 impl Session {
     /// Wait until the program just started is ready for a person's prompt (`ready`
     /// says how to tell), it ends, or `limit` passes.
@@ -21,6 +24,11 @@ impl Session {
         let started = since;
         let since = Instant::now();
         let mut seen_before = false;
+        // A report is a file's time, cheap to look at often; the screen is a tmux
+        // client each time, read every [`SCREEN_EVERY`]th turn (a fork per 10 ms would
+        // compete with the agent's own start on a small machine).
+        let reported = matches!(ready.sign, Sign::Reported { .. });
+        let mut turn = 0u32;
         loop {
             if let Some(code) = exit_code(&self.marker) {
                 return Readiness::Exited {
@@ -28,11 +36,14 @@ impl Session {
                     last: self.last_lines(LAST_LINES),
                 };
             }
-            let screen = if ready.asks.is_empty() && !matches!(ready.sign, Sign::Shows(_)) {
-                None
-            } else {
-                self.screen()
-            };
+            let look = !reported || turn % SCREEN_EVERY == 0;
+            turn = turn.wrapping_add(1);
+            let screen =
+                if !look || (ready.asks.is_empty() && !matches!(ready.sign, Sign::Shows(_))) {
+                    None
+                } else {
+                    self.screen()
+                };
             if let Some(what) = screen
                 .as_deref()
                 .and_then(|s| ready.asks.iter().find(|a| s.contains(a.as_str())))
@@ -66,7 +77,14 @@ impl Session {
                     .unwrap_or_default();
                 return Readiness::NotYet { last };
             }
-            std::thread::sleep(Duration::from_millis(if seen_before { 250 } else { 50 }));
+            let pause = if seen_before {
+                250
+            } else if reported {
+                10
+            } else {
+                50
+            };
+            std::thread::sleep(Duration::from_millis(pause));
         }
     }
 

@@ -599,6 +599,33 @@ fn clone_box_in_a_container_cannot_write_the_users_repo() {
     });
 }
 
+/// A login dir moved with `CODEX_HOME` / `CLAUDE_CONFIG_DIR` is the one a box's login
+/// comes from (the CLIs read those variables; so does treebox).
+#[test]
+fn a_moved_login_dir_is_the_one_staged() {
+    each_engine(|mut b| {
+        let moved = b.env.home.join("elsewhere/codex");
+        std::fs::create_dir_all(&moved).unwrap();
+        std::fs::write(moved.join("auth.json"), r#"{"token":"moved"}"#).unwrap();
+        let old = b.env.home.join(".codex");
+        std::fs::create_dir_all(&old).unwrap();
+        std::fs::write(old.join("auth.json"), r#"{"token":"default"}"#).unwrap();
+        b.env
+            .extra_env
+            .push(("CODEX_HOME".into(), moved.to_string_lossy().into_owned()));
+        let env = &b.env;
+        env.treebox(&["create", "mv", "--harness", "codex", "--no-launch"])
+            .ok();
+        let home = b.record("mv")["container"]["home"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        let inside = b.exec(&["mv", "--", "cat", &format!("{home}/.codex/auth.json")]);
+        assert!(inside.ok().stdout.contains("moved"), "{inside:?}");
+        env.treebox(&["teardown", "--force", "mv"]).ok();
+    });
+}
+
 #[test]
 fn secrets_stay_out_of_layers_and_credentials_are_private() {
     each_engine(|mut b| {

@@ -108,6 +108,17 @@ fn a_planted_alternates_line_is_refused() {
     // The box now sees the secret commit as its branch.
     env.git(&bx, &["cat-file", "-e", &commit]);
     assert_refused(&env, "spy", &alt, &[&commit, &blob]);
+    // Its checkout made to match the secret tree exactly, as if clean: what the host
+    // reads of it (`ls`, `list --dirty`) is never read through the planted store, so
+    // its state is unknown, never "clean".
+    env.git(&bx, &["reset", "-q", "--hard", &commit]);
+    assert_eq!(env.git(&bx, &["status", "--porcelain"]), "");
+    let ls = env.sandbox(&["ls", "--json"]).ok().json();
+    let listed = crate::env::named(&ls, "boxes", "spy");
+    assert_ne!(listed["dirty"], false, "{listed}");
+    let list = env.treebox(&["list", "--dirty", "--json"]).ok().json();
+    let listed = crate::env::named(&list, "boxes", "spy");
+    assert_ne!(listed["dirty"], false, "{listed}");
 }
 
 #[test]

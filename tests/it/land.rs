@@ -228,9 +228,23 @@ fn diff_shows_commits_and_uncommitted_work_and_runs_nothing_the_box_configured()
         let stat_doc = env.treebox(&["diff", name, "--stat", "--json"]).ok().json();
         assert_valid("diff", &stat_doc, "diff --stat --json");
         assert!(stat_doc.get("patch").is_none());
-        // On a terminal, the box's escape sequence is shown, not obeyed.
+        // On a terminal, the box's escape sequence is shown, not obeyed: through the
+        // user's own pager (their global `core.pager`, not the one the box planted),
+        // fed escaped text; and straight with --no-pager.
+        let paged = env.root().join(format!("paged-{name}"));
+        let pager = format!("tee {}", paged.display());
+        env.git(&env.repo, &["config", "--global", "core.pager", &pager]);
         let (_, shown) = env.on_tty(crate::env::TREEBOX, &format!("diff {name}"), "");
         assert!(shown.contains("brand new\\u{1b}[2J"), "{shown}");
+        let through = std::fs::read_to_string(&paged).expect("the user's pager ran");
+        assert!(
+            through.contains("brand new\\u{1b}[2J") && !through.contains('\x1b'),
+            "{through}"
+        );
+        std::fs::remove_file(&paged).unwrap();
+        let (_, shown) = env.on_tty(crate::env::TREEBOX, &format!("diff --no-pager {name}"), "");
+        assert!(shown.contains("brand new\\u{1b}[2J"), "{shown}");
+        assert!(!paged.exists());
     }
     assert!(!marker.exists(), "something the box configured ran");
     let r = env.treebox(&["diff", "nope"]);

@@ -21,6 +21,7 @@ mod hostile_include;
 mod hostile_objects;
 mod hostile_sizes;
 mod land;
+mod land_cmd;
 mod lifecycle;
 mod limits;
 mod list_cache;

@@ -11,9 +11,10 @@ use serde_json::Value;
 
 use crate::env::{Run, TestEnv};
 
-const SCHEMAS: [&str; 17] = [
+const SCHEMAS: [&str; 18] = [
     "create",
     "diff",
+    "land",
     "plan",
     "error",
     "list",
@@ -39,6 +40,7 @@ const JSON_COMMANDS: &[(&str, &str)] = &[
     ("git-treebox enter", "enter"),
     ("git-treebox list", "list"),
     ("git-treebox diff", "diff"),
+    ("git-treebox land", "land"),
     ("git-treebox teardown", "teardown"),
     ("git-treebox doctor", "doctor"),
     ("git-treebox template list", "template-list"),

@@ -48,12 +48,12 @@ pub(crate) fn claude_like(script: &str) -> String {
 
 /// The test's own tmux server (treebox's socket in the test's state dir), ended when
 /// the test ends.
-struct Server {
+pub(crate) struct Server {
     socket: PathBuf,
 }
 
 impl Server {
-    fn of(env: &TestEnv) -> Server {
+    pub(crate) fn of(env: &TestEnv) -> Server {
         Server {
             socket: env.state_dir().join("treebox/tmux.sock"),
         }

@@ -13,7 +13,7 @@
 mod attach;
 mod bundle;
 mod down;
-mod fetch;
+pub(crate) mod fetch;
 mod ls;
 mod park;
 mod prune;

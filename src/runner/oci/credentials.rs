@@ -60,7 +60,8 @@ pub fn stage_credentials(
         .mode(0o700)
         .create(&staged)
         .map_err(io_err("could not create", &staged))?;
-    sync_login_files(harness, files, &host_home.join(dir), &staged)?;
+    let (host_dir, host_file) = harness.host_login(host_home);
+    sync_login_files(harness, files, &host_dir, &staged)?;
     let mut mounts = vec![Mount {
         src: staged,
         dst: agent_home.join(dir),
@@ -68,8 +69,9 @@ pub fn stage_credentials(
     }];
     if let Some(hf) = home_file {
         let dst = creds.join(hf.trim_start_matches('.'));
-        let staged = std::fs::read(host_home.join(hf))
-            .ok()
+        let staged = host_file
+            .as_deref()
+            .and_then(|f| std::fs::read(f).ok())
             .and_then(|raw| home_file_data(record, &raw));
         if let Some(data) = staged {
             write_in_place(&dst, &data)?;
@@ -302,13 +304,10 @@ pub fn write_keys(
 /// The user's own Codex `config.toml` (the one staged into a box), as text.
 pub fn user_codex_config() -> Option<String> {
     let home = std::env::var_os("HOME").map(PathBuf::from)?;
-    read_regular(
-        &home.join(".codex/config.toml"),
-        MAX_LOGIN_FILE,
-        Links::Follow,
-    )
-    .ok()
-    .map(|raw| String::from_utf8_lossy(&raw).into_owned())
+    let (dir, _) = Harness::Codex.host_login(&home);
+    read_regular(&dir.join("config.toml"), MAX_LOGIN_FILE, Links::Follow)
+        .ok()
+        .map(|raw| String::from_utf8_lossy(&raw).into_owned())
 }
 
 /// Refresh the harness's credential copies (every `enter`).
@@ -332,13 +331,15 @@ pub fn refresh_credentials(
         stage_credentials(layout, record, harness, &host_home, &rec.home)?;
         return keys_after_refresh(layout, record, harness, rec.launcher);
     }
-    sync_login_files(harness, files, &host_home.join(dir), &staged)?;
+    let (host_dir, host_file) = harness.host_login(&host_home);
+    sync_login_files(harness, files, &host_dir, &staged)?;
     if let Some(hf) = home_file {
         let dst = layout
             .credentials_dir(&leaf)
             .join(hf.trim_start_matches('.'));
-        let data = std::fs::read(host_home.join(hf))
-            .ok()
+        let data = host_file
+            .as_deref()
+            .and_then(|f| std::fs::read(f).ok())
             .and_then(|raw| home_file_data(record, &raw));
         if let Some(data) = data {
             write_in_place(&dst, &data)?;

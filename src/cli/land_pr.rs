@@ -1,0 +1,86 @@
+//! `git treebox land NAME --pr`: push the box's branch as it is now and open a pull
+//! request with `gh` ([`crate::land::publish`]). Everything that could refuse is asked
+//! before anything is pushed: the branch, origin's forge repository, and `gh` itself.
+
+use super::error::{CliError, ErrorKind};
+use super::ui::Ui;
+use crate::boxes::BoxEntry;
+use crate::git::cli::GitCli;
+use crate::git::Repo;
+use crate::land::publish::{self, PublishError};
+
+/// Push `tip` as the box's `branch` and open a pull request onto `base`; its URL.
+pub(super) fn open(
+    repo: &Repo,
+    git: &GitCli,
+    entry: &BoxEntry,
+    branch: &str,
+    tip: git2::Oid,
+    base: &str,
+    ui: &mut Ui,
+) -> Result<String, CliError> {
+    let leaf = entry.leaf.as_str();
+    let err = |e| from_publish(e, leaf, base, branch);
+    publish::check_pr_branch(repo, branch, base).map_err(err)?;
+    let (host, slug) = publish::forge_repo(repo).map_err(err)?;
+    publish::gh_ready(&host).map_err(err)?;
+    let refname = format!("refs/heads/{branch}");
+    let shown = crate::sanitize::line(branch);
+    publish::push(repo, git, &tip.to_string(), &refname).map_err(|source| {
+        err(PublishError::Push {
+            branch: shown.clone(),
+            source,
+        })
+    })?;
+    ui.info(&format!("pushed `{shown}` to origin"));
+    let (title, body) = publish::describe(repo, leaf, branch, tip, base);
+    let url = publish::open_pr(repo, &slug, base, branch, &title, &body).map_err(|e| {
+        from_publish(e, leaf, base, branch).hint(format!(
+            "Open it yourself: `gh pr create --repo {slug} --base {base} --head {}`.",
+            crate::cmd::quote(branch)
+        ))
+    })?;
+    ui.info(&format!("opened a pull request of `{shown}` onto `{base}`"));
+    Ok(url)
+}
+
+/// A publishing failure as the user sees it: its kind (exit code) and the step that
+/// fixes it.
+pub(super) fn from_publish(e: PublishError, leaf: &str, base: &str, branch: &str) -> CliError {
+    let q = crate::cmd::quote(leaf);
+    let rename = format!(
+        "Rename the box's branch to a real one there (`git branch -m <type>/<short-name>` in `git treebox enter {q}`), then run it again."
+    );
+    let (kind, hint) = match &e {
+        PublishError::NotABranch { .. } | PublishError::IsTheBase { .. } => {
+            (ErrorKind::PushRefused, Some(rename))
+        }
+        PublishError::Guard { .. } => (ErrorKind::PushRefused, None),
+        PublishError::NotAForge { .. } => (
+            ErrorKind::ForgeCli,
+            Some(format!("Land it here instead (`git treebox land {q}`, optionally with `--push`).")),
+        ),
+        PublishError::GhMissing => (
+            ErrorKind::ForgeCli,
+            Some("Install it (`apt install gh`, or https://cli.github.com), log in with `gh auth login`, then run it again.".into()),
+        ),
+        PublishError::GhBroken(_) | PublishError::PrCreate { .. } => (ErrorKind::ForgeCli, None),
+        PublishError::GhLoggedOut { host, .. } => (
+            ErrorKind::ForgeCli,
+            Some(format!("Log in with `gh auth login --hostname {host}`, then run it again.")),
+        ),
+        PublishError::Push { .. } => (
+            ErrorKind::FetchFailed,
+            Some(if branch.is_empty() {
+                format!("Your `{base}` holds the work; push it yourself: `git push origin {base}` (fetch and rebase first if origin moved).")
+            } else {
+                "Nothing was opened. If origin's branch of that name holds other work, rename the box's branch; then run it again.".into()
+            }),
+        ),
+    };
+    let e = CliError::of(kind, e);
+    match hint {
+        Some(h) => e.hint(h),
+        None => e,
+    }
+}
