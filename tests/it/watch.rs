@@ -367,3 +367,29 @@ fn a_hostile_branch_or_screen_cannot_retitle_or_recolour_the_terminal() {
     pane.keys(&["q"]);
     std::fs::write(env.home.join("stop-evil"), "").unwrap();
 }
+
+#[test]
+fn l_lands_a_box_after_a_yes_with_lands_own_rules() {
+    let env = with_agent();
+    env.treebox(&["create", "--no-launch", "--no-fetch", "done"])
+        .ok();
+    env.commit_file(&env.box_path("done"), "done.txt", "done\n", "the work");
+    std::fs::write(env.box_path("done").join("loose.txt"), "wip\n").unwrap();
+    let pane = Pane::start(&env, "--no-notify");
+    pane.wait_for("the box", |s| {
+        row_of(s, "done").is_some_and(|r| r.contains("+1"))
+    });
+    // Uncommitted work: land's own refusal, nothing landed.
+    pane.keys(&["l"]);
+    pane.wait_for("the question", |s| s.contains("Land box `done`"));
+    pane.keys(&["y"]);
+    pane.wait_for("land's refusal", |s| s.contains("land refused (exit 5)"));
+    std::fs::remove_file(env.box_path("done").join("loose.txt")).unwrap();
+    pane.keys(&["l"]);
+    pane.wait_for("the question", |s| s.contains("Land box `done`"));
+    pane.keys(&["y"]);
+    pane.wait_for("the landing", |s| s.contains("landed `done`"));
+    let log = env.git(&env.repo, &["log", "--format=%s", "main"]);
+    assert!(log.contains("the work") || log.contains("done"), "{log}");
+    pane.keys(&["q"]);
+}

@@ -6,6 +6,7 @@
 //! - `x`: teardown's assessment and its refusals ([`crate::cli::teardown::refusal`],
 //!   the very function `teardown` uses), then teardown's question on the dashboard,
 //!   then [`crate::teardown::remove_as_decided`], which assesses again under the lock.
+//! - `l`: `git treebox land NAME` in-process, after the dashboard's own question.
 //! - `d`: [`crate::land::diff::diff`], as `git treebox diff` reads it.
 
 use super::live::{open, Msg};
@@ -58,6 +59,37 @@ pub fn create(name: &str, repo: Option<String>) -> Msg {
             true,
         ),
         Err(e) => Msg::Done(format!("create {name}: {}", line(&e)), true),
+    }
+}
+
+/// `l`, answered yes: `git treebox land NAME` (its own rules and refusals), in the
+/// box's repository, its output captured.
+pub fn land(repo: &str, name: &str, machine: bool) -> Msg {
+    use clap::Parser;
+    if machine {
+        if let Err(e) = std::env::set_current_dir(repo) {
+            return Msg::Done(format!("cannot land in {repo}: {e}"), true);
+        }
+    }
+    let cli = match crate::cli::TreeboxCli::try_parse_from(["git-treebox", "land", name]) {
+        Ok(c) => c,
+        Err(e) => return Msg::Done(e.to_string().lines().next().unwrap_or("").into(), true),
+    };
+    let crate::cli::TreeboxCommand::Land(args) = cli.command else {
+        return Msg::Done("not a land command".into(), true);
+    };
+    let (mut ui, captured) = Ui::capture(UiOptions::default());
+    match crate::cli::land::run(args, &mut ui) {
+        Ok(0) => {
+            let err = captured.stderr();
+            let said = err.lines().rfind(|l| !l.trim().is_empty()).unwrap_or("");
+            Msg::Done(format!("landed `{name}`: {said}"), false)
+        }
+        Ok(code) => Msg::Done(format!("land {name} exited {code}"), true),
+        Err(e) => Msg::Done(
+            format!("land refused (exit {}): {}", e.code(), line(&e)),
+            true,
+        ),
     }
 }
 

@@ -35,6 +35,7 @@ pub enum Mode {
     Confirm {
         key: String,
         question: String,
+        then: Then,
     },
     /// The keys (`?`).
     Help,
@@ -44,6 +45,13 @@ pub enum Mode {
         lines: Vec<String>,
         scroll: usize,
     },
+}
+
+/// What a `y` to a question does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Then {
+    Remove,
+    Land,
 }
 
 /// What the event loop must do after a key.
@@ -59,6 +67,8 @@ pub enum Action {
     Teardown(Row),
     /// The user said yes to teardown's question about this box (`repo\0name`).
     Remove(String),
+    /// The user said yes to landing this box (`repo\0name`).
+    Land(String),
     /// Read the box's diff.
     Diff(Row),
     /// Read everything again now.
@@ -249,14 +259,29 @@ impl App {
                     Action::None
                 }
             },
-            Mode::Confirm { key, question } => match k.code {
-                KeyCode::Char('y') | KeyCode::Char('Y') => Action::Remove(key),
+            Mode::Confirm {
+                key,
+                question,
+                then,
+            } => match k.code {
+                KeyCode::Char('y') | KeyCode::Char('Y') => match then {
+                    Then::Remove => Action::Remove(key),
+                    Then::Land => Action::Land(key),
+                },
                 KeyCode::Char('n') | KeyCode::Char('N') | KeyCode::Esc | KeyCode::Enter => {
-                    self.message = Some(("nothing removed".into(), false));
+                    let what = match then {
+                        Then::Remove => "nothing removed",
+                        Then::Land => "nothing landed",
+                    };
+                    self.message = Some((what.into(), false));
                     Action::None
                 }
                 _ => {
-                    self.mode = Mode::Confirm { key, question };
+                    self.mode = Mode::Confirm {
+                        key,
+                        question,
+                        then,
+                    };
                     Action::None
                 }
             },
@@ -335,13 +360,29 @@ impl App {
                 self.mode = Mode::Create(String::new());
                 Action::None
             }
-            KeyCode::Char('n') | KeyCode::Char('x') if self.busy.is_some() => {
+            KeyCode::Char('n') | KeyCode::Char('x') | KeyCode::Char('l') if self.busy.is_some() => {
                 self.message = Some(("wait: another action is running".into(), true));
                 Action::None
             }
             KeyCode::Enter => row.map_or(Action::None, Action::Attach),
             KeyCode::Char('d') => row.map_or(Action::None, Action::Diff),
             KeyCode::Char('x') => row.map_or(Action::None, Action::Teardown),
+            // `land`'s own rules decide (its refusals: a live agent, uncommitted work,
+            // a conflict); the dashboard asks first, since it moves the base.
+            KeyCode::Char('l') => {
+                if let Some(r) = row {
+                    self.mode = Mode::Confirm {
+                        key: key_of(&r),
+                        question: format!(
+                            "Land box `{}` onto its base (`git treebox land {}`: the config's strategy, squash by default)? [y/N]",
+                            crate::watch::clean(&r.name),
+                            crate::watch::clean(&r.name)
+                        ),
+                        then: Then::Land,
+                    };
+                }
+                Action::None
+            }
             _ => Action::None,
         }
     }
@@ -452,6 +493,7 @@ mod tests {
         a.mode = Mode::Confirm {
             key: "/r\0b".into(),
             question: "Remove b?".into(),
+            then: Then::Remove,
         };
         assert_eq!(a.on_key(key(KeyCode::Char('z'))), Action::None);
         assert_eq!(
@@ -461,8 +503,18 @@ mod tests {
         a.mode = Mode::Confirm {
             key: "/r\0b".into(),
             question: "Remove b?".into(),
+            then: Then::Remove,
         };
         assert_eq!(a.on_key(key(KeyCode::Enter)), Action::None);
         assert_eq!(a.message, Some(("nothing removed".into(), false)));
+        // `l` asks before landing; `y` lands the selected box.
+        a.on_key(key(KeyCode::Char('l')));
+        assert!(
+            matches!(&a.mode, Mode::Confirm { then: Then::Land, question, .. } if question.contains("Land box `c`"))
+        );
+        assert_eq!(
+            a.on_key(key(KeyCode::Char('y'))),
+            Action::Land("/r\0c".into())
+        );
     }
 }

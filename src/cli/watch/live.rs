@@ -19,8 +19,8 @@ use ratatui::crossterm::event::{self, Event, KeyEventKind};
 use ratatui::crossterm::{cursor, execute, terminal};
 use ratatui::Terminal;
 
-use super::actions::{assess, create, diff, remove};
-use super::app::{Action, App, Details, Mode};
+use super::actions::{assess, create, diff, land, remove};
+use super::app::{Action, App, Details, Mode, Then};
 use super::refresh::Wake;
 use super::Scope;
 use crate::cli::error::{self, CliError, ErrorKind};
@@ -167,6 +167,13 @@ pub fn run(scope: Scope, title: String, ui: &mut Ui, notify: bool) -> Result<i32
                 let repo = key.split('\0').next().unwrap_or_default().to_string();
                 worker(tx.clone(), move || remove(&repo, &t));
             }
+            Action::Land(key) => {
+                let mut parts = key.splitn(2, '\0');
+                let repo = parts.next().unwrap_or_default().to_string();
+                let name = parts.next().unwrap_or_default().to_string();
+                app.busy = Some(format!("landing {name}"));
+                worker(tx.clone(), move || land(&repo, &name, machine));
+            }
             Action::Diff(row) => {
                 app.busy = Some(format!("reading {}'s diff", row.name));
                 worker(tx.clone(), move || diff(&row));
@@ -197,7 +204,11 @@ fn take(app: &mut App, m: Msg, pending: &mut Option<crate::teardown::Target>) {
         Msg::Ask(key, question, target) => {
             app.busy = None;
             *pending = Some(*target);
-            app.mode = Mode::Confirm { key, question };
+            app.mode = Mode::Confirm {
+                key,
+                question,
+                then: Then::Remove,
+            };
         }
         Msg::Diff(title, lines) => {
             app.busy = None;

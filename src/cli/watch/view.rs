@@ -430,7 +430,10 @@ pub const KEYS: [(&str, &str); 12] = [
     ("?", "these keys"),
     ("q", "quit"),
     ("Ctrl-C", "quit"),
-    ("", "land: not yet (no `git treebox land`)"),
+    (
+        "l",
+        "land the box's work onto its base (`git treebox land`), after a y",
+    ),
 ];
 
 fn draw_help(f: &mut Frame, area: Rect) {
