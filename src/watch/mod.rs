@@ -147,10 +147,16 @@ pub fn needs(row: &Row) -> Option<Need> {
 /// Needs-me order: waiting, exited, idle with commits, then the rest; within each,
 /// the repository and the name.
 pub fn sort(rows: &mut [Row]) {
-    rows.sort_by(|a, b| {
-        let rank = |r: &Row| needs(r).map_or(3, |n| n as u8);
-        (rank(a), &a.repo, &a.name).cmp(&(rank(b), &b.repo, &b.name))
-    });
+    rows.sort_by(|a, b| (rank(a), &a.repo, &a.name).cmp(&(rank(b), &b.repo, &b.name)));
+}
+
+/// `git sandbox watch`'s order: grouped by repository, needs-me first within each.
+pub fn sort_grouped(rows: &mut [Row]) {
+    rows.sort_by(|a, b| (&a.repo, rank(a), &a.name).cmp(&(&b.repo, rank(b), &b.name)));
+}
+
+fn rank(r: &Row) -> u8 {
+    needs(r).map_or(3, |n| n as u8)
 }
 
 /// Text a box wrote, safe to draw: every control character (C0, C1 — U+009B is a
@@ -227,6 +233,23 @@ mod tests {
         );
         assert_eq!(needs(&rows[2]), Some(Need::IdleWithCommits));
         assert_eq!(needs(&rows[4]), None);
+    }
+
+    #[test]
+    fn grouped_by_repository_needs_me_first_within() {
+        let mut rows = vec![
+            row("b", Agent::Working),
+            row("a", Agent::Waiting),
+            row("c", Agent::Waiting),
+        ];
+        rows[2].repo = "/q".into();
+        rows[0].repo = "/q".into();
+        sort_grouped(&mut rows);
+        let seen: Vec<(&str, &str)> = rows
+            .iter()
+            .map(|r| (r.repo.as_str(), r.name.as_str()))
+            .collect();
+        assert_eq!(seen, [("/q", "c"), ("/q", "b"), ("/r", "a")]);
     }
 
     #[test]

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 
-use crate::env::TestEnv;
+use crate::env::{Run, TestEnv};
 
 /// Report `status` for box `leaf` through its status channel, as the agent's hooks do.
 pub(crate) fn report(env: &TestEnv, leaf: &str, status: &str) {
@@ -392,4 +392,82 @@ fn l_lands_a_box_after_a_yes_with_lands_own_rules() {
     let log = env.git(&env.repo, &["log", "--format=%s", "main"]);
     assert!(log.contains("the work") || log.contains("done"), "{log}");
     pane.keys(&["q"]);
+}
+
+#[test]
+fn n_creates_a_box_by_name_with_creates_rule_and_the_screen_stays_live() {
+    let env = with_agent();
+    env.treebox(&["create", "--no-launch", "--no-fetch", "first"])
+        .ok();
+    let pane = Pane::start(&env, "--no-notify");
+    pane.wait_for("the box", |s| row_of(s, "first").is_some());
+    pane.keys(&["n"]);
+    pane.wait_for("the prompt", |s| s.contains("new box"));
+    // create's rule, said before anything runs.
+    pane.keys(&["-l", "bad..name"]);
+    pane.keys(&["Enter"]);
+    pane.wait_for("the name refused", |s| s.contains("invalid box name"));
+    assert!(!env.box_path("bad..name").exists());
+    pane.keys(&["Escape"]);
+    pane.keys(&["n"]);
+    pane.keys(&["-l", "fix/second"]);
+    pane.keys(&["Enter"]);
+    // While create fetches and waits for the agent, the screen answers keys.
+    pane.wait_for("the create running", |s| s.contains("creating fix/second"));
+    pane.keys(&["?"]);
+    pane.wait_for("the keys, while create runs", |s| {
+        s.contains("next box that needs you")
+    });
+    pane.keys(&["Escape"]);
+    pane.wait_for("the new box", |s| row_of(s, "fix--second").is_some());
+    assert!(env.box_path("fix--second").is_dir());
+    pane.keys(&["q"]);
+    std::fs::write(env.home.join("stop-fix--second"), "").unwrap();
+}
+
+#[test]
+fn a_finished_turn_rings_the_bell_in_tmux() {
+    let env = with_agent();
+    env.treebox(&["create", "--no-launch", "--no-fetch", "busy"])
+        .ok();
+    report(&env, "busy", "working");
+    let pane = Pane::start(&env, "");
+    pane.wait_for("the box working", |s| {
+        row_of(s, "busy").is_some_and(|r| r.contains("working"))
+    });
+    // Another window in front: tmux flags a bell in the dashboard's window.
+    pane.tmux(&["new-window", "-d", "sleep 60"]);
+    pane.tmux(&["select-window", "-t", ":1"]);
+    let flag = || pane.tmux(&["display-message", "-p", "-t", ":0", "#{window_bell_flag}"]);
+    assert_eq!(flag().trim(), "0");
+    report(&env, "busy", "idle");
+    let since = Instant::now();
+    while flag().trim() != "1" {
+        assert!(since.elapsed() < Duration::from_secs(5), "no bell");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    pane.tmux(&["select-window", "-t", ":0"]);
+    pane.keys(&["q"]);
+}
+
+#[test]
+fn without_tmux_the_screen_has_no_preview() {
+    let env = TestEnv::new();
+    env.treebox(&["create", "--no-launch", "--no-fetch", "plain"])
+        .ok();
+    let r = Run::from_output(
+        env.command(TREEBOX, &env.repo)
+            .args(["watch", "--once"])
+            .env("TREEBOX_TMUX", env.root().join("no-tmux-here"))
+            .output()
+            .unwrap(),
+    );
+    r.ok();
+    assert!(
+        r.stdout.contains("(no tmux: no screen preview)"),
+        "{}",
+        r.stdout
+    );
+    assert!(row_of(&r.stdout, "plain").is_some(), "{}", r.stdout);
+    assert!(r.stdout.lines().count() <= 24, "{}", r.stdout);
 }

@@ -222,7 +222,10 @@ impl App {
                 Action::None
             }
             Mode::Create(mut name) => match k.code {
-                KeyCode::Esc => Action::None,
+                KeyCode::Esc => {
+                    self.message = None;
+                    Action::None
+                }
                 KeyCode::Enter => {
                     let name = name.trim().to_string();
                     if name.is_empty() {
@@ -245,11 +248,13 @@ impl App {
                     }
                 }
                 KeyCode::Backspace => {
+                    self.message = None;
                     name.pop();
                     self.mode = Mode::Create(name);
                     Action::None
                 }
                 KeyCode::Char(c) if !c.is_control() => {
+                    self.message = None;
                     name.push(c);
                     self.mode = Mode::Create(name);
                     Action::None

@@ -54,7 +54,10 @@ pub fn snapshot(scope: &Scope) -> Result<Vec<Row>, CliError> {
             all
         }
     };
-    crate::watch::sort(&mut rows);
+    match scope {
+        Scope::Repo(..) => crate::watch::sort(&mut rows),
+        Scope::Machine => crate::watch::sort_grouped(&mut rows),
+    }
     Ok(rows)
 }
 

@@ -170,7 +170,10 @@ impl Refresher {
                 super::gather::agent(row, &layout);
             }
         }
-        crate::watch::sort(&mut rows);
+        match self.scope {
+            Scope::Repo(..) => crate::watch::sort(&mut rows),
+            Scope::Machine => crate::watch::sort_grouped(&mut rows),
+        }
         self.rows = rows;
         self.tx.send(Msg::Rows(self.rows.clone())).ok()?;
         let selected = self.selected.lock().expect("never poisoned").clone();

@@ -8,7 +8,8 @@
 //! Columns, and the order they drop when the terminal is narrow: BOX first, then AGE,
 //! then STATE, then BRANCH, then LAST; NAME, AGENT and DIFF always stay (at 80 columns
 //! only BOX is dropped). `git sandbox watch` adds REPO (the repository's directory
-//! name), which drops before everything else.
+//! name; rows are grouped by it), which drops last of all (at 80 columns BOX, AGE and
+//! STATE make room for it).
 
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style};
@@ -31,7 +32,7 @@ struct Col {
 const REPO: Col = Col {
     title: "REPO",
     width: 12,
-    drop: Some(0),
+    drop: Some(6),
 };
 const COLS: [Col; 8] = [
     Col {
@@ -377,10 +378,17 @@ fn draw_pane(f: &mut Frame, area: Rect, app: &App) {
 fn footer(app: &App) -> (String, Style) {
     match &app.mode {
         Mode::Filter => (format!("/{}_", clean(&app.filter)), Style::default()),
-        Mode::Create(name) => (
-            format!("new box (a branch name; Esc cancels): {}_", clean(name)),
-            Style::default(),
-        ),
+        // A refused name is said on the prompt's line, the name kept for mending.
+        Mode::Create(name) => match &app.message {
+            Some((m, true)) => (
+                format!("{m} — new box (Esc cancels): {}_", clean(name)),
+                Style::default().add_modifier(Modifier::BOLD),
+            ),
+            _ => (
+                format!("new box (a branch name; Esc cancels): {}_", clean(name)),
+                Style::default(),
+            ),
+        },
         Mode::Confirm { question, .. } => (
             question.clone(),
             Style::default().add_modifier(Modifier::BOLD),
@@ -653,7 +661,10 @@ mod tests {
         assert!(titles(80, false).contains(&"AGE"));
         assert!(!titles(200, false).contains(&"REPO"));
         assert!(titles(200, true).contains(&"REPO"));
-        assert!(!titles(80, true).contains(&"REPO"));
+        assert_eq!(
+            titles(80, true),
+            ["REPO", "NAME", "BRANCH", "AGENT", "LAST", "DIFF"]
+        );
         assert_eq!(titles(40, false), ["NAME", "AGENT", "DIFF"]);
         assert_eq!(titles(60, false), ["NAME", "AGENT", "LAST", "DIFF"]);
     }
