@@ -131,7 +131,7 @@ complete -c git-treebox -n "__fish_git_treebox_using_subcommand watch" -l json -
 complete -c git-treebox -n "__fish_git_treebox_using_subcommand watch" -l no-notify -d 'No bell and no desktop notifications (config: `"notify": false`)'
 complete -c git-treebox -n "__fish_git_treebox_using_subcommand watch" -s q -l quiet -d 'Less output on stderr (warnings and errors only)'
 complete -c git-treebox -n "__fish_git_treebox_using_subcommand watch" -s v -l verbose -d 'More output on stderr (per-stage timings even off a terminal)'
-complete -c git-treebox -n "__fish_git_treebox_using_subcommand watch" -s h -l help -d 'Print help'
+complete -c git-treebox -n "__fish_git_treebox_using_subcommand watch" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-treebox -n "__fish_git_treebox_using_subcommand watch" -s V -l version -d 'Print version'
 complete -c git-treebox -n "__fish_git_treebox_using_subcommand land" -l color -d 'When to colour stderr' -r -f -a "auto\t''
 always\t''

@@ -80,6 +80,16 @@ pub enum TreeboxCommand {
     /// Show what a box changed since its base: its commits and uncommitted work.
     Diff(diff::DiffArgs),
     /// A live dashboard of this repository's boxes: who works, who waits, one key to jump in.
+    ///
+    /// Rows come needs-me first (waiting, exited, idle with commits of its own); a pane
+    /// shows the selected box's screen, uncommitted changes and recent commits. Keys:
+    /// arrows or j/k move, Enter attaches (detaching comes back), Tab jumps to the next
+    /// box that needs you, n creates, d diffs, l lands, x removes (teardown's
+    /// refusals), / filters, ? lists keys, q quits. A bell and a notification when an
+    /// agent waits, finishes a turn or exits non-zero (--no-notify, config "notify").
+    ///
+    /// Exit codes: 0 on q; 2 when this is not a terminal (use --once) or --json lacks
+    /// --once; 1 when the terminal cannot be drawn on.
     Watch(watch::WatchArgs),
     /// Put a box's work onto its base branch (squash, rebase or merge), or open a pull
     /// request of it.

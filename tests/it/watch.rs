@@ -73,11 +73,20 @@ fn watch_once_json_orders_boxes_that_need_the_user_first() {
 }
 
 #[test]
-fn watch_json_without_once_is_a_usage_error() {
+fn watch_json_without_once_or_off_a_terminal_is_a_usage_error() {
     let env = TestEnv::new();
     let r = env.treebox(&["watch", "--json"]);
     r.code(2);
     assert!(r.stderr.contains("--once"), "{}", r.stderr);
+    // Off a terminal (a script's pipe), the live screen is refused with the way out.
+    let r = env.sandbox(&["watch"]);
+    r.code(2);
+    assert!(r.stderr.contains("not a terminal"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("`git sandbox watch --once --json`"),
+        "{}",
+        r.stderr
+    );
 }
 
 // ---------------------------------------------------------------------------------

@@ -69,6 +69,12 @@ pub enum SandboxCommand {
     /// List every box on this machine, across repositories.
     Ls(ls::LsArgs),
     /// A live dashboard of every box on this machine, grouped by repository.
+    ///
+    /// The screen and keys of `git treebox watch`, over every repository that has boxes
+    /// (a REPO column; rows grouped by it, needs-me first within each).
+    ///
+    /// Exit codes: 0 on q; 2 when this is not a terminal (use --once) or --json lacks
+    /// --once; 1 when the terminal cannot be drawn on.
     Watch(crate::cli::watch::WatchArgs),
     /// Remove a box; asks only when uncommitted or unreturned work or a live session would be lost.
     Down(down::DownArgs),

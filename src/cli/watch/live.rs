@@ -84,11 +84,17 @@ pub fn open(repo: &str) -> Result<(Repo, Layout), CliError> {
 /// Run the live screen until `q`.
 pub fn run(scope: Scope, title: String, ui: &mut Ui, notify: bool) -> Result<i32, CliError> {
     if !ui.stdout_is_tty() || !ui.stdin_is_tty() {
+        let bin = match scope {
+            Scope::Machine => "git sandbox",
+            Scope::Repo(..) => "git treebox",
+        };
         return Err(CliError::new(
             ErrorKind::Usage,
             "watch draws a live screen, and this is not a terminal",
         )
-        .hint("For scripts, print one snapshot: `git treebox watch --once --json`."));
+        .hint(format!(
+            "For scripts, print one snapshot: `{bin} watch --once --json`."
+        )));
     }
     let color = std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
     let mut app = App::new(title, color);

@@ -390,7 +390,7 @@ fn footer(app: &App) -> (String, Style) {
             ),
         },
         Mode::Confirm { question, .. } => (
-            question.clone(),
+            clean(question),
             Style::default().add_modifier(Modifier::BOLD),
         ),
         _ => match &app.message {
@@ -402,7 +402,7 @@ fn footer(app: &App) -> (String, Style) {
                 } else {
                     Style::default()
                 };
-                (m.clone(), s)
+                (clean(m), s)
             }
             None => {
                 let mut keys =
