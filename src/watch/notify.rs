@@ -13,7 +13,7 @@
 //!
 //! The text is the box's name, cleaned, with the escapes' separators removed: a box
 //! cannot end the escape early or add to it. Pure, except [`Channel::detect`]'s look
-//! at PATH. The CLI writes the escapes and spawns the command.
+//! at PATH and [`post`]. The CLI writes the escapes.
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -148,6 +148,15 @@ pub fn notify_send(title: &str, body: &str) -> Cmd {
         .args(["--app-name=treebox", "--"])
         .arg(super::clean(title))
         .arg(super::clean(body))
+}
+
+/// Post a desktop notification with [`notify_send`], off the caller's thread: a
+/// notifier that hangs (no session bus) holds nothing up, and its failure is nobody's.
+pub fn post(title: &str, body: &str) {
+    let cmd = notify_send(title, body);
+    std::thread::spawn(move || {
+        let _ = cmd.output();
+    });
 }
 
 #[cfg(test)]

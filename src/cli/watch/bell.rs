@@ -7,7 +7,7 @@ use std::io::Write;
 use std::time::{Duration, Instant};
 
 use super::app::key_of;
-use crate::watch::notify::{escapes, event, notify_send, Channel, RateLimit};
+use crate::watch::notify::{escapes, event, post, Channel, RateLimit};
 use crate::watch::Row;
 
 /// At most one notification per box this often.
@@ -49,13 +49,7 @@ impl Bell {
             let body = format!("{} {}", r.name, e.says());
             out.push('\x07');
             match self.channel {
-                Channel::NotifySend => {
-                    let cmd = notify_send("treebox", &body);
-                    // A notifier that hangs (no session bus) holds nothing up.
-                    std::thread::spawn(move || {
-                        let _ = cmd.output();
-                    });
-                }
+                Channel::NotifySend => post("treebox", &body),
                 Channel::Escape { tmux } => out.push_str(&escapes("treebox", &body, tmux)),
             }
         }
