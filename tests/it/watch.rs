@@ -480,3 +480,81 @@ fn without_tmux_the_screen_has_no_preview() {
     assert!(row_of(&r.stdout, "plain").is_some(), "{}", r.stdout);
     assert!(r.stdout.lines().count() <= 24, "{}", r.stdout);
 }
+
+/// `script` (util-linux): a terminal for a tmux client whose output the test reads.
+fn script_program() -> &'static str {
+    let found = Command::new("sh")
+        .args(["-c", "command -v script"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    assert!(
+        found,
+        "this test needs `script` (util-linux) on PATH to attach a terminal to tmux"
+    );
+    "script"
+}
+
+#[test]
+fn notification_escapes_pass_the_users_tmux_only_with_passthrough() {
+    for passthrough in ["on", "off"] {
+        let env = with_agent();
+        env.treebox(&["create", "--no-launch", "--no-fetch", "busy"])
+            .ok();
+        report(&env, "busy", "working");
+        // No DISPLAY in the test's environment: the terminal's escapes, not notify-send.
+        let pane = Pane::start(&env, "");
+        pane.tmux(&["set-option", "-g", "allow-passthrough", passthrough]);
+        pane.wait_for("the box working", |s| {
+            row_of(s, "busy").is_some_and(|r| r.contains("working"))
+        });
+        // The user's terminal: a client attached through `script`, which logs what
+        // tmux sends it.
+        let typescript = env.root().join("terminal.log");
+        // Its input is a pipe the test holds (script ends at its end of file).
+        let mut client = Command::new(script_program())
+            .args(["-q", "-f", "-c"])
+            .arg(format!(
+                "stty cols 80 rows 24; exec tmux -S {} attach",
+                pane.socket.display()
+            ))
+            .arg(&typescript)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .env_remove("TMUX")
+            .spawn()
+            .unwrap();
+        let since = Instant::now();
+        while !pane.tmux(&["list-clients"]).contains("attached") {
+            assert!(since.elapsed() < Duration::from_secs(10), "no client");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let seen = || std::fs::read(&typescript).unwrap_or_default();
+        let bells = |b: &[u8]| b.iter().filter(|c| **c == 0x07).count();
+        let before = bells(&seen());
+        report(&env, "busy", "idle");
+        let since = Instant::now();
+        while bells(&seen()) == before {
+            assert!(
+                since.elapsed() < Duration::from_secs(5),
+                "no bell reached the terminal"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        std::thread::sleep(Duration::from_millis(300));
+        let out = String::from_utf8_lossy(&seen()).into_owned();
+        let osc9 = "\x1b]9;treebox: busy finished its turn\x07";
+        let osc777 = "\x1b]777;notify;treebox;busy finished its turn\x07";
+        if passthrough == "on" {
+            assert!(out.contains(osc9) && out.contains(osc777), "{out:?}");
+        } else {
+            assert!(
+                !out.contains("\x1b]9;") && !out.contains("\x1b]777;"),
+                "{out:?}"
+            );
+        }
+        drop(pane);
+        let _ = client.kill();
+        let _ = client.wait();
+    }
+}
