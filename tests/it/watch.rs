@@ -558,3 +558,30 @@ fn notification_escapes_pass_the_users_tmux_only_with_passthrough() {
         let _ = client.wait();
     }
 }
+
+#[test]
+fn d_shows_the_diff_as_diff_reads_it_escaped_and_esc_returns() {
+    let env = with_agent();
+    env.treebox(&["create", "--no-launch", "--no-fetch", "patchy"])
+        .ok();
+    env.commit_file(
+        &env.box_path("patchy"),
+        "notes.txt",
+        "plain line\n\u{1b}]0;PWNED\u{7}title line\n",
+        "notes",
+    );
+    let pane = Pane::start(&env, "--no-notify");
+    pane.wait_for("the box", |s| {
+        row_of(s, "patchy").is_some_and(|r| r.contains("+2"))
+    });
+    pane.keys(&["d"]);
+    let s = pane.wait_for("the diff", |s| s.contains("patchy · diff against"));
+    assert!(s.contains("notes.txt"), "{s}");
+    assert!(s.contains("+plain line"), "{s}");
+    assert!(s.contains("+\\u{1b}]0;PWNED\\u{7}title line"), "{s}");
+    let title = pane.tmux(&["display-message", "-p", "#{pane_title}"]);
+    assert!(!title.contains("PWNED"), "{title}");
+    pane.keys(&["Escape"]);
+    pane.wait_for("the dashboard again", |s| s.contains("git treebox watch"));
+    pane.keys(&["q"]);
+}
