@@ -1,0 +1,184 @@
+//! The dashboard's screens on ratatui's `TestBackend`: 80×24, 120×30, `NO_COLOR`,
+//! the column drop order, prompts, and no control character from a box on screen.
+
+use super::*;
+use crate::watch::Size;
+
+const NOW: i64 = 1_800_000_000;
+
+fn row(name: &str, agent: Agent, since: i64) -> Row {
+    Row {
+        repo: "/home/me/src/app".into(),
+        name: name.into(),
+        path: format!("/home/me/src/app/.treebox/worktrees/{name}"),
+        branch: Some(name.replace("--", "/")),
+        placeholder: false,
+        kind: "wt".into(),
+        git_mode: Some("worktree".into()),
+        runner: Some("host".into()),
+        harness: Some("claude".into()),
+        live: !matches!(agent, Agent::Exited(_) | Agent::None),
+        agent,
+        since: Some(NOW - since),
+        created: Some(NOW - 7200),
+        last_commit: Some(NOW - 600),
+        subject: Some("wip".into()),
+        size: Some(Size {
+            commits: 0,
+            additions: 0,
+            deletions: 0,
+        }),
+        landed: None,
+        state: "ok".into(),
+    }
+}
+
+/// A dashboard of five boxes, one of them hostile, the first selected.
+fn app(color: bool) -> App {
+    let mut work = row("fix--login", Agent::Idle, 300);
+    work.size = Some(Size {
+        commits: 1,
+        additions: 41,
+        deletions: 3,
+    });
+    let mut exited = row("bump-deps", Agent::Exited(1), 0);
+    exited.since = None;
+    let mut hostile = row("evil", Agent::Working, 20);
+    hostile.branch = Some("evil\u{9b}2J\u{202e}txt.exe\u{1b}]0;pwned\u{7}".into());
+    let mut docker = row("api-v2", Agent::Working, 180);
+    docker.kind = "clone@docker".into();
+    let mut landed = row("old-fix", Agent::None, 0);
+    landed.since = None;
+    landed.landed = Some(true);
+    landed.state = "landed".into();
+    let mut placeholder = row("brave-otter", Agent::Live, 0);
+    placeholder.since = None;
+    placeholder.branch = Some("treebox/brave-otter".into());
+    placeholder.placeholder = true;
+    let mut pagination = row("add-pagination", Agent::Waiting, 20);
+    pagination.size = Some(Size {
+        commits: 2,
+        additions: 120,
+        deletions: 8,
+    });
+    let mut rows = vec![
+        work,
+        exited,
+        hostile,
+        docker,
+        pagination,
+        landed,
+        placeholder,
+    ];
+    crate::watch::sort(&mut rows);
+    let mut a = App::new("git treebox watch · /home/me/src/app".into(), color);
+    a.now = NOW;
+    a.set_rows(rows);
+    a.details = Some(super::super::app::Details {
+        key: key_of(a.selected_row().unwrap()),
+        screen: Some(vec![
+            "● I can add cursor pagination to /users.".into(),
+            "  Should the page size be configurable?".into(),
+            "\u{1b}]0;pwned-title\u{7}\u{1b}[31mred?\u{9b}0m".into(),
+            "> ".into(),
+        ]),
+        commits: vec!["Add cursor type".into(), "Paginate /users\u{202e}".into()],
+        files: vec![
+            ("src/users.rs".into(), 80, 4),
+            ("src/page\u{1b}[2J.rs".into(), 40, 4),
+        ],
+        uncommitted: Some(true),
+        error: None,
+    });
+    a
+}
+
+fn assert_clean(text: &str) {
+    for c in text.chars() {
+        assert!(
+            c == '\n'
+                || !(c.is_control()
+                    || ('\u{202a}'..='\u{202e}').contains(&c)
+                    || ('\u{2066}'..='\u{2069}').contains(&c)),
+            "{c:?} reached the screen"
+        );
+    }
+}
+
+#[test]
+fn screen_80x24() {
+    let text = text(&app(true), 80, 24);
+    assert_clean(&text);
+    insta::assert_snapshot!("screen_80x24", text);
+}
+
+#[test]
+fn screen_120x30_shows_every_column() {
+    let text = text(&app(true), 120, 30);
+    assert_clean(&text);
+    for title in [
+        "NAME", "BRANCH", "BOX", "AGENT", "AGE", "LAST", "DIFF", "STATE",
+    ] {
+        assert!(text.lines().nth(1).unwrap().contains(title), "{title}");
+    }
+    insta::assert_snapshot!("screen_120x30", text);
+}
+
+#[test]
+fn columns_drop_in_the_stated_order() {
+    let titles = |w: u16, grouped: bool| -> Vec<&str> {
+        columns(w, grouped)
+            .into_iter()
+            .map(|i| {
+                if i == 0 {
+                    REPO.title
+                } else {
+                    COLS[i - 1].title
+                }
+            })
+            .collect()
+    };
+    assert_eq!(titles(200, false).len(), 8);
+    assert!(!titles(80, false).contains(&"BOX"));
+    assert!(titles(80, false).contains(&"AGE"));
+    assert!(!titles(200, false).contains(&"REPO"));
+    assert!(titles(200, true).contains(&"REPO"));
+    assert_eq!(
+        titles(80, true),
+        ["REPO", "NAME", "BRANCH", "AGENT", "LAST", "DIFF"]
+    );
+    assert_eq!(titles(40, false), ["NAME", "AGENT", "DIFF"]);
+    assert_eq!(titles(60, false), ["NAME", "AGENT", "LAST", "DIFF"]);
+}
+
+#[test]
+fn no_color_draws_the_same_text_without_colours() {
+    let plain = app(false);
+    let text_plain = text(&plain, 80, 24);
+    assert_eq!(text_plain, text(&app(true), 80, 24));
+    insta::assert_snapshot!("screen_80x24_no_color", text_plain);
+    let backend = ratatui::backend::TestBackend::new(80, 24);
+    let mut term = ratatui::Terminal::new(backend).unwrap();
+    term.draw(|f| draw(f, &plain)).unwrap();
+    let buf = term.backend().buffer();
+    for c in buf.content() {
+        assert_eq!(c.fg, Color::Reset, "{c:?}");
+        assert_eq!(c.bg, Color::Reset, "{c:?}");
+    }
+}
+
+#[test]
+fn help_and_prompts() {
+    let mut a = app(false);
+    a.mode = Mode::Help;
+    let t = text(&a, 80, 24);
+    assert!(t.contains("next box that needs you"), "{t}");
+    a.mode = Mode::Create("fix/\u{1b}x".into());
+    let t = text(&a, 80, 24);
+    assert_clean(&t);
+    assert!(t.lines().last().unwrap().starts_with("new box"), "{t}");
+    a.mode = Mode::Normal;
+    a.message = Some(("refused (exit 5): box `x` has uncommitted changes. Commit or stash them in /home/me/src/app/.treebox/worktrees/x, or discard them: `git treebox teardown --force x`.".into(), true));
+    let t = text(&a, 80, 24);
+    assert!(t.contains("--force x`."), "{t}");
+}
