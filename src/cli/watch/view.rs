@@ -341,7 +341,11 @@ fn draw_pane(f: &mut Frame, area: Rect, app: &App) {
         }));
         if !d.commits.is_empty() {
             side.push(Line::from(Span::styled(
-                format!("{} commits:", d.commits.len()),
+                format!(
+                    "{} commit{}:",
+                    d.commits.len(),
+                    if d.commits.len() == 1 { "" } else { "s" }
+                ),
                 Style::default().add_modifier(Modifier::BOLD),
             )));
             side.extend(
@@ -353,7 +357,11 @@ fn draw_pane(f: &mut Frame, area: Rect, app: &App) {
         }
         if !d.files.is_empty() {
             side.push(Line::from(Span::styled(
-                format!("{} files:", d.files.len()),
+                format!(
+                    "{} file{}:",
+                    d.files.len(),
+                    if d.files.len() == 1 { "" } else { "s" }
+                ),
                 Style::default().add_modifier(Modifier::BOLD),
             )));
             side.extend(
