@@ -719,7 +719,7 @@ fn real_agents_in(engine: &'static str, clones: bool) {
         w.tb(&["teardown", "--force", "keeper"]).ok();
     }
     if engine == "docker" {
-        claude_for_a_user_who_is_not_root();
+        for_a_user_who_is_not_root(Agent::Claude);
     }
 }
 
@@ -753,10 +753,10 @@ fn a_loopback_only_server_is_warned_of(w: &World) {
     env.treebox(&["teardown", "--force", "lo-only"]).ok();
 }
 
-/// The host user is not root (uid 1500, in the docker socket's group): the real claude
-/// comes up in a docker box all the same, as the image's agent (uid 1000, the user's
-/// group), and what it wrote goes at teardown.
-fn claude_for_a_user_who_is_not_root() {
+/// The host user is not root (uid 1500, in the docker socket's group): the real
+/// `agent` comes up in a docker box all the same, as the image's agent (uid 1000, the
+/// user's group), and what it wrote goes at teardown.
+fn for_a_user_who_is_not_root(agent: Agent) {
     use std::os::unix::fs::MetadataExt;
     if !is_root() {
         eprintln!("note: not root: cannot become another user; the non-root case is not tried");
@@ -766,15 +766,26 @@ fn claude_for_a_user_who_is_not_root() {
         eprintln!("note: no docker socket; the non-root case is not tried");
         return;
     };
-    let Some(mut w) = World::in_engine(Agent::Claude, "docker", Some("localhost")) else {
+    let host = match agent {
+        Agent::Claude => "localhost",
+        Agent::Codex => "127.0.0.1",
+    };
+    let Some(mut w) = World::in_engine(agent, "docker", Some(host)) else {
         return;
     };
     let uid = 1500u32;
     w.env().give_to(uid);
     w.as_user = Some((uid, sock.gid()));
     w.tb(&["create", "--no-launch", "keeper"]).ok();
-    w.one_turn("nr-claude", "worktree");
+    w.one_turn(&format!("nr-{}", agent.name()), "worktree");
     w.tb(&["teardown", "--force", "keeper"]).ok();
+}
+
+/// Codex for a host user who is not root, in a docker box (issue 29's done-means; the
+/// claude case runs in [`real_agents_in_docker_boxes`]).
+#[test]
+fn codex_in_docker_for_a_user_who_is_not_root() {
+    for_a_user_who_is_not_root(Agent::Codex);
 }
 
 #[test]
