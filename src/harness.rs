@@ -7,9 +7,11 @@
 //!
 //! With [`StatusHooks`] (SPEC §7), the argv also wires the status producer: `claude`
 //! gets `--settings` naming the host-owned hook settings; `codex` starts through the
-//! writer (which reports `working`, then execs it) with `-c notify=[…]` reporting
-//! `idle` after each turn. The paths are as the agent sees them
-//! (`runner::oci::status` makes them).
+//! writer (which reports `idle`, then execs it) with its own hooks given as `-c`
+//! values (`working` on `UserPromptSubmit`, `idle` on `Stop` and `Interrupt`), each
+//! trusted by its hash ([`codex_hook_hash`]) so Codex runs them without its review
+//! screen, and `-c notify=[…]` reporting `idle` after each turn as well. The paths are
+//! as the agent sees them (`runner::oci::status` makes them).
 
 use std::fmt;
 use std::str::FromStr;
@@ -107,6 +109,9 @@ impl Harness {
                 "Do you trust the files in this folder",
                 "Sign in with ChatGPT",
                 "Meet GPT",
+                // Its hook review: treebox's status hooks are trusted by hash, so this
+                // shows only when Codex hashes them differently from `codex_hook_hash`.
+                "Hooks need review",
             ],
         }
     }
@@ -136,10 +141,12 @@ impl Harness {
     ) -> Vec<String> {
         let mut argv = Vec::new();
         if let (Harness::Codex, Some(h)) = (self, hooks) {
+            // Up means at its prompt: Codex's `SessionStart` fires only with the first
+            // prompt, so the start itself reports `idle`.
             argv.extend([
                 "sh".into(),
                 h.writer.clone(),
-                "working".into(),
+                "idle".into(),
                 "--exec".into(),
             ]);
         }
@@ -151,6 +158,9 @@ impl Harness {
             }
             (Harness::Codex, Some(h)) => {
                 argv.extend(["-c".into(), h.codex_notify()]);
+                for value in h.codex_hooks() {
+                    argv.extend(["-c".into(), value]);
+                }
             }
             (_, None) => {}
         }
@@ -214,6 +224,91 @@ impl StatusHooks {
             .collect();
         format!("notify=[{}]", items.join(","))
     }
+}
+
+/// One of Codex's hook events treebox reports through.
+struct CodexHook {
+    event: &'static str,
+    /// Its key label, as Codex's trust keys and hashes name it.
+    label: &'static str,
+    state: &'static str,
+    /// Seconds, given explicitly: Codex hashes the timeout it will use, and its default
+    /// differs by event (600 s; 1 s for `Interrupt`).
+    timeout: u32,
+}
+
+const CODEX_HOOKS: [CodexHook; 3] = [
+    CodexHook {
+        event: "UserPromptSubmit",
+        label: "user_prompt_submit",
+        state: "working",
+        timeout: 30,
+    },
+    CodexHook {
+        event: "Stop",
+        label: "stop",
+        state: "idle",
+        timeout: 30,
+    },
+    // Esc ends a turn without `Stop`.
+    CodexHook {
+        event: "Interrupt",
+        label: "interrupt",
+        state: "idle",
+        timeout: 1,
+    },
+];
+
+impl StatusHooks {
+    /// Codex's status hooks as `-c` values: one matcher group per event, then
+    /// `hooks.state` trusting exactly these (Codex 0.163 runs a hook only once its
+    /// hash is trusted, and asks a person otherwise). The trust is keyed by where the
+    /// hook is declared — the command line is Codex's `<session-flags>` layer — and
+    /// goes in that same layer, so nothing is written to the user's config and no
+    /// other hook (the user's, the repository's `.codex/config.toml`) is trusted; the
+    /// `--dangerously-bypass-hook-trust` switch would run all of those unreviewed.
+    pub fn codex_hooks(&self) -> Vec<String> {
+        let mut values = Vec::new();
+        let mut trusted = Vec::new();
+        for h in CODEX_HOOKS {
+            let command = self.command(h.state);
+            values.push(format!(
+                "hooks.{}=[{{hooks=[{{type=\"command\",command={},timeout={}}}]}}]",
+                h.event,
+                toml_string(&command),
+                h.timeout
+            ));
+            trusted.push(format!(
+                "{}={{trusted_hash={}}}",
+                toml_string(&format!("/<session-flags>/config.toml:{}:0:0", h.label)),
+                toml_string(&codex_hook_hash(h.label, &command, h.timeout))
+            ));
+        }
+        values.push(format!("hooks.state={{{}}}", trusted.join(",")));
+        values
+    }
+}
+
+/// The hash Codex trusts a command hook by (its `command_hook_hash`): SHA-256 of the
+/// hook's normalized identity as compact JSON with sorted keys — the event's key label,
+/// no matcher, and the one handler as Codex will run it (its timeout, not async).
+/// Written out in key order here, so no JSON map ordering is relied on.
+pub fn codex_hook_hash(label: &str, command: &str, timeout: u32) -> String {
+    use sha2::{Digest, Sha256};
+    let json = |s: &str| serde_json::to_string(s).expect("a string serializes");
+    let identity = format!(
+        r#"{{"event_name":{},"hooks":[{{"async":false,"command":{},"timeout":{timeout},"type":"command"}}]}}"#,
+        json(label),
+        json(command)
+    );
+    let digest = Sha256::digest(identity.as_bytes());
+    let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+    format!("sha256:{hex}")
+}
+
+/// `s` as a TOML basic string (a JSON string is one: the same quotes and escapes).
+fn toml_string(s: &str) -> String {
+    serde_json::to_string(s).expect("a string serializes")
 }
 
 impl fmt::Display for Harness {
@@ -326,25 +421,85 @@ mod tests {
                 "go on"
             ]
         );
+        let argv = Harness::Codex.launch_argv("codex", &extra, Some(&h));
         assert_eq!(
-            Harness::Codex.launch_argv("codex", &extra, Some(&h)),
+            argv[..8],
             [
                 "sh",
                 "/run/treebox/agent/status",
-                "working",
+                "idle",
                 "--exec",
                 "codex",
                 "--dangerously-bypass-approvals-and-sandbox",
                 "-c",
                 r#"notify=["sh","/run/treebox/agent/status","idle"]"#,
-                "go on"
             ]
         );
+        let hooks: Vec<String> = argv[8..argv.len() - 1]
+            .chunks(2)
+            .map(|c| {
+                assert_eq!(c[0], "-c");
+                c[1].clone()
+            })
+            .collect();
+        assert_eq!(hooks, h.codex_hooks());
+        assert_eq!(argv.last().map(String::as_str), Some("go on"));
         let odd = StatusHooks {
             writer: "/s/it's here/status".into(),
             claude_settings: String::new(),
         };
         assert_eq!(odd.command("idle"), r#"sh '/s/it'\''s here/status' idle"#);
+    }
+
+    /// The values Codex 0.163 wrote into `hooks.state` when a person trusted these
+    /// hooks at its review screen (given as `-c hooks.<Event>=…`).
+    #[test]
+    fn codex_hook_hashes_are_the_ones_codex_trusts() {
+        assert_eq!(
+            codex_hook_hash("session_start", "sh /tmp/cx/hook.sh start", 600),
+            "sha256:634fbb07ba507ffbc58a6794cc46c27155c24cf7872da6f62213a7172b0915b2"
+        );
+        assert_eq!(
+            codex_hook_hash("user_prompt_submit", "sh /tmp/cx/hook.sh prompt", 600),
+            "sha256:386e05e2f7cc5d0a08eb51878eab2b397de03f843217df5c439c105f71de7b4a"
+        );
+        assert_eq!(
+            codex_hook_hash("stop", "sh /tmp/cx/hook.sh stop", 600),
+            "sha256:685527d9b255a81bb246eb01eab78cdfa79992c610cb2a04527fec7f111371b8"
+        );
+        // Given with no timeout, Codex runs an `Interrupt` hook with 1 s.
+        assert_eq!(
+            codex_hook_hash("interrupt", "sh /tmp/cx/hook.sh intr", 1),
+            "sha256:5bc1a0f1f7a57f6fa5a994589b96366003f73e92483051ca4a8bf030cddb0862"
+        );
+    }
+
+    #[test]
+    fn codex_hooks_are_toml_and_trusted_by_their_hash() {
+        let h = StatusHooks {
+            writer: "/s/it's \"here\"/status".into(),
+            claude_settings: String::new(),
+        };
+        let mut doc = String::new();
+        for v in h.codex_hooks() {
+            let (key, value) = v.split_once('=').unwrap();
+            doc.push_str(&format!("{key} = {value}\n"));
+        }
+        let t: toml::Table = toml::from_str(&doc).unwrap();
+        let hooks = t["hooks"].as_table().unwrap();
+        for c in CODEX_HOOKS {
+            let handler = &hooks[c.event].as_array().unwrap()[0]["hooks"][0];
+            assert_eq!(handler["type"].as_str(), Some("command"));
+            let command = handler["command"].as_str().unwrap();
+            assert_eq!(command, h.command(c.state));
+            let timeout = handler["timeout"].as_integer().unwrap();
+            assert_eq!(timeout, i64::from(c.timeout));
+            let key = format!("/<session-flags>/config.toml:{}:0:0", c.label);
+            assert_eq!(
+                hooks["state"][&key]["trusted_hash"].as_str(),
+                Some(codex_hook_hash(c.label, command, c.timeout).as_str())
+            );
+        }
     }
 
     #[test]

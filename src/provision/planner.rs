@@ -630,7 +630,7 @@ mod tests {
                 "--dangerously-bypass-approvals-and-sandbox",
             ]
         );
-        assert_eq!(p.launch_argv[..3], ["sh", &*p.launch_argv[1], "working"]);
+        assert_eq!(p.launch_argv[..3], ["sh", &*p.launch_argv[1], "idle"]);
         assert_eq!(p.launch_argv.last().map(String::as_str), Some("do it"));
         git(&f.repo, &["remote", "remove", "origin"]);
         let p = plan(&f, &req(&f, Some("y"))).unwrap();

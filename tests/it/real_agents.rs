@@ -361,6 +361,9 @@ impl World {
             let seen = self.look(leaf);
             self.agent.ready(&seen) && seen.contains(leaf)
         });
+        // At its prompt, the agent is idle (Claude Code's `SessionStart` hook says so;
+        // Codex's start does), not `working`.
+        assert_eq!(self.row(leaf)["status"], "idle", "{}", self.screen(leaf));
 
         // One turn: the stand-in holds its answer while the test sees `working`.
         let marker = format!("STAND-IN-ANSWER-{agent}-{leaf}");
@@ -401,6 +404,9 @@ impl World {
             ),
         }
         assert_eq!(self.row(leaf)["session"], "live");
+        if self.agent == Agent::Codex {
+            self.interrupted_turn(leaf);
+        }
 
         // Teardown ends the agent and leaves none of its processes.
         self.tb(&["teardown", "--force", leaf]).ok();
@@ -408,6 +414,34 @@ impl World {
         self.wait(leaf, "the agent's processes to end", 30, || {
             processes_of(&self.env().home).is_empty()
         });
+    }
+}
+
+impl World {
+    /// A turn the person ends with Esc before the answer comes: `working`, then `idle`
+    /// again (Codex reports no `Stop` then; its `Interrupt` hook does).
+    fn interrupted_turn(&self, leaf: &str) {
+        self.api.hold();
+        let ask = format!("then stop {leaf}");
+        self.type_text(leaf, &ask);
+        self.wait(leaf, "the second prompt typed", 20, || {
+            self.look(leaf).contains(&ask)
+        });
+        self.press(leaf, "Enter");
+        self.wait(leaf, "the second request to the stand-in", 60, || {
+            self.api
+                .model_requests()
+                .iter()
+                .any(|r| r.body.contains(&ask))
+        });
+        self.wait(leaf, "list to show `working` again", 30, || {
+            self.row(leaf)["status"] == "working"
+        });
+        self.press(leaf, "Escape");
+        self.wait(leaf, "list to show `idle` after Esc", 30, || {
+            self.row(leaf)["status"] == "idle"
+        });
+        self.api.release();
     }
 }
 

@@ -157,30 +157,47 @@ fn claude_hooks_report_working_waiting_idle_on_the_host() {
     assert!(!st.join("agent").starts_with(env.box_path("st")));
 }
 
+/// Codex starts at its prompt: `idle` is written at launch (the real CLI's hooks
+/// report `working` and `idle` per turn: `real_agents`), and its `notify` program
+/// reports `idle` after each turn.
 #[test]
-fn codex_reports_working_at_launch_and_idle_after_each_turn() {
+fn codex_reports_idle_at_launch_and_after_each_turn() {
     let env = TestEnv::new();
     let mut agent = Agent::launch(
         &env,
         &["create", "cx", "--harness", "codex", "--", "--fake-hooks"],
     );
-    // `working` is written at launch, before codex takes its first turn: the agent
-    // answers a no-op event once it is up.
+    // Written at launch, before codex takes its first turn: the agent answers a no-op
+    // event once it is up.
     agent.event("hello");
+    assert_eq!(list_status(&env, "cx").0, "idle");
+    // A report from a turn replaces it.
+    let state = box_state(&env, "cx").join("status/state");
+    std::fs::write(&state, "working\n").unwrap();
     assert_eq!(list_status(&env, "cx").0, "working");
     agent.event("turn");
     assert_eq!(list_status(&env, "cx").0, "idle");
     assert_eq!(agent.finish(), 0);
-    // A new session reports `working` again, from launch.
+    // A new session reports `idle` again, from launch, over what was there.
+    std::fs::write(&state, "working\n").unwrap();
     let mut agent = Agent::launch(&env, &["enter", "cx", "--", "--fake-hooks"]);
     agent.event("hello");
-    assert_eq!(list_status(&env, "cx").0, "working");
-    agent.event("turn");
     assert_eq!(ls_status(&env, "cx"), "idle");
     assert_eq!(agent.finish(), 0);
     let log = env.harness_log();
     assert!(log.contains("prog=codex"), "{log}");
     assert!(log.contains("arg=-c\narg=notify=[\"sh\","), "{log}");
+    // Its hooks, each trusted by hash in the same command line.
+    for event in ["UserPromptSubmit", "Stop", "Interrupt"] {
+        assert!(
+            log.contains(&format!("arg=-c\narg=hooks.{event}=[")),
+            "{log}"
+        );
+    }
+    assert!(
+        log.contains("\"/<session-flags>/config.toml:stop:0:0\"={trusted_hash=\"sha256:"),
+        "{log}"
+    );
 }
 
 #[test]

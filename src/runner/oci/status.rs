@@ -7,8 +7,10 @@
 //! mounted read-only at [`AGENT_DIR`]. `claude` launches with `--settings` naming them
 //! (hooks: `idle` on `SessionStart`, `working` on `UserPromptSubmit`/`PreToolUse`,
 //! `waiting` on `Notification`,
-//! `idle` on `Stop`); `codex` launches through the writer (`working`) with a `notify`
-//! program that writes `idle` after each turn. The writer replaces `state` atomically
+//! `idle` on `Stop`); `codex` launches through the writer (`idle`: it comes up at its
+//! prompt) with hooks of its own on its command line (`working` on `UserPromptSubmit`,
+//! `idle` on `Stop`/`Interrupt`, trusted by hash: `harness::StatusHooks::codex_hooks`)
+//! and a `notify` program that writes `idle` after each turn. The writer replaces `state` atomically
 //! (temp file + `mv`) in the status dir: [`Layout::status_dir`] on the host,
 //! [`STATUS_DIR`] in a container.
 //!
