@@ -143,7 +143,7 @@ pub fn run(args: CreateArgs, ui: &mut Ui) -> Result<i32, CliError> {
         need_sessions()?;
     }
     let created = provision::create(&req, &cfg, ui)?;
-    hand_off(&created, ui, args.print, args.json, args.detach)
+    hand_off(&created, &cfg, ui, args.print, args.json, args.detach)
 }
 
 /// `--dry-run` (of `create` and `git sandbox up`): the plan, on stderr or as JSON;
@@ -189,6 +189,7 @@ pub fn need_sessions() -> Result<(), CliError> {
 /// The last pipeline step: launch, print, or describe the box.
 pub fn hand_off(
     created: &Created,
+    cfg: &crate::config::UserConfig,
     ui: &mut Ui,
     print: bool,
     json_out: bool,
@@ -223,7 +224,12 @@ pub fn hand_off(
         overrides: false,
         ready: ready_for(plan.harness, &plan.launch_argv, &created.session_path),
     };
-    let as_root = as_root_env(plan.harness, created.record.runner, ui)?;
+    let as_root = as_root_env(
+        plan.harness,
+        created.record.runner,
+        cfg.harness_allows_root(plan.harness),
+        ui,
+    );
     if let Some(w) = crate::provision::host_trust::will_ask(plan.harness, &created.record.repo) {
         ui.warning(&w);
     }
@@ -291,14 +297,15 @@ pub fn ready_for(
 /// SPEC §7 "Unattended": Claude Code started as root on the host runner refuses
 /// `--dangerously-skip-permissions` and exits. Said before launching, with the ways
 /// out; with the user's opt-in (`harnesses.claude.allowRoot`) the launch gets
-/// `IS_SANDBOX=1`, said too. The variable to set, if any.
+/// `IS_SANDBOX=1`, said too (`allowed`: the opt-in, from the config the command
+/// loaded). The variable to set, if any.
 pub(crate) fn as_root_env(
     harness: crate::harness::Harness,
     runner: crate::vocab::RunnerKind,
+    allowed: bool,
     ui: &mut Ui,
-) -> Result<Option<(&'static str, &'static str)>, CliError> {
+) -> Option<(&'static str, &'static str)> {
     use crate::harness::AsRoot;
-    let cfg = super::load_config()?;
     // SAFETY: geteuid cannot fail and touches no memory.
     let euid = unsafe { libc::geteuid() };
     let is_sandbox = std::env::var_os("IS_SANDBOX");
@@ -307,16 +314,16 @@ pub(crate) fn as_root_env(
         runner == crate::vocab::RunnerKind::Host,
         euid,
         is_sandbox.as_deref(),
-        cfg.harness_allows_root(harness),
+        allowed,
     ) {
-        AsRoot::Fine => Ok(None),
+        AsRoot::Fine => None,
         AsRoot::OptedIn => {
             ui.info("Claude Code runs as root on the host with IS_SANDBOX=1 (config `harnesses.claude.allowRoot`): its own root check is off");
-            Ok(Some(("IS_SANDBOX", "1")))
+            Some(("IS_SANDBOX", "1"))
         }
         AsRoot::Refuses => {
             ui.warning("Claude Code refuses to run as root with --dangerously-skip-permissions and will exit: tell it this machine is a sandbox with `\"harnesses\": {\"claude\": {\"allowRoot\": true}}` in the config (it then starts with IS_SANDBOX=1), run treebox as a user who is not root, or give the box a container (`--isolation docker`)");
-            Ok(None)
+            None
         }
     }
 }

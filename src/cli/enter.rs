@@ -120,7 +120,12 @@ pub fn run(args: EnterArgs, ui: &mut Ui) -> Result<i32, CliError> {
             &entered.session_path,
         ),
     };
-    let as_root = super::create::as_root_env(entered.harness, r.runner, ui)?;
+    let as_root = super::create::as_root_env(
+        entered.harness,
+        r.runner,
+        cfg.harness_allows_root(entered.harness),
+        ui,
+    );
     if let Some(w) = crate::provision::host_trust::will_ask(entered.harness, &r.repo) {
         ui.warning(&w);
     }
