@@ -230,7 +230,11 @@ pub fn hand_off(
         cfg.harness_allows_root(plan.harness),
         ui,
     );
-    if let Some(w) = crate::provision::host_trust::will_ask(plan.harness, &created.record.repo) {
+    if let Some(w) = crate::provision::host_trust::will_ask(
+        plan.harness,
+        &created.record.repo,
+        created.main_trusted,
+    ) {
         ui.warning(&w);
     }
     self::launch(

@@ -126,7 +126,9 @@ pub fn run(args: EnterArgs, ui: &mut Ui) -> Result<i32, CliError> {
         cfg.harness_allows_root(entered.harness),
         ui,
     );
-    if let Some(w) = crate::provision::host_trust::will_ask(entered.harness, &r.repo) {
+    if let Some(w) =
+        crate::provision::host_trust::will_ask(entered.harness, &r.repo, entered.main_trusted)
+    {
         ui.warning(&w);
     }
     super::create::launch(

@@ -38,6 +38,8 @@ pub struct Created {
     pub warnings: Vec<String>,
     /// The marker to hold while an agent runs in the box.
     pub session_path: PathBuf,
+    /// Whether the user trusts the main checkout, where provisioning read it already.
+    pub main_trusted: Option<bool>,
 }
 
 /// Provision a box: validate, fetch, plan, then apply the plan under the box's lock.
@@ -514,13 +516,14 @@ fn apply(
     written.map_err(io_err("could not write the status hooks in", &hooks))?;
     timed(reporter, "record", || record.save(&record_path))?;
     // The trust the user gave the main checkout, carried to a host clone box.
-    warnings.extend(super::host_trust::before_launch(
+    let before = super::host_trust::before_launch(
         record.harness,
         record.runner,
         record.git_mode,
         &record.repo,
         &record.path,
-    ));
+    );
+    warnings.extend(before.warning);
     for w in &warnings {
         reporter.warn(w.clone());
     }
@@ -534,6 +537,7 @@ fn apply(
         submodules,
         warnings,
         session_path: ctx.layout.session_path(&leaf),
+        main_trusted: before.main_trusted,
     })
 }
 

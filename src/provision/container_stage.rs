@@ -63,6 +63,7 @@ pub(super) fn container_stage(
         submodules,
         warnings,
         session_path: ctx.layout.session_path(leaf),
+        main_trusted: None,
     })
 }
 

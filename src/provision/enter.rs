@@ -55,6 +55,8 @@ pub struct Entered {
     pub launch_argv: Vec<String>,
     pub session_path: PathBuf,
     pub warnings: Vec<String>,
+    /// Whether the user trusts the main checkout, where provisioning read it already.
+    pub main_trusted: Option<bool>,
 }
 
 pub(crate) fn layout_for(
@@ -276,13 +278,14 @@ pub fn enter(
         &record.path,
         &req.extra_args,
     );
-    if let Some(w) = super::host_trust::before_launch(
+    let before = super::host_trust::before_launch(
         harness,
         record.runner,
         record.git_mode,
         &record.repo,
         &record.path,
-    ) {
+    );
+    if let Some(w) = before.warning {
         reporter.warn(w.clone());
         warnings.push(w);
     }
@@ -299,5 +302,6 @@ pub fn enter(
         deps,
         env,
         warnings,
+        main_trusted: before.main_trusted,
     })
 }

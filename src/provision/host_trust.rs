@@ -70,23 +70,43 @@ pub fn launch_extra(
     out
 }
 
+/// What [`before_launch`] did and learned.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct BeforeLaunch {
+    /// The trust could not be carried: the warning (the agent then asks, as it would
+    /// without treebox).
+    pub warning: Option<String>,
+    /// Whether the user trusts the main checkout, when the user's file was read for
+    /// the carrying already: [`will_ask`] then reads it no second time (Claude Code's
+    /// `.claude.json` holds every project's history: it grows to tens of MB).
+    pub main_trusted: Option<bool>,
+}
+
 /// Before `harness` starts in the box: carry Claude Code's trust into the user's live
-/// config. A failure is the warning returned (the agent then asks, as it would
-/// without treebox).
+/// config, reading it once, under its lock.
 pub fn before_launch(
     harness: Harness,
     runner: RunnerKind,
     git_mode: GitMode,
     main: &Path,
     box_path: &Path,
-) -> Option<String> {
+) -> BeforeLaunch {
     if harness != Harness::Claude || !applies(runner, git_mode) {
-        return None;
+        return BeforeLaunch::default();
     }
-    let file = claude_config_path()?;
-    carry_claude(&file, main, box_path).err().map(|e| {
-        format!("could not carry the main checkout's trust to the box ({e}); Claude Code will ask whether to trust it")
-    })
+    let Some(file) = claude_config_path() else {
+        return BeforeLaunch::default();
+    };
+    match carry_claude(&file, main, box_path) {
+        Ok(carried) => BeforeLaunch {
+            warning: None,
+            main_trusted: Some(carried.main_trusted),
+        },
+        Err(e) => BeforeLaunch {
+            warning: Some(format!("could not carry the main checkout's trust to the box ({e}); Claude Code will ask whether to trust it")),
+            main_trusted: None,
+        },
+    }
 }
 
 /// The most of the user's agent config read to tell whether it trusts the main
@@ -95,17 +115,18 @@ const MAX_USER_CONFIG: u64 = 64 << 20;
 
 /// Before `harness` starts in any box of main checkout `main`: the warning that it will
 /// stop at its trust question, with the step that fixes it, when the user has not
-/// trusted the main checkout (no trust to carry: SPEC §7 "Unattended").
-pub fn will_ask(harness: Harness, main: &Path) -> Option<String> {
+/// trusted the main checkout (no trust to carry: SPEC §7 "Unattended"). `known`: what
+/// [`before_launch`] learned of it, if anything; else the user's file is read here,
+/// keeping only that one answer ([`claude_trusts`]).
+pub fn will_ask(harness: Harness, main: &Path, known: Option<bool>) -> Option<String> {
     use crate::untrusted::{read_regular, Links};
     let main_s = main.to_string_lossy();
     let (trusted, program) = match harness {
         Harness::Claude => {
-            let raw = claude_config_path()
-                .and_then(|f| read_regular(&f, MAX_USER_CONFIG, Links::Follow).ok());
-            let doc: Option<Value> = raw.and_then(|r| serde_json::from_slice(&r).ok());
-            let trusted = doc.as_ref().is_some_and(|d| {
-                d["projects"][main_s.as_ref()]["hasTrustDialogAccepted"] == Value::Bool(true)
+            let trusted = known.unwrap_or_else(|| {
+                claude_config_path()
+                    .and_then(|f| read_regular(&f, MAX_USER_CONFIG, Links::Follow).ok())
+                    .is_some_and(|raw| claude_trusts(&raw, &main_s))
             });
             (trusted, "claude")
         }
@@ -122,6 +143,53 @@ pub fn will_ask(harness: Harness, main: &Path) -> Option<String> {
             crate::cmd::quote(&main_s)
         )
     })
+}
+
+/// Whether Claude Code's config `raw` says `projects[main].hasTrustDialogAccepted` is
+/// `true`. Only that one value is kept: every other project, and its history, is
+/// skipped as it is scanned, never built into a document.
+pub fn claude_trusts(raw: &[u8], main: &str) -> bool {
+    use serde::de::DeserializeSeed;
+    let mut de = serde_json::Deserializer::from_slice(raw);
+    let at = Descend(&["projects", main, "hasTrustDialogAccepted"]);
+    matches!(at.deserialize(&mut de), Ok(Some(Value::Bool(true)))) && de.end().is_ok()
+}
+
+/// The value at a path of object keys in a JSON document, everything else skipped
+/// unbuilt; `None` where a key is missing. A value on the path that is not an object
+/// is an error.
+struct Descend<'a>(&'a [&'a str]);
+
+impl<'de> serde::de::DeserializeSeed<'de> for Descend<'_> {
+    type Value = Option<Value>;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        match self.0 {
+            [] => serde::Deserialize::deserialize(d).map(Some),
+            _ => d.deserialize_map(self),
+        }
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for Descend<'_> {
+    type Value = Option<Value>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a JSON object")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let (first, rest) = self.0.split_first().expect("a path to descend");
+        let mut found = None;
+        while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+            if key == *first && found.is_none() {
+                found = map.next_value_seed(Descend(rest))?;
+            } else {
+                map.next_value::<serde::de::IgnoredAny>()?;
+            }
+        }
+        Ok(found)
+    }
 }
 
 /// At teardown of a clone box at `box_path`: its entry in Claude Code's live config
@@ -274,10 +342,25 @@ fn carried_entry(
         .cloned()
 }
 
+/// What [`carry_claude`] saw and did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Carried {
+    /// The file was changed.
+    pub changed: bool,
+    /// The user trusts the main checkout (its `hasTrustDialogAccepted` is `true`).
+    pub main_trusted: bool,
+}
+
 /// Carry the trust the user gave `main` to `box_path` in Claude Code's live config
-/// `file`. `Ok(true)` when the file was changed.
-pub fn carry_claude(file: &Path, main: &Path, box_path: &Path) -> Result<bool, TrustError> {
-    edit_claude_config(file, |doc| {
+/// `file`.
+pub fn carry_claude(file: &Path, main: &Path, box_path: &Path) -> Result<Carried, TrustError> {
+    let mut main_trusted = false;
+    let changed = edit_claude_config(file, |doc| {
+        main_trusted = doc
+            .get("projects")
+            .and_then(|p| p.get(main.to_string_lossy().as_ref()))
+            .and_then(|e| e.get("hasTrustDialogAccepted"))
+            == Some(&Value::Bool(true));
         let Some(Value::Object(carried)) = carried_entry(doc, main, box_path) else {
             return false;
         };
@@ -304,6 +387,10 @@ pub fn carry_claude(file: &Path, main: &Path, box_path: &Path) -> Result<bool, T
             }
         }
         changed
+    })?;
+    Ok(Carried {
+        changed,
+        main_trusted,
     })
 }
 
@@ -377,7 +464,11 @@ mod tests {
             }),
         );
         let bx = Path::new("/src/repo/.treebox/worktrees/b");
-        assert!(carry_claude(&f, Path::new("/src/repo"), bx).unwrap());
+        assert!(
+            carry_claude(&f, Path::new("/src/repo"), bx)
+                .unwrap()
+                .changed
+        );
         let v = read(&f);
         let e = &v["projects"]["/src/repo/.treebox/worktrees/b"];
         assert_eq!(e["hasTrustDialogAccepted"], true);
@@ -386,7 +477,11 @@ mod tests {
         assert_eq!(v["numStartups"], 7);
         assert_eq!(v["projects"]["/src/other"]["hasTrustDialogAccepted"], true);
         // Again: nothing new to write.
-        assert!(!carry_claude(&f, Path::new("/src/repo"), bx).unwrap());
+        assert!(
+            !carry_claude(&f, Path::new("/src/repo"), bx)
+                .unwrap()
+                .changed
+        );
         assert!(!Path::new(&format!("{}.lock", f.display())).exists());
         assert!(forget_claude(&f, bx).unwrap());
         let v = read(&f);
@@ -403,14 +498,26 @@ mod tests {
             serde_json::json!({"projects": {"/src/repo": {"history": []}}}),
         );
         let before = std::fs::read(&f).unwrap();
-        assert!(!carry_claude(&f, Path::new("/src/repo"), Path::new("/b")).unwrap());
+        assert!(
+            !carry_claude(&f, Path::new("/src/repo"), Path::new("/b"))
+                .unwrap()
+                .changed
+        );
         assert_eq!(std::fs::read(&f).unwrap(), before);
         // No file, or not an object: nothing written.
         let none = d.path().join("absent.json");
-        assert!(!carry_claude(&none, Path::new("/src/repo"), Path::new("/b")).unwrap());
+        assert!(
+            !carry_claude(&none, Path::new("/src/repo"), Path::new("/b"))
+                .unwrap()
+                .changed
+        );
         assert!(!none.exists());
         std::fs::write(&f, "[1]").unwrap();
-        assert!(!carry_claude(&f, Path::new("/src/repo"), Path::new("/b")).unwrap());
+        assert!(
+            !carry_claude(&f, Path::new("/src/repo"), Path::new("/b"))
+                .unwrap()
+                .changed
+        );
     }
 
     #[test]
@@ -430,7 +537,11 @@ mod tests {
             })
         };
         let since = Instant::now();
-        assert!(carry_claude(&f, Path::new("/r"), Path::new("/b")).unwrap());
+        assert!(
+            carry_claude(&f, Path::new("/r"), Path::new("/b"))
+                .unwrap()
+                .changed
+        );
         assert!(since.elapsed() >= Duration::from_millis(250));
         released.join().unwrap();
         // A lock left by a process that died: older than proper-lockfile's `stale`.
@@ -442,6 +553,32 @@ mod tests {
             .unwrap();
         assert!(forget_claude(&f, Path::new("/b")).unwrap());
         assert!(!lock.exists());
+    }
+
+    #[test]
+    fn claude_trust_is_read_without_building_the_document() {
+        let yes = br#"{"numStartups": 3, "projects": {"/o": {"history": [{"display": "x\u00e9"}], "hasTrustDialogAccepted": false}, "/src/repo": {"history": [1, [2, {"a": null}]], "hasTrustDialogAccepted": true}}, "tail": [true]}"#;
+        assert!(claude_trusts(yes, "/src/repo"));
+        assert!(!claude_trusts(yes, "/o"));
+        assert!(!claude_trusts(yes, "/absent"));
+        for no in [
+            &br#"{"projects": {"/src/repo": {"hasTrustDialogAccepted": "true"}}}"#[..],
+            br#"{"projects": {"/src/repo": true}}"#,
+            br#"{"projects": []}"#,
+            br#"[{"projects": {"/src/repo": {"hasTrustDialogAccepted": true}}}]"#,
+            br#"{"projects": {"/src/repo": {"hasTrustDialogAccepted": true}}} trailing"#,
+            br#"{"projects": {"/src/repo": {"hasTrustDialogAccepted": true}"#,
+            b"",
+        ] {
+            assert!(
+                !claude_trusts(no, "/src/repo"),
+                "{}",
+                String::from_utf8_lossy(no)
+            );
+        }
+        // As the document's own reading says, for a key written with escapes too.
+        let escaped = br#"{"projects": {"\/src\/repo": {"hasTrustDialogAccepted": true}}}"#;
+        assert!(claude_trusts(escaped, "/src/repo"));
     }
 
     #[test]
