@@ -64,6 +64,56 @@ pub fn read_regular(path: &Path, cap: u64, links: Links) -> Result<Vec<u8>, Unre
     Ok(bytes)
 }
 
+/// The value at `path` (object keys, outermost first) in the JSON document `raw`;
+/// `None` where a key is missing, a value on the path is not an object, or `raw` is not
+/// one JSON document. Everything off the path is scanned and skipped, never built: a
+/// large file (Claude Code's `~/.claude.json` holds every project's history) costs
+/// one pass and no memory beyond the value.
+pub fn json_at(raw: &[u8], path: &[&str]) -> Option<serde_json::Value> {
+    use serde::de::DeserializeSeed;
+    let mut de = serde_json::Deserializer::from_slice(raw);
+    let v = Descend(path).deserialize(&mut de).ok()??;
+    de.end().ok()?;
+    Some(v)
+}
+
+/// [`json_at`]'s reader: the value at a path of object keys, everything else skipped
+/// unbuilt; `None` where a key is missing. A value on the path that is not an object
+/// is an error.
+struct Descend<'a>(&'a [&'a str]);
+
+impl<'de> serde::de::DeserializeSeed<'de> for Descend<'_> {
+    type Value = Option<serde_json::Value>;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        match self.0 {
+            [] => serde::Deserialize::deserialize(d).map(Some),
+            _ => d.deserialize_map(self),
+        }
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for Descend<'_> {
+    type Value = Option<serde_json::Value>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a JSON object")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let (first, rest) = self.0.split_first().expect("a path to descend");
+        let mut found = None;
+        while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+            if key == *first && found.is_none() {
+                found = map.next_value_seed(Descend(rest))?;
+            } else {
+                map.next_value::<serde::de::IgnoredAny>()?;
+            }
+        }
+        Ok(found)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -149,47 +149,8 @@ pub fn will_ask(harness: Harness, main: &Path, known: Option<bool>) -> Option<St
 /// `true`. Only that one value is kept: every other project, and its history, is
 /// skipped as it is scanned, never built into a document.
 pub fn claude_trusts(raw: &[u8], main: &str) -> bool {
-    use serde::de::DeserializeSeed;
-    let mut de = serde_json::Deserializer::from_slice(raw);
-    let at = Descend(&["projects", main, "hasTrustDialogAccepted"]);
-    matches!(at.deserialize(&mut de), Ok(Some(Value::Bool(true)))) && de.end().is_ok()
-}
-
-/// The value at a path of object keys in a JSON document, everything else skipped
-/// unbuilt; `None` where a key is missing. A value on the path that is not an object
-/// is an error.
-struct Descend<'a>(&'a [&'a str]);
-
-impl<'de> serde::de::DeserializeSeed<'de> for Descend<'_> {
-    type Value = Option<Value>;
-
-    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        match self.0 {
-            [] => serde::Deserialize::deserialize(d).map(Some),
-            _ => d.deserialize_map(self),
-        }
-    }
-}
-
-impl<'de> serde::de::Visitor<'de> for Descend<'_> {
-    type Value = Option<Value>;
-
-    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        f.write_str("a JSON object")
-    }
-
-    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        let (first, rest) = self.0.split_first().expect("a path to descend");
-        let mut found = None;
-        while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
-            if key == *first && found.is_none() {
-                found = map.next_value_seed(Descend(rest))?;
-            } else {
-                map.next_value::<serde::de::IgnoredAny>()?;
-            }
-        }
-        Ok(found)
-    }
+    crate::untrusted::json_at(raw, &["projects", main, "hasTrustDialogAccepted"])
+        == Some(Value::Bool(true))
 }
 
 /// At teardown of a clone box at `box_path`: its entry in Claude Code's live config
