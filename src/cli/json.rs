@@ -227,22 +227,46 @@ pub struct ListBox<'a> {
     /// `live` or `none`.
     pub session: &'static str,
     pub state: &'a str,
+    #[serde(flatten)]
+    pub progress: Progress<'a>,
+    /// `list --dirty`: whether the box's working tree holds uncommitted changes;
+    /// absent without `--dirty`, or when the box's git cannot be read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dirty: Option<bool>,
+}
+
+/// How far a box's agent and its work have got: the same fields in `list` and
+/// `git sandbox ls` ([`ListBox`], [`SandboxLsBox`]).
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Progress<'a> {
     /// The agent's last report (`working`, `waiting`, `idle`, `unknown`); `None` when
     /// it has reported nothing.
-    pub status: Option<&'static str>,
+    pub status: Option<&'a str>,
     /// When it reported, in seconds since the epoch.
     pub status_time: Option<i64>,
     /// The agent's exit code (128+signal) once its session has ended; `None` while
     /// live, or when it never ran in one.
     pub exit_code: Option<i32>,
-    /// `list --dirty`: whether the box's working tree holds uncommitted changes;
-    /// absent without `--dirty`, or when the box's git cannot be read.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub dirty: Option<bool>,
     /// Its committed work is in its base (`origin/<base>` or `<base>`): merged,
     /// rebased or squash-merged. `None` when it has no work of its own or it cannot
     /// be told.
     pub landed: Option<bool>,
+}
+
+impl Progress<'_> {
+    pub fn of(
+        status: Option<crate::runner::oci::Reported>,
+        exit_code: Option<i32>,
+        landed: Option<bool>,
+    ) -> Progress<'static> {
+        Progress {
+            status: status.map(|s| s.status.as_str()),
+            status_time: status.map(|s| super::list::unix_seconds(s.at)),
+            exit_code,
+            landed,
+        }
+    }
 }
 
 /// `docs/schema/diff.schema.json`: `diff --json`.
@@ -420,14 +444,9 @@ pub struct SandboxLsBox<'a> {
     pub mode: &'a str,
     pub branch: Option<&'a str>,
     pub dirty: Option<bool>,
-    /// Its committed work is in its base (see [`ListBox::landed`]).
-    pub landed: Option<bool>,
     pub runner: Option<&'a str>,
-    pub status: Option<&'a str>,
-    /// When the agent reported `status`, in seconds since the epoch.
-    pub status_time: Option<i64>,
-    /// The agent's exit code once its session has ended (see [`ListBox::exit_code`]).
-    pub exit_code: Option<i32>,
+    #[serde(flatten)]
+    pub progress: Progress<'a>,
 }
 
 /// `docs/schema/sandbox-bundle.schema.json`: `git sandbox bundle --json`.

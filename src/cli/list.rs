@@ -6,7 +6,7 @@
 //! `landed` (`crate::land::landed`, kept by commit ids between runs). What was read of a box is kept between runs while its
 //! files are unchanged ([`summary`]); sessions and agent reports are read every time.
 
-use super::json::{Document, ListBox, ListDocument, V1};
+use super::json::{Document, ListBox, ListDocument, Progress, V1};
 use clap::Args;
 
 use super::error::{self, CliError};
@@ -232,11 +232,8 @@ pub fn run(args: ListArgs, ui: &mut Ui) -> Result<i32, CliError> {
                 env: if r.env { "present" } else { "absent" },
                 session: if r.live { "live" } else { "none" },
                 state: r.state,
-                status: r.status.map(|s| s.status.as_str()),
-                status_time: r.status.map(|s| unix_seconds(s.at)),
-                exit_code: r.exit,
+                progress: Progress::of(r.status, r.exit, *landed),
                 dirty: *dirty,
-                landed: *landed,
             })
             .collect();
         let doc = ListDocument {

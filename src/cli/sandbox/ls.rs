@@ -5,7 +5,7 @@
 
 use std::collections::HashMap;
 
-use crate::cli::json::{Document, SandboxLsBox, SandboxLsDocument, V1};
+use crate::cli::json::{Document, Progress, SandboxLsBox, SandboxLsDocument, V1};
 use clap::Args;
 
 use crate::boxes::{self, BoxEntry};
@@ -205,11 +205,8 @@ pub fn run(a: LsArgs, ui: &mut Ui) -> Result<i32, CliError> {
                 mode: &r.mode_label,
                 branch: r.branch.as_deref(),
                 dirty: r.dirty,
-                landed: r.landed,
                 runner: r.runner.as_deref(),
-                status: r.agent.status.map(|s| s.status.as_str()),
-                status_time: r.agent.status.map(|s| crate::cli::list::unix_seconds(s.at)),
-                exit_code: r.agent.exit,
+                progress: Progress::of(r.agent.status, r.agent.exit, r.landed),
             })
             .collect();
         let doc = SandboxLsDocument {
