@@ -856,3 +856,41 @@ fn a_detached_session_is_ready_named_and_sized_for_its_box() {
     assert!(table.contains("exited 0"), "{table}");
     env.treebox(&["teardown", "--force", "sized"]).ok();
 }
+
+/// The agent's terminal is the pane's kind, but not one the image cannot draw: a
+/// user's tmux.conf naming a terminal the image has no terminfo for (a home-made one,
+/// or `tmux-256color` on an image without it) gives the agent `xterm-256color`.
+#[test]
+fn a_terminal_the_image_does_not_know_becomes_xterm_256color() {
+    crate::container::each_engine(|b| {
+        let env = &b.env;
+        std::fs::write(
+            env.home.join(".tmux.conf"),
+            "set -g default-terminal treebox-no-such-term\n",
+        )
+        .unwrap();
+        let server = Server::of(env);
+        let path = env.box_path("term");
+        env.treebox(&["create", "--no-launch", "term"]).ok();
+        write_exec(&path.join("agent.sh"), &claude_like(CONTAINER_AGENT));
+        env.write_config(&format!(
+            r#"{{"template": "test", "isolation": "{}", "harnesses": {{"claude": {{"program": "{}/agent.sh"}}}}}}"#,
+            b.engine,
+            path.display()
+        ));
+        env.treebox(&["enter", "-d", "term"]).ok();
+        wait_for("the agent to start", || path.join("agent.started").exists());
+        // The pane's terminal is the user's choice...
+        let pane_term = server.tmux(&["show-options", "-gv", "default-terminal"]);
+        assert_eq!(
+            String::from_utf8_lossy(&pane_term.stdout).trim(),
+            "treebox-no-such-term"
+        );
+        // ...which the image has no terminfo for: the agent gets one it has.
+        let term = std::fs::read_to_string(path.join("agent.term")).unwrap();
+        assert_eq!(term.trim(), "xterm-256color");
+        std::fs::write(path.join("stop"), "").unwrap();
+        env.sandbox(&["down", "-f", "term"]).ok();
+        assert!(server.sessions().is_empty(), "{:?}", server.sessions());
+    });
+}
