@@ -195,9 +195,11 @@ pub fn run(args: ListArgs, ui: &mut Ui) -> Result<i32, CliError> {
     let (repo, layout) = super::here()?;
     let listed = summary::list(&repo, &layout);
     let rows: Vec<Row> = boxes::par::map(&listed, || (), |(), (e, f)| row(e, f, &layout));
+    let tips: Vec<Option<git2::Oid>> = listed.iter().map(|(_, f)| f.tip.map(|t| t.0)).collect();
     let entries: Vec<BoxEntry> = listed.into_iter().map(|(e, _)| e).collect();
-    // Whether each box's work has landed: kept by commit ids, asked only when they moved.
-    let landed = crate::land::landed::landed_all(&entries, &repo, &layout);
+    // Whether each box's work has landed: kept by commit ids, asked only when they
+    // moved; the tips come with the summary, read again only where their ref changed.
+    let landed = crate::land::landed::landed_all_at(&entries, &tips, &repo, &layout);
     let mut rows = rows;
     for (r, l) in rows.iter_mut().zip(&landed) {
         if r.state == "ok" && *l == Some(true) {

@@ -70,22 +70,27 @@ struct Kept {
     landed: bool,
 }
 
-/// What `list` and `ls` show: whether each box's work has landed (`None`: unknown, or
-/// a box with no work of its own), in the boxes' order. Answers are kept by [`Key`];
-/// only boxes whose commits moved are asked again, on the machine's cores.
+/// What `ls` shows: [`landed_all_at`], each box's tip read now (its branch ref, for a
+/// worktree).
 pub fn landed_all(entries: &[BoxEntry], repo: &Repo, layout: &Layout) -> Vec<Option<bool>> {
     let tips: Vec<Option<Oid>> = entries.iter().map(|e| tip_of(e, repo)).collect();
     landed_all_at(entries, &tips, repo, layout)
 }
 
-/// [`landed_all`], with each box's tip already read ([`tip_of`], in the boxes' order):
-/// `watch` reads the tips once for this and its diff sizes.
+/// What `list`, `ls` and `watch` show: whether each box's work has landed (`None`:
+/// unknown, or a box with no work of its own), in the boxes' order, the boxes' tips
+/// being `tips` (as [`tip_of`] reads them: `list` has them from its summary cache,
+/// which reads a box's branch ref again whenever the ref's file changed; `watch` reads
+/// them once for this and its diff sizes). Answers are kept by [`Key`]; only boxes
+/// whose commits moved are asked again, on the machine's cores. For display only:
+/// teardown and prune ask afresh ([`verdict`]).
 pub fn landed_all_at(
     entries: &[BoxEntry],
     tips: &[Option<Oid>],
     repo: &Repo,
     layout: &Layout,
 ) -> Vec<Option<bool>> {
+    debug_assert_eq!(entries.len(), tips.len());
     let path = layout.landed_cache_path();
     let kept: HashMap<Key, bool> =
         list_cache::load::<Kept>(&path, &layout.box_root, &repo.common_dir)

@@ -90,6 +90,29 @@ pub struct Facts {
     pub broken: bool,
     /// The time of the last commit on the box's branch.
     pub last_commit: Option<i64>,
+    /// The box's tip: its branch's commit in the user's repository (a worktree), its
+    /// own `HEAD`'s (a clone, a sandboxed worktree). Kept with the branch's ref among a
+    /// kept box's inputs, so a tip that moves is read again; `landed` is keyed by it.
+    pub tip: Option<Tip>,
+}
+
+/// A commit id kept in the cache (as hex).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Tip(pub git2::Oid);
+
+impl Serialize for Tip {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(&self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for Tip {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Tip, D::Error> {
+        let hex = <std::borrow::Cow<'de, str>>::deserialize(d)?;
+        git2::Oid::from_str(&hex)
+            .map(Tip)
+            .map_err(serde::de::Error::custom)
+    }
 }
 
 /// One box as the cache keeps it: its inventory entry, its facts, and the identity of
@@ -298,7 +321,7 @@ pub fn list(repo: &Repo, layout: &Layout) -> Vec<(BoxEntry, Facts)> {
     for (&i, (mut f, inputs)) in misses.iter().zip(read) {
         let e = &entries[i];
         // The branch tip through the one libgit2 handle, on this thread.
-        f.last_commit = last_commit(e, repo);
+        (f.tip, f.last_commit) = tip_and_time(e, repo);
         if let Some(inputs) = inputs.filter(|ins| settled(ins, began)) {
             new.extend(keep(e, f, &inputs, layout, &bases));
         }
@@ -317,7 +340,7 @@ pub fn list(repo: &Repo, layout: &Layout) -> Vec<(BoxEntry, Facts)> {
         .collect()
 }
 
-/// The facts of `e`, read now (but its last commit: [`last_commit`]).
+/// The facts of `e`, read now (but its tip and last commit: [`tip_and_time`]).
 fn facts_of(e: &BoxEntry) -> Facts {
     use crate::provision::setup;
     let deps = match &e.record {
@@ -336,20 +359,22 @@ fn facts_of(e: &BoxEntry) -> Facts {
         env: super::has_env_file(&e.path),
         broken: e.is_broken(),
         last_commit: None,
+        tip: None,
     }
 }
 
-/// The time of the last commit on a box's branch: a clone's (a sandboxed worktree's)
-/// commits may exist only in the box's own git data, read there with its branch by the
-/// inventory; a worktree's branch is the user's repository's.
-fn last_commit(e: &BoxEntry, repo: &Repo) -> Option<i64> {
+/// The tip of a box's branch and the time of its commit: a clone's (a sandboxed
+/// worktree's) commits may exist only in the box's own git data, read there with its
+/// branch by the inventory; a worktree's branch is the user's repository's.
+fn tip_and_time(e: &BoxEntry, repo: &Repo) -> (Option<Tip>, Option<i64>) {
     if e.owns_git() {
-        return e.own_tip_time;
+        return (e.own_tip.map(Tip), e.own_tip_time);
     }
-    e.shown_branch()
-        .and_then(|b| repo.local_branch(b))
+    let tip = e.shown_branch().and_then(|b| repo.local_branch(b));
+    let time = tip
         .and_then(|oid| repo.git.find_commit(oid).ok())
-        .map(|c| c.time().seconds())
+        .map(|c| c.time().seconds());
+    (tip.map(Tip), time)
 }
 
 /// The identities of what a box was read from, by path.
@@ -387,10 +412,10 @@ impl Inputs {
     }
 }
 
-/// Every file and directory the entry `e` and its [`facts_of`] and [`last_commit`] are
+/// Every file and directory the entry `e` and its [`facts_of`] and [`tip_and_time`] are
 /// read from, with its identity now; `None` for a box the cache does not keep (see the
 /// module's invariants). Mirrors `registered_box`, `load_recorded`, [`facts_of`],
-/// [`BoxEntry::is_broken`] and [`last_commit`]: a read added there is an input here.
+/// [`BoxEntry::is_broken`] and [`tip_and_time`]: a read added there is an input here.
 fn inputs_of(e: &BoxEntry, layout: &Layout, common_dir: &Path) -> Option<Vec<(PathBuf, Stamp)>> {
     let r = e.record.as_ref().filter(|_| e.record_error.is_none())?;
     if boxes::OwnGit::of(r).is_some() || e.own_tip_time.is_some() || e.own_tip.is_some() {

@@ -308,3 +308,45 @@ fn a_sandboxed_box_diffs_and_leaves_once_its_work_landed() {
         assert!(!marker.exists());
     });
 }
+
+/// `list` keeps each box's tip in its summary cache (no ref read per box while nothing
+/// changed), and a tip that moves is judged again at once: a box whose landed work was
+/// amended in the box is not `landed` on the very next `list`. Teardown never takes
+/// `landed` from a cache: with the cache claiming every box landed, it still asks.
+#[test]
+fn a_moved_tip_is_judged_again_and_teardown_never_trusts_the_cache() {
+    let env = TestEnv::new();
+    let bx = worked_box(&env, "feat-kept");
+    squash(&env, "feat-kept");
+    // Settled: `list` keeps the box, its tip with it; the next one reads it back.
+    let settle = treebox::maintain::summary::SETTLE + std::time::Duration::from_millis(200);
+    std::thread::sleep(settle);
+    assert_eq!(landed_in_list(&env, "feat-kept")["landed"], true);
+    let state = env
+        .state_dir()
+        .join("treebox/repos")
+        .join(treebox::state::layout::repo_key(
+            &env.repo.join(".git").canonicalize().unwrap(),
+        ));
+    let kept = std::fs::read_to_string(state.join("list-cache.json")).unwrap();
+    let tip = env.git(&bx, &["rev-parse", "HEAD"]);
+    assert!(kept.contains(tip.trim()), "the tip is kept: {kept}");
+    assert_eq!(landed_in_list(&env, "feat-kept")["landed"], true);
+    // The box amends its last commit: work origin/main lacks, seen at once.
+    std::fs::write(bx.join("feat-kept-2.txt"), "more, amended\n").unwrap();
+    env.git(&bx, &["commit", "-q", "-a", "--amend", "-m", "amended"]);
+    let b = landed_in_list(&env, "feat-kept");
+    assert_eq!(b["landed"], false, "{b}");
+    std::thread::sleep(settle);
+    assert_eq!(landed_in_list(&env, "feat-kept")["landed"], false);
+    // A landed cache that says yes to everything misleads `list` only.
+    let cache = state.join("landed-cache.json");
+    let lie = std::fs::read_to_string(&cache)
+        .unwrap()
+        .replace("\"landed\":false", "\"landed\":true");
+    std::fs::write(&cache, lie).unwrap();
+    assert_eq!(landed_in_list(&env, "feat-kept")["landed"], true);
+    let r = env.treebox(&["teardown", "feat-kept"]);
+    r.code(5);
+    assert!(bx.exists(), "{r:?}");
+}

@@ -199,7 +199,9 @@ fn a_corrupt_truncated_linked_or_oversized_cache_is_ignored_and_replaced() {
         (
             "another format",
             Box::new({
-                let f = forged.replace("\"format\":1", "\"format\":999");
+                let now = format!("\"format\":{}", treebox::state::list_cache::FORMAT);
+                assert!(forged.contains(&now));
+                let f = forged.replace(&now, "\"format\":999");
                 move |p: &Path| std::fs::write(p, &f).unwrap()
             }),
         ),
