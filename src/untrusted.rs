@@ -66,51 +66,120 @@ pub fn read_regular(path: &Path, cap: u64, links: Links) -> Result<Vec<u8>, Unre
 
 /// The value at `path` (object keys, outermost first) in the JSON document `raw`;
 /// `None` where a key is missing, a value on the path is not an object, or `raw` is not
-/// one JSON document. Everything off the path is scanned and skipped, never built: a
-/// large file (Claude Code's `~/.claude.json` holds every project's history) costs
-/// one pass and no memory beyond the value.
+/// one JSON object ([`json_pick`] of one path).
 pub fn json_at(raw: &[u8], path: &[&str]) -> Option<serde_json::Value> {
-    use serde::de::DeserializeSeed;
-    let mut de = serde_json::Deserializer::from_slice(raw);
-    let v = Descend(path).deserialize(&mut de).ok()??;
-    de.end().ok()?;
-    Some(v)
+    json_pick(raw, &[path])?.pop()?
 }
 
-/// [`json_at`]'s reader: the value at a path of object keys, everything else skipped
-/// unbuilt; `None` where a key is missing. A value on the path that is not an object
-/// is an error.
-struct Descend<'a>(&'a [&'a str]);
+/// The values at `paths` (each a path of object keys, outermost first) in the JSON
+/// document `raw`, in one pass: `None` for a path whose key is missing or runs through
+/// a value that is not an object; the whole answer `None` when `raw` is not one JSON
+/// object. Everything off the paths is scanned and skipped, never built: a large file
+/// (Claude Code's `~/.claude.json` holds every project's history) costs one pass and
+/// no memory beyond the values. Where a key repeats, its first value counts.
+pub fn json_pick(raw: &[u8], paths: &[&[&str]]) -> Option<Vec<Option<serde_json::Value>>> {
+    use serde::de::DeserializeSeed;
+    let mut out = vec![None; paths.len()];
+    let mut de = serde_json::Deserializer::from_slice(raw);
+    let pick = Pick {
+        paths,
+        live: (0..paths.len()).collect(),
+        depth: 0,
+        out: &mut out,
+    };
+    let object = pick.deserialize(&mut de).ok()?;
+    de.end().ok()?;
+    object.then_some(out)
+}
 
-impl<'de> serde::de::DeserializeSeed<'de> for Descend<'_> {
-    type Value = Option<serde_json::Value>;
+/// [`json_pick`]'s reader at one depth: `live` are the paths that lead here. Says
+/// whether the value was an object.
+struct Pick<'p, 'o> {
+    paths: &'p [&'p [&'p str]],
+    live: Vec<usize>,
+    depth: usize,
+    out: &'o mut Vec<Option<serde_json::Value>>,
+}
 
-    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        match self.0 {
-            [] => serde::Deserialize::deserialize(d).map(Some),
-            _ => d.deserialize_map(self),
-        }
+impl<'de> serde::de::DeserializeSeed<'de> for Pick<'_, '_> {
+    type Value = bool;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<bool, D::Error> {
+        d.deserialize_any(self)
     }
 }
 
-impl<'de> serde::de::Visitor<'de> for Descend<'_> {
-    type Value = Option<serde_json::Value>;
+impl<'de> serde::de::Visitor<'de> for Pick<'_, '_> {
+    type Value = bool;
 
     fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        f.write_str("a JSON object")
+        f.write_str("any JSON value")
     }
 
-    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        let (first, rest) = self.0.split_first().expect("a path to descend");
-        let mut found = None;
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<bool, A::Error> {
+        let Pick {
+            paths,
+            live,
+            depth,
+            out,
+        } = self;
         while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
-            if key == *first && found.is_none() {
-                found = map.next_value_seed(Descend(rest))?;
-            } else {
+            let here: Vec<usize> = live
+                .iter()
+                .copied()
+                .filter(|&i| paths[i].get(depth) == Some(&key.as_ref()) && out[i].is_none())
+                .collect();
+            if here.is_empty() {
                 map.next_value::<serde::de::IgnoredAny>()?;
+            } else if here.iter().any(|&i| paths[i].len() == depth + 1) {
+                // A path ends here: the value is built, and any longer path that goes
+                // on through it is answered from it.
+                let v: serde_json::Value = map.next_value()?;
+                for i in here {
+                    let below = paths[i][depth + 1..]
+                        .iter()
+                        .try_fold(&v, |at, k| at.as_object()?.get(*k));
+                    out[i] = below.cloned();
+                }
+            } else {
+                map.next_value_seed(Pick {
+                    paths,
+                    live: here,
+                    depth: depth + 1,
+                    out: &mut *out,
+                })?;
             }
         }
-        Ok(found)
+        Ok(true)
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<bool, A::Error> {
+        while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+        Ok(false)
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<bool, E> {
+        Ok(false)
+    }
+
+    fn visit_i64<E>(self, _: i64) -> Result<bool, E> {
+        Ok(false)
+    }
+
+    fn visit_u64<E>(self, _: u64) -> Result<bool, E> {
+        Ok(false)
+    }
+
+    fn visit_f64<E>(self, _: f64) -> Result<bool, E> {
+        Ok(false)
+    }
+
+    fn visit_str<E>(self, _: &str) -> Result<bool, E> {
+        Ok(false)
+    }
+
+    fn visit_unit<E>(self) -> Result<bool, E> {
+        Ok(false)
     }
 }
 
@@ -122,6 +191,55 @@ mod tests {
         let c = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
         // SAFETY: a valid NUL-terminated path.
         assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    }
+
+    #[test]
+    fn json_pick_keeps_the_values_on_its_paths_alone() {
+        use serde_json::json;
+        let raw = br#"{"a": 1, "big": [1, {"x": "y"}], "p": {"/r": {"t": true, "h": [1, 2], "m": ["db"]}, "/o": {"t": false}, "/s": 3}, "a": 2}"#;
+        let got = json_pick(
+            raw,
+            &[
+                &["a"],
+                &["p", "/r", "t"],
+                &["p", "/r", "m"],
+                &["p", "/o", "t"],
+                &["p", "/s", "t"],
+                &["p", "/none", "t"],
+                &["big", "x"],
+            ],
+        )
+        .unwrap();
+        assert_eq!(
+            got,
+            [
+                Some(json!(1)),
+                Some(json!(true)),
+                Some(json!(["db"])),
+                Some(json!(false)),
+                None,
+                None,
+                None
+            ]
+        );
+        // A path through a value kept whole for a shorter one.
+        assert_eq!(
+            json_pick(raw, &[&["p", "/r"], &["p", "/r", "m"]]).unwrap(),
+            [
+                Some(json!({"t": true, "h": [1, 2], "m": ["db"]})),
+                Some(json!(["db"]))
+            ]
+        );
+        assert_eq!(json_at(raw, &["p", "/r", "t"]), Some(json!(true)));
+        // Not one JSON object: no answer at all.
+        for bad in [&b"[1]"[..], b"3", b"{\"a\": 1} 2", b"{\"a\": ", b""] {
+            assert_eq!(
+                json_pick(bad, &[&["a"]]),
+                None,
+                "{}",
+                String::from_utf8_lossy(bad)
+            );
+        }
     }
 
     #[test]

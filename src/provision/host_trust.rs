@@ -287,20 +287,20 @@ fn edit_claude_config(
     Ok(true)
 }
 
-/// The main checkout's answers as the box's project entry: `None` when the user gave
-/// the main checkout none (never trusted it, decided nothing about its `.mcp.json`).
-fn carried_entry(
-    user: &serde_json::Map<String, Value>,
-    main: &Path,
-    box_path: &Path,
-) -> Option<Value> {
-    let raw = serde_json::to_vec(user).ok()?;
-    let minimal =
-        crate::runner::oci::claude_json::minimal(&raw, main, &[box_path.to_path_buf()], None)?;
-    let v: Value = serde_json::from_slice(&minimal).ok()?;
-    v.get("projects")?
-        .get(box_path.to_string_lossy().as_ref())
-        .cloned()
+/// The main checkout's answers as the box's project entry (what a container box's
+/// staged file carries: [`crate::runner::oci::claude_json::PROJECT_KEYS`]): `None` when
+/// the user gave the main checkout none (never trusted it, decided nothing about its
+/// `.mcp.json`).
+fn carried_entry(user: &serde_json::Map<String, Value>, main: &Path) -> Option<Value> {
+    let project = user
+        .get("projects")?
+        .get(main.to_string_lossy().as_ref())?
+        .as_object()?;
+    let carried: serde_json::Map<String, Value> = crate::runner::oci::claude_json::PROJECT_KEYS
+        .iter()
+        .filter_map(|k| Some((k.to_string(), project.get(*k)?.clone())))
+        .collect();
+    (!carried.is_empty()).then_some(Value::Object(carried))
 }
 
 /// What [`carry_claude`] saw and did.
@@ -322,7 +322,7 @@ pub fn carry_claude(file: &Path, main: &Path, box_path: &Path) -> Result<Carried
             .and_then(|p| p.get(main.to_string_lossy().as_ref()))
             .and_then(|e| e.get("hasTrustDialogAccepted"))
             == Some(&Value::Bool(true));
-        let Some(Value::Object(carried)) = carried_entry(doc, main, box_path) else {
+        let Some(Value::Object(carried)) = carried_entry(doc, main) else {
             return false;
         };
         let projects = doc

@@ -25,7 +25,7 @@ const CARRIED: [&str; 3] = [
 
 /// The per-project keys carried from the main checkout to the box: the trust dialog's
 /// answer and the repository's `.mcp.json` decisions.
-const PROJECT_KEYS: [&str; 4] = [
+pub const PROJECT_KEYS: [&str; 4] = [
     "hasTrustDialogAccepted",
     "enabledMcpjsonServers",
     "disabledMcpjsonServers",
@@ -49,17 +49,27 @@ pub fn minimal(
     box_paths: &[PathBuf],
     api_key: Option<&str>,
 ) -> Option<Vec<u8>> {
-    let user: Value = serde_json::from_slice(user_json).ok()?;
-    let user = user.as_object()?;
+    // One pass over the user's file keeps only what may be carried (it holds every
+    // project's history: tens of MB are skipped, never built).
+    let main_key = main.to_string_lossy();
+    let mut paths: Vec<Vec<&str>> = CARRIED.iter().map(|k| vec![*k]).collect();
+    paths.push(vec!["customApiKeyResponses"]);
+    paths.extend(
+        PROJECT_KEYS
+            .iter()
+            .map(|k| vec!["projects", main_key.as_ref(), *k]),
+    );
+    let paths: Vec<&[&str]> = paths.iter().map(Vec::as_slice).collect();
+    let mut picked = crate::untrusted::json_pick(user_json, &paths)?.into_iter();
     let mut out = Map::new();
-    for k in CARRIED {
-        if let Some(v) = user.get(k) {
-            out.insert(k.to_string(), v.clone());
+    for (k, v) in CARRIED.iter().zip(picked.by_ref()) {
+        if let Some(v) = v {
+            out.insert(k.to_string(), v);
         }
     }
+    let responses = picked.next().flatten().unwrap_or(Value::Null);
     if let Some(key) = api_key.filter(|k| !k.is_empty()) {
         let tail = key_tail(key);
-        let responses = user.get("customApiKeyResponses").unwrap_or(&Value::Null);
         let mut answer = Map::new();
         for side in ["approved", "rejected"] {
             let said = responses[side]
@@ -76,28 +86,22 @@ pub fn minimal(
         }
         out.insert("customApiKeyResponses".into(), Value::Object(answer));
     }
-    let main_key = main.to_string_lossy();
-    let main_project = user
-        .get("projects")
-        .and_then(|p| p.get(main_key.as_ref()))
-        .and_then(Value::as_object);
-    if let Some(main_project) = main_project {
-        let carried: Map<String, Value> = PROJECT_KEYS
+    let carried: Map<String, Value> = PROJECT_KEYS
+        .iter()
+        .zip(picked)
+        .filter_map(|(k, v)| Some((k.to_string(), v?)))
+        .collect();
+    if !carried.is_empty() {
+        let projects: Map<String, Value> = box_paths
             .iter()
-            .filter_map(|k| main_project.get(*k).map(|v| (k.to_string(), v.clone())))
+            .map(|p| {
+                (
+                    p.to_string_lossy().into_owned(),
+                    Value::Object(carried.clone()),
+                )
+            })
             .collect();
-        if !carried.is_empty() {
-            let projects: Map<String, Value> = box_paths
-                .iter()
-                .map(|p| {
-                    (
-                        p.to_string_lossy().into_owned(),
-                        Value::Object(carried.clone()),
-                    )
-                })
-                .collect();
-            out.insert("projects".into(), Value::Object(projects));
-        }
+        out.insert("projects".into(), Value::Object(projects));
     }
     serde_json::to_vec_pretty(&Value::Object(out)).ok()
 }
