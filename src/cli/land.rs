@@ -280,7 +280,7 @@ fn box_tip(
 /// `--push`: the base to origin, the guard asked first (host pushes run no hooks).
 fn push_base(repo: &Repo, git: &GitCli, base: &Base, ui: &mut Ui) -> Result<bool, CliError> {
     let refname = base.refname();
-    let err = |e| super::land_pr::from_publish(e, "", &base.name, "");
+    let err = |e| super::land_pr::from_publish(e, "");
     publish::guard_allows(&refname, &refname).map_err(err)?;
     publish::push(repo, git, &refname, &refname).map_err(|source| {
         CliError::of(

@@ -20,7 +20,7 @@ pub(super) fn open(
     ui: &mut Ui,
 ) -> Result<String, CliError> {
     let leaf = entry.leaf.as_str();
-    let err = |e| from_publish(e, leaf, base, branch);
+    let err = |e| from_publish(e, leaf);
     publish::check_pr_branch(repo, branch, base).map_err(err)?;
     let (host, slug) = publish::forge_repo(repo).map_err(err)?;
     publish::gh_ready(&host).map_err(err)?;
@@ -35,7 +35,7 @@ pub(super) fn open(
     ui.info(&format!("pushed `{shown}` to origin"));
     let (title, body) = publish::describe(repo, leaf, branch, tip, base);
     let url = publish::open_pr(repo, &slug, base, branch, &title, &body).map_err(|e| {
-        from_publish(e, leaf, base, branch).hint(format!(
+        from_publish(e, leaf).hint(format!(
             "Open it yourself: `gh pr create --repo {slug} --base {base} --head {}`.",
             crate::cmd::quote(branch)
         ))
@@ -46,7 +46,7 @@ pub(super) fn open(
 
 /// A publishing failure as the user sees it: its kind (exit code) and the step that
 /// fixes it.
-pub(super) fn from_publish(e: PublishError, leaf: &str, base: &str, branch: &str) -> CliError {
+pub(super) fn from_publish(e: PublishError, leaf: &str) -> CliError {
     let q = crate::cmd::quote(leaf);
     let rename = format!(
         "Rename the box's branch to a real one there (`git branch -m <type>/<short-name>` in `git treebox enter {q}`), then run it again."
@@ -71,11 +71,7 @@ pub(super) fn from_publish(e: PublishError, leaf: &str, base: &str, branch: &str
         ),
         PublishError::Push { .. } => (
             ErrorKind::FetchFailed,
-            Some(if branch.is_empty() {
-                format!("Your `{base}` holds the work; push it yourself: `git push origin {base}` (fetch and rebase first if origin moved).")
-            } else {
-                "Nothing was opened. If origin's branch of that name holds other work, rename the box's branch; then run it again.".into()
-            }),
+            Some("Nothing was opened. If origin's branch of that name holds other work, rename the box's branch; then run it again.".into()),
         ),
     };
     let e = CliError::of(kind, e);

@@ -275,6 +275,7 @@ pub fn compose(
         }
     })?;
     let commits = box_commits(r, base.onto, work.tip)?;
+    let sign = signs(r);
     let onto = r.find_commit(base.onto)?;
     let tip = r.find_commit(work.tip)?;
     match strategy {
@@ -298,7 +299,7 @@ pub fn compose(
             } else {
                 vec![base.onto, work.tip]
             };
-            let new = commit_tree(git, &repo.main_root, tree, &parents, &message, None)?;
+            let new = commit_tree(git, &repo.main_root, tree, &parents, &message, None, sign)?;
             Ok(Composed {
                 new,
                 commits: commits.len(),
@@ -329,6 +330,7 @@ pub fn compose(
                     &[current.id()],
                     &String::from_utf8_lossy(c.message_bytes()),
                     Some(&author),
+                    sign,
                 )?;
                 current = r.find_commit(new)?;
                 landed += 1;
@@ -416,15 +418,14 @@ fn commit_tree(
     parents: &[Oid],
     message: &str,
     author: Option<&git2::Signature>,
+    sign: bool,
 ) -> Result<Oid, LandError> {
     let mut c = git.cmd(dir).arg("commit-tree").arg(tree.to_string());
     for p in parents {
         c = c.arg("-p").arg(p.to_string());
     }
     c = c.args(["-F", "-"]);
-    // `commit-tree` signs only when told (unlike `commit`, it ignores
-    // `commit.gpgSign`): the user's setting decides, `user.signingKey` the key.
-    if signs(dir) {
+    if sign {
         c = c.arg("-S");
     }
     if let Some(a) = author {
@@ -455,10 +456,10 @@ fn commit_tree(
     Ok(Oid::from_str(id.trim())?)
 }
 
-/// Does the user sign their commits (`commit.gpgSign`, as git reads it in `dir`)?
-fn signs(dir: &Path) -> bool {
-    Repository::open(dir)
-        .and_then(|r| r.config())
+/// Does the user sign their commits (`commit.gpgSign`)? `commit-tree` signs only when
+/// told (unlike `commit`, it ignores the setting); `user.signingKey` names the key.
+fn signs(r: &Repository) -> bool {
+    r.config()
         .and_then(|c| c.get_bool("commit.gpgsign"))
         .unwrap_or(false)
 }

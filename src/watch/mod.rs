@@ -173,7 +173,7 @@ pub fn unix(t: std::time::SystemTime) -> i64 {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     pub(crate) fn row(name: &str, agent: Agent) -> Row {

@@ -398,31 +398,15 @@ mod tests {
     use super::*;
     use crate::watch::{Agent, Size};
 
+    /// The engine's test row, with a (zero) diff size as a gathered row has.
     pub(crate) fn row(name: &str, agent: Agent) -> Row {
-        Row {
-            repo: "/r".into(),
-            name: name.into(),
-            path: format!("/r/.treebox/worktrees/{name}"),
-            branch: Some(name.into()),
-            placeholder: false,
-            kind: "wt".into(),
-            git_mode: Some("worktree".into()),
-            runner: Some("host".into()),
-            harness: Some("claude".into()),
-            live: true,
-            agent,
-            since: None,
-            created: None,
-            last_commit: None,
-            subject: None,
-            size: Some(Size {
-                commits: 0,
-                additions: 0,
-                deletions: 0,
-            }),
-            landed: None,
-            state: "ok".into(),
-        }
+        let mut r = crate::watch::tests::row(name, agent);
+        r.size = Some(Size {
+            commits: 0,
+            additions: 0,
+            deletions: 0,
+        });
+        r
     }
 
     fn key(c: KeyCode) -> KeyEvent {
