@@ -11,7 +11,7 @@
 # "The prompt" is the pane showing `❯` and "bypass permissions on", polled every 20 ms
 # on treebox's own tmux socket (or the bench's). Medians in ms, and their ratio.
 #
-# Usage: benches/agent-prompt.sh [ROUNDS]   (default 5)
+# Usage: benches/agent-prompt.sh [ROUNDS]   (default 5; HOST_ONLY=1: the host rows only)
 # Needs: TREEBOX_TEST_AGENTS (a directory with the real `claude` and `codex`, see
 # tests/it/real_agents.rs), tmux, docker with treebox-test-base:1, and a built
 # treebox (TREEBOX_BIN, default target/release). The agents' base image, boxes,
@@ -55,7 +55,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-cd "$work" && git init -q --bare origin.git && git clone -q origin.git repo 2>/dev/null && cd repo
+cd "$work" && git init -q --bare -b main origin.git && git clone -q origin.git repo 2>/dev/null && cd repo
 echo hi > a && git add a && git commit -qm init && git push -q origin HEAD:main 2>/dev/null
 repo=$work/repo
 # A returning user who trusts the main checkout (and, for the by-hand container, the
@@ -115,7 +115,7 @@ row host "git worktree add + tmux new-session 'claude …' (by hand)" "$h_hand"
 row host "git treebox create -d NAME --isolation host" "$h_ours"
 host_ratio=$(ratio "$h_ours" "$h_hand")
 
-if docker image inspect treebox-test-base:1 >/dev/null 2>&1; then
+if [ "${HOST_ONLY:-0}" != 1 ] && docker image inspect treebox-test-base:1 >/dev/null 2>&1; then
   # The operator's own base image: the test base with the real CLIs in it.
   ctx=$work/agents-ctx && mkdir -p "$ctx"
   cp --reflink=auto "$(readlink -f "$agents/claude")" "$(readlink -f "$agents/codex")" "$ctx/" 2>/dev/null \

@@ -6,7 +6,7 @@
 //! messages show. Running it returns a typed [`CmdError`] that keeps the command line
 //! and the child's stderr, so a failure can always be reported precisely.
 
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::fmt;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -348,6 +348,28 @@ pub fn exit_code(status: ExitStatus) -> i32 {
         (None, Some(s)) => 128 + s,
         (None, None) => 1,
     }
+}
+
+/// Where `program` would be found: itself when it names a path (relative to `cwd`),
+/// else the first executable file of that name in a `PATH` directory.
+pub fn find_program(program: &str, path_var: Option<&OsStr>, cwd: &Path) -> Option<PathBuf> {
+    if program.is_empty() {
+        return None;
+    }
+    if program.contains('/') {
+        let p = cwd.join(program);
+        return is_executable(&p).then_some(p);
+    }
+    let path_var = path_var?;
+    std::env::split_paths(path_var)
+        .filter(|d| !d.as_os_str().is_empty())
+        .map(|d| d.join(program))
+        .find(|p| is_executable(p))
+}
+
+fn is_executable(p: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
 #[cfg(test)]

@@ -5,31 +5,11 @@
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
+pub use crate::cmd::find_program;
+
 use super::{Check, Status};
 use crate::config::UserConfig;
 use crate::harness::Harness;
-
-/// Where `program` would be found: itself when it names a path (relative to `cwd`),
-/// else the first executable file of that name in a `PATH` directory.
-pub fn find_program(program: &str, path_var: Option<&OsStr>, cwd: &Path) -> Option<PathBuf> {
-    if program.is_empty() {
-        return None;
-    }
-    if program.contains('/') {
-        let p = cwd.join(program);
-        return is_executable(&p).then_some(p);
-    }
-    let path_var = path_var?;
-    std::env::split_paths(path_var)
-        .filter(|d| !d.as_os_str().is_empty())
-        .map(|d| d.join(program))
-        .find(|p| is_executable(p))
-}
-
-fn is_executable(p: &Path) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-}
 
 /// The harness's login (config) dir: `$CLAUDE_CONFIG_DIR` / `$CODEX_HOME` when set,
 /// else `~/.claude` / `~/.codex`.

@@ -89,15 +89,27 @@ fn program() -> OsString {
         .unwrap_or_else(|| "tmux".into())
 }
 
-/// `tmux -V`, when tmux runs at all.
+/// `tmux -V`, when tmux runs at all (asked once per process).
 pub fn version() -> Option<String> {
-    let out = Cmd::new(program()).arg("-V").output().ok()?;
-    Some(String::from_utf8_lossy(&out.stdout).trim().to_string())
+    static VERSION: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+    VERSION
+        .get_or_init(|| {
+            let out = Cmd::new(program()).arg("-V").output().ok()?;
+            Some(String::from_utf8_lossy(&out.stdout).trim().to_string())
+        })
+        .clone()
 }
 
-/// Can sessions be made on this machine?
+/// Can sessions be made on this machine: is the tmux program there, an executable
+/// file (found as a shell finds it, without running it: `create -d` asks before every
+/// start)? One that is there but does not run fails its first command, which says so.
 pub fn available() -> bool {
-    version().is_some()
+    let program = program();
+    let Some(name) = program.to_str() else {
+        return Path::new(&program).is_file();
+    };
+    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
+    crate::cmd::find_program(name, std::env::var_os("PATH").as_deref(), &cwd).is_some()
 }
 
 /// The error for a machine without tmux.
@@ -170,10 +182,13 @@ impl Session {
 
     /// Start the session detached, running `cmd` (as the runner built it, with a
     /// terminal) with this process's environment plus `cmd`'s changes. Returns once
-    /// the program runs (the box's session is live) or has already ended.
+    /// the program runs (the box's session is live) or has already ended. The caller
+    /// has found no such session ([`Session::exists`]); one started since by another
+    /// command makes tmux refuse the name (`SessionError::Tmux`).
     pub fn start(&self, cmd: &Cmd) -> Result<(), SessionError> {
-        if !self.exists() {
-            // What an earlier session left (never a running one's files).
+        if !marker::is_live(&self.marker) {
+            // What an earlier session left: never a running one's files (a program
+            // started since holds the marker before it writes its pid).
             for stale in [
                 marker::exit_path(&self.marker),
                 marker::pid_path(&self.marker),
@@ -203,7 +218,7 @@ impl Session {
         let exe = std::env::current_exe().map_err(SessionError::Exe)?;
         let cwd = cmd.cwd.clone().unwrap_or_else(|| PathBuf::from("/"));
         let (cols, rows) = terminal_size();
-        let mut new_session = confine(self.tmux())
+        let new_session = confine(self.tmux())
             .args([
                 "new-session",
                 "-d",
@@ -237,13 +252,12 @@ impl Session {
             // has no such option and says nothing).
             .args([";", "set-option", "-qp", "allow-set-title", "off"]);
         // A hook of the user's (`session-created`, `after-new-window`) could set the
-        // new window's or pane's own value: those are switched off too.
-        if passthrough_option() {
-            new_session = new_session
-                .args([";", "set-option", "-qw", "allow-passthrough", "off"])
-                .args([";", "set-option", "-qp", "allow-passthrough", "off"]);
-        }
-        let started = new_session.output();
+        // new window's or pane's own value: those are switched off too (`-q`: tmux
+        // before 3.3 has no such option, see [`confine`]).
+        let started = new_session
+            .args([";", "set-option", "-qw", "allow-passthrough", "off"])
+            .args([";", "set-option", "-qp", "allow-passthrough", "off"])
+            .output();
         if let Err(e) = started {
             let _ = std::fs::remove_file(&launch);
             return Err(e.into());
@@ -399,23 +413,15 @@ impl Session {
 /// command in the same client: the server a `new-session` starts has loaded the user's
 /// config by then, and no pane has written a byte.
 fn confine(tmux: Cmd) -> Cmd {
-    let tmux = tmux
-        .args(["set-option", "-s", "set-clipboard", "off", ";"])
+    tmux.args(["set-option", "-s", "set-clipboard", "off", ";"])
         // An agent's keys as typed: Escape at once (tmux waits 500 ms for a sequence
         // by default), focus reported (Claude Code asks for it).
         .args(["set-option", "-s", "escape-time", "10", ";"])
-        .args(["set-option", "-s", "focus-events", "on", ";"]);
-    if passthrough_option() {
-        tmux.args(["set-option", "-gqw", "allow-passthrough", "off", ";"])
-    } else {
-        tmux
-    }
-}
-
-/// Does this machine's tmux have `allow-passthrough` (asked once per process)?
-fn passthrough_option() -> bool {
-    static HAS: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *HAS.get_or_init(|| version().is_none_or(|v| has_passthrough_option(&v)))
+        .args(["set-option", "-s", "focus-events", "on", ";"])
+        // `-q`: tmux before 3.3 has no `allow-passthrough` and cannot switch it off
+        // (`doctor` says so); it passes over the option without a word. So no
+        // `tmux -V` is asked before a start.
+        .args(["set-option", "-gqw", "allow-passthrough", "off", ";"])
 }
 
 /// Does the tmux whose `tmux -V` is `version` have the `allow-passthrough` option
