@@ -560,7 +560,9 @@ fn codex_in_a_host_worktree_box() {
 }
 
 /// The host user is not root (uid 1500): on the host runner the agent is that user,
-/// Claude Code needs no opt-in, and both agents come up and answer in a worktree box.
+/// Claude Code needs no opt-in, and both agents come up and answer in a worktree box
+/// and in a clone box (whose trust reaches the agent from a user's files the test's
+/// root does not own).
 #[test]
 fn both_agents_on_the_host_for_a_user_who_is_not_root() {
     if !is_root() {
@@ -577,6 +579,7 @@ fn both_agents_on_the_host_for_a_user_who_is_not_root() {
         w.env().give_to(uid);
         w.as_user = Some((uid, uid));
         w.one_turn(&format!("nr-{}", agent.name()), "worktree");
+        w.host_clone_turn(&format!("nr-cl-{}", agent.name()));
     }
 }
 
@@ -585,18 +588,7 @@ fn claude_in_a_host_clone_box() {
     let Some(w) = World::new(Agent::Claude) else {
         return;
     };
-    w.one_turn("cl-claude", "clone");
-    // The trust carried to the box went with it.
-    let user = claude_json(&w.env().home);
-    let box_key = w.env().box_path("cl-claude");
-    assert!(
-        user["projects"].get(&*box_key.to_string_lossy()).is_none(),
-        "{user:#}"
-    );
-    assert_eq!(
-        user["projects"][&*w.env().repo.to_string_lossy()]["hasTrustDialogAccepted"],
-        true
-    );
+    w.host_clone_turn("cl-claude");
 }
 
 #[test]
@@ -604,12 +596,54 @@ fn codex_in_a_host_clone_box() {
     let Some(w) = World::new(Agent::Codex) else {
         return;
     };
-    let before = std::fs::read_to_string(w.env().home.join(".codex/config.toml")).unwrap();
-    w.one_turn("cl-codex", "clone");
-    // Trust reached the box on its command line: the user's config is as it was.
-    let after = std::fs::read_to_string(w.env().home.join(".codex/config.toml")).unwrap();
-    assert!(!after.contains("cl-codex"), "{after}");
-    assert!(after.starts_with(&before), "{after}");
+    w.host_clone_turn("cl-codex");
+}
+
+impl World {
+    /// [`World::one_turn`] in a clone box on the host runner, whose trust treebox
+    /// carries over in the user's own files (Claude Code's `~/.claude.json`) or on
+    /// the agent's command line (Codex): afterwards those files are as they were.
+    fn host_clone_turn(&self, leaf: &str) {
+        let home = &self.env().home;
+        let codex_before = std::fs::read_to_string(home.join(".codex/config.toml")).ok();
+        self.one_turn(leaf, "clone");
+        match self.agent {
+            Agent::Claude => {
+                // The trust carried to the box went with it.
+                let user = claude_json(home);
+                let box_key = self.env().box_path(leaf);
+                assert!(
+                    user["projects"].get(&*box_key.to_string_lossy()).is_none(),
+                    "{user:#}"
+                );
+                assert_eq!(
+                    user["projects"][&*self.env().repo.to_string_lossy()]["hasTrustDialogAccepted"],
+                    true
+                );
+            }
+            Agent::Codex => {
+                // Trust reached the box on its command line: the user's config trusts
+                // what it trusted (Codex itself adds to the file: what it has shown).
+                let after = std::fs::read_to_string(home.join(".codex/config.toml")).unwrap();
+                assert!(!after.contains(leaf), "{after}");
+                let projects = |text: &str| {
+                    let doc: toml::Table = text.parse().unwrap();
+                    doc.get("projects").cloned()
+                };
+                let before = codex_before.expect("the fixture's config.toml");
+                assert_eq!(projects(&after), projects(&before), "{after}");
+            }
+        }
+        // What the user owned, the user still owns (treebox rewrote it as that user).
+        if let Some((uid, _)) = self.as_user {
+            use std::os::unix::fs::MetadataExt;
+            for f in [".claude.json", ".codex/config.toml"] {
+                if let Ok(m) = std::fs::metadata(home.join(f)) {
+                    assert_eq!(m.uid(), uid, "{f}");
+                }
+            }
+        }
+    }
 }
 
 /// Trust the user never gave the main checkout is not given to a box either: the
