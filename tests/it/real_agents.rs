@@ -775,11 +775,11 @@ fn real_agents_in(engine: &'static str, clones: bool) {
         w.tb(&["create", "--no-launch", "keeper"]).ok();
         w.one_turn(&format!("wt-{}", agent.name()), "worktree");
         if clones {
-            let firewall: &[&str] = match agent {
-                Agent::Claude => &["--firewall"],
-                Agent::Codex => &[],
-            };
-            w.one_turn_with(&format!("cl-{}", agent.name()), "clone", firewall);
+            w.one_turn_with(
+                &format!("cl-{}", agent.name()),
+                "clone",
+                firewall_for(agent),
+            );
         }
         if agent == Agent::Claude && clones {
             a_loopback_only_server_is_warned_of(&w);
@@ -822,7 +822,8 @@ fn a_loopback_only_server_is_warned_of(w: &World) {
 }
 
 /// The host user is not root (uid 1500, in the docker socket's group): the real
-/// `agent` comes up in a docker box all the same, as the image's agent (uid 1000, the
+/// `agent` comes up in a docker sandboxed worktree box and in a clone box (Claude
+/// Code's behind the firewall) all the same, as the image's agent (uid 1000, the
 /// user's group), and what it wrote goes at teardown.
 fn for_a_user_who_is_not_root(agent: Agent) {
     use std::os::unix::fs::MetadataExt;
@@ -846,7 +847,20 @@ fn for_a_user_who_is_not_root(agent: Agent) {
     w.as_user = Some((uid, sock.gid()));
     w.tb(&["create", "--no-launch", "keeper"]).ok();
     w.one_turn(&format!("nr-{}", agent.name()), "worktree");
+    w.one_turn_with(
+        &format!("nr-cl-{}", agent.name()),
+        "clone",
+        firewall_for(agent),
+    );
     w.tb(&["teardown", "--force", "keeper"]).ok();
+}
+
+/// One agent's clone box goes behind the firewall (Claude Code's), the other's not.
+fn firewall_for(agent: Agent) -> &'static [&'static str] {
+    match agent {
+        Agent::Claude => &["--firewall"],
+        Agent::Codex => &[],
+    }
 }
 
 /// Codex for a host user who is not root, in a docker box (issue 29's done-means; the
