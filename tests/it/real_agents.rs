@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 
 use crate::container::{agents_image, Boxed};
 use crate::env::{named, TestEnv};
+use crate::rootless::RootlessUser;
 use crate::stand_in::StandIn;
 
 /// The model key the fixture's user has answered "yes" for (Claude Code names a key in
@@ -168,6 +169,31 @@ impl World {
             // through the first route, CNI's: only a CNI container reaches the host.
             boxed.use_cni();
         }
+        Some(World::on_engine(agent, boxed, &gateway, url_host))
+    }
+
+    /// A returning user who trusts the main checkout and is not root: `user`, whose own
+    /// rootless podman runs the boxes from `image` (the agents' base image in that
+    /// user's storage). The stand-in listens on `host`, the address the user's
+    /// containers reach this machine at.
+    fn in_rootless_podman(
+        agent: Agent,
+        user: &RootlessUser,
+        image: &str,
+        host: &str,
+        url_host: Option<&str>,
+    ) -> Option<World> {
+        let mut boxed = Boxed::on_base("podman", image)?;
+        boxed.rootless(user);
+        let mut w = World::on_engine(agent, boxed, host, url_host);
+        w.env().give_to(user.uid);
+        w.as_user = Some((user.uid, user.uid));
+        Some(w)
+    }
+
+    /// The world of `boxed`, with the stand-in listening on `listen` (an address of
+    /// this machine the boxes reach); `url_host` as in [`World::in_engine`].
+    fn on_engine(agent: Agent, boxed: Boxed, listen: &str, url_host: Option<&str>) -> World {
         // This machine reaches no public host: a firewalled box's allowlist is what
         // treebox adds to it, alone.
         std::fs::write(
@@ -179,8 +205,8 @@ impl World {
         )
         .unwrap();
         let api = match agent {
-            Agent::Claude => StandIn::anthropic_on(&format!("{gateway}:0"), ""),
-            Agent::Codex => StandIn::openai_on(&format!("{gateway}:0"), ""),
+            Agent::Claude => StandIn::anthropic_on(&format!("{listen}:0"), ""),
+            Agent::Codex => StandIn::openai_on(&format!("{listen}:0"), ""),
         };
         let mut w = World {
             runner: Runner::Engine(boxed),
@@ -190,11 +216,11 @@ impl World {
         };
         let url = format!(
             "http://{}:{}",
-            url_host.unwrap_or(&gateway),
+            url_host.unwrap_or(listen),
             w.api.addr().port()
         );
         w.returning_user(true, &url);
-        Some(w)
+        w
     }
 
     fn env(&self) -> &TestEnv {
@@ -472,9 +498,14 @@ fn processes_of(home: &Path) -> Vec<i32> {
             continue;
         };
         // The keeper box's container (podman's conmon for it runs with the test's HOME)
-        // is not an agent's.
+        // is not an agent's, nor are a rootless podman's own helpers that outlive one
+        // box: the process holding its user namespace, the keeper's network.
         let cmdline = std::fs::read(e.path().join("cmdline")).unwrap_or_default();
         if String::from_utf8_lossy(&cmdline).contains("-keeper") {
+            continue;
+        }
+        let comm = std::fs::read_to_string(e.path().join("comm")).unwrap_or_default();
+        if ["catatonit", "slirp4netns"].contains(&comm.trim()) {
             continue;
         }
         if environ.split(|b| *b == 0).any(|v| v == want.as_bytes()) {
@@ -853,6 +884,37 @@ fn for_a_user_who_is_not_root(agent: Agent) {
         firewall_for(agent),
     );
     w.tb(&["teardown", "--force", "keeper"]).ok();
+    w.all_the_users();
+}
+
+impl World {
+    /// Once its boxes are gone, everything in the test's tree is the user's: nothing an
+    /// agent wrote under another uid (the image's agent, a uid of a rootless engine's
+    /// range) is left for a user who could not remove it.
+    #[track_caller]
+    fn all_the_users(&self) {
+        use std::os::unix::fs::MetadataExt;
+        let (uid, _) = self.as_user.expect("a world of a user who is not root");
+        fn walk(dir: &Path, uid: u32, out: &mut Vec<String>) {
+            let Ok(rd) = std::fs::read_dir(dir) else {
+                return;
+            };
+            for e in rd.flatten() {
+                let Ok(m) = e.path().symlink_metadata() else {
+                    continue;
+                };
+                if m.uid() != uid {
+                    out.push(format!("{} (uid {})", e.path().display(), m.uid()));
+                }
+                if m.is_dir() {
+                    walk(&e.path(), uid, out);
+                }
+            }
+        }
+        let mut others = Vec::new();
+        walk(&self.env().root(), uid, &mut others);
+        assert!(others.is_empty(), "not the user's: {others:#?}");
+    }
 }
 
 /// One agent's clone box goes behind the firewall (Claude Code's), the other's not.
@@ -860,6 +922,50 @@ fn firewall_for(agent: Agent) -> &'static [&'static str] {
     match agent {
         Agent::Claude => &["--firewall"],
         Agent::Codex => &[],
+    }
+}
+
+/// Issue 29's done-means in podman for a host user who is not root: that user's
+/// podman is rootless (a real user of this machine, made for the test, with a
+/// subordinate uid range; see [`RootlessUser`]). Both real agents come up in a
+/// sandboxed worktree box, as the image's agent (a uid of the user's range), answer
+/// one turn, and what they wrote goes at teardown.
+#[test]
+fn both_agents_in_rootless_podman_for_a_user_who_is_not_root() {
+    let Some(dir) = agents_dir("claude").and(agents_dir("codex")) else {
+        return;
+    };
+    if !crate::container::engine_works("podman") {
+        return;
+    }
+    let Some(user) = RootlessUser::new() else {
+        return;
+    };
+    user.load(crate::container::BASE);
+    let image = crate::container::build_agents_image(&dir, || user.podman(&[]))
+        .expect("the agents' base image, in the user's storage");
+    let host = user.host_address(crate::container::BASE);
+    for agent in [Agent::Claude, Agent::Codex] {
+        let loopback = match agent {
+            Agent::Claude => "localhost",
+            Agent::Codex => "127.0.0.1",
+        };
+        let Some(w) = World::in_rootless_podman(agent, &user, &image, &host, Some(loopback)) else {
+            return;
+        };
+        let doctor = w.tb(&["doctor", "--json"]);
+        let runner = named(&doctor.json(), "checks", "runner");
+        assert!(
+            runner["summary"]
+                .as_str()
+                .unwrap_or("")
+                .contains("rootless"),
+            "{runner}"
+        );
+        w.tb(&["create", "--no-launch", "keeper"]).ok();
+        w.one_turn(&format!("rl-{}", agent.name()), "worktree");
+        w.tb(&["teardown", "--force", "keeper"]).ok();
+        w.all_the_users();
     }
 }
 
