@@ -938,9 +938,43 @@ fn both_agents_in_rootless_podman_for_a_user_who_is_not_root() {
     if !crate::container::engine_works("podman") {
         return;
     }
-    let Some(user) = RootlessUser::new() else {
+    let Some(mut user) = RootlessUser::new() else {
         return;
     };
+    if user.tun_closed() {
+        // This machine keeps the user's podman from any network: `doctor` says so,
+        // and how to fix it, before a box fails to build.
+        let out = Command::new("setpriv")
+            .args([
+                &format!("--reuid={}", user.uid),
+                &format!("--regid={}", user.uid),
+                "--clear-groups",
+                "--",
+                crate::env::TREEBOX,
+                "doctor",
+                "--json",
+                "--isolation",
+                "podman",
+            ])
+            .env_clear()
+            .env("HOME", &user.home)
+            .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+            .envs(user.engine_env())
+            .current_dir(&user.home)
+            .output()
+            .unwrap();
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let runner = named(&doc, "checks", "runner");
+        assert_eq!(runner["status"], "fail", "{runner}");
+        assert!(
+            runner["hint"]
+                .as_str()
+                .unwrap()
+                .contains("chmod 0666 /dev/net/tun"),
+            "{runner}"
+        );
+    }
+    user.open_tun();
     user.load(crate::container::BASE);
     let image = crate::container::build_agents_image(&dir, || user.podman(&[]))
         .expect("the agents' base image, in the user's storage");
@@ -963,9 +997,37 @@ fn both_agents_in_rootless_podman_for_a_user_who_is_not_root() {
             "{runner}"
         );
         w.tb(&["create", "--no-launch", "keeper"]).ok();
+        limits_as_doctor_says(&w, &doctor.json());
         w.one_turn(&format!("rl-{}", agent.name()), "worktree");
         w.tb(&["teardown", "--force", "keeper"]).ok();
         w.all_the_users();
+    }
+}
+
+/// `doctor`'s `limits` check tells the truth about the keeper box's container: the
+/// limits are in its config, or `doctor` warned that the engine cannot apply them (a
+/// rootless podman without cgroups of its own ignores them).
+fn limits_as_doctor_says(w: &World, doctor: &serde_json::Value) {
+    let Runner::Engine(b) = &w.runner else {
+        unreachable!("a container world")
+    };
+    let rec = b.record("keeper");
+    let name = rec["container"]["name"].as_str().unwrap();
+    let out = b.engine(&["inspect", "--format", "{{.HostConfig.PidsLimit}}", name]);
+    assert!(out.status.success(), "{out:?}");
+    let pids = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let limits = named(doctor, "checks", "limits");
+    if pids == "0" {
+        assert_eq!(limits["status"], "advisory", "{limits}");
+        assert!(
+            limits["summary"]
+                .as_str()
+                .unwrap()
+                .contains("cannot apply them"),
+            "{limits}"
+        );
+    } else {
+        assert_eq!(limits["status"], "ok", "{limits}");
     }
 }
 

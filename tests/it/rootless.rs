@@ -9,8 +9,9 @@
 //! - a subordinate uid and gid range (`/etc/subuid`, `/etc/subgid`): `useradd` gives
 //!   one where `login.defs` says so, else `usermod --add-subuids`; those files, and the
 //!   backups the shadow tools write beside `/etc/passwd` and the rest, as they were;
-//! - `/dev/net/tun` open to the user: slirp4netns (rootless podman's network) needs it,
-//!   and some machines keep it root's alone (mode 0600); its mode is restored;
+//! - `/dev/net/tun` open to the user ([`RootlessUser::open_tun`]): slirp4netns
+//!   (rootless podman's network) needs it, and some machines keep it root's alone
+//!   (mode 0600); its mode is restored;
 //! - a runtime dir (`XDG_RUNTIME_DIR`) and storage in its home, named by a
 //!   `storage.conf` of its own (`CONTAINERS_STORAGE_CONF`), the same whatever HOME a
 //!   test gives treebox: the kernel's overlay, where
@@ -154,7 +155,6 @@ impl RootlessUser {
             .expect("a home in the passwd entry"),
         );
         user.subordinate_range();
-        user.open_tun();
         let run = user.runtime_dir();
         std::fs::create_dir_all(&run).unwrap();
         std::fs::set_permissions(&run, std::fs::Permissions::from_mode(0o700)).unwrap();
@@ -231,12 +231,19 @@ impl RootlessUser {
         );
     }
 
-    /// Open `/dev/net/tun` to everyone where it is not (the usual mode elsewhere).
-    fn open_tun(&mut self) {
-        let mode = std::fs::metadata(TUN).unwrap().permissions().mode() & 0o7777;
-        if mode & 0o006 != 0o006 {
+    /// Does this machine keep `/dev/net/tun` from users (and so from the user's
+    /// podman's network)?
+    pub(crate) fn tun_closed(&self) -> bool {
+        let mode = std::fs::metadata(TUN).unwrap().permissions().mode();
+        mode & 0o006 != 0o006
+    }
+
+    /// Open `/dev/net/tun` to everyone where it is not (its usual mode elsewhere).
+    pub(crate) fn open_tun(&mut self) {
+        if self.tun_closed() {
+            let mode = std::fs::metadata(TUN).unwrap().permissions().mode() & 0o7777;
             std::fs::set_permissions(TUN, std::fs::Permissions::from_mode(0o666)).unwrap();
-            self.tun_mode_before = Some(mode);
+            self.tun_mode_before.get_or_insert(mode);
         }
     }
 
