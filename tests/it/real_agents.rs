@@ -168,6 +168,13 @@ impl World {
             // need CNI) hold the same 10.88.0.1/16, and the host answers a container
             // through the first route, CNI's: only a CNI container reaches the host.
             boxed.use_cni();
+            // CNI's bridge comes up with its first container and stays; on a machine
+            // where no test has run one yet, the gateway is no address of this
+            // machine, and the stand-in could not listen on it.
+            if std::net::TcpListener::bind(format!("{gateway}:0")).is_err() {
+                let out = boxed.engine(&["run", "--rm", crate::container::BASE, "true"]);
+                assert!(out.status.success(), "{out:?}");
+            }
         }
         Some(World::on_engine(agent, boxed, &gateway, url_host))
     }
