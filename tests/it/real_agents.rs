@@ -936,7 +936,9 @@ fn firewall_for(agent: Agent) -> &'static [&'static str] {
 /// podman is rootless (a real user of this machine, made for the test, with a
 /// subordinate uid range; see [`RootlessUser`]). Both real agents come up in a
 /// sandboxed worktree box, as the image's agent (a uid of the user's range), answer
-/// one turn, and what they wrote goes at teardown.
+/// one turn, and what they wrote goes at teardown. `doctor` tells this user the truth
+/// on the way: that its podman is rootless, whether the boxes' limits apply, and, on a
+/// machine that keeps `/dev/net/tun` from users, that no box can have a network.
 #[test]
 fn both_agents_in_rootless_podman_for_a_user_who_is_not_root() {
     let Some(dir) = agents_dir("claude").and(agents_dir("codex")) else {
@@ -951,23 +953,9 @@ fn both_agents_in_rootless_podman_for_a_user_who_is_not_root() {
     if user.tun_closed() {
         // This machine keeps the user's podman from any network: `doctor` says so,
         // and how to fix it, before a box fails to build.
-        let out = Command::new("setpriv")
-            .args([
-                &format!("--reuid={}", user.uid),
-                &format!("--regid={}", user.uid),
-                "--clear-groups",
-                "--",
-                crate::env::TREEBOX,
-                "doctor",
-                "--json",
-                "--isolation",
-                "podman",
-            ])
-            .env_clear()
-            .env("HOME", &user.home)
-            .env("PATH", "/usr/local/bin:/usr/bin:/bin")
-            .envs(user.engine_env())
-            .current_dir(&user.home)
+        let out = user
+            .command(crate::env::TREEBOX)
+            .args(["doctor", "--json", "--isolation", "podman"])
             .output()
             .unwrap();
         let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();

@@ -14,9 +14,9 @@
 //!   (mode 0600); its mode is restored;
 //! - a runtime dir (`XDG_RUNTIME_DIR`) and storage in its home, named by a
 //!   `storage.conf` of its own (`CONTAINERS_STORAGE_CONF`), the same whatever HOME a
-//!   test gives treebox: the kernel's overlay, where
-//!   podman would otherwise pick `vfs` (a full copy of a ~1 GB image per layer and per
-//!   container) on a machine whose `/dev/fuse` is root's;
+//!   test gives treebox: the kernel's overlay, where podman would otherwise pick `vfs`
+//!   (a full copy of a ~1 GB image per layer and per container) on a machine whose
+//!   `/dev/fuse` is root's;
 //! - images copied from root's storage ([`RootlessUser::load`]).
 //!
 //! At the end `podman system reset -f` as the user removes its containers, images and
@@ -29,6 +29,8 @@
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+
+use crate::env::run_ok;
 
 /// The shadow tools' files a user's creation and removal touch beyond the accounts
 /// themselves: the subordinate ranges, and the backups (`-`) of every file they write.
@@ -86,17 +88,6 @@ fn free_id() -> u32 {
         .expect("a free uid between 2100 and 3000")
 }
 
-#[track_caller]
-fn run_ok(c: &mut Command) {
-    let out = c.output().unwrap_or_else(|e| panic!("{c:?}: {e}"));
-    assert!(
-        out.status.success(),
-        "{c:?} failed: {}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
 impl RootlessUser {
     /// A new user with rootless podman that works, or `None` (with a note) where this
     /// machine cannot have one.
@@ -111,13 +102,16 @@ impl RootlessUser {
             return None;
         }
         let required = std::env::var("TREEBOX_REQUIRE_ENGINE").as_deref() == Ok("1");
-        let missing: Vec<&str> = ["newuidmap", "newgidmap", "slirp4netns", "useradd"]
+        let mut missing: Vec<&str> = ["newuidmap", "newgidmap", "slirp4netns", "useradd"]
             .into_iter()
             .filter(|p| !program_on_path(p))
             .collect();
-        if !missing.is_empty() || !Path::new(TUN).exists() {
+        if !Path::new(TUN).exists() {
+            missing.push(TUN);
+        }
+        if !missing.is_empty() {
             let what = format!(
-                "rootless podman needs {} (packages uidmap, slirp4netns) and {TUN}",
+                "a user's rootless podman needs {} here (packages uidmap, slirp4netns)",
                 missing.join(", ")
             );
             assert!(!required, "{what} (TREEBOX_REQUIRE_ENGINE=1)");
@@ -146,13 +140,11 @@ impl RootlessUser {
         assert!(made.status.success(), "useradd: {made:?}");
         // From here on, dropping `user` puts everything back.
         user.home = PathBuf::from(
-            String::from_utf8_lossy(&run_out(
-                Command::new("getent").args(["passwd", &user.name]),
-            ))
-            .trim()
-            .split(':')
-            .nth(5)
-            .expect("a home in the passwd entry"),
+            run_ok(Command::new("getent").args(["passwd", &user.name]))
+                .trim()
+                .split(':')
+                .nth(5)
+                .expect("a home in the passwd entry"),
         );
         user.subordinate_range();
         let run = user.runtime_dir();
@@ -272,15 +264,22 @@ impl RootlessUser {
 
     /// `podman ARGS` as the user, in its home, with nothing of the test's environment.
     pub(crate) fn podman(&self, args: &[&str]) -> Command {
+        let mut c = self.command("podman");
+        c.args(args);
+        c
+    }
+
+    /// `program` as the user, in its home, with nothing of the test's environment but
+    /// what its podman needs.
+    pub(crate) fn command(&self, program: &str) -> Command {
         let mut c = Command::new("setpriv");
         c.args([
             &format!("--reuid={}", self.uid),
             &format!("--regid={}", self.uid),
             "--clear-groups",
             "--",
-            "podman",
+            program,
         ])
-        .args(args)
         .env_clear()
         .env("HOME", &self.home)
         .env("USER", &self.name)
@@ -334,12 +333,6 @@ impl RootlessUser {
             .expect("an address for host.containers.internal")
             .to_string()
     }
-}
-
-fn run_out(c: &mut Command) -> Vec<u8> {
-    let out = c.output().unwrap_or_else(|e| panic!("{c:?}: {e}"));
-    assert!(out.status.success(), "{c:?}: {out:?}");
-    out.stdout
 }
 
 /// The processes whose real uid is `uid` or in `range` (the user's containers).
