@@ -135,9 +135,10 @@ pub fn run_checks(cwd: &Path, cfg: &UserConfig, isolation_flag: Option<&str>) ->
             origin.join().unwrap_or_else(|_| {
                 Check::new("origin", Status::Advisory, "the origin check crashed")
             }),
-            runner
-                .join()
-                .unwrap_or_else(|_| Check::new("runner", Status::Fail, "the runner check crashed")),
+            runner.join().unwrap_or_else(|_| {
+                let crashed = Check::new("runner", Status::Fail, "the runner check crashed");
+                (crashed, None)
+            }),
         )
     });
     let mut checks = vec![
@@ -155,8 +156,9 @@ pub fn run_checks(cwd: &Path, cfg: &UserConfig, isolation_flag: Option<&str>) ->
         Err(_) => not_checked("env"),
     });
     checks.push(origin::relative_url(origin, relative));
+    let (runner, engine) = runner;
     checks.push(runner);
-    checks.push(check_limits(cfg, repo.as_ref().ok()));
+    checks.push(check_limits(cfg, repo.as_ref().ok(), engine.as_ref()));
     checks.push(match &repo {
         Ok(r) => check_boxes(r),
         Err(_) => not_checked("boxes"),

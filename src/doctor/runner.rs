@@ -46,7 +46,57 @@ pub fn runner_probe(isolation: &str, marked: bool) -> RunnerProbe {
 }
 
 /// `mark`: what marks this machine as a runner (`UserConfig::runner_mark`), if anything.
-pub(super) fn check_runner(isolation: &str, mark: Option<&str>, limit: Duration) -> Check {
+/// With the check, the engine that answered and what it said of itself (for
+/// [`check_limits`]).
+pub(super) fn check_runner(
+    isolation: &str,
+    mark: Option<&str>,
+    limit: Duration,
+) -> (Check, Option<(Engine, EngineInfo)>) {
+    let mut answered = None;
+    let check = runner_check(isolation, mark, limit, &mut answered);
+    let check = match &answered {
+        Some((engine, info)) if check.status == Status::Ok => {
+            rootless_network(check, *engine, info)
+        }
+        _ => check,
+    };
+    (check, answered)
+}
+
+/// The device a rootless podman's network (slirp4netns, pasta) opens.
+const TUN: &str = "/dev/net/tun";
+
+/// `ok`, unless `engine` is a rootless podman that cannot have a network: its
+/// containers (and the RUN steps of an image build) get theirs from slirp4netns or
+/// pasta, which open [`TUN`] as the user; where the device is root's alone, every box
+/// fails to build with "failed to read from slirp4netns sync pipe".
+fn rootless_network(ok: Check, engine: Engine, info: &EngineInfo) -> Check {
+    if engine != Engine::Podman || !info.rootless {
+        return ok;
+    }
+    match std::fs::OpenOptions::new().read(true).write(true).open(TUN) {
+        Ok(_) => ok,
+        Err(e) => Check::new(
+            "runner",
+            Status::Fail,
+            format!(
+                "{}; but {TUN} is not open to you ({e}): rootless podman's network (slirp4netns, pasta) needs it, so no box can build or start",
+                ok.summary
+            ),
+        )
+        .hint(format!(
+            "Ask root to give it its usual mode, `chmod 0666 {TUN}` (a udev rule keeps it across boots), or use `--isolation docker`."
+        )),
+    }
+}
+
+fn runner_check(
+    isolation: &str,
+    mark: Option<&str>,
+    limit: Duration,
+    answered: &mut Option<(Engine, EngineInfo)>,
+) -> Check {
     match runner_probe(isolation, mark.is_some()) {
         RunnerProbe::Host { auto: false } => {
             Check::new("runner", Status::Ok, "host: agents run as you")
@@ -66,7 +116,11 @@ pub(super) fn check_runner(isolation: &str, mark: Option<&str>, limit: Duration)
         RunnerProbe::Engines { engines, auto } => {
             let mut why = Vec::new();
             for &engine in &engines {
-                match probe_engine(engine, limit) {
+                let probed = probe_engine(engine, limit);
+                if let Ok(info) = &probed {
+                    *answered = Some((engine, info.clone()));
+                }
+                match probed {
                     Ok(info) if auto => {
                         return Check::new(
                             "runner",
@@ -131,12 +185,29 @@ fn agent_identity(info: &EngineInfo) -> String {
 
 /// The `limits` check: the resource limits each new container box gets (SPEC §7), and
 /// an advisory when the config switches off the ones that keep the machine answering,
-/// or when a container box of `repo` was made before limits existed (it has none).
-pub(super) fn check_limits(cfg: &crate::config::UserConfig, repo: Option<&Repo>) -> Check {
+/// when the runner's engine (`engine`, as the `runner` check found it) ignores them, or
+/// when a container box of `repo` was made before limits existed (it has none).
+pub(super) fn check_limits(
+    cfg: &crate::config::UserConfig,
+    repo: Option<&Repo>,
+    engine: Option<&(Engine, EngineInfo)>,
+) -> Check {
     let limits = cfg.limits();
     let summary = format!("each new container box gets at most {limits} (config `limits`)");
     let unlimited = repo.map(unlimited_boxes).unwrap_or_default();
-    if let Some(first) = unlimited.first() {
+    if let Some((engine, _)) = engine.filter(|(_, info)| !info.limits) {
+        Check::new(
+            "limits",
+            Status::Advisory,
+            format!(
+                "config `limits`: {limits}; but {engine} here runs without root and cannot apply them (it has no cgroups of its own): container boxes run with no process, memory or CPU limit, and a fork bomb or a runaway build in one can take this machine down"
+            ),
+        )
+        .hint(match engine {
+            Engine::Podman => "Rootless podman applies them on cgroup v2 with `cgroup_manager = \"systemd\"` (containers.conf) and the memory, pids and cpu controllers delegated to your user (systemd's `Delegate=`); or use a rootful engine (`--isolation docker`).",
+            Engine::Docker => "Rootless docker applies them on cgroup v2 with the memory, pids and cpu controllers delegated to your user (systemd's `Delegate=`); or use a rootful engine.",
+        })
+    } else if let Some(first) = unlimited.first() {
         let q = crate::cmd::quote(first);
         Check::new(
             "limits",
@@ -235,7 +306,7 @@ mod tests {
 
     #[test]
     fn missing_engine_fails_with_hint() {
-        let c = check_runner("auto", Some("TREEBOX_RUNNER=1"), Duration::from_secs(5));
+        let (c, _) = check_runner("auto", Some("TREEBOX_RUNNER=1"), Duration::from_secs(5));
         // Either an engine answers on this machine, or the check fails with a hint.
         match c.status {
             Status::Ok => assert!(c.summary.starts_with("auto → "), "{c:?}"),
@@ -244,7 +315,8 @@ mod tests {
                 assert!(c.hint.is_some());
             }
         }
-        let host = check_runner("host", None, Duration::from_secs(1));
+        let (host, engine) = check_runner("host", None, Duration::from_secs(1));
+        assert_eq!(engine, None);
         assert_eq!(host.status, Status::Ok);
     }
 }

@@ -17,7 +17,7 @@ use crate::env::{write_exec, Run, TestEnv};
 
 pub(crate) const BASE: &str = "treebox-test-base:1";
 
-fn engine_works(engine: &str) -> bool {
+pub(crate) fn engine_works(engine: &str) -> bool {
     let ok = Command::new(engine)
         .args(["image", "inspect", BASE])
         .output()
@@ -38,6 +38,9 @@ pub(crate) struct Boxed {
     pub(crate) id: String,
     /// Environment for every engine command of the test (and its cleanup).
     engine_env: Vec<(String, String)>,
+    /// The engine is this user's own (rootless podman): the test's engine commands run
+    /// as that user, in the test's environment.
+    engine_user: Option<u32>,
 }
 
 impl Drop for Boxed {
@@ -213,7 +216,15 @@ impl Boxed {
             engine,
             id,
             engine_env: Vec::new(),
+            engine_user: None,
         }
+    }
+
+    /// The engine is `user`'s rootless podman: the test's engine commands, and treebox
+    /// (which the test then runs as that user), use its storage and runtime dir.
+    pub(crate) fn rootless(&mut self, user: &crate::rootless::RootlessUser) {
+        self.env.extra_env.extend(user.engine_env());
+        self.engine_user = Some(user.uid);
     }
 
     pub(crate) fn exec(&self, args: &[&str]) -> Run {
@@ -233,6 +244,19 @@ impl Boxed {
     }
 
     pub(crate) fn engine_cmd(&self, args: &[&str]) -> Command {
+        if let Some(uid) = self.engine_user {
+            let mut c = self.env.command("setpriv", &self.env.root());
+            c.args([
+                &format!("--reuid={uid}"),
+                &format!("--regid={uid}"),
+                "--clear-groups",
+                "--",
+                self.engine,
+            ])
+            .args(args)
+            .stdin(std::process::Stdio::null());
+            return c;
+        }
         let mut c = Command::new(self.engine);
         c.args(args);
         for (k, v) in &self.engine_env {
@@ -341,6 +365,16 @@ pub(crate) fn agents_image(engine: &'static str, agents: &Path) -> Option<String
         return Some(tag.clone());
     }
     remove_test_images_at_exit();
+    let tag = build_agents_image(agents, || Command::new(engine))?;
+    built.push((engine, tag.clone()));
+    Some(tag)
+}
+
+/// [`agents_image`]'s build, by the engine command `engine` makes (root's engine, or a
+/// rootless user's: the build context is readable by every user). Its tag; `None`
+/// (with a note) when the build fails.
+pub(crate) fn build_agents_image(agents: &Path, engine: impl Fn() -> Command) -> Option<String> {
+    use std::os::unix::fs::PermissionsExt;
     let id = format!("{}-agents", unique());
     let tag = format!("treebox-test-agents:{id}");
     // The context holds the two CLIs alone (hard links where the file system allows,
@@ -349,6 +383,7 @@ pub(crate) fn agents_image(engine: &'static str, agents: &Path) -> Option<String
         .prefix("treebox-agents-image-")
         .tempdir()
         .unwrap();
+    std::fs::set_permissions(ctx.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
     for cli in ["claude", "codex"] {
         let src = std::fs::canonicalize(agents.join(cli)).unwrap();
         let dst = ctx.path().join(cli);
@@ -361,20 +396,20 @@ pub(crate) fn agents_image(engine: &'static str, agents: &Path) -> Option<String
         format!("FROM {BASE}\nCOPY claude codex /usr/local/bin/\n"),
     )
     .unwrap();
-    let out = Command::new(engine)
+    let out = engine()
         .args(["build", "-q", "-t", &tag, "--label"])
         .arg(format!("org.treebox.test-id={id}"))
         .arg(ctx.path())
+        .current_dir(ctx.path())
         .output()
         .unwrap();
     if !out.status.success() {
         eprintln!(
-            "note: {engine}: building the agents' base image failed: {}",
+            "note: building the agents' base image failed: {}",
             String::from_utf8_lossy(&out.stderr)
         );
         return None;
     }
-    built.push((engine, tag.clone()));
     Some(tag)
 }
 

@@ -288,8 +288,6 @@ impl TestEnv {
         )
     }
 
-    /// Run git, which must succeed; returns stdout.
-    #[track_caller]
     /// Give the test's whole tree to `uid` (the tests that become a user who is not
     /// root).
     pub fn give_to(&self, uid: u32) {
@@ -316,6 +314,8 @@ impl TestEnv {
         Run::from_output(c.output().unwrap())
     }
 
+    /// Run git, which must succeed; returns stdout.
+    #[track_caller]
     pub fn git(&self, dir: &Path, args: &[&str]) -> String {
         run_ok(self.command("git", dir).args(args))
     }

@@ -28,6 +28,7 @@ mod list_cache;
 mod proof;
 mod races;
 mod real_agents;
+mod rootless;
 mod sandboxed;
 mod sandboxed_hostile;
 mod schema;

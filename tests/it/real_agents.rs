@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 
 use crate::container::{agents_image, Boxed};
 use crate::env::{named, TestEnv};
+use crate::rootless::RootlessUser;
 use crate::stand_in::StandIn;
 
 /// The model key the fixture's user has answered "yes" for (Claude Code names a key in
@@ -167,7 +168,39 @@ impl World {
             // need CNI) hold the same 10.88.0.1/16, and the host answers a container
             // through the first route, CNI's: only a CNI container reaches the host.
             boxed.use_cni();
+            // CNI's bridge comes up with its first container and stays; on a machine
+            // where no test has run one yet, the gateway is no address of this
+            // machine, and the stand-in could not listen on it.
+            if std::net::TcpListener::bind(format!("{gateway}:0")).is_err() {
+                let out = boxed.engine(&["run", "--rm", crate::container::BASE, "true"]);
+                assert!(out.status.success(), "{out:?}");
+            }
         }
+        Some(World::on_engine(agent, boxed, &gateway, url_host))
+    }
+
+    /// A returning user who trusts the main checkout and is not root: `user`, whose own
+    /// rootless podman runs the boxes from `image` (the agents' base image in that
+    /// user's storage). The stand-in listens on `host`, the address the user's
+    /// containers reach this machine at.
+    fn in_rootless_podman(
+        agent: Agent,
+        user: &RootlessUser,
+        image: &str,
+        host: &str,
+        url_host: Option<&str>,
+    ) -> Option<World> {
+        let mut boxed = Boxed::on_base("podman", image)?;
+        boxed.rootless(user);
+        let mut w = World::on_engine(agent, boxed, host, url_host);
+        w.env().give_to(user.uid);
+        w.as_user = Some((user.uid, user.uid));
+        Some(w)
+    }
+
+    /// The world of `boxed`, with the stand-in listening on `listen` (an address of
+    /// this machine the boxes reach); `url_host` as in [`World::in_engine`].
+    fn on_engine(agent: Agent, boxed: Boxed, listen: &str, url_host: Option<&str>) -> World {
         // This machine reaches no public host: a firewalled box's allowlist is what
         // treebox adds to it, alone.
         std::fs::write(
@@ -179,8 +212,8 @@ impl World {
         )
         .unwrap();
         let api = match agent {
-            Agent::Claude => StandIn::anthropic_on(&format!("{gateway}:0"), ""),
-            Agent::Codex => StandIn::openai_on(&format!("{gateway}:0"), ""),
+            Agent::Claude => StandIn::anthropic_on(&format!("{listen}:0"), ""),
+            Agent::Codex => StandIn::openai_on(&format!("{listen}:0"), ""),
         };
         let mut w = World {
             runner: Runner::Engine(boxed),
@@ -190,11 +223,11 @@ impl World {
         };
         let url = format!(
             "http://{}:{}",
-            url_host.unwrap_or(&gateway),
+            url_host.unwrap_or(listen),
             w.api.addr().port()
         );
         w.returning_user(true, &url);
-        Some(w)
+        w
     }
 
     fn env(&self) -> &TestEnv {
@@ -472,9 +505,14 @@ fn processes_of(home: &Path) -> Vec<i32> {
             continue;
         };
         // The keeper box's container (podman's conmon for it runs with the test's HOME)
-        // is not an agent's.
+        // is not an agent's, nor are a rootless podman's own helpers that outlive one
+        // box: the process holding its user namespace, the keeper's network.
         let cmdline = std::fs::read(e.path().join("cmdline")).unwrap_or_default();
         if String::from_utf8_lossy(&cmdline).contains("-keeper") {
+            continue;
+        }
+        let comm = std::fs::read_to_string(e.path().join("comm")).unwrap_or_default();
+        if ["catatonit", "slirp4netns"].contains(&comm.trim()) {
             continue;
         }
         if environ.split(|b| *b == 0).any(|v| v == want.as_bytes()) {
@@ -560,7 +598,9 @@ fn codex_in_a_host_worktree_box() {
 }
 
 /// The host user is not root (uid 1500): on the host runner the agent is that user,
-/// Claude Code needs no opt-in, and both agents come up and answer in a worktree box.
+/// Claude Code needs no opt-in, and both agents come up and answer in a worktree box
+/// and in a clone box (whose trust reaches the agent from a user's files the test's
+/// root does not own).
 #[test]
 fn both_agents_on_the_host_for_a_user_who_is_not_root() {
     if !is_root() {
@@ -577,6 +617,7 @@ fn both_agents_on_the_host_for_a_user_who_is_not_root() {
         w.env().give_to(uid);
         w.as_user = Some((uid, uid));
         w.one_turn(&format!("nr-{}", agent.name()), "worktree");
+        w.host_clone_turn(&format!("nr-cl-{}", agent.name()));
     }
 }
 
@@ -585,18 +626,7 @@ fn claude_in_a_host_clone_box() {
     let Some(w) = World::new(Agent::Claude) else {
         return;
     };
-    w.one_turn("cl-claude", "clone");
-    // The trust carried to the box went with it.
-    let user = claude_json(&w.env().home);
-    let box_key = w.env().box_path("cl-claude");
-    assert!(
-        user["projects"].get(&*box_key.to_string_lossy()).is_none(),
-        "{user:#}"
-    );
-    assert_eq!(
-        user["projects"][&*w.env().repo.to_string_lossy()]["hasTrustDialogAccepted"],
-        true
-    );
+    w.host_clone_turn("cl-claude");
 }
 
 #[test]
@@ -604,12 +634,54 @@ fn codex_in_a_host_clone_box() {
     let Some(w) = World::new(Agent::Codex) else {
         return;
     };
-    let before = std::fs::read_to_string(w.env().home.join(".codex/config.toml")).unwrap();
-    w.one_turn("cl-codex", "clone");
-    // Trust reached the box on its command line: the user's config is as it was.
-    let after = std::fs::read_to_string(w.env().home.join(".codex/config.toml")).unwrap();
-    assert!(!after.contains("cl-codex"), "{after}");
-    assert!(after.starts_with(&before), "{after}");
+    w.host_clone_turn("cl-codex");
+}
+
+impl World {
+    /// [`World::one_turn`] in a clone box on the host runner, whose trust treebox
+    /// carries over in the user's own files (Claude Code's `~/.claude.json`) or on
+    /// the agent's command line (Codex): afterwards those files are as they were.
+    fn host_clone_turn(&self, leaf: &str) {
+        let home = &self.env().home;
+        let codex_before = std::fs::read_to_string(home.join(".codex/config.toml")).ok();
+        self.one_turn(leaf, "clone");
+        match self.agent {
+            Agent::Claude => {
+                // The trust carried to the box went with it.
+                let user = claude_json(home);
+                let box_key = self.env().box_path(leaf);
+                assert!(
+                    user["projects"].get(&*box_key.to_string_lossy()).is_none(),
+                    "{user:#}"
+                );
+                assert_eq!(
+                    user["projects"][&*self.env().repo.to_string_lossy()]["hasTrustDialogAccepted"],
+                    true
+                );
+            }
+            Agent::Codex => {
+                // Trust reached the box on its command line: the user's config trusts
+                // what it trusted (Codex itself adds to the file: what it has shown).
+                let after = std::fs::read_to_string(home.join(".codex/config.toml")).unwrap();
+                assert!(!after.contains(leaf), "{after}");
+                let projects = |text: &str| {
+                    let doc: toml::Table = text.parse().unwrap();
+                    doc.get("projects").cloned()
+                };
+                let before = codex_before.expect("the fixture's config.toml");
+                assert_eq!(projects(&after), projects(&before), "{after}");
+            }
+        }
+        // What the user owned, the user still owns (treebox rewrote it as that user).
+        if let Some((uid, _)) = self.as_user {
+            use std::os::unix::fs::MetadataExt;
+            for f in [".claude.json", ".codex/config.toml"] {
+                if let Ok(m) = std::fs::metadata(home.join(f)) {
+                    assert_eq!(m.uid(), uid, "{f}");
+                }
+            }
+        }
+    }
 }
 
 /// Trust the user never gave the main checkout is not given to a box either: the
@@ -741,11 +813,11 @@ fn real_agents_in(engine: &'static str, clones: bool) {
         w.tb(&["create", "--no-launch", "keeper"]).ok();
         w.one_turn(&format!("wt-{}", agent.name()), "worktree");
         if clones {
-            let firewall: &[&str] = match agent {
-                Agent::Claude => &["--firewall"],
-                Agent::Codex => &[],
-            };
-            w.one_turn_with(&format!("cl-{}", agent.name()), "clone", firewall);
+            w.one_turn_with(
+                &format!("cl-{}", agent.name()),
+                "clone",
+                firewall_for(agent),
+            );
         }
         if agent == Agent::Claude && clones {
             a_loopback_only_server_is_warned_of(&w);
@@ -788,7 +860,8 @@ fn a_loopback_only_server_is_warned_of(w: &World) {
 }
 
 /// The host user is not root (uid 1500, in the docker socket's group): the real
-/// `agent` comes up in a docker box all the same, as the image's agent (uid 1000, the
+/// `agent` comes up in a docker sandboxed worktree box and in a clone box (Claude
+/// Code's behind the firewall) all the same, as the image's agent (uid 1000, the
 /// user's group), and what it wrote goes at teardown.
 fn for_a_user_who_is_not_root(agent: Agent) {
     use std::os::unix::fs::MetadataExt;
@@ -812,7 +885,145 @@ fn for_a_user_who_is_not_root(agent: Agent) {
     w.as_user = Some((uid, sock.gid()));
     w.tb(&["create", "--no-launch", "keeper"]).ok();
     w.one_turn(&format!("nr-{}", agent.name()), "worktree");
+    w.one_turn_with(
+        &format!("nr-cl-{}", agent.name()),
+        "clone",
+        firewall_for(agent),
+    );
     w.tb(&["teardown", "--force", "keeper"]).ok();
+    w.all_the_users();
+}
+
+impl World {
+    /// Once its boxes are gone, everything in the test's tree is the user's: nothing an
+    /// agent wrote under another uid (the image's agent, a uid of a rootless engine's
+    /// range) is left for a user who could not remove it.
+    #[track_caller]
+    fn all_the_users(&self) {
+        use std::os::unix::fs::MetadataExt;
+        let (uid, _) = self.as_user.expect("a world of a user who is not root");
+        fn walk(dir: &Path, uid: u32, out: &mut Vec<String>) {
+            let Ok(rd) = std::fs::read_dir(dir) else {
+                return;
+            };
+            for e in rd.flatten() {
+                let Ok(m) = e.path().symlink_metadata() else {
+                    continue;
+                };
+                if m.uid() != uid {
+                    out.push(format!("{} (uid {})", e.path().display(), m.uid()));
+                }
+                if m.is_dir() {
+                    walk(&e.path(), uid, out);
+                }
+            }
+        }
+        let mut others = Vec::new();
+        walk(&self.env().root(), uid, &mut others);
+        assert!(others.is_empty(), "not the user's: {others:#?}");
+    }
+}
+
+/// One agent's clone box goes behind the firewall (Claude Code's), the other's not.
+fn firewall_for(agent: Agent) -> &'static [&'static str] {
+    match agent {
+        Agent::Claude => &["--firewall"],
+        Agent::Codex => &[],
+    }
+}
+
+/// Issue 29's done-means in podman for a host user who is not root: that user's
+/// podman is rootless (a real user of this machine, made for the test, with a
+/// subordinate uid range; see [`RootlessUser`]). Both real agents come up in a
+/// sandboxed worktree box, as the image's agent (a uid of the user's range), answer
+/// one turn, and what they wrote goes at teardown. `doctor` tells this user the truth
+/// on the way: that its podman is rootless, whether the boxes' limits apply, and, on a
+/// machine that keeps `/dev/net/tun` from users, that no box can have a network.
+#[test]
+fn both_agents_in_rootless_podman_for_a_user_who_is_not_root() {
+    let Some(dir) = agents_dir("claude").and(agents_dir("codex")) else {
+        return;
+    };
+    if !crate::container::engine_works("podman") {
+        return;
+    }
+    let Some(mut user) = RootlessUser::new() else {
+        return;
+    };
+    if user.tun_closed() {
+        // This machine keeps the user's podman from any network: `doctor` says so,
+        // and how to fix it, before a box fails to build.
+        let out = user
+            .command(crate::env::TREEBOX)
+            .args(["doctor", "--json", "--isolation", "podman"])
+            .output()
+            .unwrap();
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let runner = named(&doc, "checks", "runner");
+        assert_eq!(runner["status"], "fail", "{runner}");
+        assert!(
+            runner["hint"]
+                .as_str()
+                .unwrap()
+                .contains("chmod 0666 /dev/net/tun"),
+            "{runner}"
+        );
+    }
+    user.open_tun();
+    user.load(crate::container::BASE);
+    let image = crate::container::build_agents_image(&dir, || user.podman(&[]))
+        .expect("the agents' base image, in the user's storage");
+    let host = user.host_address(crate::container::BASE);
+    for agent in [Agent::Claude, Agent::Codex] {
+        let loopback = match agent {
+            Agent::Claude => "localhost",
+            Agent::Codex => "127.0.0.1",
+        };
+        let Some(w) = World::in_rootless_podman(agent, &user, &image, &host, Some(loopback)) else {
+            return;
+        };
+        let doctor = w.tb(&["doctor", "--json"]);
+        let runner = named(&doctor.json(), "checks", "runner");
+        assert!(
+            runner["summary"]
+                .as_str()
+                .unwrap_or("")
+                .contains("rootless"),
+            "{runner}"
+        );
+        w.tb(&["create", "--no-launch", "keeper"]).ok();
+        limits_as_doctor_says(&w, &doctor.json());
+        w.one_turn(&format!("rl-{}", agent.name()), "worktree");
+        w.tb(&["teardown", "--force", "keeper"]).ok();
+        w.all_the_users();
+    }
+}
+
+/// `doctor`'s `limits` check tells the truth about the keeper box's container: the
+/// limits are in its config, or `doctor` warned that the engine cannot apply them (a
+/// rootless podman without cgroups of its own ignores them).
+fn limits_as_doctor_says(w: &World, doctor: &serde_json::Value) {
+    let Runner::Engine(b) = &w.runner else {
+        unreachable!("a container world")
+    };
+    let rec = b.record("keeper");
+    let name = rec["container"]["name"].as_str().unwrap();
+    let out = b.engine(&["inspect", "--format", "{{.HostConfig.PidsLimit}}", name]);
+    assert!(out.status.success(), "{out:?}");
+    let pids = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let limits = named(doctor, "checks", "limits");
+    if pids == "0" {
+        assert_eq!(limits["status"], "advisory", "{limits}");
+        assert!(
+            limits["summary"]
+                .as_str()
+                .unwrap()
+                .contains("cannot apply them"),
+            "{limits}"
+        );
+    } else {
+        assert_eq!(limits["status"], "ok", "{limits}");
+    }
 }
 
 /// Codex for a host user who is not root, in a docker box (issue 29's done-means; the

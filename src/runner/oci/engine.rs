@@ -28,6 +28,11 @@ pub struct EngineInfo {
     pub version: String,
     /// Its containers' root is the user who runs it.
     pub rootless: bool,
+    /// It applies a container's process and memory limits (SPEC §7 "Limits"). A
+    /// rootless engine ignores them where the kernel does not let it have cgroups of
+    /// its own (cgroup v1; v2 without systemd's delegation), and says so only on the
+    /// stderr of each `create`.
+    pub limits: bool,
 }
 
 impl Engine {
@@ -80,26 +85,59 @@ impl Engine {
     }
 
     /// `<engine> info`, asking only for the server version (podman's `info` has no
-    /// `ServerVersion`; its version is under `Version`).
+    /// `ServerVersion`; its version is under `Version`) and what [`EngineInfo`] holds.
     pub fn info_cmd(self) -> Cmd {
-        // The version, then what tells a rootless engine: docker's security options
-        // (`name=rootless`), podman's `Host.Security.Rootless`. See [`Engine::read_info`].
+        // The version, then what tells a rootless engine and one that applies limits:
+        // docker's memory and pids limit support and its security options
+        // (`name=rootless`); podman's `Host.Security.Rootless`, cgroup version, cgroup
+        // manager and the controllers it may use. See [`Engine::read_info`].
         let format = match self {
-            Engine::Docker => "{{.ServerVersion}} {{range .SecurityOptions}}{{.}} {{end}}",
-            Engine::Podman => "{{.Version.Version}} {{.Host.Security.Rootless}}",
+            Engine::Docker => {
+                "{{.ServerVersion}} memory={{.MemoryLimit}} pids={{.PidsLimit}} {{range .SecurityOptions}}{{.}} {{end}}"
+            }
+            Engine::Podman => {
+                "{{.Version.Version}} {{.Host.Security.Rootless}} cgroups={{.Host.CgroupsVersion}} manager={{.Host.CgroupManager}} controllers={{range .Host.CgroupControllers}}{{.}},{{end}}"
+            }
         };
         self.cmd().args(["info", "--format", format])
     }
 
-    /// What [`Engine::info_cmd`] printed: `None` when it printed no version.
+    /// What [`Engine::info_cmd`] printed: `None` when it printed no version. A word it
+    /// did not print (an older engine's `info`) counts as limits applied, as before.
     pub fn read_info(self, out: &str) -> Option<EngineInfo> {
         let mut words = out.split_whitespace();
         let version = words.next()?.to_string();
-        let rootless = match self {
-            Engine::Docker => words.any(|w| w.contains("name=rootless")),
-            Engine::Podman => words.any(|w| w == "true"),
+        let words: Vec<&str> = words.collect();
+        let value = |key: &str| {
+            words
+                .iter()
+                .find_map(|w| w.strip_prefix(key)?.strip_prefix('='))
         };
-        Some(EngineInfo { version, rootless })
+        let (rootless, limits) = match self {
+            Engine::Docker => (
+                words.iter().any(|w| w.contains("name=rootless")),
+                value("memory") != Some("false") && value("pids") != Some("false"),
+            ),
+            Engine::Podman => {
+                let rootless = words.first() == Some(&"true");
+                // Rootless podman has cgroups of its own only on cgroup v2 through
+                // systemd, and then only the controllers delegated to the user.
+                let delegated = value("controllers").is_none_or(|c| {
+                    let c: Vec<&str> = c.split(',').collect();
+                    c.contains(&"memory") && c.contains(&"pids")
+                });
+                let limits = !rootless
+                    || (value("cgroups").is_none_or(|v| v == "v2")
+                        && value("manager").is_none_or(|m| m == "systemd")
+                        && delegated);
+                (rootless, limits)
+            }
+        };
+        Some(EngineInfo {
+            version,
+            rootless,
+            limits,
+        })
     }
 
     /// The engine's server version from [`Engine::info_cmd`]; `None` when it does not
@@ -480,7 +518,7 @@ mod tests {
                 "docker",
                 "info",
                 "--format",
-                "{{.ServerVersion}} {{range .SecurityOptions}}{{.}} {{end}}"
+                "{{.ServerVersion}} memory={{.MemoryLimit}} pids={{.PidsLimit}} {{range .SecurityOptions}}{{.}} {{end}}"
             ]
         );
         assert_eq!(
@@ -489,7 +527,7 @@ mod tests {
                 "podman",
                 "info",
                 "--format",
-                "{{.Version.Version}} {{.Host.Security.Rootless}}"
+                "{{.Version.Version}} {{.Host.Security.Rootless}} cgroups={{.Host.CgroupsVersion}} manager={{.Host.CgroupManager}} controllers={{range .Host.CgroupControllers}}{{.}},{{end}}"
             ]
         );
     }
@@ -512,6 +550,42 @@ mod tests {
         assert!(p.read_info("4.3.1 true\n").unwrap().rootless);
         assert!(!p.read_info("4.3.1 false\n").unwrap().rootless);
         assert_eq!(d.read_info("  \n"), None);
+    }
+
+    /// Captured on this project's machines (cgroup v1, cgroupfs) and from podman's
+    /// documentation of a rootless user on cgroup v2 with systemd.
+    #[test]
+    fn info_tells_whether_limits_apply() {
+        let p = Engine::Podman;
+        let limits = |out: &str| p.read_info(out).unwrap().limits;
+        // Root: always.
+        assert!(limits(
+            "4.3.1 false cgroups=v1 manager=cgroupfs controllers=cpuset,cpu,cpuacct,blkio,memory,devices,freezer,pids,\n"
+        ));
+        // Rootless on cgroup v1: podman ignores them ("not supported and ignored").
+        assert!(!limits(
+            "4.3.1 true cgroups=v1 manager=cgroupfs controllers=\n"
+        ));
+        // Rootless on cgroup v2 without systemd: no cgroup of its own either.
+        assert!(!limits(
+            "4.9.3 true cgroups=v2 manager=cgroupfs controllers=cpu,memory,pids,\n"
+        ));
+        // Rootless on cgroup v2 through systemd, with memory and pids delegated.
+        assert!(limits(
+            "5.4.2 true cgroups=v2 manager=systemd controllers=cpu,io,memory,pids,\n"
+        ));
+        assert!(!limits(
+            "5.4.2 true cgroups=v2 manager=systemd controllers=cpu,io,\n"
+        ));
+        // An engine that says nothing of its cgroups: as before, limits apply.
+        assert!(limits("4.3.1 true\n"));
+        let d = Engine::Docker;
+        let docker = |out: &str| d.read_info(out).unwrap();
+        let root = docker("20.10.24 memory=true pids=true name=seccomp,profile=default \n");
+        assert!(root.limits && !root.rootless);
+        let rootless_v1 =
+            docker("28.2.2 memory=false pids=false name=seccomp,profile=builtin name=rootless \n");
+        assert!(!rootless_v1.limits && rootless_v1.rootless);
     }
 
     #[test]
