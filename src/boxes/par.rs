@@ -23,7 +23,9 @@ where
     T: Sync,
     R: Send,
 {
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    // Asked once per process: the answer reads the cgroup's CPU limits (files).
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    let cores = *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     let threads = cores.min(items.len() / MIN_PER_THREAD).max(1);
     if threads == 1 {
         let mut state = init();

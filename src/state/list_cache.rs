@@ -1,5 +1,5 @@
-//! The summary cache of `list` on disk: one JSON document per repository, in its
-//! state dir ([`super::Layout::list_cache_path`]), outside every box's mounts.
+//! The summary cache of `list` on disk: one file per repository, a JSON header line
+//! then one JSON line per box ([`Header`]), in its state dir ([`super::Layout::list_cache_path`]), outside every box's mounts.
 //!
 //! A cache, never a source of truth: a file that is missing, unreadable, not a regular
 //! file, over [`MAX_BYTES`], of another format, written by another build of treebox or
@@ -15,7 +15,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 /// The document's format; a change in what is kept or how it is judged bumps it.
-pub const FORMAT: u32 = 2;
+pub const FORMAT: u32 = 3;
 /// Largest cache read (a few KiB per box).
 pub const MAX_BYTES: u64 = 32 << 20;
 
@@ -47,6 +47,42 @@ impl Stamp {
         std::fs::symlink_metadata(path).ok().map(|m| Stamp::of(&m))
     }
 
+    /// [`Stamp::lstat`] of `rel` (relative, plain) under the open directory `dir`: the
+    /// walk from `/` down to `dir` is not made again for every path under it (most of
+    /// what a warm `list` costs is the kernel walking long paths).
+    pub fn lstat_at(dir: &Dir, rel: &Path) -> std::io::Result<Stamp> {
+        use std::os::fd::AsRawFd;
+        use std::os::unix::ffi::OsStrExt;
+        let c = std::ffi::CString::new(rel.as_os_str().as_bytes())?;
+        let mut buf = std::mem::MaybeUninit::<libc::statx>::zeroed();
+        // SAFETY: an open descriptor, a NUL-terminated path and a buffer of the type
+        // statx fills; the buffer is read only after statx succeeded.
+        let s = unsafe {
+            if libc::statx(
+                dir.0.as_raw_fd(),
+                c.as_ptr(),
+                libc::AT_SYMLINK_NOFOLLOW | libc::AT_STATX_SYNC_AS_STAT,
+                libc::STATX_BASIC_STATS,
+                buf.as_mut_ptr(),
+            ) != 0
+            {
+                return Err(std::io::Error::last_os_error());
+            }
+            buf.assume_init()
+        };
+        // As the standard library builds `Metadata` from the same call ([`Stamp::of`]).
+        Ok(Stamp([
+            libc::makedev(s.stx_dev_major, s.stx_dev_minor) as i64,
+            s.stx_ino as i64,
+            i64::from(s.stx_mode),
+            s.stx_size as i64,
+            s.stx_mtime.tv_sec,
+            i64::from(s.stx_mtime.tv_nsec),
+            s.stx_ctime.tv_sec,
+            i64::from(s.stx_ctime.tv_nsec),
+        ]))
+    }
+
     fn kind(&self) -> u32 {
         (self.0[2] as u32) & libc::S_IFMT
     }
@@ -65,16 +101,48 @@ impl Stamp {
     }
 }
 
-/// The document.
+/// A directory held open (`O_PATH`) to take the identities of paths under it
+/// ([`Stamp::lstat_at`]).
+pub struct Dir(std::os::fd::OwnedFd);
+
+impl Dir {
+    /// `path`, a directory (links followed, as a path through it would be).
+    pub fn open(path: &Path) -> Option<Dir> {
+        use std::os::unix::fs::OpenOptionsExt;
+        let f = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_PATH | libc::O_DIRECTORY)
+            .open(path)
+            .ok()?;
+        Some(Dir(f.into()))
+    }
+}
+
+/// The document's first line; each line after it is one box (compact JSON: a value
+/// never holds a raw newline), so the boxes can be parsed apart, on several cores,
+/// without a pass over the whole document first.
 #[derive(Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct Document<B> {
+struct Header {
     format: u32,
     /// The program that wrote it: another build (an upgrade, a rebuild) judges anew.
     program: Option<Stamp>,
     box_root: PathBuf,
     common_dir: PathBuf,
-    boxes: B,
+}
+
+/// A cache as read: its boxes' lines, not yet parsed ([`Lines::boxes`]).
+pub struct Lines(Vec<u8>);
+
+impl Lines {
+    /// Each box's line (its JSON), in the file's order.
+    pub fn boxes(&self) -> Vec<&[u8]> {
+        self.0
+            .split(|b| *b == b'\n')
+            .skip(1)
+            .filter(|l| !l.is_empty())
+            .collect()
+    }
 }
 
 /// The identity of the running program's file.
@@ -85,19 +153,29 @@ fn program() -> Option<Stamp> {
         .map(|m| Stamp::of(&m))
 }
 
-/// The cached boxes at `path`, when it is a cache this program wrote for this
-/// repository (its box root and git dir); else none.
+/// The cache at `path`, when it is one this program wrote for this repository (its
+/// box root and git dir); its boxes unparsed.
+pub fn load_lines(path: &Path, box_root: &Path, common_dir: &Path) -> Option<Lines> {
+    let bytes = read_capped(path)?;
+    let first = bytes.split(|b| *b == b'\n').next()?;
+    let h: Header = serde_json::from_slice(first).ok()?;
+    (h.format == FORMAT
+        && h.program.is_some()
+        && h.program == program()
+        && h.box_root == box_root
+        && h.common_dir == common_dir)
+        .then_some(Lines(bytes))
+}
+
+/// The cached boxes at `path` ([`load_lines`]), all parsed; none when one fails.
 pub fn load<T: DeserializeOwned>(path: &Path, box_root: &Path, common_dir: &Path) -> Vec<T> {
-    read_capped(path)
-        .and_then(|bytes| serde_json::from_slice::<Document<Vec<T>>>(&bytes).ok())
-        .filter(|d| {
-            d.format == FORMAT
-                && d.program.is_some()
-                && d.program == program()
-                && d.box_root == box_root
-                && d.common_dir == common_dir
+    load_lines(path, box_root, common_dir)
+        .and_then(|l| {
+            l.boxes()
+                .iter()
+                .map(|b| serde_json::from_slice(b).ok())
+                .collect::<Option<Vec<T>>>()
         })
-        .map(|d| d.boxes)
         .unwrap_or_default()
 }
 
@@ -109,14 +187,18 @@ pub fn save<T: Serialize>(
     common_dir: &Path,
     boxes: &[T],
 ) -> std::io::Result<()> {
-    let doc = Document {
+    let header = Header {
         format: FORMAT,
         program: program(),
         box_root: box_root.to_path_buf(),
         common_dir: common_dir.to_path_buf(),
-        boxes,
     };
-    let bytes = serde_json::to_vec(&doc).map_err(std::io::Error::other)?;
+    let mut bytes = serde_json::to_vec(&header).map_err(std::io::Error::other)?;
+    for b in boxes {
+        bytes.push(b'\n');
+        serde_json::to_writer(&mut bytes, b).map_err(std::io::Error::other)?;
+    }
+    bytes.push(b'\n');
     if bytes.len() as u64 > MAX_BYTES {
         // Too big to be read back: leave no cache rather than one never used.
         return match std::fs::remove_file(path) {
@@ -136,6 +218,25 @@ fn read_capped(path: &Path) -> Option<Vec<u8>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn identities_under_an_open_dir_are_lstats() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path();
+        std::fs::create_dir_all(root.join("a/b")).unwrap();
+        std::fs::write(root.join("a/b/f"), b"x").unwrap();
+        std::os::unix::fs::symlink("b/f", root.join("a/link")).unwrap();
+        std::os::unix::fs::symlink("a", root.join("dirlink")).unwrap();
+        let dir = Dir::open(root).unwrap();
+        for rel in ["a", "a/b", "a/b/f", "a/link", "dirlink", "dirlink/b/f"] {
+            let at = Stamp::lstat_at(&dir, Path::new(rel)).unwrap();
+            assert_eq!(Some(at), Stamp::lstat(&root.join(rel)), "{rel}");
+        }
+        assert!(Stamp::lstat(&root.join("a/link")).unwrap().kind() == libc::S_IFLNK);
+        let missing = Stamp::lstat_at(&dir, Path::new("a/nope")).unwrap_err();
+        assert_eq!(missing.kind(), std::io::ErrorKind::NotFound);
+        assert!(Dir::open(&root.join("a/b/f")).is_none(), "a file is no dir");
+    }
 
     #[test]
     fn round_trips_and_refuses_what_it_did_not_write() {
