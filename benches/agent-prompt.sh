@@ -158,5 +158,6 @@ PY
   echo "ratios (treebox / by hand): host $host_ratio, docker $(ratio "$d_ours" "$d_hand")"
 else
   echo
-  echo "ratio (treebox / by hand): host $host_ratio; docker: no treebox-test-base:1, skipped"
+  [ "${HOST_ONLY:-0}" = 1 ] && why="HOST_ONLY=1" || why="no treebox-test-base:1"
+  echo "ratio (treebox / by hand): host $host_ratio; docker: skipped ($why)"
 fi

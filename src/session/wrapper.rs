@@ -197,6 +197,9 @@ pub fn serve(marker_path: &Path, launch_path: &Path) -> Result<i32, ServeError> 
         .cwd(&launch.cwd)
         .to_command();
     c.env_clear().envs(launch.env.iter().map(|(k, v)| (k, v)));
+    // The command that started the session ran elsewhere (the main checkout): its
+    // `PWD` would name that directory to the agent, which runs in the box.
+    c.env("PWD", &launch.cwd);
     for t in TERMINAL_VARS {
         if let Some(v) = std::env::var_os(t) {
             c.env(t, v);

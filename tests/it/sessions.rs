@@ -26,6 +26,8 @@ const STAYING_AGENT: &str = r#"#!/bin/sh
   printf 'extra=%s\n' "$TREEBOX_EXTRA"
   printf 'box=%s\n' "$TREEBOX_BOX"
   printf 'cwd=%s\n' "$PWD"
+  # The PWD it was started with (a shell sets its own when that one is wrong).
+  printf 'envpwd=%s\n' "$(tr '\0' '\n' < /proc/$$/environ | sed -n 's/^PWD=//p')"
   for a in "$@"; do printf 'arg=%s\n' "$a"; done
 } > "${STOP_DIR:-$HOME}/agent-$TREEBOX_BOX.env"
 echo "$$" >> "${STOP_DIR:-$HOME}/agent.pids"
@@ -359,6 +361,11 @@ fn each_detached_agent_gets_the_environment_of_the_command_that_started_it() {
     );
     assert!(!second.contains(&*extra.to_string_lossy()), "{second}");
     assert!(first.contains("box=first") && second.contains("box=second"));
+    // Started in its box, and told so: `PWD` is the box, not where `create` ran.
+    for (leaf, seen) in [("first", &first), ("second", &second)] {
+        let pwd = format!("envpwd={}\n", env.box_path(leaf).display());
+        assert!(seen.contains(&pwd), "{seen}");
+    }
     for leaf in ["first", "second"] {
         std::fs::write(env.home.join(format!("stop-{leaf}")), "").unwrap();
     }
