@@ -51,6 +51,9 @@ use crate::state::list_cache::{self, Stamp};
 use crate::state::{Layout, Record};
 use crate::vocab::GitMode;
 
+mod bases;
+use bases::{Bases, Dirs};
+
 /// How long before a `list` began every identity a kept box was read from must have
 /// settled (its ctime): longer than any file system's timestamp granularity (ext4's
 /// small inodes: 1 s) and the kernel's coarse clock, so a change made while `list`
@@ -131,94 +134,6 @@ struct Kept {
     facts: Facts,
     /// Each input's path as [`Bases::short`] writes it, and its identity.
     inputs: Vec<(String, Stamp)>,
-}
-
-/// The directories most inputs are under, so the cache names them briefly: `c/…`
-/// under the git dir, `b/…` under the box root, `s/…` under the state dir; any other
-/// path in full.
-struct Bases<'a> {
-    common: &'a Path,
-    box_root: &'a Path,
-    state: &'a Path,
-}
-
-impl Bases<'_> {
-    /// `path`, shortened (`None` when it is not UTF-8: not kept).
-    fn short(&self, path: &Path) -> Option<String> {
-        for (tag, base) in [
-            ("c/", self.common),
-            ("b/", self.box_root),
-            ("s/", self.state),
-        ] {
-            if let Ok(rest) = path.strip_prefix(base) {
-                return Some(format!("{tag}{}", rest.to_str()?));
-            }
-        }
-        path.to_str().map(str::to_string)
-    }
-
-    /// The path [`Self::short`] shortened.
-    fn full(&self, short: &str) -> Option<PathBuf> {
-        let mut p = PathBuf::new();
-        self.full_into(short, &mut p).then_some(p)
-    }
-
-    /// The identity of the path `short` names, as [`Stamp::lstat`] gives it: taken
-    /// under the open base directory where there is one (`dirs`), else by the whole
-    /// path (`buf`: room for it, reused).
-    fn stamp(&self, short: &str, dirs: &Dirs, buf: &mut PathBuf) -> Option<Stamp> {
-        let dir = match short.get(..2) {
-            Some("c/") => dirs.common.as_ref(),
-            Some("b/") => dirs.box_root.as_ref(),
-            Some("s/") => dirs.state.as_ref(),
-            _ => None,
-        };
-        if let (Some(dir), Some(rest)) = (dir, short.get(2..)) {
-            match Stamp::lstat_at(dir, Path::new(rest)) {
-                Ok(s) => return Some(s),
-                // A kernel or a seccomp filter without statx: the whole path, below.
-                Err(e) if matches!(e.raw_os_error(), Some(libc::ENOSYS | libc::EPERM)) => {}
-                Err(_) => return None,
-            }
-        }
-        if !self.full_into(short, buf) {
-            return None;
-        }
-        Stamp::lstat(buf)
-    }
-
-    /// [`Self::full`], into `buf` (false: not a path `short` writes).
-    fn full_into(&self, short: &str, buf: &mut PathBuf) -> bool {
-        buf.clear();
-        let (base, rest) = match (short.get(..2), short.get(2..)) {
-            (Some("c/"), Some(rest)) => (self.common, rest),
-            (Some("b/"), Some(rest)) => (self.box_root, rest),
-            (Some("s/"), Some(rest)) => (self.state, rest),
-            _ if short.starts_with('/') => (Path::new("/"), short),
-            _ => return false,
-        };
-        buf.push(base);
-        buf.push(rest);
-        true
-    }
-}
-
-/// The [`Bases`] held open while the kept boxes are checked (`None`: not a
-/// directory now; its paths are taken whole, and do not hold).
-struct Dirs {
-    common: Option<list_cache::Dir>,
-    box_root: Option<list_cache::Dir>,
-    state: Option<list_cache::Dir>,
-}
-
-impl Dirs {
-    fn open(bases: &Bases) -> Dirs {
-        Dirs {
-            common: list_cache::Dir::open(bases.common),
-            box_root: list_cache::Dir::open(bases.box_root),
-            state: list_cache::Dir::open(bases.state),
-        }
-    }
 }
 
 impl Kept {
