@@ -27,7 +27,9 @@ key=sk-ant-api03-bench-key-0123456789abcdefghij
 export HOME=$work/home XDG_CONFIG_HOME=$work/home/.config XDG_STATE_HOME=$work/home/.local/state
 export PATH=$bin:$work/bin:$PATH TERM=xterm-256color
 export ANTHROPIC_API_KEY=$key ANTHROPIC_BASE_URL=http://127.0.0.1:9 CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 DISABLE_AUTOUPDATER=1
-mkdir -p "$HOME/.claude" "$work/bin"
+# Claude Code's own temp dirs (`claude-<uid>`, `cc-socks`, ssh configs) go with $work.
+export TMPDIR=$work/tmp
+mkdir -p "$HOME/.claude" "$work/bin" "$TMPDIR"
 ln -s "$(readlink -f "$agents/claude")" "$work/bin/claude"
 git config --global user.name bench && git config --global user.email bench@example.invalid
 sock=$work/bench.sock

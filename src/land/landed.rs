@@ -67,7 +67,8 @@ impl Key {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 struct Kept {
     key: Key,
-    landed: bool,
+    /// `None`: the box has no commits of its own (nothing to land).
+    landed: Option<bool>,
 }
 
 /// What `ls` shows: [`landed_all_at`], each box's tip read now (its branch ref, for a
@@ -92,7 +93,7 @@ pub fn landed_all_at(
 ) -> Vec<Option<bool>> {
     debug_assert_eq!(entries.len(), tips.len());
     let path = layout.landed_cache_path();
-    let kept: HashMap<Key, bool> =
+    let kept: HashMap<Key, Option<bool>> =
         list_cache::load::<Kept>(&path, &layout.box_root, &repo.common_dir)
             .into_iter()
             .map(|k| (k.key, k.landed))
@@ -121,10 +122,14 @@ pub fn landed_all_at(
         |user, &i| {
             let (_, tip) = keys[i].as_ref()?;
             let user = user.as_ref()?;
-            ask(&entries[i], *tip, user).map(|v| matches!(v, Verdict::Landed { .. }))
+            // A box with nothing of its own has nothing landed either: null.
+            ask(&entries[i], *tip, user).map(|v| match v {
+                Verdict::NoWork => None,
+                v => Some(matches!(v, Verdict::Landed { .. })),
+            })
         },
     );
-    let mut fresh: HashMap<&Key, bool> = HashMap::new();
+    let mut fresh: HashMap<&Key, Option<bool>> = HashMap::new();
     for (&i, a) in misses.iter().zip(&asked) {
         if let (Some((k, _)), Some(l)) = (&keys[i], a) {
             fresh.insert(k, *l);
@@ -134,7 +139,7 @@ pub fn landed_all_at(
         .iter()
         .map(|k| {
             let (k, _) = k.as_ref()?;
-            kept.get(k).or_else(|| fresh.get(k)).copied()
+            kept.get(k).or_else(|| fresh.get(k)).copied().flatten()
         })
         .collect();
     let used = keys

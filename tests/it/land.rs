@@ -62,6 +62,14 @@ fn squash_merged_and_rebased_boxes_are_landed_and_leave_without_force() {
     worked_box(&env, "feat-rb");
     // Before the forge merged anything: work origin/main lacks.
     assert_eq!(landed_in_list(&env, "feat-sq")["landed"], false);
+    // A box with no commits of its own has nothing landed: null (the schema's word),
+    // also when the answer comes from the cache.
+    env.treebox(&["create", "--no-launch", "idle-box"]).ok();
+    for _ in 0..2 {
+        let b = landed_in_list(&env, "idle-box");
+        assert_eq!(b["landed"], serde_json::Value::Null, "{b}");
+        assert_eq!(b["state"], "ok", "{b}");
+    }
     squash(&env, "feat-sq");
     // A rebase on the forge: main moved on first, then the commits were replayed.
     env.push_to_origin("other.txt", "other\n");

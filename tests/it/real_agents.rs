@@ -267,9 +267,14 @@ impl World {
                     .push((CODEX_KEY_VAR.into(), "sk-stand-in-openai".into()));
             }
         }
+        // The CLIs' own temp dirs (Claude Code's `claude-<uid>`, `cc-socks`, its ssh
+        // configs) in the test's tree, gone with it, never in the machine's /tmp.
+        let tmp = env.root().join("tmp");
+        std::fs::create_dir_all(&tmp).unwrap();
         env.extra_env.extend([
             ("DISABLE_AUTOUPDATER".into(), "1".into()),
             ("TERM".into(), "xterm-256color".into()),
+            ("TMPDIR".into(), tmp.to_string_lossy().into_owned()),
         ]);
     }
 
