@@ -377,6 +377,33 @@ mod tests {
     use super::*;
 
     #[test]
+    fn program_lookup() {
+        use std::os::unix::fs::PermissionsExt;
+        let d = tempfile::tempdir().unwrap();
+        let a = d.path().join("a");
+        let b = d.path().join("b");
+        std::fs::create_dir_all(&a).unwrap();
+        std::fs::create_dir_all(&b).unwrap();
+        // Not executable in `a`, executable in `b`: `b` wins.
+        std::fs::write(a.join("tool"), "").unwrap();
+        std::fs::write(b.join("tool"), "#!/bin/sh\n").unwrap();
+        std::fs::set_permissions(b.join("tool"), std::fs::Permissions::from_mode(0o755)).unwrap();
+        let path = std::env::join_paths([&a, &b]).unwrap();
+        assert_eq!(
+            find_program("tool", Some(&path), d.path()),
+            Some(b.join("tool"))
+        );
+        assert_eq!(find_program("nope", Some(&path), d.path()), None);
+        assert_eq!(find_program("tool", None, d.path()), None);
+        assert_eq!(
+            find_program("b/tool", None, d.path()),
+            Some(d.path().join("b/tool"))
+        );
+        assert_eq!(find_program("a/tool", None, d.path()), None);
+        assert_eq!(find_program("", Some(&path), d.path()), None);
+    }
+
+    #[test]
     fn display_quotes_and_includes_cwd_and_env() {
         let c = Cmd::new("claude")
             .arg("--dangerously-skip-permissions")

@@ -5,8 +5,6 @@
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
-pub use crate::cmd::find_program;
-
 use super::{Check, Status};
 use crate::config::UserConfig;
 use crate::harness::Harness;
@@ -47,7 +45,7 @@ fn harness_name(h: Harness) -> &'static str {
 
 pub(super) fn check_harness(h: Harness, is_default: bool, cfg: &UserConfig, cwd: &Path) -> Check {
     let program = cfg.harness_program(h);
-    let found = find_program(&program, std::env::var_os("PATH").as_deref(), cwd);
+    let found = crate::cmd::find_program(&program, std::env::var_os("PATH").as_deref(), cwd);
     let home = std::env::var_os("HOME").map(PathBuf::from);
     let login = login_dir(
         h,
@@ -118,33 +116,6 @@ fn harness_finding(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn program_lookup() {
-        use std::os::unix::fs::PermissionsExt;
-        let d = tempfile::tempdir().unwrap();
-        let a = d.path().join("a");
-        let b = d.path().join("b");
-        std::fs::create_dir_all(&a).unwrap();
-        std::fs::create_dir_all(&b).unwrap();
-        // Not executable in `a`, executable in `b`: `b` wins.
-        std::fs::write(a.join("tool"), "").unwrap();
-        std::fs::write(b.join("tool"), "#!/bin/sh\n").unwrap();
-        std::fs::set_permissions(b.join("tool"), std::fs::Permissions::from_mode(0o755)).unwrap();
-        let path = std::env::join_paths([&a, &b]).unwrap();
-        assert_eq!(
-            find_program("tool", Some(&path), d.path()),
-            Some(b.join("tool"))
-        );
-        assert_eq!(find_program("nope", Some(&path), d.path()), None);
-        assert_eq!(find_program("tool", None, d.path()), None);
-        assert_eq!(
-            find_program("b/tool", None, d.path()),
-            Some(d.path().join("b/tool"))
-        );
-        assert_eq!(find_program("a/tool", None, d.path()), None);
-        assert_eq!(find_program("", Some(&path), d.path()), None);
-    }
 
     #[test]
     fn login_dirs() {

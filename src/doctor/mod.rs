@@ -41,7 +41,7 @@ use crate::git::repo::Repo;
 use crate::harness::Harness;
 
 pub use crate::config::is_marked_runner;
-pub use harness::{find_program, login_dir};
+pub use harness::login_dir;
 pub use probe::{output_within, PROBE_TIMEOUT};
 pub use runner::{chosen_isolation, runner_probe, RunnerProbe};
 pub use system::{parse_git_version, MIN_GIT};

@@ -52,7 +52,7 @@ use crate::state::{Layout, Record};
 use crate::vocab::GitMode;
 
 mod bases;
-use bases::{Bases, Dirs};
+use bases::Bases;
 
 /// How long before a `list` began every identity a kept box was read from must have
 /// settled (its ctime): longer than any file system's timestamp granularity (ext4's
@@ -138,10 +138,10 @@ struct Kept {
 
 impl Kept {
     /// Is every input as it was? (`buf`: room for the paths, reused.)
-    fn holds(&self, bases: &Bases, dirs: &Dirs, buf: &mut PathBuf) -> bool {
+    fn holds(&self, bases: &Bases, buf: &mut PathBuf) -> bool {
         self.inputs
             .iter()
-            .all(|(p, s)| bases.stamp(p, dirs, buf).as_ref() == Some(s))
+            .all(|(p, s)| bases.stamp(p, buf).as_ref() == Some(s))
     }
 
     /// Is `e` the very entry it was kept with ([`Self::entry`], compared field by
@@ -240,11 +240,10 @@ pub fn list(repo: &Repo, layout: &Layout) -> Vec<(BoxEntry, Facts)> {
         box_root: &layout.box_root,
         state: &layout.repo_state,
     };
-    let dirs = Dirs::open(&bases);
     let checked = boxes::par::map(&raw, PathBuf::new, |buf, r| {
         let k: Kept = serde_json::from_slice(r).ok()?;
         let leaf = Leaf::parse(&k.leaf).ok()?;
-        let holds = k.holds(&bases, &dirs, buf);
+        let holds = k.holds(&bases, buf);
         Some(((leaf, k), holds))
     });
     let kept_before = raw.len();

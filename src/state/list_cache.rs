@@ -47,42 +47,6 @@ impl Stamp {
         std::fs::symlink_metadata(path).ok().map(|m| Stamp::of(&m))
     }
 
-    /// [`Stamp::lstat`] of `rel` (relative, plain) under the open directory `dir`: the
-    /// walk from `/` down to `dir` is not made again for every path under it (most of
-    /// what a warm `list` costs is the kernel walking long paths).
-    pub fn lstat_at(dir: &Dir, rel: &Path) -> std::io::Result<Stamp> {
-        use std::os::fd::AsRawFd;
-        use std::os::unix::ffi::OsStrExt;
-        let c = std::ffi::CString::new(rel.as_os_str().as_bytes())?;
-        let mut buf = std::mem::MaybeUninit::<libc::statx>::zeroed();
-        // SAFETY: an open descriptor, a NUL-terminated path and a buffer of the type
-        // statx fills; the buffer is read only after statx succeeded.
-        let s = unsafe {
-            if libc::statx(
-                dir.0.as_raw_fd(),
-                c.as_ptr(),
-                libc::AT_SYMLINK_NOFOLLOW | libc::AT_STATX_SYNC_AS_STAT,
-                libc::STATX_BASIC_STATS,
-                buf.as_mut_ptr(),
-            ) != 0
-            {
-                return Err(std::io::Error::last_os_error());
-            }
-            buf.assume_init()
-        };
-        // As the standard library builds `Metadata` from the same call ([`Stamp::of`]).
-        Ok(Stamp([
-            libc::makedev(s.stx_dev_major, s.stx_dev_minor) as i64,
-            s.stx_ino as i64,
-            i64::from(s.stx_mode),
-            s.stx_size as i64,
-            s.stx_mtime.tv_sec,
-            i64::from(s.stx_mtime.tv_nsec),
-            s.stx_ctime.tv_sec,
-            i64::from(s.stx_ctime.tv_nsec),
-        ]))
-    }
-
     fn kind(&self) -> u32 {
         (self.0[2] as u32) & libc::S_IFMT
     }
@@ -98,23 +62,6 @@ impl Stamp {
     /// The ctime, in nanoseconds since the epoch.
     pub fn ctime_ns(&self) -> i128 {
         i128::from(self.0[6]) * 1_000_000_000 + i128::from(self.0[7])
-    }
-}
-
-/// A directory held open (`O_PATH`) to take the identities of paths under it
-/// ([`Stamp::lstat_at`]).
-pub struct Dir(std::os::fd::OwnedFd);
-
-impl Dir {
-    /// `path`, a directory (links followed, as a path through it would be).
-    pub fn open(path: &Path) -> Option<Dir> {
-        use std::os::unix::fs::OpenOptionsExt;
-        let f = std::fs::OpenOptions::new()
-            .read(true)
-            .custom_flags(libc::O_PATH | libc::O_DIRECTORY)
-            .open(path)
-            .ok()?;
-        Some(Dir(f.into()))
     }
 }
 
@@ -218,25 +165,6 @@ fn read_capped(path: &Path) -> Option<Vec<u8>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn identities_under_an_open_dir_are_lstats() {
-        let d = tempfile::tempdir().unwrap();
-        let root = d.path();
-        std::fs::create_dir_all(root.join("a/b")).unwrap();
-        std::fs::write(root.join("a/b/f"), b"x").unwrap();
-        std::os::unix::fs::symlink("b/f", root.join("a/link")).unwrap();
-        std::os::unix::fs::symlink("a", root.join("dirlink")).unwrap();
-        let dir = Dir::open(root).unwrap();
-        for rel in ["a", "a/b", "a/b/f", "a/link", "dirlink", "dirlink/b/f"] {
-            let at = Stamp::lstat_at(&dir, Path::new(rel)).unwrap();
-            assert_eq!(Some(at), Stamp::lstat(&root.join(rel)), "{rel}");
-        }
-        assert!(Stamp::lstat(&root.join("a/link")).unwrap().kind() == libc::S_IFLNK);
-        let missing = Stamp::lstat_at(&dir, Path::new("a/nope")).unwrap_err();
-        assert_eq!(missing.kind(), std::io::ErrorKind::NotFound);
-        assert!(Dir::open(&root.join("a/b/f")).is_none(), "a file is no dir");
-    }
 
     #[test]
     fn round_trips_and_refuses_what_it_did_not_write() {

@@ -583,3 +583,17 @@ impl Drop for TestEnv {
         }
     }
 }
+
+/// The processes on this machine for which `keep` holds, given each one's `/proc/PID`
+/// directory (a process gone meanwhile reads as nothing: `keep` sees empty files).
+pub fn processes_where(keep: impl Fn(&Path) -> bool) -> Vec<i32> {
+    let Ok(rd) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    rd.flatten()
+        .filter_map(|e| {
+            let pid = e.file_name().to_str()?.parse::<i32>().ok()?;
+            keep(&e.path()).then_some(pid)
+        })
+        .collect()
+}

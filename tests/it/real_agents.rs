@@ -498,40 +498,27 @@ impl Drop for World {
 /// treebox's tmux server).
 fn processes_of(home: &Path) -> Vec<i32> {
     let want = format!("HOME={}", home.display());
-    let mut out = Vec::new();
-    let Ok(rd) = std::fs::read_dir("/proc") else {
-        return out;
-    };
-    for e in rd.flatten() {
-        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
-            continue;
-        };
-        let Ok(environ) = std::fs::read(e.path().join("environ")) else {
-            continue;
+    crate::env::processes_where(|p| {
+        let Ok(environ) = std::fs::read(p.join("environ")) else {
+            return false;
         };
         // The keeper box's container (podman's conmon for it runs with the test's HOME)
         // is not an agent's, nor are a rootless podman's own helpers that outlive one
         // box: the process holding its user namespace, the keeper's network.
-        let cmdline = std::fs::read(e.path().join("cmdline")).unwrap_or_default();
-        if String::from_utf8_lossy(&cmdline).contains("-keeper") {
-            continue;
+        let cmdline = std::fs::read(p.join("cmdline")).unwrap_or_default();
+        let comm = std::fs::read_to_string(p.join("comm")).unwrap_or_default();
+        if String::from_utf8_lossy(&cmdline).contains("-keeper")
+            || ["catatonit", "slirp4netns"].contains(&comm.trim())
+            || !environ.split(|b| *b == 0).any(|v| v == want.as_bytes())
+        {
+            return false;
         }
-        let comm = std::fs::read_to_string(e.path().join("comm")).unwrap_or_default();
-        if ["catatonit", "slirp4netns"].contains(&comm.trim()) {
-            continue;
-        }
-        if environ.split(|b| *b == 0).any(|v| v == want.as_bytes()) {
-            // A zombie is gone already, whatever its parent does about it.
-            let stat = std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
-            let zombie = stat
-                .rsplit_once(')')
-                .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z'));
-            if !zombie {
-                out.push(pid);
-            }
-        }
-    }
-    out
+        // A zombie is gone already, whatever its parent does about it.
+        let stat = std::fs::read_to_string(p.join("stat")).unwrap_or_default();
+        !stat
+            .rsplit_once(')')
+            .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z'))
+    })
 }
 
 /// Claude Code's state for a returning user who trusts the main checkout: onboarding

@@ -337,29 +337,18 @@ impl RootlessUser {
 
 /// The processes whose real uid is `uid` or in `range` (the user's containers).
 fn processes_of_user(uid: u32, range: Option<(u32, u32)>) -> Vec<i32> {
-    let mut out = Vec::new();
-    let Ok(rd) = std::fs::read_dir("/proc") else {
-        return out;
-    };
-    for e in rd.flatten() {
-        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
-            continue;
-        };
-        let status = std::fs::read_to_string(e.path().join("status")).unwrap_or_default();
-        let Some(real) = status
+    crate::env::processes_where(|p| {
+        let status = std::fs::read_to_string(p.join("status")).unwrap_or_default();
+        status
             .lines()
             .find_map(|l| l.strip_prefix("Uid:"))
             .and_then(|l| l.split_whitespace().next())
             .and_then(|u| u.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        if real == uid || range.is_some_and(|(start, count)| real >= start && real < start + count)
-        {
-            out.push(pid);
-        }
-    }
-    out
+            .is_some_and(|real| {
+                real == uid
+                    || range.is_some_and(|(start, count)| real >= start && real < start + count)
+            })
+    })
 }
 
 impl Drop for RootlessUser {

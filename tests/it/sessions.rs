@@ -466,19 +466,27 @@ rm -f "$d/stop"
 exit 9
 "#;
 
+/// A container box `leaf` of `b`'s engine, made without a launch, whose claude is
+/// [`CONTAINER_AGENT`] (a script in the box, named by the config): its path.
+fn container_agent_box(b: &crate::container::Boxed, leaf: &str) -> PathBuf {
+    let env = &b.env;
+    let path = env.box_path(leaf);
+    env.treebox(&["create", "--no-launch", leaf]).ok();
+    write_exec(&path.join("agent.sh"), &claude_like(CONTAINER_AGENT));
+    env.write_config(&format!(
+        r#"{{"template": "test", "isolation": "{}", "harnesses": {{"claude": {{"program": "{}/agent.sh"}}}}}}"#,
+        b.engine,
+        path.display()
+    ));
+    path
+}
+
 #[test]
 fn a_container_agent_runs_in_a_session_and_down_ends_it() {
     crate::container::each_engine(|b| {
         let env = &b.env;
         let server = Server::of(env);
-        let path = env.box_path("boxed");
-        env.treebox(&["create", "--no-launch", "boxed"]).ok();
-        write_exec(&path.join("agent.sh"), &claude_like(CONTAINER_AGENT));
-        env.write_config(&format!(
-            r#"{{"template": "test", "isolation": "{}", "harnesses": {{"claude": {{"program": "{}/agent.sh"}}}}}}"#,
-            b.engine,
-            path.display()
-        ));
+        let path = container_agent_box(&b, "boxed");
         let count = || {
             std::fs::read_to_string(path.join("agent.started"))
                 .unwrap_or_default()
@@ -877,14 +885,7 @@ fn a_terminal_the_image_does_not_know_becomes_xterm_256color() {
         )
         .unwrap();
         let server = Server::of(env);
-        let path = env.box_path("term");
-        env.treebox(&["create", "--no-launch", "term"]).ok();
-        write_exec(&path.join("agent.sh"), &claude_like(CONTAINER_AGENT));
-        env.write_config(&format!(
-            r#"{{"template": "test", "isolation": "{}", "harnesses": {{"claude": {{"program": "{}/agent.sh"}}}}}}"#,
-            b.engine,
-            path.display()
-        ));
+        let path = container_agent_box(&b, "term");
         env.treebox(&["enter", "-d", "term"]).ok();
         wait_for("the agent to start", || path.join("agent.started").exists());
         // The pane's terminal is the user's choice...

@@ -1,9 +1,9 @@
-//! Where the summary cache's paths live ([`Bases`]) and those directories held open
-//! while the kept boxes are checked ([`Dirs`]).
+//! Where the summary cache's paths live ([`Bases`]): its inputs are named briefly
+//! under them.
 
 use std::path::{Path, PathBuf};
 
-use crate::state::list_cache::{self, Stamp};
+use crate::state::list_cache::Stamp;
 
 /// The directories most inputs are under, so the cache names them briefly: `c/…`
 /// under the git dir, `b/…` under the box root, `s/…` under the state dir; any other
@@ -35,24 +35,9 @@ impl Bases<'_> {
         self.full_into(short, &mut p).then_some(p)
     }
 
-    /// The identity of the path `short` names, as [`Stamp::lstat`] gives it: taken
-    /// under the open base directory where there is one (`dirs`), else by the whole
-    /// path (`buf`: room for it, reused).
-    pub fn stamp(&self, short: &str, dirs: &Dirs, buf: &mut PathBuf) -> Option<Stamp> {
-        let dir = match short.get(..2) {
-            Some("c/") => dirs.common.as_ref(),
-            Some("b/") => dirs.box_root.as_ref(),
-            Some("s/") => dirs.state.as_ref(),
-            _ => None,
-        };
-        if let (Some(dir), Some(rest)) = (dir, short.get(2..)) {
-            match Stamp::lstat_at(dir, Path::new(rest)) {
-                Ok(s) => return Some(s),
-                // A kernel or a seccomp filter without statx: the whole path, below.
-                Err(e) if matches!(e.raw_os_error(), Some(libc::ENOSYS | libc::EPERM)) => {}
-                Err(_) => return None,
-            }
-        }
+    /// The identity of the path `short` names, as [`Stamp::lstat`] gives it (`buf`:
+    /// room for the path, reused); `None` for a path `short` does not write.
+    pub fn stamp(&self, short: &str, buf: &mut PathBuf) -> Option<Stamp> {
         if !self.full_into(short, buf) {
             return None;
         }
@@ -72,23 +57,5 @@ impl Bases<'_> {
         buf.push(base);
         buf.push(rest);
         true
-    }
-}
-
-/// The [`Bases`] held open while the kept boxes are checked (`None`: not a
-/// directory now; its paths are taken whole, and do not hold).
-pub(super) struct Dirs {
-    common: Option<list_cache::Dir>,
-    box_root: Option<list_cache::Dir>,
-    state: Option<list_cache::Dir>,
-}
-
-impl Dirs {
-    pub fn open(bases: &Bases) -> Dirs {
-        Dirs {
-            common: list_cache::Dir::open(bases.common),
-            box_root: list_cache::Dir::open(bases.box_root),
-            state: list_cache::Dir::open(bases.state),
-        }
     }
 }
