@@ -86,6 +86,18 @@ wait_prompt() {
   done
   echo "no prompt in $2:" >&2; printf '%s\n' "$screen" >&2; exit 1
 }
+# stop_session SOCKET TARGET KILL...: run KILL (which ends the session), then wait until
+# every process of the pane's session has exited. Claude Code takes about a second
+# of CPU to shut down after its terminal goes; without the wait, the next start
+# measured shares the 2 CPUs with the last agent's shutdown.
+stop_session() {
+  local sock=$1 target=$2 pid deadline; shift 2
+  pid=$(tmux -S "$sock" display-message -p -t "$target" '#{pane_pid}' 2>/dev/null || true)
+  "$@" >/dev/null 2>&1 || true
+  [ -n "$pid" ] || return 0
+  deadline=$(( $(now) + 20000000000 ))
+  while pgrep -s "$pid" >/dev/null 2>&1 && [ "$(now)" -lt "$deadline" ]; do sleep 0.02; done
+}
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 row() { printf '| %-7s | %-66s | %7s ms |\n' "$1" "$2" "$3"; }
@@ -106,11 +118,12 @@ for i in $(seq "$rounds"); do
   git worktree add -q "$work/wt$i" -b "hand$i"
   tmux -S "$sock" new-session -d -s "h$i" -x 200 -y 50 -c "$work/wt$i" "IS_SANDBOX=1 claude --dangerously-skip-permissions"
   hand+=("$(wait_prompt "$sock" "h$i" "$s")")
-  tmux -S "$sock" kill-session -t "h$i"
+  stop_session "$sock" "h$i" tmux -S "$sock" kill-session -t "h$i"
   s=$(now)
   git treebox create -d "host$i" --isolation host >/dev/null 2>&1
-  ours+=("$(wait_prompt "$XDG_STATE_HOME/treebox/tmux.sock" "$(tb_pane "host$i")" "$s")")
-  git treebox teardown --force "host$i" >/dev/null 2>&1
+  pane=$(tb_pane "host$i")
+  ours+=("$(wait_prompt "$XDG_STATE_HOME/treebox/tmux.sock" "$pane" "$s")")
+  stop_session "$XDG_STATE_HOME/treebox/tmux.sock" "$pane" git treebox teardown --force "host$i"
 done
 h_hand=$(printf '%s\n' "${hand[@]}" | median); h_ours=$(printf '%s\n' "${ours[@]}" | median)
 row host "git worktree add + tmux new-session 'claude …' (by hand)" "$h_hand"
