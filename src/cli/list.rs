@@ -56,8 +56,7 @@ struct Row {
 /// [`summary`]), and what is read fresh every time — whether a session is live, the
 /// agent's last report — on the machine's cores.
 fn row(e: &BoxEntry, facts: &Facts, layout: &Layout) -> Row {
-    let live = session::is_live(&layout.session_path(&e.leaf));
-    let agent = agent_view(layout, &e.leaf, live);
+    let (live, agent) = session_view(layout, &e.leaf, facts.sessioned);
     let branch = e.shown_branch().map(str::to_string);
     let state = if e.record_error.is_some() {
         "bad-record"
@@ -102,6 +101,22 @@ fn row(e: &BoxEntry, facts: &Facts, layout: &Layout) -> Row {
 pub(crate) struct AgentView {
     pub status: Option<crate::runner::oci::Reported>,
     pub exit: Option<i32>,
+}
+
+/// Whether the box's session is live, and its [`AgentView`]. A box whose state dir
+/// held no session file when its facts were read ([`Facts::sessioned`], kept only while
+/// that directory is unchanged) has no session to ask about: only its report is read.
+pub(crate) fn session_view(
+    layout: &crate::state::Layout,
+    leaf: &crate::names::Leaf,
+    sessioned: bool,
+) -> (bool, AgentView) {
+    if !sessioned {
+        let status = crate::runner::oci::read_status(layout, leaf);
+        return (false, AgentView { status, exit: None });
+    }
+    let live = session::is_live(&layout.session_path(leaf));
+    (live, agent_view(layout, leaf, live))
 }
 
 pub(crate) fn agent_view(

@@ -15,6 +15,9 @@
 //!   without its own mtime and ctime changing. The ctime cannot be set by an
 //!   unprivileged process, so a file rewritten in place with its size and mtime kept is
 //!   still seen.
+//! - Whether a session is live is never kept, but whether the box's state dir holds
+//!   any session file is ([`Facts::sessioned`], with that directory's identity): a
+//!   kept box that had none still has none, and its session is not asked about.
 //! - A box is kept only when every identity it was read from had settled ([`SETTLE`]
 //!   before the `list` began): a change made while `list` read, or within a file
 //!   system's timestamp granularity, can never carry the identity that was kept.
@@ -97,6 +100,11 @@ pub struct Facts {
     /// own `HEAD`'s (a clone, a sandboxed worktree). Kept with the branch's ref among a
     /// kept box's inputs, so a tip that moves is read again; `landed` is keyed by it.
     pub tip: Option<Tip>,
+    /// A session marker or exit file in the box's state dir when it was read. Kept
+    /// with that directory's identity among the inputs: creating or removing a file
+    /// there changes it, so `false` still holds for a kept box, and `list` asks no
+    /// session of it ([`crate::cli::list::session_view`]).
+    pub sessioned: bool,
 }
 
 /// A commit id kept in the cache (as hex).
@@ -279,7 +287,7 @@ pub fn list(repo: &Repo, layout: &Layout) -> Vec<(BoxEntry, Facts)> {
         || (),
         |(), &i| {
             (
-                facts_of(&entries[i]),
+                facts_of(&entries[i], layout),
                 inputs_of(&entries[i], layout, common_dir),
             )
         },
@@ -309,7 +317,7 @@ pub fn list(repo: &Repo, layout: &Layout) -> Vec<(BoxEntry, Facts)> {
 }
 
 /// The facts of `e`, read now (but its tip and last commit: [`tip_and_time`]).
-fn facts_of(e: &BoxEntry) -> Facts {
+fn facts_of(e: &BoxEntry, layout: &Layout) -> Facts {
     use crate::provision::setup;
     let deps = match &e.record {
         Some(r) if r.setup_completed && e.dir_exists => {
@@ -328,7 +336,15 @@ fn facts_of(e: &BoxEntry) -> Facts {
         broken: e.is_broken(),
         last_commit: None,
         tip: None,
+        sessioned: sessioned(layout, &e.leaf),
     }
+}
+
+/// Is there a session marker or an exit file in the box's state dir ([`Facts::sessioned`])?
+pub fn sessioned(layout: &Layout, leaf: &Leaf) -> bool {
+    let marker = layout.session_path(leaf);
+    std::fs::symlink_metadata(&marker).is_ok()
+        || std::fs::symlink_metadata(crate::state::session::exit_path(&marker)).is_ok()
 }
 
 /// The tip of a box's branch and the time of its commit: a clone's (a sandboxed
@@ -393,9 +409,14 @@ fn inputs_of(e: &BoxEntry, layout: &Layout, common_dir: &Path) -> Option<Vec<(Pa
         return None;
     }
     let mut ins = Inputs::default();
-    // The inventory: the checkout, the record, the registration naming the box.
+    // The inventory: the checkout, the record, the registration naming the box; the
+    // record's directory, which holds the session files [`Facts::sessioned`] looked for.
     ins.add(&e.path)?;
     ins.add(&layout.record_path(&e.leaf))?;
+    match ins.add(&layout.box_state(&e.leaf))? {
+        Some(s) if s.is_dir() => {}
+        _ => return None,
+    }
     if let Some(admin) = &e.admin_dir {
         let seen = e.seen.as_deref().filter(|s| &s.admin == admin)?;
         let gitdir = std::str::from_utf8(seen.gitdir.as_deref()?).ok()?;

@@ -15,7 +15,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 /// The document's format; a change in what is kept or how it is judged bumps it.
-pub const FORMAT: u32 = 3;
+pub const FORMAT: u32 = 4;
 /// Largest cache read (a few KiB per box).
 pub const MAX_BYTES: u64 = 32 << 20;
 

@@ -183,6 +183,43 @@ fn a_second_list_equals_the_first_and_a_changed_box_shows_its_new_truth() {
 }
 
 #[test]
+fn a_session_that_begins_or_ends_after_its_box_was_kept_shows() {
+    use fs4::fs_std::FileExt;
+    let env = TestEnv::new();
+    boxes(&env, &["a", "b"]);
+    list(&env);
+    assert_eq!(kept(&env), 2);
+    let lines = cache_lines(&env);
+    assert!(
+        lines[1..].iter().all(|b| b["facts"]["sessioned"] == false),
+        "no session file yet: {lines:?}"
+    );
+    // A program takes a's session marker, as a session's wrapper does.
+    let dir = repo_state(&env).join("boxes/a");
+    let marker = std::fs::File::create(dir.join("session.lock")).unwrap();
+    marker.lock_exclusive().unwrap();
+    let doc = list(&env);
+    assert_eq!(named(&doc, "boxes", "a")["session"], "live");
+    assert_eq!(named(&doc, "boxes", "b")["session"], "none");
+    // The session ends with code 3.
+    std::fs::write(dir.join("session.exit"), "3\n").unwrap();
+    FileExt::unlock(&marker).unwrap();
+    drop(marker);
+    let doc = list(&env);
+    assert_eq!(named(&doc, "boxes", "a")["session"], "none");
+    assert_eq!(named(&doc, "boxes", "a")["exitCode"], 3);
+    // Settled and kept again, the box still shows how its session ended.
+    std::thread::sleep(treebox::maintain::summary::SETTLE + std::time::Duration::from_millis(200));
+    list(&env);
+    let a = cache_lines(&env)
+        .into_iter()
+        .find(|b| b["leaf"] == "a")
+        .expect("a is kept again");
+    assert_eq!(a["facts"]["sessioned"], true);
+    assert_eq!(named(&list(&env), "boxes", "a")["exitCode"], 3);
+}
+
+#[test]
 fn a_corrupt_truncated_linked_or_oversized_cache_is_ignored_and_replaced() {
     let env = TestEnv::new();
     boxes(&env, &["a", "b"]);

@@ -40,8 +40,7 @@ pub fn rows(repo: &Repo, layout: &Layout) -> (Vec<Row>, Vec<BoxEntry>) {
 /// What is read fresh for one box every time (its session, the agent's report), on
 /// top of the facts `list` keeps.
 pub fn row(e: &BoxEntry, facts: &Facts, layout: &Layout, repo: &str) -> Row {
-    let live = session::is_live(&layout.session_path(&e.leaf));
-    let view = crate::cli::list::agent_view(layout, &e.leaf, live);
+    let (live, view) = crate::cli::list::session_view(layout, &e.leaf, facts.sessioned);
     let (agent, since) = Agent::of(view.status, view.exit, live);
     let branch = e.shown_branch().map(str::to_string);
     let state = if e.record_error.is_some() {
