@@ -127,6 +127,29 @@ impl Cmd {
         self
     }
 
+    /// This command without what `git` adds when it runs `git treebox`: its exec dir,
+    /// in `GIT_EXEC_PATH` and first on `PATH`. For a program the user works with (the
+    /// agent, a shell in the box), which then has the environment the user's shell had;
+    /// another git run there would otherwise take this one's helpers. Left as it is
+    /// unless `PATH` begins with that dir (git's dispatch), or when it sets `PATH`.
+    pub fn without_git_dispatch(self) -> Self {
+        if self.env.iter().any(|(k, _)| k == "PATH") {
+            return self;
+        }
+        let (Some(exec), Some(path)) =
+            (std::env::var_os("GIT_EXEC_PATH"), std::env::var_os("PATH"))
+        else {
+            return self;
+        };
+        match path_without(exec.as_encoded_bytes(), path.as_encoded_bytes()) {
+            // SAFETY: a tail of `path`'s bytes after a `:`, itself encoded bytes.
+            Some(rest) => self.env_remove("GIT_EXEC_PATH").env("PATH", unsafe {
+                OsString::from_encoded_bytes_unchecked(rest.to_vec())
+            }),
+            None => self,
+        }
+    }
+
     /// The `std::process::Command` this describes; stdin is null unless data was given.
     pub fn to_command(&self) -> Command {
         let mut c = Command::new(&self.program);
@@ -372,9 +395,34 @@ fn is_executable(p: &Path) -> bool {
     std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
+/// `path` without its first entry when that is `dir` and others follow.
+fn path_without<'a>(dir: &[u8], path: &'a [u8]) -> Option<&'a [u8]> {
+    path.strip_prefix(dir)
+        .and_then(|r| r.strip_prefix(b":"))
+        .filter(|r| !dir.is_empty() && !r.is_empty())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn git_dispatch_is_taken_out_of_path_only_where_git_put_it() {
+        let core = b"/usr/lib/git-core".as_slice();
+        assert_eq!(
+            path_without(core, b"/usr/lib/git-core:/h/bin:/usr/bin"),
+            Some(b"/h/bin:/usr/bin".as_slice())
+        );
+        for path in [
+            "/h/bin:/usr/lib/git-core",
+            "/usr/lib/git-core",
+            "/usr/lib/git-core:",
+            "/usr/lib/git-core-2:/b",
+        ] {
+            assert_eq!(path_without(core, path.as_bytes()), None, "{path}");
+        }
+        assert_eq!(path_without(b"", b":/usr/bin"), None);
+    }
 
     #[test]
     fn program_lookup() {

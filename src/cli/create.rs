@@ -345,6 +345,7 @@ pub(crate) fn with_env(cmd: Cmd, var: Option<(&'static str, &'static str)>) -> C
 /// starting a second program), or as a foreground child without a terminal or tmux.
 pub fn launch(how: &Launching, build: impl Fn(bool) -> Cmd, ui: &mut Ui) -> Result<i32, CliError> {
     use crate::session::Session;
+    let build = |tty: bool| build(tty).without_git_dispatch();
     let tmux = how.detach || (ui.stdin_is_tty() && crate::session::available());
     if !tmux {
         ui.finish();

@@ -23,6 +23,7 @@ const STAYING_AGENT: &str = r#"#!/bin/sh
   printf 'pid=%s\n' "$$"
   printf 'key=%s\n' "$MODEL_KEY"
   printf 'path=%s\n' "$PATH"
+  printf 'gitexec=%s\n' "$GIT_EXEC_PATH"
   printf 'extra=%s\n' "$TREEBOX_EXTRA"
   printf 'box=%s\n' "$TREEBOX_BOX"
   printf 'cwd=%s\n' "$PWD"
@@ -366,11 +367,45 @@ fn each_detached_agent_gets_the_environment_of_the_command_that_started_it() {
         let pwd = format!("envpwd={}\n", env.box_path(leaf).display());
         assert!(seen.contains(&pwd), "{seen}");
     }
-    for leaf in ["first", "second"] {
+    // Started through git (`git treebox`), whose dispatch puts its exec dir first on
+    // PATH and in GIT_EXEC_PATH: the agent gets the shell's environment without them.
+    let o = env
+        .command("git", &env.repo)
+        .args(["treebox", "create", "-d", "third"])
+        .env(
+            "PATH",
+            format!(
+                "{}:{}:{path_one}",
+                Path::new(TREEBOX).parent().unwrap().display(),
+                env.bin.display()
+            ),
+        )
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{o:?}");
+    let third = started(&env.home, "third", 3);
+    let exec_dir = String::from_utf8(
+        env.command("git", &env.repo)
+            .arg("--exec-path")
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    assert!(third.contains("gitexec=\n"), "{third}");
+    let path = third.lines().find_map(|l| l.strip_prefix("path=")).unwrap();
+    assert!(!path.split(':').any(|d| d == exec_dir.trim()), "{third}");
+    assert!(
+        path.starts_with(&*Path::new(TREEBOX).parent().unwrap().to_string_lossy()),
+        "{third}"
+    );
+    for leaf in ["first", "second", "third"] {
         std::fs::write(env.home.join(format!("stop-{leaf}")), "").unwrap();
     }
-    wait_for("both sessions to end", || {
-        session_of(&env, "first") == "none" && session_of(&env, "second") == "none"
+    wait_for("the sessions to end", || {
+        ["first", "second", "third"]
+            .iter()
+            .all(|l| session_of(&env, l) == "none")
     });
 }
 

@@ -22,7 +22,10 @@ pub struct RunArgs {
 pub fn run(a: RunArgs, ui: &mut Ui) -> Result<i32, CliError> {
     let _cfg = crate::cli::load_config()?;
     let t = super::target(&a.name, ui.stdin_is_tty())?;
-    let cmd = t.runner.exec(&t.path, &t.leaf, &a.command);
+    let cmd = t
+        .runner
+        .exec(&t.path, &t.leaf, &a.command)
+        .without_git_dispatch();
     ui.finish();
     match crate::cli::create::launch_in_session(&cmd, &t.session, ui) {
         // As a shell reports it: the command, not an agent CLI, is missing; exit 127.
