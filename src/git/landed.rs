@@ -83,7 +83,8 @@ pub enum Verdict {
         /// The target's name.
         into: String,
     },
-    /// Work the targets do not hold; `ahead` is `None` when there is no target.
+    /// Work the targets do not hold; `ahead` is `None` when there is no target (or
+    /// it was not counted: [`verdict_with`]).
     NotLanded { ahead: Option<Ahead> },
 }
 
@@ -129,12 +130,43 @@ pub fn targets_for_base(repo: &Repository, base: &str) -> Vec<Target> {
     out
 }
 
+/// The patch-ids of commits read with one repository, kept for the next verdict made
+/// with it: a commit's patch-id depends on the commit alone (and the repository's
+/// attributes), and every box cut from one base asks for the same commits of that
+/// base. `None` for a merge (no patch of its own).
+#[derive(Default)]
+pub struct Patches(std::cell::RefCell<std::collections::HashMap<Oid, Option<Oid>>>);
+
 /// Has the work at `tip` (started at `start`, when known) landed in one of `targets`?
 pub fn verdict(
     repo: &Repository,
     tip: Oid,
     start: Option<Oid>,
     targets: &[Target],
+) -> Result<Verdict, LandedError> {
+    judge(repo, tip, start, targets, &Patches::default(), true)
+}
+
+/// [`verdict`] for a display that shows only whether the work landed: the patch-ids in
+/// `known` (read with `repo`) are reused and those read are kept there, and the
+/// commits not landed are not counted (`NotLanded { ahead: None }`).
+pub fn verdict_with(
+    repo: &Repository,
+    tip: Oid,
+    start: Option<Oid>,
+    targets: &[Target],
+    known: &Patches,
+) -> Result<Verdict, LandedError> {
+    judge(repo, tip, start, targets, known, false)
+}
+
+fn judge(
+    repo: &Repository,
+    tip: Oid,
+    start: Option<Oid>,
+    targets: &[Target],
+    known: &Patches,
+    count: bool,
 ) -> Result<Verdict, LandedError> {
     if let Some(s) = start {
         if within(repo, tip, s)? {
@@ -153,7 +185,7 @@ pub fn verdict(
     }
     let box_side = Side::new(tip);
     for t in targets {
-        if let Some(how) = landed_by_content(repo, tip, t, &box_side)? {
+        if let Some(how) = landed_by_content(repo, tip, t, &box_side, known)? {
             return Ok(landed(how, t));
         }
     }
@@ -161,7 +193,7 @@ pub fn verdict(
         .iter()
         .find(|t| t.name.starts_with("origin/"))
         .or(targets.first());
-    let ahead = match counted {
+    let ahead = match counted.filter(|_| count) {
         Some(t) => Some(ahead_of(repo, tip, t)?),
         None => None,
     };
@@ -199,11 +231,16 @@ impl Side {
         }
     }
 
-    fn patches_since(&self, repo: &Repository, base: Oid) -> Result<Option<Vec<Oid>>, LandedError> {
+    fn patches_since(
+        &self,
+        repo: &Repository,
+        base: Oid,
+        known: &Patches,
+    ) -> Result<Option<Vec<Oid>>, LandedError> {
         if let Some((_, p)) = self.cache.borrow().iter().find(|(b, _)| *b == base) {
             return Ok(p.clone());
         }
-        let p = commit_patches(repo, self.tip, base, true)?;
+        let p = commit_patches(repo, self.tip, base, true, known)?;
         self.cache.borrow_mut().push((base, p.clone()));
         Ok(p)
     }
@@ -215,6 +252,7 @@ fn landed_by_content(
     tip: Oid,
     t: &Target,
     side: &Side,
+    known: &Patches,
 ) -> Result<Option<How>, LandedError> {
     let mb = match repo.merge_base(tip, t.oid) {
         Ok(mb) => mb,
@@ -242,13 +280,13 @@ fn landed_by_content(
         }
     }
     // 4 and 5: patch-ids of the target's commits since the merge-base.
-    let Some(theirs) = commit_patches(repo, t.oid, mb, false)? else {
+    let Some(theirs) = commit_patches(repo, t.oid, mb, false, known)? else {
         return Ok(None);
     };
     if theirs.is_empty() {
         return Ok(None);
     }
-    if let Some(ours) = side.patches_since(repo, mb)? {
+    if let Some(ours) = side.patches_since(repo, mb, known)? {
         if !ours.is_empty() && ours.iter().all(|p| theirs.contains(p)) {
             return Ok(Some(How::SamePatches));
         }
@@ -265,6 +303,7 @@ fn commit_patches(
     tip: Oid,
     since: Oid,
     strict: bool,
+    known: &Patches,
 ) -> Result<Option<Vec<Oid>>, LandedError> {
     let what = || format!("the commits between {since} and {tip}");
     let mut walk = repo.revwalk().map_err(ctx(what()))?;
@@ -277,23 +316,38 @@ fn commit_patches(
             return Ok(None);
         }
         let oid = oid.map_err(ctx(what()))?;
-        let c = repo
-            .find_commit(oid)
-            .map_err(ctx(format!("commit {oid}")))?;
-        if c.parent_count() > 1 {
-            if strict {
-                return Ok(None);
+        let kept = known.0.borrow().get(&oid).copied();
+        let patch = match kept {
+            Some(p) => p,
+            None => {
+                let p = commit_patch(repo, oid)?;
+                known.0.borrow_mut().insert(oid, p);
+                p
             }
-            continue;
-        }
-        let parent = match c.parent(0) {
-            Ok(p) => Some(p.tree().map_err(ctx(format!("the tree of {}", p.id())))?),
-            Err(_) => None,
         };
-        let tree = c.tree().map_err(ctx(format!("the tree of {oid}")))?;
-        out.push(patch_id(repo, parent.as_ref(), &tree)?);
+        match patch {
+            Some(p) => out.push(p),
+            None if strict => return Ok(None),
+            None => {}
+        }
     }
     Ok(Some(out))
+}
+
+/// The patch-id of commit `oid` against its parent; `None` for a merge.
+fn commit_patch(repo: &Repository, oid: Oid) -> Result<Option<Oid>, LandedError> {
+    let c = repo
+        .find_commit(oid)
+        .map_err(ctx(format!("commit {oid}")))?;
+    if c.parent_count() > 1 {
+        return Ok(None);
+    }
+    let parent = match c.parent(0) {
+        Ok(p) => Some(p.tree().map_err(ctx(format!("the tree of {}", p.id())))?),
+        Err(_) => None,
+    };
+    let tree = c.tree().map_err(ctx(format!("the tree of {oid}")))?;
+    patch_id(repo, parent.as_ref(), &tree).map(Some)
 }
 
 fn patch_id(

@@ -118,12 +118,18 @@ pub fn landed_all_at(
     let main = repo.main_root.as_path();
     let asked = crate::boxes::par::map(
         &misses,
-        || Repo::discover(main).ok(),
+        // Each core's own handle, and the patch-ids it has read (the base's commits,
+        // the same for every box cut from it).
+        || {
+            Repo::discover(main)
+                .ok()
+                .map(|r| (r, landed::Patches::default()))
+        },
         |user, &i| {
             let (_, tip) = keys[i].as_ref()?;
-            let user = user.as_ref()?;
+            let (user, known) = user.as_ref()?;
             // A box with nothing of its own has nothing landed either: null.
-            ask(&entries[i], *tip, user).map(|v| match v {
+            ask(&entries[i], *tip, user, known).map(|v| match v {
                 Verdict::NoWork => None,
                 v => Some(matches!(v, Verdict::Landed { .. })),
             })
@@ -178,11 +184,11 @@ pub(crate) fn tip_of(e: &BoxEntry, repo: &Repo) -> Option<Oid> {
 
 /// The verdict on `tip`: in the user's repository when it has the commit (a worktree,
 /// or work fetched back), else through the box's own objects.
-fn ask(e: &BoxEntry, tip: Oid, user: &Repo) -> Option<Verdict> {
+fn ask(e: &BoxEntry, tip: Oid, user: &Repo, known: &landed::Patches) -> Option<Verdict> {
     let r = e.record.as_ref()?;
     let targets = landed::targets_for_base(&user.git, &r.base);
     if user.git.odb().ok()?.exists(tip) {
-        return landed::verdict(&user.git, tip, start_of(e), &targets).ok();
+        return landed::verdict_with(&user.git, tip, start_of(e), &targets, known).ok();
     }
     let git = BoxGit::open(e, user).ok()?;
     landed::verdict(&git.objects, tip, start_of(e), &targets).ok()

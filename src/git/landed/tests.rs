@@ -76,7 +76,20 @@ impl Fx {
     fn verdict(&self) -> Verdict {
         let r = Repository::open(&self.repo).unwrap();
         let tip = r.refname_to_id("refs/heads/feat").unwrap();
-        verdict(&r, tip, Some(self.start), &targets_for_base(&r, "main")).unwrap()
+        let targets = targets_for_base(&r, "main");
+        let v = verdict(&r, tip, Some(self.start), &targets).unwrap();
+        // `list`'s form agrees but for the count, the second time from kept patch-ids
+        // alone (every commit it needs is kept by then).
+        let uncounted = match &v {
+            Verdict::NotLanded { .. } => Verdict::NotLanded { ahead: None },
+            v => v.clone(),
+        };
+        let known = Patches::default();
+        for round in 0..2 {
+            let w = verdict_with(&r, tip, Some(self.start), &targets, &known).unwrap();
+            assert_eq!(w, uncounted, "round {round}");
+        }
+        v
     }
 }
 
@@ -231,6 +244,29 @@ fn squash_merged_then_the_base_moved_on_elsewhere() {
     fx.forge_commit("b.txt", "b2\n");
     fx.forge_commit("d.txt", "d1\n");
     landed_as(&fx.verdict(), How::Contained);
+}
+
+#[test]
+fn kept_patch_ids_are_the_ones_compared() {
+    let fx = Fx::new();
+    fx.work();
+    fx.forge_commit("b.txt", "b2\n");
+    fx.forge(&[&["cherry-pick", "origin/main..origin/feat"]]);
+    fx.forge_commit("c.txt", "c-changed\n");
+    let r = Repository::open(&fx.repo).unwrap();
+    let tip = r.refname_to_id("refs/heads/feat").unwrap();
+    let targets = targets_for_base(&r, "main");
+    let known = Patches::default();
+    let v = verdict_with(&r, tip, Some(fx.start), &targets, &known).unwrap();
+    landed_as(&v, How::SamePatches);
+    // The box's two commits and the forge's four since the merge-base.
+    assert_eq!(known.0.borrow().len(), 6);
+    // Kept answers are not read again: made to differ, the same patches no longer match.
+    for (commit, p) in known.0.borrow_mut().iter_mut() {
+        *p = Some(Oid::hash_object(git2::ObjectType::Blob, commit.as_bytes()).unwrap());
+    }
+    let v = verdict_with(&r, tip, Some(fx.start), &targets, &known).unwrap();
+    assert_eq!(v, Verdict::NotLanded { ahead: None });
 }
 
 #[test]
