@@ -292,7 +292,8 @@ impl Cmd {
         }
     }
 
-    /// Run with stdout captured and stderr inherited; returns stdout on success.
+    /// Run capturing stdout and stderr; returns stdout on success (stderr is in the
+    /// error otherwise).
     pub fn stdout_string(&self) -> Result<String, CmdError> {
         Ok(String::from_utf8_lossy(&self.output()?.stdout).into_owned())
     }
