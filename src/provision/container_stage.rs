@@ -134,7 +134,11 @@ pub(crate) fn container_up(
         };
         // Recorded as soon as it exists, before it starts: an interruption leaves a
         // container that teardown removes and the next `enter` starts.
-        timed(reporter, "container", || spec.create(&ecos))?
+        let (crec, said) = timed(reporter, "container", || spec.create_saying(&ecos))?;
+        for w in said {
+            reporter.warn(w);
+        }
+        crec
     };
     record.container = Some(crec.clone());
     record.ecosystems = ecos.clone();

@@ -983,8 +983,9 @@ fn both_agents_in_rootless_podman_for_a_user_who_is_not_root() {
                 .contains("rootless"),
             "{runner}"
         );
-        w.tb(&["create", "--no-launch", "keeper"]).ok();
-        limits_as_doctor_says(&w, &doctor.json());
+        let keeper = w.tb(&["create", "--no-launch", "keeper"]);
+        keeper.ok();
+        limits_as_doctor_says(&w, &doctor.json(), &keeper.stderr);
         w.one_turn(&format!("rl-{}", agent.name()), "worktree");
         w.tb(&["teardown", "--force", "keeper"]).ok();
         w.all_the_users();
@@ -993,8 +994,9 @@ fn both_agents_in_rootless_podman_for_a_user_who_is_not_root() {
 
 /// `doctor`'s `limits` check tells the truth about the keeper box's container: the
 /// limits are in its config, or `doctor` warned that the engine cannot apply them (a
-/// rootless podman without cgroups of its own ignores them).
-fn limits_as_doctor_says(w: &World, doctor: &serde_json::Value) {
+/// rootless podman without cgroups of its own ignores them), and so did the keeper's
+/// `create` (its `stderr`).
+fn limits_as_doctor_says(w: &World, doctor: &serde_json::Value, created: &str) {
     let Runner::Engine(b) = &w.runner else {
         unreachable!("a container world")
     };
@@ -1013,8 +1015,13 @@ fn limits_as_doctor_says(w: &World, doctor: &serde_json::Value) {
                 .contains("cannot apply them"),
             "{limits}"
         );
+        assert!(
+            created.contains("without its process, memory and CPU limits"),
+            "{created}"
+        );
     } else {
         assert_eq!(limits["status"], "ok", "{limits}");
+        assert!(!created.contains("limits ("), "{created}");
     }
 }
 

@@ -57,10 +57,27 @@ impl Spec<'_> {
     /// is started if stopped. An engine that does not answer is reported as such,
     /// whatever step noticed it.
     pub fn create(&self, ecos: &[Ecosystem]) -> Result<ContainerRecord, ContainerError> {
-        self.create_inner(ecos).map_err(|e| explain(self.engine, e))
+        self.create_saying(ecos).map(|(rec, _)| rec)
     }
 
-    fn create_inner(&self, ecos: &[Ecosystem]) -> Result<ContainerRecord, ContainerError> {
+    /// [`Spec::create`], and what the user should hear of it: a new container the
+    /// engine made without the box's limits (a rootless podman with no cgroups of its
+    /// own says so on the `create`'s stderr, and goes on).
+    pub fn create_saying(
+        &self,
+        ecos: &[Ecosystem],
+    ) -> Result<(ContainerRecord, Vec<String>), ContainerError> {
+        let mut said = Vec::new();
+        self.create_inner(ecos, &mut said)
+            .map(|rec| (rec, said))
+            .map_err(|e| explain(self.engine, e))
+    }
+
+    fn create_inner(
+        &self,
+        ecos: &[Ecosystem],
+        said: &mut Vec<String>,
+    ) -> Result<ContainerRecord, ContainerError> {
         let name = container_name(self.layout, self.leaf);
         // A box made before has a container to start; a new one has none to ask about.
         let existing = match &self.record.container {
@@ -83,7 +100,7 @@ impl Spec<'_> {
                 rec.name = name.clone();
                 rec
             }
-            None => self.make(&name, ecos)?,
+            None => self.make(&name, ecos, said)?,
         };
         let mut rec = rec;
         if self.firewall {
@@ -102,7 +119,12 @@ impl Spec<'_> {
     /// A new container: made, recorded, started, its writable mounts given to the
     /// agent. A name already taken by a container no record names is refused, never
     /// adopted: its mounts may point at directories since removed.
-    fn make(&self, name: &str, ecos: &[Ecosystem]) -> Result<ContainerRecord, ContainerError> {
+    fn make(
+        &self,
+        name: &str,
+        ecos: &[Ecosystem],
+        said: &mut Vec<String>,
+    ) -> Result<ContainerRecord, ContainerError> {
         let agent = self.agent_identity()?;
         let image = self.ensure_image(&agent)?;
         let (mut mounts, cache_env) = self.mounts(&agent.home, ecos)?;
@@ -181,8 +203,13 @@ impl Spec<'_> {
             // launcher.
             user: "0:0".into(),
         };
-        let id = match self.engine.create(&spec).stdout_string() {
-            Ok(out) => out.trim().to_string(),
+        let id = match self.engine.create(&spec).output() {
+            Ok(out) => {
+                if spec.limits.is_some() {
+                    said.extend(limits_ignored(self.engine, &out.stderr));
+                }
+                String::from_utf8_lossy(&out.stdout).trim().to_string()
+            }
             Err(e)
                 if e.stderr().contains("already in use")
                     || e.stderr().contains("already exists") =>
@@ -276,6 +303,28 @@ fn chown_inside(
         .output()
         .map(|_| ())
         .map_err(ContainerError::Run)
+}
+
+/// The warning for a container made without its limits, when the engine's `create`
+/// said so on `stderr` (podman: "Resource limits are not supported and ignored on
+/// cgroups V1 rootless systems"); its words are the engine's, made one safe line.
+fn limits_ignored(engine: Engine, stderr: &[u8]) -> Option<String> {
+    let text = String::from_utf8_lossy(stderr);
+    let line = text.lines().find(|l| {
+        let l = l.to_lowercase();
+        l.contains("limit") && (l.contains("ignored") || l.contains("not supported"))
+    })?;
+    // A logger's line (`time=… level=warning msg="…"`): its message.
+    let line = match line.split_once("msg=\"") {
+        Some((_, m)) => m.rsplit_once('"').map_or(m, |(m, _)| m),
+        None => line,
+    };
+    let line = crate::sanitize::line(line.trim());
+    let line: String = line.chars().take(200).collect();
+    Some(format!(
+        "{} made this box's container without its process, memory and CPU limits (\"{line}\"): a runaway build or a fork bomb in the box can take this machine down; `git treebox doctor` says why",
+        engine.program()
+    ))
 }
 
 /// Give the agent's files back to the user before its container goes, where the user
@@ -581,6 +630,31 @@ pub fn running_by_proc(id: &str, pid: u32) -> bool {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn an_engine_that_ignores_the_limits_is_heard() {
+        let podman = b"time=\"2026-12-05T01:00:00Z\" level=warning msg=\"Resource limits are not supported and ignored on cgroups V1 rootless systems\"\n";
+        let w = super::limits_ignored(super::Engine::Podman, podman).unwrap();
+        assert!(
+            w.starts_with("podman made this box's container without its process, memory and CPU limits (\"Resource limits are not supported and ignored on cgroups V1 rootless systems\")"),
+            "{w}"
+        );
+        assert!(w.contains("`git treebox doctor`"), "{w}");
+        // Limits that hold, however the engine words its other warnings.
+        for quiet in [
+            &b""[..],
+            b"WARNING: Your kernel does not support swap limit capabilities or the cgroup is not mounted. Memory limited without swap.\n",
+        ] {
+            assert_eq!(super::limits_ignored(super::Engine::Docker, quiet), None);
+        }
+        // The engine's words reach the terminal as one plain line.
+        let hostile = b"limits ignored \x1b]0;owned\x07\rnext\n";
+        let w = super::limits_ignored(super::Engine::Podman, hostile).unwrap();
+        assert!(
+            !w.contains('\x1b') && !w.contains('\r') && !w.contains('\x07'),
+            "{w:?}"
+        );
+    }
+
     use super::*;
 
     #[test]
