@@ -8,8 +8,8 @@
 
 use std::path::{Path, PathBuf};
 
-use super::container::{parse_inspect, ContainerState};
 use super::error::ContainerError;
+use super::inspect::{parse_inspect, ContainerState};
 use super::mounts::Mount;
 use crate::cmd::{Cmd, CmdError};
 use crate::state::Limits;

@@ -30,7 +30,9 @@ pub mod firewall;
 pub mod forge;
 pub mod host_url;
 pub mod image;
+mod inspect;
 pub mod launch;
+mod limits;
 pub mod login;
 pub mod mounts;
 pub mod setup;
@@ -45,14 +47,14 @@ use crate::cmd::Cmd;
 use crate::ecosystem::Ecosystem;
 
 pub use container::{
-    container_name, ensure_running, parse_inspect, remove, remove_box_containers, running_by_proc,
-    ContainerRecord, ContainerState,
+    container_name, ensure_running, remove, remove_box_containers, running_by_proc, ContainerRecord,
 };
 pub use credentials::{refresh_credentials, stage_credentials};
 pub use engine::{first_answering_engine, resolve_engine, Engine, EngineInfo, RunSpec};
 pub use error::ContainerError;
 pub use firewall::{apply_firewall, FIREWALL};
 pub use image::{node_major, Spec};
+pub use inspect::{parse_inspect, ContainerState};
 pub use mounts::{mountable, Mount};
 pub use setup::{check_guard, setup_inside};
 pub use status::{read_status, AgentStatus, Reported, STATUS_DIR};
