@@ -216,7 +216,7 @@ pub fn hand_off(
         return Ok(error::OK);
     }
     let in_session = super::runner_for(&created.record, true)?;
-    let how = Launching {
+    let mut how = Launching {
         marker: &created.session_path,
         detach,
         again: format!("git treebox enter {}", crate::cmd::quote(&plan.name)),
@@ -236,6 +236,7 @@ pub fn hand_off(
         created.main_trusted,
     ) {
         ui.warning(&w);
+        how.ready.will_ask();
     }
     self::launch(
         &how,
@@ -295,6 +296,7 @@ pub fn ready_for(
     Ready {
         sign,
         asks: harness.asks().iter().map(|s| s.to_string()).collect(),
+        still_asks: false,
     }
 }
 
@@ -395,8 +397,14 @@ fn await_ready(
     ui: &mut Ui,
 ) -> Result<Option<i32>, CliError> {
     use crate::session::Readiness;
+    let waiting = || crate::runner::oci::status::report_waiting(how.marker);
     match session.wait_ready(&how.ready, since, READY_LIMIT) {
-        Readiness::Ready => Ok(None),
+        Readiness::Ready => {
+            if how.ready.still_asks {
+                waiting();
+            }
+            Ok(None)
+        }
         Readiness::Exited { code, last } => {
             print_lines(&last, ui);
             ui.error(
@@ -416,6 +424,7 @@ fn await_ready(
             }))
         }
         Readiness::Asks { what, last } => {
+            waiting();
             print_lines(&last, ui);
             ui.warning(&format!(
                 "the agent waits at a screen for a person (\"{what}\", its last lines are above): answer it with `{}`",

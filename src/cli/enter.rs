@@ -108,7 +108,7 @@ pub fn run(args: EnterArgs, ui: &mut Ui) -> Result<i32, CliError> {
         return Ok(error::OK);
     }
     let in_session = super::runner_for(r, true)?;
-    let how = super::create::Launching {
+    let mut how = super::create::Launching {
         marker: &entered.session_path,
         detach: args.detach,
         again: format!("git treebox enter {}", crate::cmd::quote(&r.name)),
@@ -130,6 +130,7 @@ pub fn run(args: EnterArgs, ui: &mut Ui) -> Result<i32, CliError> {
         crate::provision::host_trust::will_ask(entered.harness, &r.repo, entered.main_trusted)
     {
         ui.warning(&w);
+        how.ready.will_ask();
     }
     super::create::launch(
         &how,

@@ -140,6 +140,10 @@ pub struct Ready {
     /// Words of screens that wait for a person (a trust or login dialog): seen, the
     /// wait ends at once.
     pub asks: Vec<String>,
+    /// Ready, it still waits for a person: it was known before it started that it
+    /// would ask something (a trust it was not given) and its sign can come first
+    /// (Codex draws its prompt, then its question over it). See [`Ready::will_ask`].
+    pub still_asks: bool,
 }
 
 impl Ready {
@@ -148,7 +152,15 @@ impl Ready {
         Ready {
             sign: Sign::Started,
             asks: Vec::new(),
+            still_asks: false,
         }
+    }
+
+    /// The program will ask a person something before it takes work. A reported sign
+    /// comes only after that question is answered (Claude Code's `SessionStart`), so
+    /// only a sign on the screen leaves it [`Ready::still_asks`].
+    pub fn will_ask(&mut self) {
+        self.still_asks = !matches!(self.sign, Sign::Reported { .. });
     }
 }
 

@@ -710,12 +710,16 @@ fn untrusted_main_is_not_carried(agent: Agent, question: &str) {
             "{r:?}"
         );
     }
+    // And `list` says the agent waits for a person (its own hooks report nothing of a
+    // dialog; Codex's start reported `idle`).
+    assert_eq!(w.row(&leaf)["status"], "waiting", "{r:?}");
     w.wait(
         &leaf,
         "the agent to ask whether to trust the box",
         60,
         || w.screen(&leaf).contains(question),
     );
+    assert_eq!(w.row(&leaf)["status"], "waiting");
     w.env().treebox(&["teardown", "--force", &leaf]).ok();
     if agent == Agent::Claude {
         let user = claude_json(&w.env().home);
