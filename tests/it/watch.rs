@@ -201,6 +201,13 @@ impl Pane {
 
 impl Drop for Pane {
     fn drop(&mut self) {
+        // The pane's script writes the dashboard's exit code when it ends: after the
+        // servers go, wait for it, so it never writes into a test dir being removed.
+        let script: Option<i32> = self
+            .tmux(&["display-message", "-p", "#{pane_pid}"])
+            .trim()
+            .parse()
+            .ok();
         for s in [&self.socket, &self.treebox_socket] {
             if s.exists() {
                 let _ = Command::new("tmux")
@@ -210,6 +217,13 @@ impl Drop for Pane {
                     .env_remove("TMUX")
                     .output();
             }
+        }
+        let since = Instant::now();
+        // SAFETY: kill with signal 0 only asks whether the process exists.
+        while script.is_some_and(|pid| unsafe { libc::kill(pid, 0) } == 0)
+            && since.elapsed() < Duration::from_secs(10)
+        {
+            std::thread::sleep(Duration::from_millis(20));
         }
     }
 }
