@@ -19,6 +19,7 @@ use std::path::{Path, PathBuf};
 use crate::cmd::CmdError;
 use crate::git::{GitCli, Repo};
 use crate::plan::Checkout;
+use crate::state::atomic;
 
 /// Make the worktree at `path` as the plan says. `base_commit` is the exact commit
 /// resolved at planning time, so a concurrent fetch cannot move the start point. The
@@ -135,16 +136,20 @@ fn register(repo: &Repo, path: &Path, branch: &str) -> std::io::Result<PathBuf> 
     }
     let mut made_path = false;
     let written = (|| {
-        std::fs::write(admin.join("locked"), "initializing\n")?;
+        // Every file whole when it appears (temp file + rename), and `gitdir` last: git
+        // passes over a registration it cannot read `gitdir` of, so a `git fetch` run
+        // meanwhile (another box's create) never reads an empty `commondir` or `HEAD`.
+        let put = |file: &str, data: &[u8]| atomic::write_unsynced(&admin.join(file), data, 0o644);
+        put("locked", b"initializing\n")?;
         let parent = path.parent().ok_or(std::io::ErrorKind::InvalidInput)?;
         std::fs::create_dir_all(parent)?;
         let real = std::fs::canonicalize(parent)?.join(name);
         let mut gitdir = real.join(".git").into_os_string().into_encoded_bytes();
         gitdir.push(b'\n');
-        std::fs::write(admin.join("gitdir"), gitdir)?;
-        std::fs::write(admin.join("HEAD"), format!("ref: refs/heads/{branch}\n"))?;
-        std::fs::write(admin.join("commondir"), "../..\n")?;
+        put("HEAD", format!("ref: refs/heads/{branch}\n").as_bytes())?;
+        put("commondir", b"../..\n")?;
         copy_main_worktree_settings(repo, &admin);
+        put("gitdir", &gitdir)?;
         std::fs::create_dir(path)?;
         made_path = true;
         let mut pointer = b"gitdir: ".to_vec();
