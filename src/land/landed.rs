@@ -128,8 +128,11 @@ pub fn landed_all_at(
         |user, &i| {
             let (_, tip) = keys[i].as_ref()?;
             let (user, known) = user.as_ref()?;
+            // Asked against the targets its key was made of (a fetch meanwhile must not
+            // put another base's answer under this key).
+            let targets = by_base.get(entries[i].record.as_ref()?.base.as_str())?;
             // A box with nothing of its own has nothing landed either: null.
-            ask(&entries[i], *tip, user, known).map(|v| match v {
+            ask(&entries[i], *tip, user, known, targets).map(|v| match v {
                 Verdict::NoWork => None,
                 v => Some(matches!(v, Verdict::Landed { .. })),
             })
@@ -184,12 +187,18 @@ pub(crate) fn tip_of(e: &BoxEntry, repo: &Repo) -> Option<Oid> {
 
 /// The verdict on `tip`: in the user's repository when it has the commit (a worktree,
 /// or work fetched back), else through the box's own objects.
-fn ask(e: &BoxEntry, tip: Oid, user: &Repo, known: &landed::Patches) -> Option<Verdict> {
-    let r = e.record.as_ref()?;
-    let targets = landed::targets_for_base(&user.git, &r.base);
+fn ask(
+    e: &BoxEntry,
+    tip: Oid,
+    user: &Repo,
+    known: &landed::Patches,
+    targets: &[landed::Target],
+) -> Option<Verdict> {
     if user.git.odb().ok()?.exists(tip) {
-        return landed::verdict_with(&user.git, tip, start_of(e), &targets, known).ok();
+        return landed::verdict_with(&user.git, tip, start_of(e), targets, known).ok();
     }
+    // The box's own objects: patch-ids kept for this store only.
     let git = BoxGit::open(e, user).ok()?;
-    landed::verdict(&git.objects, tip, start_of(e), &targets).ok()
+    let own = landed::Patches::default();
+    landed::verdict_with(&git.objects, tip, start_of(e), targets, &own).ok()
 }

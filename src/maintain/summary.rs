@@ -341,7 +341,7 @@ fn facts_of(e: &BoxEntry, layout: &Layout) -> Facts {
 }
 
 /// Is there a session marker or an exit file in the box's state dir ([`Facts::sessioned`])?
-pub fn sessioned(layout: &Layout, leaf: &Leaf) -> bool {
+fn sessioned(layout: &Layout, leaf: &Leaf) -> bool {
     let marker = layout.session_path(leaf);
     std::fs::symlink_metadata(&marker).is_ok()
         || std::fs::symlink_metadata(crate::state::session::exit_path(&marker)).is_ok()
