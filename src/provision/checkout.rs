@@ -251,6 +251,45 @@ pub fn remove_worktree(
 
 #[cfg(test)]
 mod tests {
+    /// Why `register` writes `gitdir` last: a `git fetch` in the repository reads every
+    /// registration it can read `gitdir` of, and dies on one whose `commondir` is
+    /// still empty; it passes over one without `gitdir`.
+    #[test]
+    fn git_passes_over_a_registration_until_its_gitdir_is_written() {
+        use crate::testing::git;
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path();
+        git(root, &["init", "-q", "--bare", "-b", "main", "origin.git"]);
+        git(root, &["clone", "-q", "origin.git", "repo"]);
+        let repo = root.join("repo");
+        std::fs::write(repo.join("a"), "a\n").unwrap();
+        git(&repo, &["add", "a"]);
+        git(&repo, &["commit", "-qm", "a"]);
+        git(&repo, &["push", "-q", "origin", "HEAD:main"]);
+        let admin = repo.join(".git/worktrees/half");
+        std::fs::create_dir_all(&admin).unwrap();
+        std::fs::write(admin.join("commondir"), "").unwrap();
+        std::fs::write(admin.join("HEAD"), "").unwrap();
+        let fetch = || {
+            std::process::Command::new("git")
+                .args(["fetch", "-q", "origin"])
+                .current_dir(&repo)
+                .env("GIT_CONFIG_NOSYSTEM", "1")
+                .env("GIT_CONFIG_GLOBAL", "/dev/null")
+                .output()
+                .unwrap()
+        };
+        let o = fetch();
+        assert!(o.status.success(), "{o:?}");
+        std::fs::write(
+            admin.join("gitdir"),
+            format!("{}/.git\n", root.join("half").display()),
+        )
+        .unwrap();
+        let o = fetch();
+        assert!(!o.status.success(), "the hazard gitdir-last avoids: {o:?}");
+    }
+
     use super::*;
 
     /// A branch some worktree has checked out (the main one here) is refused under the
