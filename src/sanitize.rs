@@ -6,7 +6,7 @@
 
 /// Unicode bidirectional controls: they reorder how the rest of a line is displayed
 /// ("Trojan Source"), so a branch name could make a row read as something else.
-fn is_bidi_control(c: char) -> bool {
+pub fn is_bidi_control(c: char) -> bool {
     matches!(
         c,
         '\u{061c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'

@@ -32,8 +32,7 @@ pub fn run(cmd: ClaudeWorktreeCommand, ui: &mut Ui) -> Result<i32, CliError> {
         ClaudeWorktreeCommand::Create => create(ui),
         ClaudeWorktreeCommand::Remove => remove(ui),
         ClaudeWorktreeCommand::Settings => {
-            let text = serde_json::to_string_pretty(&claude::settings()).unwrap_or_default();
-            ui.out(&text);
+            ui.out_json(&claude::settings());
             Ok(error::OK)
         }
     }

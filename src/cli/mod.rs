@@ -14,6 +14,7 @@ pub mod json;
 pub mod land;
 mod land_pr;
 pub mod list;
+mod safe_json;
 pub mod sandbox;
 pub mod teardown;
 pub mod template;

@@ -305,7 +305,7 @@ impl Ui {
     }
 
     pub fn out_json(&self, doc: &serde_json::Value) {
-        self.out(&serde_json::to_string_pretty(doc).unwrap_or_else(|_| "{}".into()));
+        self.out(&super::safe_json::pretty(doc));
     }
 
     /// A progress or information line on stderr (not in JSON or quiet mode).
@@ -340,7 +340,7 @@ impl Ui {
             let doc =
                 super::json::ErrorDocument::new(e.code(), e.kind.as_str(), &message, &e.hints)
                     .to_value();
-            self.write_err(&format!("{doc}\n"));
+            self.write_err(&format!("{}\n", super::safe_json::compact(&doc)));
             return;
         }
         let head = self.paint("31;1", "error:");

@@ -20,6 +20,7 @@ mod hostile_containers;
 mod hostile_include;
 mod hostile_objects;
 mod hostile_sizes;
+mod json_controls;
 mod land;
 mod land_cmd;
 mod lifecycle;
