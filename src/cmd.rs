@@ -266,6 +266,78 @@ impl Cmd {
         child.wait_with_output().map_err(spawn_err)
     }
 
+    /// Run capturing its output, giving up after `limit`: `Ok(None)` then, with the
+    /// child's whole process group (git's ssh, a credential helper) killed.
+    pub fn output_within(&self, limit: std::time::Duration) -> Result<Option<Output>, CmdError> {
+        use std::io::Read;
+        use std::os::unix::process::CommandExt;
+        use std::time::{Duration, Instant};
+        let mut c = self.to_command();
+        c.stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0);
+        let mut child = c.spawn().map_err(|source| CmdError::Spawn {
+            line: self.to_string(),
+            source,
+        })?;
+        let drain = |pipe: Option<Box<dyn Read + Send>>| {
+            std::thread::spawn(move || {
+                let mut buf = Vec::new();
+                if let Some(mut p) = pipe {
+                    let _ = p.read_to_end(&mut buf);
+                }
+                buf
+            })
+        };
+        let out = drain(
+            child
+                .stdout
+                .take()
+                .map(|p| Box::new(p) as Box<dyn Read + Send>),
+        );
+        let err = drain(
+            child
+                .stderr
+                .take()
+                .map(|p| Box::new(p) as Box<dyn Read + Send>),
+        );
+        let deadline = Instant::now() + limit;
+        let status = loop {
+            match child.try_wait() {
+                Ok(Some(st)) => break Some(st),
+                Ok(None) if Instant::now() >= deadline => break None,
+                Ok(None) => std::thread::sleep(Duration::from_millis(20)),
+                Err(source) => {
+                    return Err(CmdError::Spawn {
+                        line: self.to_string(),
+                        source,
+                    })
+                }
+            }
+        };
+        let Some(status) = status else {
+            if let Ok(pid) = i32::try_from(child.id()) {
+                // SAFETY: signals the process group this function created for the child.
+                unsafe {
+                    libc::kill(-pid, libc::SIGKILL);
+                }
+            }
+            let _ = child.kill();
+            let _ = child.wait();
+            // The readers end when the last writer in the group is gone; do not wait on
+            // them, a grandchild may have escaped the group.
+            return Ok(None);
+        };
+        let stdout = out.join().unwrap_or_default();
+        let stderr = err.join().unwrap_or_default();
+        Ok(Some(Output {
+            status,
+            stdout,
+            stderr,
+        }))
+    }
+
     /// Run with no output kept, for at most `limit`: `Ok(None)` when it took longer
     /// (the child is killed and reaped).
     pub fn status_within(

@@ -3,9 +3,8 @@
 //!
 //! Used by the `origin` check (`git ls-remote`) and the `runner` check (`<engine> info`).
 
-use std::io::Read;
-use std::process::{Output, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Output;
+use std::time::Duration;
 
 use crate::cmd::{Cmd, CmdError};
 use crate::runner::oci::{Engine, EngineInfo};
@@ -51,79 +50,15 @@ pub(super) fn first_line(s: &str) -> String {
     sanitize::line(s.lines().next().unwrap_or(""))
 }
 
-/// Run `cmd` capturing its output, giving up after `limit`: `Ok(None)` then, with the
-/// child's whole process group (git's ssh, a credential helper) killed.
+/// Run `cmd` capturing its output, giving up after `limit` (see [`Cmd::output_within`]).
 pub fn output_within(cmd: &Cmd, limit: Duration) -> Result<Option<Output>, CmdError> {
-    use std::os::unix::process::CommandExt;
-    let mut c = cmd.to_command();
-    c.stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0);
-    let mut child = c.spawn().map_err(|source| CmdError::Spawn {
-        line: cmd.to_string(),
-        source,
-    })?;
-    let drain = |pipe: Option<Box<dyn Read + Send>>| {
-        std::thread::spawn(move || {
-            let mut buf = Vec::new();
-            if let Some(mut p) = pipe {
-                let _ = p.read_to_end(&mut buf);
-            }
-            buf
-        })
-    };
-    let out = drain(
-        child
-            .stdout
-            .take()
-            .map(|p| Box::new(p) as Box<dyn Read + Send>),
-    );
-    let err = drain(
-        child
-            .stderr
-            .take()
-            .map(|p| Box::new(p) as Box<dyn Read + Send>),
-    );
-    let deadline = Instant::now() + limit;
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(st)) => break Some(st),
-            Ok(None) if Instant::now() >= deadline => break None,
-            Ok(None) => std::thread::sleep(Duration::from_millis(20)),
-            Err(source) => {
-                return Err(CmdError::Spawn {
-                    line: cmd.to_string(),
-                    source,
-                })
-            }
-        }
-    };
-    let Some(status) = status else {
-        if let Ok(pid) = i32::try_from(child.id()) {
-            // SAFETY: signals the process group this function created for the child.
-            unsafe {
-                libc::kill(-pid, libc::SIGKILL);
-            }
-        }
-        let _ = child.kill();
-        let _ = child.wait();
-        // The readers end when the last writer in the group is gone; do not wait on
-        // them, a grandchild may have escaped the group.
-        return Ok(None);
-    };
-    let stdout = out.join().unwrap_or_default();
-    let stderr = err.join().unwrap_or_default();
-    Ok(Some(Output {
-        status,
-        stdout,
-        stderr,
-    }))
+    cmd.output_within(limit)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Instant;
 
     #[test]
     fn slow_probe_is_given_up() {

@@ -41,8 +41,8 @@ pub(super) fn check_versions(repo: &Repo, cfg: &UserConfig, limit: Duration) -> 
             if agents::read(&facts).is_none() && engine.image_exists(&c.image) {
                 // Built before treebox kept it (or by another user's treebox): learn it
                 // once now.
-                if let Ok(Some(out)) = output_within(&agents::ask(engine, &c.image), limit) {
-                    agents::keep(&out.stdout, &facts);
+                if let Some(out) = agents::ask(engine, &c.image, limit) {
+                    agents::keep(&out, &facts);
                 }
             }
             Some(Boxed {

@@ -26,6 +26,7 @@ mod land_cmd;
 mod lifecycle;
 mod limits;
 mod list_cache;
+mod probes;
 mod proof;
 mod races;
 mod real_agents;

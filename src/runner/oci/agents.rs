@@ -6,6 +6,7 @@
 //! unknown.
 
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use super::Engine;
 
@@ -46,10 +47,51 @@ pub fn facts_path(root: &Path, engine: Engine, tag: &str) -> PathBuf {
 }
 
 /// What a throwaway container of the image runs to tell its CLIs' versions.
-pub fn ask(engine: Engine, tag: &str) -> crate::cmd::Cmd {
-    engine.run_script(
-        tag,
-        "claude --version 2>/dev/null | head -n1; echo ---; codex --version 2>/dev/null | head -n1",
+const SCRIPT: &str =
+    "claude --version 2>/dev/null | head -n1; echo ---; codex --version 2>/dev/null | head -n1";
+
+/// How long the look inside an image may take, in all: a CLI that hangs (or an image
+/// whose `claude` is something else) is given up on, its container removed.
+pub const ASK_LIMIT: Duration = Duration::from_secs(20);
+
+/// What the image's CLIs print of their versions ([`SCRIPT`] in a throwaway container
+/// with no network), given up after `limit`: `None` then, or when the engine failed.
+/// The container is removed whatever happened.
+pub fn ask(engine: Engine, tag: &str, limit: Duration) -> Option<Vec<u8>> {
+    let name = probe_name();
+    let start = Instant::now();
+    let made = engine
+        .script_container(&name, tag, SCRIPT)
+        .output_within(limit)
+        .ok()
+        .flatten()
+        .is_some_and(|o| o.status.success());
+    let out = if made {
+        let left = limit.saturating_sub(start.elapsed());
+        engine
+            .start_attached(&name)
+            .output_within(left)
+            .ok()
+            .flatten()
+    } else {
+        None
+    };
+    // Also after a `create` given up on: the engine may have made it meanwhile.
+    let _ = engine.remove(&name).output_within(ASK_LIMIT);
+    Some(out?.stdout)
+}
+
+/// A container name no other probe on this machine uses at the same time.
+fn probe_name() -> String {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static N: AtomicU32 = AtomicU32::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    format!(
+        "treebox-probe-{}-{}-{nanos}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
     )
 }
 
@@ -73,8 +115,8 @@ pub fn keep(stdout: &[u8], path: &Path) {
 /// Learn the versions of the agent CLIs in `engine`'s image `tag` (just built) and
 /// keep them at `path`. Best effort: an image whose shell cannot run keeps nothing.
 pub fn learn(engine: Engine, tag: &str, path: &Path) {
-    if let Ok(out) = ask(engine, tag).output_any() {
-        keep(&out.stdout, path);
+    if let Some(out) = ask(engine, tag, ASK_LIMIT) {
+        keep(&out, path);
     }
 }
 

@@ -273,19 +273,21 @@ impl Engine {
         self.exec(container, "0:0", Path::new("/"), &[], false, argv)
     }
 
-    /// `run --rm` of `image` with no network and `/bin/sh -c script`: a look inside an
-    /// image treebox built, never a box's program.
-    pub fn run_script(self, image: &str, script: &str) -> Cmd {
+    /// `create` of a container `name` of `image` with no network that runs `/bin/sh -c
+    /// script` once started: a look inside an image treebox built, never a box's
+    /// program. Made apart from its start, so whoever gives up on the look finds the
+    /// container to remove (a `run` client killed at its deadline leaves its container
+    /// running, and may not have made it yet).
+    pub fn script_container(self, name: &str, image: &str, script: &str) -> Cmd {
         self.cmd()
-            .args([
-                "run",
-                "--rm",
-                "--network",
-                "none",
-                "--entrypoint",
-                "/bin/sh",
-            ])
-            .args([image, "-c", script])
+            .args(["create", "--name", name, "--network", "none"])
+            .args(["--entrypoint", "/bin/sh", image, "-c", script])
+    }
+
+    /// `start -a`: start a container made by [`Engine::script_container`] and print
+    /// what it writes until it exits.
+    pub fn start_attached(self, container: &str) -> Cmd {
+        self.cmd().args(["start", "-a", container])
     }
 
     pub fn start(self, container: &str) -> Cmd {
