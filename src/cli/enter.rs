@@ -74,6 +74,14 @@ pub fn run(args: EnterArgs, ui: &mut Ui) -> Result<i32, CliError> {
             here.as_ref().map(|r| r.common_dir.as_path()),
         )
     })?;
+    for name in &entered.keys.kept {
+        ui.info(&format!(
+            "kept the box's {name}: this shell has none (set it to replace it, or set it empty to clear it)"
+        ));
+    }
+    for name in &entered.keys.replaced {
+        ui.info(&format!("{name}: this shell's value replaces the box's"));
+    }
     let launching = !args.print && !args.json;
     let runner = super::runner_for(&entered.record, launching && ui.stdin_is_tty())?;
     let r = &entered.record;
@@ -96,6 +104,7 @@ pub fn run(args: EnterArgs, ui: &mut Ui) -> Result<i32, CliError> {
             },
             setup_completed: r.setup_completed,
             env: env_word(&entered.env),
+            keys: super::json::keys_words(&entered.keys),
             launch: Launch::from(&launch),
             warnings: &ui.warnings,
         }

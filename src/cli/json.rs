@@ -192,11 +192,22 @@ pub struct EnterDocument<'a> {
     pub deps: &'static str,
     pub setup_completed: bool,
     pub env: &'static str,
+    /// What became of each model key, by name: `kept` or `replaced`.
+    pub keys: std::collections::BTreeMap<&'a str, &'static str>,
     pub launch: Launch,
     pub warnings: &'a [String],
 }
 
 impl Document for EnterDocument<'_> {}
+
+/// [`EnterDocument::keys`] of what `enter` did with the keys.
+pub fn keys_words(
+    k: &crate::runner::oci::KeysOutcome,
+) -> std::collections::BTreeMap<&str, &'static str> {
+    let kept = k.kept.iter().map(|n| (n.as_str(), "kept"));
+    kept.chain(k.replaced.iter().map(|n| (n.as_str(), "replaced")))
+        .collect()
+}
 
 /// `docs/schema/list.schema.json`: `list --json`.
 #[derive(Debug, Serialize)]

@@ -57,6 +57,9 @@ pub struct Entered {
     pub warnings: Vec<String>,
     /// Whether the user trusts the main checkout, where provisioning read it already.
     pub main_trusted: Option<bool>,
+    /// A container box: which model keys it kept (this shell has none) and which this
+    /// shell's value replaced.
+    pub keys: crate::runner::oci::KeysOutcome,
 }
 
 pub(crate) fn layout_for(
@@ -211,6 +214,7 @@ pub fn enter(
     let hash = super::setup::lockfile_hash(&entry.path, &ecos);
     let needs_sync = finished_setup || req.cold || hash != record.lockfile_hash;
     let harness = req.harness.unwrap_or(record.harness);
+    let mut keys = crate::runner::oci::KeysOutcome::default();
     let deps = if record.runner.is_container() {
         // The container: running (started or remade), credentials fresh, then any
         // setup inside it. A failure is loud, as on create.
@@ -224,7 +228,7 @@ pub fn enter(
             needs_sync,
             reporter,
         )?;
-        crate::runner::oci::refresh_credentials(&layout, &record, harness)?;
+        keys = crate::runner::oci::refresh_credentials(&layout, &record, harness)?;
         warnings.extend(super::container_stage::loopback_urls_said(
             record.runner,
             harness,
@@ -301,6 +305,7 @@ pub fn enter(
         finished_setup,
         deps,
         env,
+        keys,
         warnings,
         main_trusted: before.main_trusted,
     })

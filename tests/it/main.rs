@@ -21,6 +21,7 @@ mod hostile_include;
 mod hostile_objects;
 mod hostile_sizes;
 mod json_controls;
+mod keys;
 mod land;
 mod land_cmd;
 mod lifecycle;

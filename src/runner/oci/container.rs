@@ -157,7 +157,7 @@ impl Spec<'_> {
         }
         atomic::write(&env_file, text.as_bytes(), 0o600)
             .map_err(io_err("could not write", &env_file))?;
-        super::credentials::write_keys(self.layout, self.record, self.harness)?;
+        super::keys::write_keys(self.layout, self.record, self.harness)?;
         mounts.push(Mount {
             src: env_dir,
             dst: PathBuf::from(ENV_DIR),

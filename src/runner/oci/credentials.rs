@@ -16,10 +16,10 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use super::engine::Engine;
 use super::error::{io_err, ContainerError};
+use super::keys::{write_keys, KeysOutcome};
+use super::login;
 use super::mounts::Mount;
-use super::{host_url, login};
 use crate::git::Repo;
 use crate::harness::Harness;
 use crate::names::Leaf;
@@ -72,7 +72,7 @@ pub fn stage_credentials(
         let staged = host_file
             .as_deref()
             .and_then(|f| std::fs::read(f).ok())
-            .and_then(|raw| home_file_data(record, &raw));
+            .and_then(|raw| home_file_data(layout, record, harness, &raw));
         if let Some(data) = staged {
             write_in_place(&dst, &data)?;
             mounts.push(Mount {
@@ -142,62 +142,9 @@ fn sync_login_file(
 /// Largest login or settings file copied into a box.
 const MAX_LOGIN_FILE: u64 = 4 << 20;
 
-/// The model keys and provider settings a box's programs get, when the user's
-/// environment has them (SPEC §7: the agent's provider settings reach it): the keys,
-/// the endpoints (a URL naming this machine is rewritten, [`host_url`]), the model
-/// choices, the cloud-provider switches, and the user's wish for no telemetry.
-const MODEL_KEYS: [&str; 21] = [
-    "ANTHROPIC_API_KEY",
-    "ANTHROPIC_AUTH_TOKEN",
-    "ANTHROPIC_BASE_URL",
-    "ANTHROPIC_BEDROCK_BASE_URL",
-    "ANTHROPIC_CUSTOM_HEADERS",
-    "ANTHROPIC_DEFAULT_HAIKU_MODEL",
-    "ANTHROPIC_DEFAULT_OPUS_MODEL",
-    "ANTHROPIC_DEFAULT_SONNET_MODEL",
-    "ANTHROPIC_MODEL",
-    "ANTHROPIC_SMALL_FAST_MODEL",
-    "ANTHROPIC_VERTEX_BASE_URL",
-    "ANTHROPIC_VERTEX_PROJECT_ID",
-    "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC",
-    "CLAUDE_CODE_OAUTH_TOKEN",
-    "CLAUDE_CODE_USE_BEDROCK",
-    "CLAUDE_CODE_USE_VERTEX",
-    "CLOUD_ML_REGION",
-    "DISABLE_TELEMETRY",
-    "OPENAI_API_KEY",
-    "OPENAI_BASE_URL",
-    "OPENAI_ORG_ID",
-];
-
-/// Names a Codex provider's `env_key` may not forward: what the launcher sets itself
-/// or what changes how every program in the box runs.
-const NOT_A_KEY: [&str; 8] = [
-    "HOME", "USER", "LOGNAME", "PATH", "TERM", "SHELL", "IFS", "ENV",
-];
-
-/// The variables the Codex providers in `config` (a `config.toml`) read their keys
-/// from (`model_providers.<id>.env_key`): the user named them, so they reach the box
-/// as the model keys do.
-fn codex_key_names(config: &str) -> Vec<String> {
-    let Ok(doc) = config.parse::<toml::Table>() else {
-        return Vec::new();
-    };
-    let Some(providers) = doc.get("model_providers").and_then(toml::Value::as_table) else {
-        return Vec::new();
-    };
-    providers
-        .values()
-        .filter_map(|p| p.get("env_key")?.as_str())
-        .filter(|k| super::launch::valid_key(k))
-        .filter(|k| !NOT_A_KEY.contains(k) && !k.starts_with("LD_"))
-        .map(String::from)
-        .collect()
-}
-
 /// The env file's lines: what is fixed at create — the box, the git identity, the
 /// template's env, the caches' variables, the forge's credential helper. No secret:
-/// those are [`key_lines`].
+/// those are the keys file's ([`super::keys`]).
 pub(super) fn env_lines(
     repo: Option<&Repo>,
     leaf: &Leaf,
@@ -238,36 +185,9 @@ pub(super) fn env_lines(
     render(vars)
 }
 
-/// The keys file's lines: the model keys, the `--token-from` variables and `more`
-/// (a Codex provider's key), as the command writing them has them (every `enter`
-/// rewrites the file). A provider URL naming this machine names `host` instead: the
-/// engine's name for the host ([`host_url`]).
-pub(super) fn key_lines(forwarded: &[String], more: &[String], host: &str) -> String {
-    let mut vars: Vec<(String, String)> = Vec::new();
-    for k in MODEL_KEYS
-        .iter()
-        .map(|k| k.to_string())
-        .chain(forwarded.iter().cloned())
-        .chain(more.iter().cloned())
-    {
-        if vars.iter().any(|(have, _)| *have == k) {
-            continue;
-        }
-        if let Ok(v) = std::env::var(&k) {
-            let v = if host_url::URL_KEYS.contains(&k.as_str()) {
-                host_url::for_box(&v, host).unwrap_or(v)
-            } else {
-                v
-            };
-            vars.push((k, v));
-        }
-    }
-    render(vars)
-}
-
 /// `KEY=value` lines; a value with a newline cannot be passed (the launcher reads a
 /// line each), nor a name the launcher would not export.
-fn render(vars: Vec<(String, String)>) -> String {
+pub(super) fn render(vars: Vec<(String, String)>) -> String {
     let mut out = String::new();
     for (k, v) in vars {
         if v.contains(['\n', '\r']) || !super::launch::valid_key(&k) {
@@ -276,29 +196,6 @@ fn render(vars: Vec<(String, String)>) -> String {
         out.push_str(&format!("{k}={v}\n"));
     }
     out
-}
-
-/// Write a box's keys file (0600, replaced whole: its directory is what is mounted),
-/// for `harness` (Codex: with the keys the providers of the user's own `config.toml`
-/// name — never the box's copy, which the box may write).
-pub fn write_keys(
-    layout: &Layout,
-    record: &Record,
-    harness: Harness,
-) -> Result<(), ContainerError> {
-    let (Ok(leaf), Some(engine)) = (Leaf::parse(&record.name), Engine::of(record.runner)) else {
-        return Ok(());
-    };
-    let more = match harness {
-        Harness::Codex => user_codex_config()
-            .map(|text| codex_key_names(&text))
-            .unwrap_or_default(),
-        Harness::Claude => Vec::new(),
-    };
-    let path = layout.container_keys_path(&leaf);
-    let text = key_lines(&record.forward_tokens, &more, host_url::host_name(engine));
-    crate::state::atomic::write(&path, text.as_bytes(), 0o600)
-        .map_err(io_err("could not write", &path))
 }
 
 /// The user's own Codex `config.toml` (the one staged into a box), as text.
@@ -310,14 +207,15 @@ pub fn user_codex_config() -> Option<String> {
         .map(|raw| String::from_utf8_lossy(&raw).into_owned())
 }
 
-/// Refresh the harness's credential copies (every `enter`).
+/// Refresh the harness's credential copies and the keys file (every `enter`): what
+/// became of each model key the box had or this shell gives.
 pub fn refresh_credentials(
     layout: &Layout,
     record: &Record,
     harness: Harness,
-) -> Result<(), ContainerError> {
+) -> Result<KeysOutcome, ContainerError> {
     let (Some(rec), Ok(leaf)) = (record.container.as_ref(), Leaf::parse(&record.name)) else {
-        return Ok(());
+        return Ok(KeysOutcome::default());
     };
     let host_home = std::env::var_os("HOME")
         .map(PathBuf::from)
@@ -340,7 +238,7 @@ pub fn refresh_credentials(
         let data = host_file
             .as_deref()
             .and_then(|f| std::fs::read(f).ok())
-            .and_then(|raw| home_file_data(record, &raw));
+            .and_then(|raw| home_file_data(layout, record, harness, &raw));
         if let Some(data) = data {
             write_in_place(&dst, &data)?;
         }
@@ -355,20 +253,27 @@ fn keys_after_refresh(
     record: &Record,
     harness: Harness,
     launcher: bool,
-) -> Result<(), ContainerError> {
+) -> Result<KeysOutcome, ContainerError> {
     if launcher {
-        write_keys(layout, record, harness)?;
+        return write_keys(layout, record, harness);
     }
-    Ok(())
+    Ok(KeysOutcome::default())
 }
 
 /// What a box gets of the user's home file (`~/.claude.json`): the minimal one
 /// ([`super::claude_json`]), with the trust the user gave the main checkout carried to
 /// the paths Claude Code knows the box by.
-fn home_file_data(record: &Record, raw: &[u8]) -> Option<Vec<u8>> {
+fn home_file_data(
+    layout: &Layout,
+    record: &Record,
+    harness: Harness,
+    raw: &[u8],
+) -> Option<Vec<u8>> {
     let mut paths = vec![record.path.clone()];
     paths.extend(record.bare_clone.iter().cloned());
-    let key = std::env::var("ANTHROPIC_API_KEY").ok();
+    // The key the box will have: this shell's, else the one it kept.
+    let key = super::keys::keys_for(layout, record, harness)
+        .and_then(|k| k.value("ANTHROPIC_API_KEY").map(str::to_string));
     super::claude_json::minimal(raw, &record.repo, &paths, key.as_deref())
 }
 
