@@ -251,6 +251,11 @@ impl Store {
         self.box_state(leaf).join("run").join("keys")
     }
 
+    /// The launcher beside the env file (`launch::LAUNCH_FILE` inside the container).
+    pub fn container_launcher_path(&self, leaf: &Leaf) -> PathBuf {
+        self.box_state(leaf).join("run").join("launch")
+    }
+
     /// The firewall rules in force when they were last applied (`iptables -S`), which
     /// later reads are compared with.
     pub fn firewall_rules_path(&self, leaf: &Leaf) -> PathBuf {

@@ -552,6 +552,12 @@ fn worktree_box_in_a_container() {
             .stdout
             .clone();
         assert!(line.contains(&format!("{} exec", b.engine)), "{line}");
+        // One shell-quoted line (SPEC §10): the launcher is a file in the box's env dir.
+        assert_eq!(line.trim_end().lines().count(), 1, "{line}");
+        assert!(line.contains(" /bin/sh /run/treebox-env/launch "), "{line}");
+        // A box made by an earlier version has no launcher file: the next run writes it.
+        std::fs::remove_file(env.box_state("boxed").join("run/launch")).unwrap();
+        b.exec(&["boxed", "--", "true"]).ok();
         let running = b.engine(&["container", "inspect", "--format", "{{.State.Running}}", &c]);
         assert_eq!(String::from_utf8_lossy(&running.stdout).trim(), "true");
         // The printed line works off a terminal.

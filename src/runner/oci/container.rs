@@ -158,6 +158,8 @@ impl Spec<'_> {
         atomic::write(&env_file, text.as_bytes(), 0o600)
             .map_err(io_err("could not write", &env_file))?;
         super::keys::write_keys(self.layout, self.record, self.harness)?;
+        let launcher = self.layout.container_launcher_path(self.leaf);
+        super::launch::keep_launcher(&launcher).map_err(io_err("could not write", &launcher))?;
         mounts.push(Mount {
             src: env_dir,
             dst: PathBuf::from(ENV_DIR),
@@ -358,6 +360,14 @@ pub fn ensure_running(
         return Err(ContainerError::NoEngine);
     };
     let engine = Engine::parse(&rec.engine).ok_or(ContainerError::NoEngine)?;
+    // Every program starts through the launcher file: a container made by an earlier
+    // version (which passed the launcher as argv) gets it in its mounted env dir.
+    if rec.launcher {
+        if let Ok(leaf) = Leaf::parse(&record.name) {
+            let path = layout.container_launcher_path(&leaf);
+            super::launch::keep_launcher(&path).map_err(io_err("could not write", &path))?;
+        }
+    }
     if crate::runner::oci::running_by_proc(&rec.id, rec.pid) {
         return Ok(rec.clone());
     }

@@ -13,8 +13,12 @@
 //! - Secrets never travel through the engine: not `--env-file` (kept in `inspect` for
 //!   the container's life), not `exec -e` (the engine's exec config, the host's argv);
 //!   the launcher reads them from a file mounted read-only at [`ENV_DIR`].
-//! - The launcher is argv to `/bin/sh -c`, not a file in the image, so an image built
-//!   from any template runs it; it needs only `sh` and util-linux's `setpriv`.
+//! - The launcher is a file in the box's env dir ([`LAUNCH_FILE`], host-owned, mounted
+//!   read-only), not in the image, so an image built from any template runs it; it
+//!   needs only `sh` and util-linux's `setpriv`. Run as `/bin/sh FILE …`, a program's
+//!   command (`enter --print`) is one line (SPEC §10). [`keep_launcher`] writes it
+//!   where it is missing or stale (a container made by an earlier version mounts the
+//!   same directory, so it gets it too).
 //!
 //! Called by the runner (`Oci::exec`), `setup` (the guard check and the setup steps)
 //! and `container` (ownership of the box's mounts).
@@ -28,6 +32,8 @@ pub const ENV_FILE: &str = "/run/treebox-env/env";
 /// The keys file beside it: model keys and forwarded tokens, rewritten on every `enter`
 /// so a renewed key reaches the next program started in the box.
 pub const KEYS_FILE: &str = "/run/treebox-env/keys";
+/// The launcher beside them ([`LAUNCHER`]).
+pub const LAUNCH_FILE: &str = "/run/treebox-env/launch";
 
 /// The uid the agent's account gets in an image, unless it is the host user's.
 pub const AGENT_UID: u32 = 1000;
@@ -107,9 +113,7 @@ pub fn agent_ids(host_uid: u32, host_gid: u32) -> (u32, u32) {
 pub fn wrap(id: &Identity, env: &[(String, String)], argv: &[String]) -> Vec<String> {
     let mut out: Vec<String> = vec![
         "/bin/sh".into(),
-        "-c".into(),
-        LAUNCHER.into(),
-        "treebox-launch".into(),
+        LAUNCH_FILE.into(),
         id.uid.to_string(),
         id.gid.to_string(),
         id.home.to_string_lossy().into_owned(),
@@ -122,6 +126,17 @@ pub fn wrap(id: &Identity, env: &[(String, String)], argv: &[String]) -> Vec<Str
     out.push("--".into());
     out.extend(argv.iter().cloned());
     out
+}
+
+/// Write the launcher at `path` (the host side of [`LAUNCH_FILE`]) unless it already
+/// holds this version's: read first, so the hot path of `run` and `attach` writes
+/// nothing.
+pub fn keep_launcher(path: &std::path::Path) -> std::io::Result<()> {
+    use crate::untrusted::{read_regular, Links};
+    if read_regular(path, 1 << 16, Links::Refuse).is_ok_and(|b| b == LAUNCHER.as_bytes()) {
+        return Ok(());
+    }
+    crate::state::atomic::write(path, LAUNCHER.as_bytes(), 0o600)
 }
 
 /// A name the env file and the launcher take: the one rule for a box's variable names
@@ -176,9 +191,9 @@ mod tests {
         );
         assert_eq!(argv[0], "/bin/sh");
         assert_eq!(
-            &argv[3..],
+            &argv[1..],
             [
-                "treebox-launch",
+                LAUNCH_FILE,
                 "1000",
                 "1000",
                 "/home/agent",
@@ -192,5 +207,25 @@ mod tests {
         assert!(LAUNCHER.starts_with(&format!("for f in {ENV_FILE} {KEYS_FILE}; do\n")));
         assert_eq!(ENV_FILE.rsplit_once('/').map(|p| p.0), Some(ENV_DIR));
         assert_eq!(KEYS_FILE.rsplit_once('/').map(|p| p.0), Some(ENV_DIR));
+        assert_eq!(LAUNCH_FILE.rsplit_once('/').map(|p| p.0), Some(ENV_DIR));
+    }
+
+    #[test]
+    fn the_launcher_is_written_once_and_mended_when_changed() {
+        use std::os::unix::fs::MetadataExt;
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("launch");
+        keep_launcher(&p).unwrap();
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), LAUNCHER);
+        let ino = std::fs::metadata(&p).unwrap().ino();
+        keep_launcher(&p).unwrap();
+        assert_eq!(
+            std::fs::metadata(&p).unwrap().ino(),
+            ino,
+            "rewritten unchanged"
+        );
+        std::fs::write(&p, "old").unwrap();
+        keep_launcher(&p).unwrap();
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), LAUNCHER);
     }
 }
