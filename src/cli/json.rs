@@ -33,6 +33,12 @@ pub trait Document: Serialize {
     }
 }
 
+/// Seconds since the epoch (JSON's `statusTime`; `list`'s ages).
+pub(crate) fn unix_seconds(t: std::time::SystemTime) -> i64 {
+    t.duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
+}
+
 /// `schemaVersion`: every document is version 1 (documents only gain fields).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct V1;
@@ -273,7 +279,7 @@ impl Progress<'_> {
     ) -> Progress<'static> {
         Progress {
             status: status.map(|s| s.status.as_str()),
-            status_time: status.map(|s| super::list::unix_seconds(s.at)),
+            status_time: status.map(|s| unix_seconds(s.at)),
             exit_code,
             landed,
         }

@@ -179,11 +179,7 @@ pub(crate) fn kind(record: Option<&crate::state::Record>) -> String {
     }
 }
 
-/// Seconds since the epoch (JSON's `statusTime`).
-pub(crate) fn unix_seconds(t: std::time::SystemTime) -> i64 {
-    t.duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
-}
+pub(crate) use super::json::unix_seconds;
 
 /// A status cell: `working 3m` (the report and its age), `-` when none.
 pub(crate) fn status_cell(status: Option<&crate::runner::oci::Reported>, now: i64) -> String {
