@@ -477,6 +477,16 @@ impl BoxEntry {
         }
     }
 
+    /// Is any of its own git data there to read: the checkout (a clone's git is in
+    /// it), or a sandboxed worktree's bare clone, which outlives a removed checkout
+    /// (SPEC §6: its commits are still the agent's work, fetched and landed from it).
+    pub fn git_left(&self) -> bool {
+        self.dir_exists
+            || self.own_git().is_some_and(|own| {
+                own.is_worktree() && std::fs::symlink_metadata(&own.common).is_ok()
+            })
+    }
+
     /// Its branch and commits live in git data of its own (a clone, a sandboxed
     /// worktree), not in the user's repository: its work comes back by fetch.
     pub fn owns_git(&self) -> bool {

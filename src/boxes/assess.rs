@@ -49,7 +49,13 @@ impl Assessment {
 /// the registration (when the pointer file is gone).
 fn open_box(entry: &BoxEntry) -> Option<git2::Repository> {
     if !entry.dir_exists {
-        return None;
+        // A sandboxed worktree keeps its git apart from its checkout: a checkout
+        // removed (the user's `git clean -ffdx`) leaves the agent's commits in the
+        // bare clone, still judged (no work tree is read).
+        let own = entry.own_git()?;
+        let borrowed = entry.record.as_ref()?.common_dir.join("objects");
+        crate::git::objects::check_stores(&own.common, &borrowed).ok()?;
+        return own.is_worktree().then(|| own.open()).flatten();
     }
     // A clone, a sandboxed worktree: only where the record says its git data is, and
     // only when its object stores are its own and the user's (SPEC §8.4): libgit2
@@ -163,12 +169,15 @@ fn dirty(entry: &BoxEntry, changes: Option<&[(Vec<u8>, u32)]>) -> Option<bool> {
 /// it, as when its object store cannot be read, the work counts as unreturned).
 pub fn dirt(entry: &BoxEntry, user: Option<&git2::Repository>) -> Dirt {
     let opened = open_box(entry);
-    let changed = opened.as_ref().and_then(changes);
+    let changed = opened
+        .as_ref()
+        .filter(|_| entry.dir_exists)
+        .and_then(changes);
     let dirty = dirty(entry, changed.as_deref());
     let unreturned = entry.owns_git().then(|| match (&opened, user) {
         (Some(c), Some(user)) => clone_unreturned(c, user, None),
         (Some(_), None) => true,
-        (None, _) => entry.dir_exists,
+        (None, _) => entry.git_left(),
     });
     Dirt { dirty, unreturned }
 }
@@ -196,7 +205,10 @@ pub fn dirt_all(entries: &[BoxEntry], repo: &Repo) -> Vec<Dirt> {
 pub fn assess(entry: &BoxEntry, repo: &Repo) -> Assessment {
     let mut a = Assessment::default();
     let opened = open_box(entry);
-    let changed = opened.as_ref().and_then(changes);
+    let changed = opened
+        .as_ref()
+        .filter(|_| entry.dir_exists)
+        .and_then(changes);
     a.dirty = dirty(entry, changed.as_deref());
     let changes = changed.unwrap_or_default();
     // The box's live HEAD (a detached one too), else its branch as recorded.
@@ -224,12 +236,12 @@ pub fn assess(entry: &BoxEntry, repo: &Repo) -> Assessment {
         // Unknown (clone unreadable) counts as unreturned.
         a.unreturned = Some(match &clone {
             Some(c) => clone_unreturned(c, &repo.git, None),
-            None => entry.dir_exists,
+            None => entry.git_left(),
         });
         a.unreturned_other = Some(match (&clone, live_head) {
             (Some(c), Some(head)) => clone_unreturned(c, &repo.git, Some(head)),
             (Some(_), None) => a.unreturned == Some(true),
-            (None, _) => entry.dir_exists,
+            (None, _) => entry.git_left(),
         });
     }
     if let Some(tip) = tip {

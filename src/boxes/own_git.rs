@@ -99,6 +99,11 @@ impl OwnGit {
 
     /// The checkout as libgit2 sees it (HEAD, index and work tree), when
     /// [`Self::readable`].
+    ///
+    /// A sandboxed worktree whose checkout is gone (the user's `git clean -ffdx`, or a
+    /// hand) opens all the same, as its git data alone — HEAD, the bare clone's refs
+    /// and objects — which still hold the agent's commits: who reads its work tree
+    /// must ask whether the checkout exists first.
     pub fn open(&self) -> Option<git2::Repository> {
         if !self.readable() {
             return None;
@@ -110,6 +115,14 @@ impl OwnGit {
     fn open_judged(&self) -> Option<git2::Repository> {
         if !self.is_worktree() {
             return git2::Repository::open(&self.workdir).ok();
+        }
+        if !std::fs::symlink_metadata(&self.workdir).is_ok_and(|m| m.is_dir()) {
+            return git2::Repository::open_ext(
+                &self.head_dir,
+                git2::RepositoryOpenFlags::NO_SEARCH,
+                std::iter::empty::<&std::ffi::OsStr>(),
+            )
+            .ok();
         }
         let repo = git2::Repository::open(&self.head_dir).ok()?;
         repo.set_workdir(&self.workdir, false).ok()?;
@@ -214,6 +227,50 @@ fn packed_ref(packed: &[u8], refname: &str) -> Option<Option<git2::Oid>> {
 #[cfg(test)]
 mod tests {
     use super::packed_ref;
+    use super::OwnGit;
+    use crate::git::caps::Caps;
+
+    /// A sandboxed worktree whose checkout was removed: its git data still answers.
+    #[test]
+    fn a_sandboxed_worktree_s_git_is_read_without_its_checkout() {
+        let d = tempfile::tempdir().unwrap();
+        let git = |dir: &std::path::Path, args: &[&str]| {
+            let out = std::process::Command::new("git")
+                .current_dir(dir)
+                .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+                .args(args)
+                .env("GIT_CONFIG_GLOBAL", "/dev/null")
+                .env("GIT_CONFIG_NOSYSTEM", "1")
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{out:?}");
+            String::from_utf8(out.stdout).unwrap()
+        };
+        let bare = d.path().join("git");
+        let work = d.path().join("box");
+        git(d.path(), &["init", "-q", "--bare", "git"]);
+        git(
+            &bare,
+            &["worktree", "add", "-q", "-b", "b", work.to_str().unwrap()],
+        );
+        git(&work, &["commit", "-q", "--allow-empty", "-m", "agent"]);
+        let tip = git(&work, &["rev-parse", "HEAD"]);
+        let own = OwnGit {
+            common: bare.clone(),
+            head_dir: bare.join("worktrees/box"),
+            workdir: work.clone(),
+            caps: Caps::FLOOR,
+        };
+        assert!(own.open().unwrap().workdir().is_some());
+        std::fs::remove_dir_all(&work).unwrap();
+        let r = own.open().expect("the bare clone is still there");
+        assert_eq!(r.head().unwrap().target().unwrap().to_string(), tip.trim());
+        let (branch, head, _) = own.head_and_time().unwrap();
+        assert_eq!(branch.as_deref(), Some("b"));
+        assert_eq!(head.unwrap().to_string(), tip.trim());
+        // A clone's git was in its checkout.
+        assert!(OwnGit::clone_at(&work).open().is_none());
+    }
 
     #[test]
     fn a_ref_is_found_in_packed_refs_text() {

@@ -215,7 +215,8 @@ fn refuse_unready(entry: &BoxEntry, repo: &Repo, layout: &Layout) -> Result<(), 
             crate::cmd::quote(&name)
         )));
     }
-    if !entry.dir_exists {
+    // A sandboxed worktree lands from its bare clone, its checkout gone or not.
+    if !entry.git_left() {
         return Err(crate::provision::ProvisionError::BoxMissing {
             leaf: name,
             path: entry.path.clone(),

@@ -181,6 +181,19 @@ fn here_orphans(
     let all = boxes::inventory(repo, layout);
     for e in &all {
         if !e.dir_exists {
+            // A sandboxed worktree's commits outlive its checkout, in its bare clone:
+            // while the repository lacks them, that record is their only way back.
+            if e.git_left() {
+                let t = teardown::target(e.clone(), repo, layout);
+                if t.assessment.unreturned != Some(false) {
+                    kept.push(format!(
+                        "record of `{}` (its directory is gone): its bare clone holds commits the repository lacks; `git sandbox fetch {}` brings them back",
+                        e.leaf,
+                        crate::cmd::quote(e.leaf.as_str())
+                    ));
+                    continue;
+                }
+            }
             orphans.push(Orphan::NoDirectory(Box::new(e.clone())));
         } else if e.record.is_none() && e.record_error.is_none() {
             // A directory nobody recorded may still hold someone's work.

@@ -27,6 +27,7 @@ mod land_cmd;
 mod lifecycle;
 mod limits;
 mod list_cache;
+mod lost_checkout;
 mod probes;
 mod proof;
 mod races;

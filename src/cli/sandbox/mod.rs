@@ -252,7 +252,8 @@ fn own_git(entry: &crate::boxes::BoxEntry) -> crate::boxes::OwnGit {
 }
 
 /// The box NAME names — a clone, or a sandboxed worktree, whose branch lives in git
-/// data of its own — with its checkout present (for `bundle` and `fetch`).
+/// data of its own — with that git data present (for `bundle` and `fetch`): a clone's
+/// checkout, a sandboxed worktree's bare clone (its checkout may be gone).
 fn own_git_box(name: &str) -> Result<InRepo, CliError> {
     let (repo, layout, entry) = find(name)?;
     if !entry.owns_git() {
@@ -268,7 +269,8 @@ fn own_git_box(name: &str) -> Result<InRepo, CliError> {
             entry.shown_branch().unwrap_or("?")
         )));
     }
-    if !entry.dir_exists {
+    // A sandboxed worktree's commits outlive its checkout, in its bare clone.
+    if !entry.git_left() {
         return Err(crate::provision::ProvisionError::BoxMissing {
             leaf: entry.leaf.to_string(),
             path: entry.path.clone(),

@@ -1,0 +1,82 @@
+//! Issue 38, point 7: a sandboxed worktree whose checkout is gone still holds the
+//! agent's committed work in its bare clone (treebox's bookkeeping, out of the user's
+//! reach). After the user's `git clean -ffdx` removed the checkout, `fetch` and `land`
+//! refused ("directory is gone"), `teardown` called the box empty, and `down` without
+//! `-f`, off a terminal, deleted it with the commit. Now the work is judged from the
+//! bare clone: removal is refused (5) off a terminal, prune keeps the record, and
+//! `fetch` and `land` bring the commit back.
+
+use crate::container::each_engine;
+
+#[test]
+fn a_sandboxed_worktree_whose_checkout_is_gone_keeps_and_lands_its_commits() {
+    each_engine(|b| {
+        if b.engine != "docker" {
+            eprintln!(
+                "note: {}: host-side reads only; docker covers them",
+                b.engine
+            );
+            return;
+        }
+        let env = &b.env;
+        env.treebox(&["create", "lost", "--no-launch"]).ok();
+        assert!(
+            b.record("lost")["bareClone"].is_string(),
+            "a sandboxed worktree"
+        );
+        let tip = b.commit_inside(
+            "lost",
+            "echo work > work.txt && git add work.txt && git commit -qm 'in the box'",
+        );
+        // The agent is done; the user cleans the main checkout, boxes and all.
+        let container = b.container("lost");
+        assert!(b.engine(&["stop", "-t", "0", &container]).status.success());
+        env.git(&env.repo, &["clean", "-ffdxq"]);
+        assert!(
+            !env.box_path("lost").exists(),
+            "git clean -ffdx removed the checkout"
+        );
+
+        // Off a terminal, without -f: refused, nothing removed.
+        let before = env.snapshot();
+        for args in [vec!["down", "lost"], vec!["teardown", "lost"]] {
+            let r = match args[0] {
+                "down" => env.sandbox(&args),
+                _ => env.treebox(&args),
+            };
+            assert_eq!(r.code, 5, "{args:?}: {r:?}");
+            assert!(r.stderr.contains("lost"), "{args:?} names the box: {r:?}");
+        }
+        // prune, even with -f, keeps the record and says why.
+        for args in [vec!["prune"], vec!["prune", "-f"]] {
+            let r = env.sandbox(&args);
+            assert!(
+                r.stderr.contains("kept record of `lost`")
+                    && r.stderr.contains("bare clone holds commits"),
+                "{args:?}: {r:?}"
+            );
+        }
+        assert_eq!(env.snapshot(), before, "nothing was removed");
+        assert!(env.box_state("lost").join("record.json").exists());
+
+        // The list says so, and the work comes back from the bare clone.
+        let doc = env.sandbox(&["ls", "--json"]).ok().json();
+        let row = crate::env::named(&doc, "boxes", "lost");
+        assert_eq!(row["state"], "missing", "{row:#}");
+        assert!(
+            row["mode"]
+                .as_str()
+                .unwrap()
+                .contains("work only in the box"),
+            "{row:#}"
+        );
+        let fetched = env.sandbox(&["fetch", "lost", "--json"]).ok().json();
+        assert_eq!(fetched["tip"], tip.as_str(), "{fetched:#}");
+        let landed = env.treebox(&["land", "lost", "--json"]).ok().json();
+        assert_eq!(landed["tip"], tip.as_str(), "{landed:#}");
+        assert!(env.repo.join("work.txt").exists());
+        // Landed: now it may go, off a terminal too.
+        env.sandbox(&["down", "lost"]).ok();
+        assert!(!env.box_state("lost").join("record.json").exists());
+    });
+}
