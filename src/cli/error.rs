@@ -106,6 +106,12 @@ kinds! {
     Diverged = "diverged" => CONFLICT,
     /// `land`: the box's work conflicts with the base (nothing was changed).
     LandConflict = "land-conflict" => CONFLICT,
+    /// `land`: the work writes a path under `.treebox/` or with terminal controls, a
+    /// commit whose text carries controls would enter the history as it is, or it is
+    /// too large to check (SPEC §8.11; nothing was changed).
+    Unreviewable = "unreviewable" => CONFLICT,
+    /// `create`: the base tracks something under `.treebox/`, the boxes' directory.
+    BaseTracksBoxes = "base-tracks-boxes" => CONFLICT,
     /// A push the guard (or `land --pr`'s own rule) refuses.
     PushRefused = "push-refused" => CONFLICT,
     Locked = "locked" => CONFLICT,

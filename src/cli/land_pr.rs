@@ -7,9 +7,13 @@ use super::ui::Ui;
 use crate::boxes::BoxEntry;
 use crate::git::cli::GitCli;
 use crate::git::Repo;
+use crate::land::onto::LandError;
 use crate::land::publish::{self, PublishError};
+use crate::land::scan::{Refusal, Scan};
 
-/// Push `tip` as the box's `branch` and open a pull request onto `base`; its URL.
+/// Push `tip` as the box's `branch` and open a pull request onto `base`; its URL. The
+/// commits the pull request would bring are checked as `land --merge` checks them
+/// first: a merge on the forge bypasses treebox (SPEC §8.11).
 pub(super) fn open(
     repo: &Repo,
     git: &GitCli,
@@ -21,6 +25,7 @@ pub(super) fn open(
 ) -> Result<String, CliError> {
     let leaf = entry.leaf.as_str();
     let err = |e| from_publish(e, leaf);
+    reviewable(repo, tip, base).map_err(|e| super::land::from_land(e, leaf))?;
     publish::check_pr_branch(repo, branch, base).map_err(err)?;
     let (host, slug) = publish::forge_repo(repo).map_err(err)?;
     publish::gh_ready(&host).map_err(err)?;
@@ -42,6 +47,25 @@ pub(super) fn open(
     })?;
     ui.info(&format!("opened a pull request of `{shown}` onto `{base}`"));
     Ok(url)
+}
+
+/// The commits `tip` would bring onto origin's `base` (else the local one): no path
+/// under `.treebox/` or with controls, no text with controls, within the budgets.
+fn reviewable(repo: &Repo, tip: git2::Oid, base: &str) -> Result<(), LandError> {
+    let onto = repo.remote_branch(base).or_else(|| repo.local_branch(base));
+    let all: Vec<git2::Oid> = crate::land::onto::box_history(&repo.git, onto, tip)?
+        .into_iter()
+        .map(|(id, _)| id)
+        .collect();
+    let mut scan = Scan::new(&repo.git);
+    if let Some((id, field)) = scan.commits(&all)? {
+        return Err(Refusal::ControlText {
+            commit: crate::land::scan::short(id),
+            field,
+        }
+        .into());
+    }
+    Ok(())
 }
 
 /// A publishing failure as the user sees it: its kind (exit code) and the step that
