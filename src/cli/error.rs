@@ -356,6 +356,9 @@ fn classify(e: &ProvisionError) -> CliError {
                 "To work on the existing branch, run `git treebox create --checkout {}`.",
                 q(branch)
             )),
+            P::BaseTracksBoxes { base, .. } => CliError::new(ErrorKind::BaseTracksBoxes, msg).hint(format!(
+                "Untrack it on `{base}` (`git rm -r --cached -- ':(icase).treebox'`, commit, push), or name another base with `--base`; nothing was written."
+            )),
             P::BranchCheckedOut { .. } => CliError::new(ErrorKind::BranchCheckedOut, msg)
                 .hint("`git worktree list` shows where; switch that checkout to another branch first."),
             P::BoxExists { path, .. } => CliError::new(ErrorKind::BoxExists, msg).hint(format!(

@@ -279,6 +279,17 @@ fn new_branch(
             checked_out,
         });
     };
+    // A base tracking the boxes' directory would put its files among the boxes.
+    if let Ok(Some(entry)) = crate::land::scan::tracks_boxes_dir(&ctx.repo.git, resolved.oid) {
+        let r = &resolved.refname;
+        let base = r
+            .strip_prefix("refs/remotes/")
+            .or_else(|| r.strip_prefix("refs/heads/"));
+        return Err(ProvisionError::BaseTracksBoxes {
+            base: base.unwrap_or(r).to_string(),
+            entry,
+        });
+    }
     *base_ref = Some(resolved.refname.clone());
     *base_commit = Some(resolved.oid.to_string());
     Ok(Checkout::NewBranch {
