@@ -22,7 +22,6 @@ use crate::git::cli::GitCli;
 use crate::git::Repo;
 use crate::land::onto::{self, Base, LandError, MainCheckout, Strategy, Work};
 use crate::land::publish::{self, PublishError};
-use crate::land::scan::Refusal;
 use crate::state::{BoxLock, Layout};
 
 #[derive(Debug, Clone, Args)]
@@ -345,7 +344,11 @@ fn short(o: git2::Oid) -> String {
 
 /// A landing failure as the user sees it: its kind (exit code) and the step that
 /// fixes it.
-pub(super) fn from_land(e: LandError, leaf: &str) -> CliError {
+fn from_land(e: LandError, leaf: &str) -> CliError {
+    let e = match e {
+        LandError::Refused(r) => return super::land_pr::refused(r, leaf),
+        e => e,
+    };
     let q = crate::cmd::quote(leaf);
     let (kind, hint) = match &e {
         LandError::NoBase { base } => (
@@ -380,9 +383,10 @@ pub(super) fn from_land(e: LandError, leaf: &str) -> CliError {
             ErrorKind::Runtime,
             format!("Bring your checkout along once its changes are out of the way: `git read-tree -m -u {old} {new}`."),
         ),
-        LandError::Refused(Refusal::Git(_)) => (ErrorKind::Repo, String::new()),
-        LandError::Refused(r) => (ErrorKind::Unreviewable, refused_hint(r, leaf)),
-        LandError::AlreadyIn { .. } | LandError::Git(_) | LandError::Cmd(_) => {
+        LandError::AlreadyIn { .. }
+        | LandError::Git(_)
+        | LandError::Cmd(_)
+        | LandError::Refused(_) => {
             (ErrorKind::Repo, String::new())
         }
     };
@@ -391,28 +395,5 @@ pub(super) fn from_land(e: LandError, leaf: &str) -> CliError {
         e
     } else {
         e.hint(hint)
-    }
-}
-
-/// The way out of a [`Refusal`] (SPEC §8.11): the box's branch put right inside the
-/// box, or the same work landed made plain.
-pub(super) fn refused_hint(r: &Refusal, leaf: &str) -> String {
-    let q = crate::cmd::quote(leaf);
-    match r {
-        Refusal::BoxesRoot { commit, .. } => format!(
-            "Nothing was changed. Take it off the box's branch inside the box (`git treebox enter {q}`, then `git rm -r --cached -- ':(icase).treebox'` and commit){}; `git treebox diff {q}` marks it.",
-            if commit.is_some() { "; a commit that added it needs rewriting (`git rebase -i`), or land with `--squash`" } else { "" }
-        ),
-        Refusal::ControlPath { commit, .. } => format!(
-            "Nothing was changed. Rename it inside the box (`git treebox enter {q}`, then `git mv` and commit){}; `git treebox diff {q}` marks it.",
-            if commit.is_some() { "; a commit that added it needs rewriting (`git rebase -i`), or land with `--squash`" } else { "" }
-        ),
-        Refusal::ControlText { .. } => format!(
-            "Nothing was changed. Land with `--squash` or `--rebase` (they write its message and names made plain): `git treebox land {q} --rebase`; or reword it inside the box (`git rebase -i`)."
-        ),
-        Refusal::TooLarge { .. } => format!(
-            "Nothing was changed. Look at the work yourself (`git treebox diff {q} --stat`) and bring over what you trust with git."
-        ),
-        Refusal::Git(_) => String::new(),
     }
 }

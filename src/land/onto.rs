@@ -19,7 +19,7 @@
 //!    fast-forwards onto commits whose text carries controls (it replays them), and a
 //!    merge, whose second parent brings the box's commits in as they are, refuses them
 //!    (naming the commit: `--squash` and `--rebase` land the same work made plain). The
-//!    box's history is walked at most [`scan::COMMIT_BUDGET`] commits deep.
+//!    box's history is walked at most [`scan::COMMIT_BUDGET`] commits deep ([`scan::history`]).
 //! 4. [`move_base`]: `git update-ref <base> NEW OLD` — a base that moved meanwhile
 //!    fails cleanly — then the main checkout, when it is on the base, is brought
 //!    along with `git read-tree -m -u OLD NEW` (a fast-forward of its files).
@@ -277,7 +277,7 @@ pub fn compose(
         return Err(already());
     }
     // Bounded before any merge-base walk: the box's side of the history, capped.
-    let history = box_history(r, Some(base.onto), work.tip)?;
+    let history = scan::history(r, Some(base.onto), work.tip)?;
     if history.is_empty() {
         return Err(already());
     }
@@ -382,42 +382,6 @@ pub fn compose(
             })
         }
     }
-}
-
-/// The box's commits, oldest first, each with whether it is a merge: reachable from
-/// its tip and not from the base. At most [`scan::COMMIT_BUDGET`], counted by an
-/// unsorted walk first (a topological sort reads the whole history before the first
-/// commit comes out); over it, the work is too large to land.
-pub fn box_history(
-    r: &Repository,
-    onto: Option<Oid>,
-    tip: Oid,
-) -> Result<Vec<(Oid, bool)>, LandError> {
-    let walk = || -> Result<git2::Revwalk<'_>, git2::Error> {
-        let mut w = r.revwalk()?;
-        w.push(tip)?;
-        if let Some(o) = onto {
-            w.hide(o)?;
-        }
-        Ok(w)
-    };
-    let mut w = walk()?;
-    w.set_sorting(git2::Sort::NONE)?;
-    if w.take(scan::COMMIT_BUDGET + 1).count() > scan::COMMIT_BUDGET {
-        return Err(Refusal::TooLarge {
-            what: "commits",
-            limit: scan::COMMIT_BUDGET,
-        }
-        .into());
-    }
-    let mut w = walk()?;
-    w.set_sorting(git2::Sort::TOPOLOGICAL | git2::Sort::REVERSE)?;
-    let mut out = Vec::new();
-    for id in w {
-        let id = id?;
-        out.push((id, r.find_commit(id)?.parent_count() > 1));
-    }
-    Ok(out)
 }
 
 /// The merged index as a tree; a conflict names its files.

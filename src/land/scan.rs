@@ -19,7 +19,8 @@
 //! identical subtrees costs its distinct objects), within [`ENTRY_BUDGET`] entries and
 //! [`MAX_DEPTH`] levels for a whole land: past either the work is refused as too
 //! large, never walked for minutes. Callers: [`super::onto`], `cli/land_pr.rs`,
-//! [`super::diff`] (marks), provision's planner (`create`'s base check).
+//! [`super::diff`] (marks). `create`'s base check is provision's planner's, by
+//! [`is_boxes_dir`].
 
 use std::collections::HashSet;
 
@@ -31,9 +32,6 @@ pub const ENTRY_BUDGET: usize = 5_000_000;
 pub const MAX_DEPTH: usize = 4096;
 /// Commits of a box one land may look at.
 pub const COMMIT_BUDGET: usize = 10_000;
-
-/// The top-level name of the boxes' directory.
-pub const BOXES_DIR: &str = ".treebox";
 
 /// What is wrong with a path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -83,22 +81,7 @@ fn in_commit(c: &Option<String>) -> String {
         .unwrap_or_default()
 }
 
-/// The code points HFS+ leaves out of a name when comparing (git's `is_hfs_dotgit`).
-fn hfs_ignorable(c: char) -> bool {
-    matches!(
-        c,
-        '\u{200c}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{206a}'..='\u{206f}' | '\u{feff}'
-    )
-}
-
-/// Is this top-level name the boxes' directory, as macOS would see it?
-pub fn is_boxes_dir(name: &[u8]) -> bool {
-    let Ok(s) = std::str::from_utf8(name) else {
-        return false;
-    };
-    let folded: String = s.chars().filter(|c| !hfs_ignorable(*c)).collect();
-    folded.eq_ignore_ascii_case(BOXES_DIR)
-}
+pub use crate::state::layout::is_boxes_dir;
 
 /// Does `b` hold a terminal control (see the module doc), `allowed` characters aside?
 fn controls_in(b: &[u8], allowed: impl Fn(char) -> bool) -> bool {
@@ -272,15 +255,35 @@ impl<'r> Scan<'r> {
     }
 }
 
-/// Does the commit `id`'s tree have the boxes' directory at its top? The entry, as it
-/// is spelled there (only the top-level tree is read).
-pub fn tracks_boxes_dir(repo: &Repository, id: Oid) -> Result<Option<String>, git2::Error> {
-    let tree = repo.find_commit(id)?.tree()?;
-    let found = tree
-        .iter()
-        .find(|e| is_boxes_dir(e.name_bytes()))
-        .map(|e| crate::sanitize::line(&String::from_utf8_lossy(e.name_bytes())));
-    Ok(found)
+/// The box's commits, oldest first, each with whether it is a merge: reachable from
+/// its tip and not from the base. At most [`COMMIT_BUDGET`], counted by an
+/// unsorted walk first (a topological sort reads the whole history before the first
+/// commit comes out); over it, the work is too large to land.
+pub fn history(r: &Repository, onto: Option<Oid>, tip: Oid) -> Result<Vec<(Oid, bool)>, Refusal> {
+    let walk = || -> Result<git2::Revwalk<'_>, git2::Error> {
+        let mut w = r.revwalk()?;
+        w.push(tip)?;
+        if let Some(o) = onto {
+            w.hide(o)?;
+        }
+        Ok(w)
+    };
+    let mut w = walk()?;
+    w.set_sorting(git2::Sort::NONE)?;
+    if w.take(COMMIT_BUDGET + 1).count() > COMMIT_BUDGET {
+        return Err(Refusal::TooLarge {
+            what: "commits",
+            limit: COMMIT_BUDGET,
+        });
+    }
+    let mut w = walk()?;
+    w.set_sorting(git2::Sort::TOPOLOGICAL | git2::Sort::REVERSE)?;
+    let mut out = Vec::new();
+    for id in w {
+        let id = id?;
+        out.push((id, r.find_commit(id)?.parent_count() > 1));
+    }
+    Ok(out)
 }
 
 #[cfg(test)]

@@ -280,7 +280,7 @@ fn new_branch(
         });
     };
     // A base tracking the boxes' directory would put its files among the boxes.
-    if let Ok(Some(entry)) = crate::land::scan::tracks_boxes_dir(&ctx.repo.git, resolved.oid) {
+    if let Ok(Some(entry)) = tracks_boxes_dir(&ctx.repo, resolved.oid) {
         let r = &resolved.refname;
         let base = r
             .strip_prefix("refs/remotes/")
@@ -296,6 +296,17 @@ fn new_branch(
         branch: branch.to_string(),
         start: resolved.refname,
     })
+}
+
+/// Does the commit `id`'s tree have the boxes' directory at its top (as macOS compares
+/// names)? The entry, as it is spelled there; only the top-level tree is read.
+fn tracks_boxes_dir(repo: &Repo, id: git2::Oid) -> Result<Option<String>, git2::Error> {
+    let tree = repo.git.find_commit(id)?.tree()?;
+    let found = tree
+        .iter()
+        .find(|e| crate::state::layout::is_boxes_dir(e.name_bytes()))
+        .map(|e| crate::sanitize::line(&String::from_utf8_lossy(e.name_bytes())));
+    Ok(found)
 }
 
 /// Ecosystems whose lockfile sits at the top of the commit's tree (libgit2, no checkout).

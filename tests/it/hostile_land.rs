@@ -21,7 +21,10 @@ use crate::schema::assert_valid;
 /// checkout's files (the boxes' root aside), and box `good`'s checkout.
 fn user_state(env: &TestEnv) -> String {
     let refs = env
-        .git(&env.repo, &["for-each-ref", "--format=%(refname) %(objectname)"])
+        .git(
+            &env.repo,
+            &["for-each-ref", "--format=%(refname) %(objectname)"],
+        )
         .lines()
         .filter(|l| !l.starts_with("refs/hort/"))
         .map(str::to_string)
@@ -53,7 +56,10 @@ fn refused(env: &TestEnv, args: &[&str]) -> String {
     let r = timed(env, TREEBOX, &a);
     r.code(5);
     assert_eq!(user_state(env), before, "{args:?} changed something: {r:?}");
-    assert!(!r.stderr.contains('\u{1b}') && !r.stderr.contains('\u{9b}'), "{r:?}");
+    assert!(
+        !r.stderr.contains('\u{1b}') && !r.stderr.contains('\u{9b}'),
+        "{r:?}"
+    );
     assert!(r.stderr.contains("hint:"), "{r:?}");
     a.push("--json");
     let e = timed(env, TREEBOX, &a);
@@ -107,7 +113,10 @@ fn a_box_writing_into_the_boxes_dir_is_refused_by_every_strategy_and_pr() {
     let doc = d.ok().json();
     assert_valid("diff", &doc, "diff of a box writing into .treebox/");
     let f = &doc["files"][0];
-    assert_eq!(f["path"], ".treebox/worktrees/good/INJECTED.test.js", "{doc}");
+    assert_eq!(
+        f["path"], ".treebox/worktrees/good/INJECTED.test.js",
+        "{doc}"
+    );
     assert_eq!(f["flag"], "boxes-root", "{doc}");
     let h = timed(env, TREEBOX, &["diff", "evil", "--stat"]);
     assert!(h.ok().stderr.contains("is under `.treebox/`"), "{h:?}");
@@ -133,7 +142,10 @@ fn a_box_writing_into_the_boxes_dir_is_refused_by_every_strategy_and_pr() {
     );
     for args in [&["evil"][..], &["evil", "--rebase"], &["evil", "--merge"]] {
         let msg = refused(env, args);
-        assert!(msg.contains(".TreeBox") || msg.contains(".treebox"), "{msg}");
+        assert!(
+            msg.contains(".TreeBox") || msg.contains(".treebox"),
+            "{msg}"
+        );
     }
     assert!(!Path::new("/tmp/pwned").exists());
 }
@@ -202,11 +214,16 @@ fn a_file_name_with_esc_bel_c1_and_bidi_is_refused_and_marked() {
         "names",
         r#"f="$(printf 'a\033]0;x\007b\302\233c\342\200\256sj.txt')" && echo x > "$f" && git add -- "$f" && git commit -qm names"#,
     );
-    let doc = timed(env, TREEBOX, &["diff", "names", "--json"]).ok().json();
+    let doc = timed(env, TREEBOX, &["diff", "names", "--json"])
+        .ok()
+        .json();
     assert_valid("diff", &doc, "diff of a box with a control in a file name");
     assert_eq!(doc["files"][0]["flag"], "controls", "{doc}");
     let h = timed(env, TREEBOX, &["diff", "names", "--stat"]);
-    assert!(h.ok().stderr.contains("holds terminal control characters"), "{h:?}");
+    assert!(
+        h.ok().stderr.contains("holds terminal control characters"),
+        "{h:?}"
+    );
     assert!(!h.stderr.contains('\u{1b}'), "{h:?}");
     for args in [
         &["names"][..],
@@ -215,7 +232,10 @@ fn a_file_name_with_esc_bel_c1_and_bidi_is_refused_and_marked() {
         &["names", "--pr"],
     ] {
         let msg = refused(env, args);
-        assert!(msg.contains("a\\u{1b}]0;x\\u{7}b\\u{9b}c\\u{202e}sj.txt"), "{msg}");
+        assert!(
+            msg.contains("a\\u{1b}]0;x\\u{7}b\\u{9b}c\\u{202e}sj.txt"),
+            "{msg}"
+        );
     }
     let names: Vec<String> = std::fs::read_dir(&env.repo)
         .unwrap()
@@ -241,20 +261,68 @@ fn create_from_a_base_tracking_the_boxes_dir_writes_nothing() {
         let r: Run = timed(env, TREEBOX, &["create", "nb", "--no-launch"]);
         r.code(5);
         assert!(r.stderr.contains(&format!("`{dir}/`")), "{r:?}");
-        assert!(r.stderr.contains("hint:") && r.stderr.contains("--base"), "{r:?}");
+        assert!(
+            r.stderr.contains("hint:") && r.stderr.contains("--base"),
+            "{r:?}"
+        );
         let j = timed(env, TREEBOX, &["create", "nb", "--no-launch", "--json"]);
         j.code(5);
         let doc: serde_json::Value = serde_json::from_str(j.stderr.trim()).unwrap();
         assert_eq!(doc["error"]["kind"], "base-tracks-boxes", "{doc}");
         assert_eq!(env.snapshot(), before, "{dir}");
         assert!(!env.box_path("nb").exists());
-        assert!(env.git_run(&env.repo, &["rev-parse", "--verify", "-q", "nb"]).code != 0);
+        assert!(
+            env.git_run(&env.repo, &["rev-parse", "--verify", "-q", "nb"])
+                .code
+                != 0
+        );
         assert!(!env.box_state("nb").join("record.json").exists());
         env.git(&env.repo, &["rm", "-q", "-r", "--cached", "--", dir]);
         std::fs::remove_dir_all(env.repo.join(dir)).unwrap();
         env.git(&env.repo, &["commit", "-qm", "untrack it"]);
         env.git(&env.repo, &["push", "-q", "origin", "HEAD:main"]);
     }
-    // Put right, the same create goes through.
+    // Put right, the same create goes through; a `.treebox` deeper down is an
+    // ordinary directory.
+    std::fs::create_dir_all(env.repo.join("docs/.treebox")).unwrap();
+    std::fs::write(env.repo.join("docs/.treebox/x"), "x\n").unwrap();
+    env.git(&env.repo, &["add", "-f", "--", "docs/.treebox/x"]);
+    env.git(&env.repo, &["commit", "-qm", "deeper"]);
+    env.git(&env.repo, &["push", "-q", "origin", "HEAD:main"]);
     env.treebox(&["create", "nb", "--no-launch"]).ok();
+    assert!(env.box_path("nb").join("docs/.treebox/x").is_file());
+}
+
+/// `diff --json` marks both kinds of path `land` refuses, and the document (with its
+/// `flag` field) matches its schema, strictly. A host box: the marks are the host's
+/// reading, whoever wrote the files.
+#[test]
+fn diff_json_marks_refused_paths_under_its_schema() {
+    let env = &TestEnv::new();
+    env.treebox(&["create", "marks", "--isolation", "host", "--no-launch"])
+        .ok();
+    let bx = env.box_path("marks");
+    std::fs::create_dir_all(bx.join(".treebox/worktrees/x")).unwrap();
+    std::fs::write(bx.join(".treebox/worktrees/x/t.js"), "x\n").unwrap();
+    std::fs::write(bx.join("bell\u{7}.txt"), "x\n").unwrap();
+    std::fs::write(bx.join("docs.treebox.md"), "x\n").unwrap();
+    env.git(&bx, &["add", "-f", "-A"]);
+    env.git(&bx, &["commit", "-qm", "marks"]);
+    let doc = timed(env, TREEBOX, &["diff", "marks", "--json"])
+        .ok()
+        .json();
+    assert_valid("diff", &doc, "diff --json with marked paths");
+    let flag = |path: &str| {
+        doc["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["path"] == path)
+            .unwrap_or_else(|| panic!("{path}: {doc}"))
+            .get("flag")
+            .cloned()
+    };
+    assert_eq!(flag(".treebox/worktrees/x/t.js").unwrap(), "boxes-root");
+    assert_eq!(flag("bell\u{7}.txt").unwrap(), "controls");
+    assert_eq!(flag("docs.treebox.md"), None);
 }

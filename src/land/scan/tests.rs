@@ -211,23 +211,3 @@ fn past_the_entry_budget_or_the_depth_cap_it_is_too_large() {
         })
     ));
 }
-
-#[test]
-fn a_base_tracking_the_boxes_dir_is_found_at_its_top_only() {
-    let (_d, r) = repo();
-    let sig = git2::Signature::now("A", "a@example.com").unwrap();
-    let mk = |paths: &[&[u8]]| {
-        let t = r.find_tree(tree(&r, paths)).unwrap();
-        r.commit(None, &sig, &sig, "m", &t, &[]).unwrap()
-    };
-    assert_eq!(
-        tracks_boxes_dir(&r, mk(&[b"a", b"docs/.treebox/x"])).unwrap(),
-        None
-    );
-    assert_eq!(
-        tracks_boxes_dir(&r, mk(&[b"a", b".TreeBox/x"]))
-            .unwrap()
-            .as_deref(),
-        Some(".TreeBox")
-    );
-}
