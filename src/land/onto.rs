@@ -300,6 +300,9 @@ pub fn compose(
     let sign = signs(r);
     let onto = r.find_commit(base.onto)?;
     let tip = r.find_commit(work.tip)?;
+    // The box's own change, before libgit2 merges (and so expands) anything of it.
+    let start = r.find_commit(merge_base)?.tree_id();
+    scan.tree(Some(start), tip.tree_id(), None)?;
     match strategy {
         Strategy::Squash | Strategy::Merge => {
             if strategy == Strategy::Merge {

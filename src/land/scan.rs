@@ -15,10 +15,12 @@
 //!   ([`crate::sanitize::is_bidi_control`]).
 //!
 //! [`Scan`] walks only what changed between two trees (an unchanged subtree is one id
-//! comparison), each pair of trees once however often it recurs (a tree made of
-//! identical subtrees costs its distinct objects), within [`ENTRY_BUDGET`] entries and
-//! [`MAX_DEPTH`] levels for a whole land: past either the work is refused as too
-//! large, never walked for minutes. Callers: [`super::onto`], `cli/land_pr.rs`,
+//! comparison), within [`ENTRY_BUDGET`] entries and [`MAX_DEPTH`] levels for a whole
+//! land: past either the work is refused as too large, never walked for minutes. Within
+//! one tree every entry counts as the merge would count it — a tree made of identical
+//! subtrees (4 M paths from 300 KB of objects) is as large as it expands to, and is
+//! refused before libgit2's merge would build an index of it; a pair of trees already
+//! walked by an earlier call (the next commit of a history) is not walked again. Callers: [`super::onto`], `cli/land_pr.rs`,
 //! [`super::diff`] (marks). `create`'s base check is provision's planner's, by
 //! [`is_boxes_dir`].
 
@@ -155,7 +157,7 @@ pub fn short(id: Oid) -> String {
 /// One land's walk of trees (see the module doc).
 pub struct Scan<'r> {
     repo: &'r Repository,
-    /// Pairs (old, new, at the top) already walked or queued.
+    /// Pairs (old, new, at the top) walked clean by earlier calls.
     seen: HashSet<(Option<Oid>, Oid, bool)>,
     left: usize,
 }
@@ -174,7 +176,8 @@ impl<'r> Scan<'r> {
     /// the commit in a refusal.
     pub fn tree(&mut self, old: Option<Oid>, new: Oid, commit: Option<Oid>) -> Result<(), Refusal> {
         let mut stack: Vec<(Option<Oid>, Oid, Vec<u8>, usize)> = Vec::new();
-        if old != Some(new) && self.seen.insert((old, new, true)) {
+        let mut walked = vec![(old, new, true)];
+        if old != Some(new) && !self.seen.contains(&(old, new, true)) {
             stack.push((old, new, Vec::new(), 0));
         }
         while let Some((old, new, prefix, depth)) = stack.pop() {
@@ -224,7 +227,8 @@ impl<'r> Scan<'r> {
                     let old_sub = before
                         .filter(|b| b.kind() == Some(ObjectType::Tree))
                         .map(|b| b.id());
-                    if self.seen.insert((old_sub, entry.id(), false)) {
+                    if !self.seen.contains(&(old_sub, entry.id(), false)) {
+                        walked.push((old_sub, entry.id(), false));
                         let mut p = prefix.clone();
                         p.extend_from_slice(name);
                         p.push(b'/');
@@ -233,6 +237,7 @@ impl<'r> Scan<'r> {
                 }
             }
         }
+        self.seen.extend(walked);
         Ok(())
     }
 

@@ -159,18 +159,13 @@ fn only_what_changed_is_walked_and_flawed_paths_are_named() {
 }
 
 #[test]
-fn a_tree_of_identical_subtrees_costs_its_distinct_objects() {
+fn a_tree_of_identical_subtrees_counts_as_it_expands_and_is_walked_once_per_land() {
     let (_d, r) = repo();
-    // 16^6 (16.7 M) paths from 7 trees.
-    let leaf = tree(
-        &r,
-        &[
-            b"0", b"1", b"2", b"3", b"4", b"5", b"6", b"7", b"8", b"9", b"a", b"b", b"c", b"d",
-            b"e", b"f",
-        ],
-    );
-    let mut t = leaf;
-    for _ in 0..5 {
+    // 16^5 (1 M) paths from 6 trees.
+    let names: Vec<String> = (0..16).map(|i| format!("{i:x}")).collect();
+    let refs: Vec<&[u8]> = names.iter().map(|n| n.as_bytes()).collect();
+    let mut t = tree(&r, &refs);
+    for _ in 0..4 {
         let mut b = r.treebuilder(None).unwrap();
         for i in 0..16 {
             b.insert(format!("d{i:x}"), t, 0o040000).unwrap();
@@ -178,8 +173,26 @@ fn a_tree_of_identical_subtrees_costs_its_distinct_objects() {
         t = b.write().unwrap();
     }
     let started = std::time::Instant::now();
-    Scan::new(&r).tree(None, t, None).unwrap();
-    assert!(started.elapsed() < std::time::Duration::from_secs(2));
+    let mut s = Scan::new(&r);
+    s.left = 100_000;
+    assert!(matches!(
+        s.tree(None, t, None),
+        Err(Refusal::TooLarge {
+            what: "tree entries",
+            ..
+        })
+    ));
+    assert!(started.elapsed() < std::time::Duration::from_secs(5));
+    // Within the budget, walked once; the same pair again costs nothing.
+    let mut s = Scan::new(&r);
+    s.tree(None, t, None).unwrap();
+    let left = s.left;
+    s.tree(None, t, None).unwrap();
+    assert_eq!(s.left, left);
+    assert_eq!(
+        ENTRY_BUDGET - left,
+        16 + 16 * 16 + 16usize.pow(3) + 16usize.pow(4) + 16usize.pow(5)
+    );
 }
 
 #[test]
