@@ -32,6 +32,13 @@ pub fn block(s: &str) -> String {
     s.lines().map(line).collect::<Vec<_>>().join("\n")
 }
 
+/// A commit message a box wrote, as it is written into the user's history (`land`):
+/// newlines and tabs kept, a CR ending a line dropped (CRLF becomes LF), every other
+/// control character and bidirectional control escaped (`\u{1b}`), the rest as it was.
+pub fn message(s: &str) -> String {
+    text(&s.replace("\r\n", "\n"))
+}
+
 /// Text a box wrote (a patch): newlines and tabs kept, every other control character
 /// and bidirectional control escaped.
 pub fn text(s: &str) -> String {
@@ -82,6 +89,16 @@ mod tests {
         assert_eq!(super::line("x\u{202e}txt.exe"), "x\\u{202e}txt.exe");
         assert_eq!(super::line("\u{2066}a\u{2069}"), "\\u{2066}a\\u{2069}");
         assert_eq!(super::line("héllo wörld"), "héllo wörld");
+    }
+
+    #[test]
+    fn a_message_keeps_its_lines_and_tabs_and_loses_its_controls() {
+        let m = "fix\u{1b}]52;c;aGk=\u{7}\r\n\n\tcode\u{9b}31m\u{202e}x\ry\n";
+        assert_eq!(
+            super::message(m),
+            "fix\\u{1b}]52;c;aGk=\\u{7}\n\n\tcode\\u{9b}31m\\u{202e}x\\ry\n"
+        );
+        assert_eq!(super::message("plain\n\nbody\n"), "plain\n\nbody\n");
     }
 
     #[test]

@@ -92,6 +92,7 @@ pub fn run(args: DiffArgs, ui: &mut Ui) -> Result<i32, CliError> {
                     additions: f.additions,
                     deletions: f.deletions,
                     binary: f.binary,
+                    flag: f.flaw.map(|f| f.as_str()),
                 })
                 .collect(),
             patch: patch.as_deref(),
@@ -117,6 +118,7 @@ pub fn run(args: DiffArgs, ui: &mut Ui) -> Result<i32, CliError> {
             (true, false) => "",
         }
     ));
+    warn_flawed(&d, &name, ui);
     let text: &[u8] = match (&d.patch, args.stat) {
         (Some(p), false) => p,
         _ => d.stat.as_bytes(),
@@ -138,4 +140,23 @@ pub fn run(args: DiffArgs, ui: &mut Ui) -> Result<i32, CliError> {
         return Ok(error::OK);
     }
     Ok(error::OK)
+}
+
+/// Each path `land` would refuse (SPEC §8.11), said before the patch.
+fn warn_flawed(d: &diff::BoxDiff, name: &str, ui: &mut Ui) {
+    use crate::land::scan::PathFlaw;
+    for f in &d.files {
+        let shown = crate::sanitize::line(&f.path);
+        match f.flaw {
+            Some(PathFlaw::BoxesRoot) => ui.warning(&format!(
+                "`{shown}` is under `.treebox/`, the boxes' own directory: `git treebox land {}` refuses it",
+                crate::cmd::quote(name)
+            )),
+            Some(PathFlaw::Controls) => ui.warning(&format!(
+                "`{shown}` holds terminal control characters: `git treebox land {}` refuses it",
+                crate::cmd::quote(name)
+            )),
+            None => {}
+        }
+    }
 }

@@ -106,6 +106,12 @@ kinds! {
     Diverged = "diverged" => CONFLICT,
     /// `land`: the box's work conflicts with the base (nothing was changed).
     LandConflict = "land-conflict" => CONFLICT,
+    /// `land`: the work writes a path under `.treebox/` or with terminal controls, a
+    /// commit whose text carries controls would enter the history as it is, or it is
+    /// too large to check (SPEC §8.11; nothing was changed).
+    Unreviewable = "unreviewable" => CONFLICT,
+    /// `create`: the base tracks something under `.treebox/`, the boxes' directory.
+    BaseTracksBoxes = "base-tracks-boxes" => CONFLICT,
     /// A push the guard (or `land --pr`'s own rule) refuses.
     PushRefused = "push-refused" => CONFLICT,
     Locked = "locked" => CONFLICT,
@@ -349,6 +355,9 @@ fn classify(e: &ProvisionError) -> CliError {
             P::BranchExists { branch } | P::BranchOnOrigin { branch } => CliError::new(ErrorKind::BranchExists, msg).hint(format!(
                 "To work on the existing branch, run `git treebox create --checkout {}`.",
                 q(branch)
+            )),
+            P::BaseTracksBoxes { base, .. } => CliError::new(ErrorKind::BaseTracksBoxes, msg).hint(format!(
+                "Untrack it on `{base}` (`git rm -r --cached -- ':(icase).treebox'`, commit, push), or name another base with `--base`; nothing was written."
             )),
             P::BranchCheckedOut { .. } => CliError::new(ErrorKind::BranchCheckedOut, msg)
                 .hint("`git worktree list` shows where; switch that checkout to another branch first."),

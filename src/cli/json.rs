@@ -331,6 +331,9 @@ pub struct DiffFile<'a> {
     pub additions: usize,
     pub deletions: usize,
     pub binary: bool,
+    /// `boxes-root` or `controls`: a path `land` refuses to write.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub flag: Option<&'a str>,
 }
 
 /// `docs/schema/teardown.schema.json` and `sandbox-down.schema.json`: `teardown --json`

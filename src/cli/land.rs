@@ -346,6 +346,10 @@ fn short(o: git2::Oid) -> String {
 /// A landing failure as the user sees it: its kind (exit code) and the step that
 /// fixes it.
 fn from_land(e: LandError, leaf: &str) -> CliError {
+    let e = match e {
+        LandError::Refused(r) => return super::land_pr::refused(r, leaf),
+        e => e,
+    };
     let q = crate::cmd::quote(leaf);
     let (kind, hint) = match &e {
         LandError::NoBase { base } => (
@@ -380,7 +384,10 @@ fn from_land(e: LandError, leaf: &str) -> CliError {
             ErrorKind::Runtime,
             format!("Bring your checkout along once its changes are out of the way: `git read-tree -m -u {old} {new}`."),
         ),
-        LandError::AlreadyIn { .. } | LandError::Git(_) | LandError::Cmd(_) => {
+        LandError::AlreadyIn { .. }
+        | LandError::Git(_)
+        | LandError::Cmd(_)
+        | LandError::Refused(_) => {
             (ErrorKind::Repo, String::new())
         }
     };

@@ -8,8 +8,11 @@ use crate::boxes::BoxEntry;
 use crate::git::cli::GitCli;
 use crate::git::Repo;
 use crate::land::publish::{self, PublishError};
+use crate::land::scan::{self, Refusal, Scan};
 
-/// Push `tip` as the box's `branch` and open a pull request onto `base`; its URL.
+/// Push `tip` as the box's `branch` and open a pull request onto `base`; its URL. The
+/// commits the pull request would bring are checked as `land --merge` checks them
+/// first: a merge on the forge bypasses treebox (SPEC §8.11).
 pub(super) fn open(
     repo: &Repo,
     git: &GitCli,
@@ -21,6 +24,7 @@ pub(super) fn open(
 ) -> Result<String, CliError> {
     let leaf = entry.leaf.as_str();
     let err = |e| from_publish(e, leaf);
+    reviewable(repo, tip, base).map_err(|e| refused(e, leaf))?;
     publish::check_pr_branch(repo, branch, base).map_err(err)?;
     let (host, slug) = publish::forge_repo(repo).map_err(err)?;
     publish::gh_ready(&host).map_err(err)?;
@@ -42,6 +46,32 @@ pub(super) fn open(
     })?;
     ui.info(&format!("opened a pull request of `{shown}` onto `{base}`"));
     Ok(url)
+}
+
+/// The commits `tip` would bring onto origin's `base` (else the local one): no path
+/// under `.treebox/` or with controls, no text with controls, within the budgets.
+fn reviewable(repo: &Repo, tip: git2::Oid, base: &str) -> Result<(), Refusal> {
+    let onto = repo.remote_branch(base).or_else(|| repo.local_branch(base));
+    let all: Vec<git2::Oid> = scan::history(&repo.git, onto, tip)?
+        .into_iter()
+        .map(|(id, _)| id)
+        .collect();
+    match Scan::new(&repo.git).commits(&all)? {
+        Some((id, field)) => Err(Refusal::ControlText {
+            commit: scan::short(id),
+            field,
+        }),
+        None => Ok(()),
+    }
+}
+
+/// A [`Refusal`] as the user sees it (exit 5, `unreviewable`) and its way out.
+pub(super) fn refused(r: Refusal, leaf: &str) -> CliError {
+    if let Refusal::Git(_) = r {
+        return CliError::of(ErrorKind::Repo, r);
+    }
+    let hint = refused_hint(&r, leaf);
+    CliError::of(ErrorKind::Unreviewable, r).hint(hint)
 }
 
 /// A publishing failure as the user sees it: its kind (exit code) and the step that
@@ -78,5 +108,28 @@ pub(super) fn from_publish(e: PublishError, leaf: &str) -> CliError {
     match hint {
         Some(h) => e.hint(h),
         None => e,
+    }
+}
+
+/// The way out of a [`Refusal`] (SPEC §8.11): the box's branch put right inside the
+/// box, or the same work landed made plain.
+fn refused_hint(r: &Refusal, leaf: &str) -> String {
+    let q = crate::cmd::quote(leaf);
+    match r {
+        Refusal::BoxesRoot { commit, .. } => format!(
+            "Nothing was changed. Take it off the box's branch inside the box (`git treebox enter {q}`, then `git rm -r --cached -- ':(icase).treebox'` and commit){}; `git treebox diff {q}` marks it.",
+            if commit.is_some() { "; a commit that added it needs rewriting (`git rebase -i`), or land with `--squash`" } else { "" }
+        ),
+        Refusal::ControlPath { commit, .. } => format!(
+            "Nothing was changed. Rename it inside the box (`git treebox enter {q}`, then `git mv` and commit){}; `git treebox diff {q}` marks it.",
+            if commit.is_some() { "; a commit that added it needs rewriting (`git rebase -i`), or land with `--squash`" } else { "" }
+        ),
+        Refusal::ControlText { .. } => format!(
+            "Nothing was changed. Land with `--squash` or `--rebase` (they write its message and names made plain): `git treebox land {q} --rebase`; or reword it inside the box (`git rebase -i`)."
+        ),
+        Refusal::TooLarge { .. } => format!(
+            "Nothing was changed. Look at the work yourself (`git treebox diff {q} --stat`) and bring over what you trust with git."
+        ),
+        Refusal::Git(_) => String::new(),
     }
 }

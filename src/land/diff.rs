@@ -41,6 +41,9 @@ pub struct FileChange {
     pub additions: usize,
     pub deletions: usize,
     pub binary: bool,
+    /// A path `land` refuses to write ([`super::scan`]): under `.treebox/`, or holding
+    /// terminal controls (judged on its bytes; never set on a deletion).
+    pub flaw: Option<super::scan::PathFlaw>,
 }
 
 /// What a box changed.
@@ -210,6 +213,10 @@ fn files(d: &git2::Diff<'_>) -> Result<Vec<FileChange>, git2::Error> {
     let mut out = Vec::new();
     for (i, delta) in d.deltas().enumerate() {
         let path = |f: git2::DiffFile<'_>| f.path().map(|p| p.to_string_lossy().into_owned());
+        let written = delta
+            .new_file()
+            .path_bytes()
+            .or(delta.old_file().path_bytes());
         let new = path(delta.new_file());
         let old = path(delta.old_file());
         let status = match delta.status() {
@@ -235,6 +242,9 @@ fn files(d: &git2::Diff<'_>) -> Result<Vec<FileChange>, git2::Error> {
             additions,
             deletions,
             binary,
+            flaw: written
+                .filter(|_| status != "deleted")
+                .and_then(super::scan::path_flaw),
         });
     }
     Ok(out)

@@ -20,5 +20,6 @@ pub mod onto;
 mod open;
 pub mod pager;
 pub mod publish;
+pub mod scan;
 
 pub use open::{BoxGit, OpenError};

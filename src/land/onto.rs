@@ -12,7 +12,14 @@
 //!    merge driver, filter or hook runs, and the box's `.gitattributes` can name only
 //!    libgit2's built-in drivers); `git commit-tree` writes the commit, so the user's
 //!    identity and commit signing apply. A conflict leaves nothing behind but loose
-//!    objects no ref names.
+//!    objects no ref names. What lands is what a reviewer would land (SPEC §8.11,
+//!    [`super::scan`]): a tree or a commit of the history that lands writing a path
+//!    under `.treebox/` or with terminal controls is refused; a replayed commit's
+//!    message and author are made plain ([`crate::sanitize::message`]); a rebase never
+//!    fast-forwards onto commits whose text carries controls (it replays them), and a
+//!    merge, whose second parent brings the box's commits in as they are, refuses them
+//!    (naming the commit: `--squash` and `--rebase` land the same work made plain). The
+//!    box's history is walked at most [`scan::COMMIT_BUDGET`] commits deep ([`scan::history`]).
 //! 4. [`move_base`]: `git update-ref <base> NEW OLD` — a base that moved meanwhile
 //!    fails cleanly — then the main checkout, when it is on the base, is brought
 //!    along with `git read-tree -m -u OLD NEW` (a fast-forward of its files).
@@ -28,6 +35,7 @@ use crate::cmd::CmdError;
 use crate::git::cli::GitCli;
 use crate::git::repo::read_plain;
 use crate::git::Repo;
+use crate::land::scan::{self, Refusal, Scan};
 
 /// How the box's commits become the base's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -116,6 +124,9 @@ pub enum LandError {
     Git(#[from] git2::Error),
     #[error("git failed")]
     Cmd(#[from] CmdError),
+    /// What would land is not what a reviewer would land (SPEC §8.11).
+    #[error(transparent)]
+    Refused(#[from] Refusal),
 }
 
 fn conflict_list(files: &[String]) -> String {
@@ -262,7 +273,12 @@ pub fn compose(
     let already = || LandError::AlreadyIn {
         base: base.name.clone(),
     };
-    if work.tip == base.onto || r.graph_descendant_of(base.onto, work.tip)? {
+    if work.tip == base.onto {
+        return Err(already());
+    }
+    // Bounded before any merge-base walk: the box's side of the history, capped.
+    let history = scan::history(r, Some(base.onto), work.tip)?;
+    if history.is_empty() {
         return Err(already());
     }
     let merge_base = r.merge_base(base.onto, work.tip).map_err(|e| {
@@ -274,17 +290,37 @@ pub fn compose(
             e.into()
         }
     })?;
-    let commits = box_commits(r, base.onto, work.tip)?;
+    let commits: Vec<Oid> = history
+        .iter()
+        .filter(|(_, merge)| !merge)
+        .map(|(id, _)| *id)
+        .collect();
+    let all: Vec<Oid> = history.iter().map(|(id, _)| *id).collect();
+    let mut scan = Scan::new(r);
     let sign = signs(r);
     let onto = r.find_commit(base.onto)?;
     let tip = r.find_commit(work.tip)?;
+    // The box's own change, before libgit2 merges (and so expands) anything of it.
+    let start = r.find_commit(merge_base)?.tree_id();
+    scan.tree(Some(start), tip.tree_id(), None)?;
     match strategy {
         Strategy::Squash | Strategy::Merge => {
+            if strategy == Strategy::Merge {
+                // The box's commits become the base's history as they are.
+                if let Some((id, field)) = scan.commits(&all)? {
+                    return Err(Refusal::ControlText {
+                        commit: scan::short(id),
+                        field,
+                    }
+                    .into());
+                }
+            }
             let mut index = r.merge_commits(&onto, &tip, None)?;
             let tree = write_merged(r, &mut index, &base.name)?;
             if strategy == Strategy::Squash && tree == onto.tree_id() {
                 return Err(already());
             }
+            scan.tree(Some(onto.tree_id()), tree, None)?;
             let message = if strategy == Strategy::Squash {
                 squash_message(r, work, &commits)
             } else {
@@ -306,11 +342,14 @@ pub fn compose(
                 fast_forward: false,
             })
         }
-        Strategy::Rebase if merge_base == base.onto => Ok(Composed {
-            new: work.tip,
-            commits: commits.len(),
-            fast_forward: true,
-        }),
+        // A fast-forward, unless a commit's text carries controls: then replayed.
+        Strategy::Rebase if merge_base == base.onto && scan.commits(&all)?.is_none() => {
+            Ok(Composed {
+                new: work.tip,
+                commits: commits.len(),
+                fast_forward: true,
+            })
+        }
         Strategy::Rebase => {
             let mut current = onto;
             let mut landed = 0;
@@ -322,13 +361,14 @@ pub fn compose(
                     // Already in the base (a commit cherry-picked there before).
                     continue;
                 }
-                let author = c.author();
+                scan.tree(Some(current.tree_id()), tree, Some(*id))?;
+                let author = Author::plain(&c.author());
                 let new = commit_tree(
                     git,
                     &repo.main_root,
                     tree,
                     &[current.id()],
-                    &String::from_utf8_lossy(c.message_bytes()),
+                    &crate::sanitize::message(&String::from_utf8_lossy(c.message_bytes())),
                     Some(&author),
                     sign,
                 )?;
@@ -345,23 +385,6 @@ pub fn compose(
             })
         }
     }
-}
-
-/// The box's own commits, oldest first: reachable from its tip and not from the base,
-/// merge commits left out.
-fn box_commits(r: &Repository, onto: Oid, tip: Oid) -> Result<Vec<Oid>, git2::Error> {
-    let mut walk = r.revwalk()?;
-    walk.set_sorting(git2::Sort::TOPOLOGICAL | git2::Sort::REVERSE)?;
-    walk.push(tip)?;
-    walk.hide(onto)?;
-    let mut out = Vec::new();
-    for id in walk {
-        let id = id?;
-        if r.find_commit(id)?.parent_count() <= 1 {
-            out.push(id);
-        }
-    }
-    Ok(out)
 }
 
 /// The merged index as a tree; a conflict names its files.
@@ -392,7 +415,7 @@ fn squash_message(r: &Repository, work: &Work, commits: &[Oid]) -> String {
             .unwrap_or_default()
     };
     if let [only] = commits {
-        let m = crate::sanitize::block(text(only).trim_end());
+        let m = crate::sanitize::message(text(only).trim_end());
         return format!("{m}\n");
     }
     let mut m = format!(
@@ -409,6 +432,24 @@ fn squash_message(r: &Repository, work: &Work, commits: &[Oid]) -> String {
     m
 }
 
+/// A replayed commit's author, made plain (no control character reaches `git log`).
+struct Author {
+    name: String,
+    email: String,
+    when: git2::Time,
+}
+
+impl Author {
+    fn plain(a: &git2::Signature) -> Author {
+        let plain = |b: &[u8]| crate::sanitize::line(&String::from_utf8_lossy(b));
+        Author {
+            name: plain(a.name_bytes()),
+            email: plain(a.email_bytes()),
+            when: a.when(),
+        }
+    }
+}
+
 /// `git commit-tree`: the user's identity as committer (and author, unless `author` is
 /// kept from a replayed commit), the user's signing settings.
 fn commit_tree(
@@ -417,7 +458,7 @@ fn commit_tree(
     tree: Oid,
     parents: &[Oid],
     message: &str,
-    author: Option<&git2::Signature>,
+    author: Option<&Author>,
     sign: bool,
 ) -> Result<Oid, LandError> {
     let mut c = git.cmd(dir).arg("commit-tree").arg(tree.to_string());
@@ -429,18 +470,12 @@ fn commit_tree(
         c = c.arg("-S");
     }
     if let Some(a) = author {
-        let when = a.when();
+        let when = a.when;
         let off = when.offset_minutes();
         let sign = if off < 0 { '-' } else { '+' };
         c = c
-            .env(
-                "GIT_AUTHOR_NAME",
-                String::from_utf8_lossy(a.name_bytes()).into_owned(),
-            )
-            .env(
-                "GIT_AUTHOR_EMAIL",
-                String::from_utf8_lossy(a.email_bytes()).into_owned(),
-            )
+            .env("GIT_AUTHOR_NAME", &a.name)
+            .env("GIT_AUTHOR_EMAIL", &a.email)
             .env(
                 "GIT_AUTHOR_DATE",
                 format!(

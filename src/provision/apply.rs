@@ -74,12 +74,13 @@ pub fn create(
         // checks are repeated under the lock below.
         match make_plan(req, cfg, &ctx, &leaf, &branch, placeholder, Fetch::Skipped) {
             // The base or a remote branch may only appear (or, pruned, go) with the
-            // fetch.
+            // fetch; a base tracking `.treebox/` may be put right on origin.
             Err(
                 ProvisionError::BaseNotFound { .. }
                 | ProvisionError::DefaultBaseNotFound { .. }
                 | ProvisionError::BranchNotFound { .. }
-                | ProvisionError::BranchOnOrigin { .. },
+                | ProvisionError::BranchOnOrigin { .. }
+                | ProvisionError::BaseTracksBoxes { .. },
             ) => {}
             Err(e) => return Err(e),
             Ok(_) => {}

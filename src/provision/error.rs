@@ -81,6 +81,10 @@ pub enum ProvisionError {
         /// base the hint suggests.
         checked_out: Option<String>,
     },
+    /// The base's tree has the boxes' directory at its top (SPEC §8.11): a box cut
+    /// from it would carry files into the boxes' directory of every checkout.
+    #[error("the base `{base}` tracks `{entry}/`, the boxes' own directory: a box cut from it would spread those files among the boxes")]
+    BaseTracksBoxes { base: String, entry: String },
     #[error("branch `{branch}` not found (neither a local branch nor origin/{branch})")]
     BranchNotFound { branch: String },
     #[error("branch `{branch}` already exists")]

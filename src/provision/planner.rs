@@ -279,12 +279,34 @@ fn new_branch(
             checked_out,
         });
     };
+    // A base tracking the boxes' directory would put its files among the boxes.
+    if let Ok(Some(entry)) = tracks_boxes_dir(&ctx.repo, resolved.oid) {
+        let r = &resolved.refname;
+        let base = r
+            .strip_prefix("refs/remotes/")
+            .or_else(|| r.strip_prefix("refs/heads/"));
+        return Err(ProvisionError::BaseTracksBoxes {
+            base: base.unwrap_or(r).to_string(),
+            entry,
+        });
+    }
     *base_ref = Some(resolved.refname.clone());
     *base_commit = Some(resolved.oid.to_string());
     Ok(Checkout::NewBranch {
         branch: branch.to_string(),
         start: resolved.refname,
     })
+}
+
+/// Does the commit `id`'s tree have the boxes' directory at its top (as macOS compares
+/// names)? The entry, as it is spelled there; only the top-level tree is read.
+fn tracks_boxes_dir(repo: &Repo, id: git2::Oid) -> Result<Option<String>, git2::Error> {
+    let tree = repo.git.find_commit(id)?.tree()?;
+    let found = tree
+        .iter()
+        .find(|e| crate::state::layout::is_boxes_dir(e.name_bytes()))
+        .map(|e| crate::sanitize::line(&String::from_utf8_lossy(e.name_bytes())));
+    Ok(found)
 }
 
 /// Ecosystems whose lockfile sits at the top of the commit's tree (libgit2, no checkout).

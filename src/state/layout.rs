@@ -30,6 +30,28 @@ use crate::names::Leaf;
 /// Directory of boxes, relative to the main worktree.
 pub const BOX_ROOT: &str = ".treebox/worktrees";
 
+/// The top-level directory of the boxes' root ([`BOX_ROOT`]): a tree that tracks
+/// anything under it is refused by `land` and `create` (SPEC §8.11).
+pub const BOXES_DIR: &str = ".treebox";
+
+/// The code points HFS+ leaves out of a name when comparing (git's `is_hfs_dotgit`).
+fn hfs_ignorable(c: char) -> bool {
+    matches!(
+        c,
+        '\u{200c}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{206a}'..='\u{206f}' | '\u{feff}'
+    )
+}
+
+/// Is this top-level name [`BOXES_DIR`], as macOS would see it (ASCII case folded, the
+/// code points HFS+ ignores left out)? A `.treebox` deeper in a tree is not.
+pub fn is_boxes_dir(name: &[u8]) -> bool {
+    let Ok(s) = std::str::from_utf8(name) else {
+        return false;
+    };
+    let folded: String = s.chars().filter(|c| !hfs_ignorable(*c)).collect();
+    folded.eq_ignore_ascii_case(BOXES_DIR)
+}
+
 /// Directory under the state root that holds one state dir per repository (or folder).
 const REPOS: &str = "repos";
 /// Directory of a state dir that holds one bookkeeping dir per box.

@@ -18,6 +18,7 @@ mod hostile_caches;
 mod hostile_clone_boxes;
 mod hostile_containers;
 mod hostile_include;
+mod hostile_land;
 mod hostile_objects;
 mod hostile_sizes;
 mod json_controls;

@@ -4,6 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use super::*;
+use crate::land::scan::Refusal;
 use crate::testing::git;
 
 struct Fx {
@@ -310,4 +311,108 @@ fn an_untracked_file_in_the_way_is_refused_before_the_base_moves() {
         std::fs::read_to_string(fx.repo_dir.join("c.txt")).unwrap(),
         "mine, untracked\n"
     );
+}
+
+/// The box's one commit, its message and author name carrying OSC 52, OSC 0, CSI and a
+/// C1 CSI.
+const HOSTILE_MSG: &str =
+    "fix\u{1b}]52;c;aGVsbG8=\u{7} \u{1b}]0;pwned\u{7}\u{1b}[2J\u{9b}31m\n\nbody\n";
+const HOSTILE_AUTHOR: &str = "Ev\u{1b}[31mil\u{9b}0m <e@example.com>";
+
+fn hostile_commit(dir: &Path) {
+    std::fs::write(dir.join("h.txt"), "h\n").unwrap();
+    git(dir, &["add", "h.txt"]);
+    git(
+        dir,
+        &[
+            "commit",
+            "-q",
+            "--author",
+            HOSTILE_AUTHOR,
+            "-m",
+            HOSTILE_MSG,
+        ],
+    );
+}
+
+#[test]
+fn rebase_replays_commits_with_controls_made_plain_instead_of_fast_forwarding() {
+    let fx = Fx::new();
+    hostile_commit(&fx.boxdir());
+    let tip = fx.rev("feat");
+    let (_, c) = fx.land(Strategy::Rebase).unwrap();
+    // The base did not move, yet no fast-forward: the commit was replayed.
+    assert!(!c.fast_forward);
+    assert_ne!(c.new, tip);
+    let log = git(&fx.repo_dir, &["log", "-1", "--format=%an|%B", "main"]);
+    assert!(
+        !log.chars().any(|ch| ch.is_control() && ch != '\n'),
+        "{log:?}"
+    );
+    assert!(
+        log.starts_with("Ev\\u{1b}[31mil\\u{9b}0m|fix\\u{1b}]52;c;aGVsbG8=\\u{7}"),
+        "{log}"
+    );
+    assert!(log.contains("\n\nbody"), "{log}");
+}
+
+#[test]
+fn merge_refuses_commits_with_controls_naming_one_and_squash_lands_them_plain() {
+    let fx = Fx::new();
+    hostile_commit(&fx.boxdir());
+    let before = fx.rev("main");
+    let tip = fx.rev("feat");
+    match fx.land(Strategy::Merge) {
+        Err(LandError::Refused(Refusal::ControlText { commit, field })) => {
+            assert_eq!(commit, tip.to_string()[..12]);
+            assert_eq!(field, "message");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(fx.rev("main"), before);
+    fx.land(Strategy::Squash).unwrap();
+    let log = git(&fx.repo_dir, &["log", "-1", "--format=%an|%B", "main"]);
+    assert!(log.starts_with("User|fix\\u{1b}]52"), "{log}");
+}
+
+#[test]
+fn a_path_under_the_boxes_dir_in_the_history_is_refused_by_merge_and_rebase() {
+    let fx = Fx::new();
+    let b = fx.boxdir();
+    std::fs::create_dir_all(b.join(".treebox/worktrees/good")).unwrap();
+    commit(
+        &b,
+        ".treebox/worktrees/good/INJECTED.test.js",
+        "pwn\n",
+        "inject",
+    );
+    git(&b, &["rm", "-q", "-r", ".treebox"]);
+    commit(&b, "c.txt", "c\n", "hide it again");
+    let before = fx.rev("main");
+    for s in [Strategy::Merge, Strategy::Rebase] {
+        match fx.land(s) {
+            Err(LandError::Refused(Refusal::BoxesRoot { path, commit })) => {
+                assert_eq!(path, ".treebox", "{s:?}");
+                assert_eq!(commit.unwrap(), fx.rev("feat~1").to_string()[..12]);
+            }
+            other => panic!("{s:?}: {other:?}"),
+        }
+        assert_eq!(fx.rev("main"), before);
+    }
+    // The squash writes the result alone, which holds none of it.
+    fx.land(Strategy::Squash).unwrap();
+    assert!(!fx.repo_dir.join(".treebox").exists());
+    // A result that keeps it is refused by every strategy, the squash too.
+    commit(&b, ".TreeBox", "now a file\n", "again");
+    let before = fx.rev("main");
+    for s in [Strategy::Squash, Strategy::Merge, Strategy::Rebase] {
+        assert!(
+            matches!(
+                fx.land(s),
+                Err(LandError::Refused(Refusal::BoxesRoot { .. }))
+            ),
+            "{s:?}"
+        );
+        assert_eq!(fx.rev("main"), before);
+    }
 }
