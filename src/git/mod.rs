@@ -4,6 +4,7 @@
 //!   the repository, resolving refs, the worktree registrations.
 //! - [`caps`]: how large a file of a box's git data may be before it is not read
 //!   (SPEC §8.8), scaled from the user's own repository.
+//! - [`history`]: capped walks of a box's history (commits of its own, ancestry).
 //! - [`landed`]: has a box's work landed in its base (merged, rebased, squash-merged)?
 //! - [`cli`]: the one builder of `git` subprocesses, with exec-shaped configuration
 //!   pinned to inert values (SPEC §8.1).
@@ -15,6 +16,7 @@
 
 pub mod caps;
 pub mod cli;
+pub mod history;
 pub mod landed;
 pub mod objects;
 mod pins;
