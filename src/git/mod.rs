@@ -12,6 +12,7 @@
 //!   are the ones treebox gave it (SPEC §8.4).
 //! - `pins`: what the repository-level config (which a box may write) sets, every
 //!   include followed, as git and as a conservative libgit2 walk read it.
+//! - [`trees`]: entry budgets on a box's trees, counted before a diff or merge.
 //! - [`porcelain`]: pure parsers of git's machine-readable output.
 
 pub mod caps;
@@ -23,6 +24,7 @@ mod pins;
 pub(crate) use pins::{blocking_include, names_include};
 pub mod porcelain;
 pub mod repo;
+pub mod trees;
 
 pub use cli::GitCli;
 pub use repo::Repo;
