@@ -42,8 +42,18 @@ pub enum WalkError {
     /// than [`MAX_READ`] read in all.
     #[error("the history is too large to walk (more than {0} commits)")]
     TooLarge(usize),
+    /// Past a tree budget ([`super::trees`]).
+    #[error("the trees are too large to compare (more than {0} entries)")]
+    TooManyEntries(u64),
     #[error(transparent)]
     Git(#[from] git2::Error),
+}
+
+impl WalkError {
+    /// Past a bound (not a failure to read).
+    pub fn is_too_large(&self) -> bool {
+        !matches!(self, WalkError::Git(_))
+    }
 }
 
 const OURS: u8 = 1;

@@ -63,8 +63,15 @@ impl<'r> Trees<'r> {
         }
     }
 
+    /// A new question: the budget of entries read starts again (the trees read are
+    /// let go; the counts made are kept).
+    pub fn fresh(&mut self) {
+        self.looked = 0;
+        self.read.clear();
+    }
+
     fn too_large(&self) -> WalkError {
-        WalkError::TooLarge(usize::try_from(self.budget).unwrap_or(usize::MAX))
+        WalkError::TooManyEntries(self.budget)
     }
 
     fn entries_of(&mut self, tree: Oid) -> Result<Entries, WalkError> {

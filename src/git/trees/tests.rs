@@ -87,14 +87,14 @@ fn identical_subtrees_are_counted_without_being_walked() {
     assert!(started.elapsed() < std::time::Duration::from_secs(2));
     // Within a budget: too large, whichever way it is asked.
     let mut t = Trees::new(&repo, MAX_ENTRIES);
-    assert!(matches!(t.entries(big), Err(WalkError::TooLarge(_))));
+    assert!(matches!(t.entries(big), Err(WalkError::TooManyEntries(_))));
     assert!(matches!(
         t.changed(Some(small), Some(big)),
-        Err(WalkError::TooLarge(_))
+        Err(WalkError::TooManyEntries(_))
     ));
     assert!(matches!(
         Trees::new(&repo, MAX_ENTRIES).changed(Some(big), Some(other)),
-        Err(WalkError::TooLarge(_))
+        Err(WalkError::TooManyEntries(_))
     ));
     assert_eq!(
         Trees::new(&repo, MAX_ENTRIES)
@@ -113,12 +113,12 @@ fn wide_and_deep_trees_are_too_large() {
     let wide = tree(&repo, &files, &[]);
     assert!(matches!(
         Trees::new(&repo, 100).entries(wide),
-        Err(WalkError::TooLarge(100))
+        Err(WalkError::TooManyEntries(100))
     ));
     // Its object alone is over 64 bytes per entry of a budget of 10.
     assert!(matches!(
         Trees::new(&repo, 10).changed(None, Some(wide)),
-        Err(WalkError::TooLarge(10))
+        Err(WalkError::TooManyEntries(10))
     ));
     // Nested deeper than MAX_DEPTH: refused, not a stack overflow.
     let mut deep = tree(&repo, &[("f", "x")], &[]);
@@ -128,10 +128,10 @@ fn wide_and_deep_trees_are_too_large() {
         deep2 = tree(&repo, &[], &[("d", deep2)]);
     }
     let mut t = Trees::new(&repo, u64::MAX / 2);
-    assert!(matches!(t.entries(deep), Err(WalkError::TooLarge(_))));
+    assert!(matches!(t.entries(deep), Err(WalkError::TooManyEntries(_))));
     assert!(matches!(
         t.changed(Some(deep), Some(deep2)),
-        Err(WalkError::TooLarge(_))
+        Err(WalkError::TooManyEntries(_))
     ));
     assert_eq!(budget_for(10), MAX_ENTRIES);
     assert_eq!(budget_for(MAX_ENTRIES), 4 * MAX_ENTRIES);
