@@ -2,6 +2,7 @@
 //!
 //! - [`repo`]: reads through libgit2 (which runs no hooks, filters or helpers): finding
 //!   the repository, resolving refs, the worktree registrations.
+//! - [`blobs`]: the sizes of the objects a box would bring back, from their headers.
 //! - [`caps`]: how large a file of a box's git data may be before it is not read
 //!   (SPEC §8.8), scaled from the user's own repository.
 //! - [`history`]: capped walks of a box's history (commits of its own, ancestry).
@@ -15,6 +16,7 @@
 //! - [`trees`]: entry budgets on a box's trees, counted before a diff or merge.
 //! - [`porcelain`]: pure parsers of git's machine-readable output.
 
+pub mod blobs;
 pub mod caps;
 pub mod cli;
 pub mod history;
