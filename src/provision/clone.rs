@@ -315,7 +315,7 @@ pub fn check_incoming_kept(
     }
     let builds_on = own
         .open()
-        .and_then(|r| r.graph_descendant_of(bundle.tip, old).ok())
+        .and_then(|r| crate::git::history::within(&r, old, bundle.tip).ok())
         .unwrap_or(false);
     if builds_on {
         return Ok(());
