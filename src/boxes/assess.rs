@@ -253,8 +253,7 @@ pub fn assess(entry: &BoxEntry, repo: &Repo) -> Assessment {
             .and_then(|r| r.base_ref.as_deref())
             .and_then(|b| repo.git.refname_to_id(b).ok());
         if let Some(base) = base {
-            a.merged =
-                Some(tip == base || repo.git.graph_descendant_of(base, tip).unwrap_or(false));
+            a.merged = merged(&repo.git, tip, base);
         }
         let started = entry
             .record
@@ -335,29 +334,54 @@ fn last_head(git_dir: &Path) -> Option<git2::Oid> {
     git2::Oid::from_str(line.split(' ').nth(1)?).ok()
 }
 
-/// Does no ref of `repo` (nor its HEAD) reach `tip`? Unreadable counts as yes.
+// The history walks of an assessment, each through the capped walk
+// ([`crate::git::history`]): libgit2's revwalk with hidden commits and
+// `graph_descendant_of` walk a box's whole history first.
+
+/// Does no ref of `repo` (nor its HEAD) reach `tip`? Unreadable, or a history too
+/// large to tell, counts as yes.
 fn unreachable(repo: &git2::Repository, tip: git2::Oid) -> bool {
-    let walk = || -> Result<bool, git2::Error> {
-        let mut walk = repo.revwalk()?;
-        walk.push(tip)?;
-        let _ = walk.hide_head();
+    let hidden = || -> Result<Vec<git2::Oid>, git2::Error> {
+        let mut hide = Vec::new();
+        if let Ok(h) = repo.head().and_then(|h| h.peel_to_commit()) {
+            hide.push(h.id());
+        }
         for r in repo.references()?.flatten() {
             if let Ok(c) = r.peel_to_commit() {
-                let _ = walk.hide(c.id());
+                hide.push(c.id());
             }
         }
-        Ok(walk.next().is_some())
+        Ok(hide)
     };
-    walk().unwrap_or(true)
+    let Ok(hide) = hidden() else {
+        return true;
+    };
+    crate::git::history::since(repo, tip, &hide, crate::git::history::MAX_COMMITS)
+        .map_or(true, |own| !own.is_empty())
 }
 
+/// Commits of `tip` that no remote-tracking ref reaches, counted to
+/// [`crate::git::history::MAX_COMMITS`] (a longer history counts as that many).
 fn count_unpushed(repo: &git2::Repository, tip: git2::Oid) -> Result<usize, git2::Error> {
-    let mut walk = repo.revwalk()?;
-    walk.push(tip)?;
+    use crate::git::history::{since, WalkError, MAX_COMMITS};
+    let mut hide = Vec::new();
     for r in repo.references_glob("refs/remotes/*")?.flatten() {
-        if let Some(oid) = r.target() {
-            let _ = walk.hide(oid);
+        if let Ok(c) = r.peel_to_commit() {
+            hide.push(c.id());
         }
     }
-    Ok(walk.take(10_000).count())
+    match since(repo, tip, &hide, MAX_COMMITS) {
+        Ok(own) => Ok(own.len()),
+        Err(WalkError::Git(e)) => Err(e),
+        Err(_) => Ok(MAX_COMMITS),
+    }
+}
+
+/// Is `tip` the base's commit or in its history? `None`: too large to tell.
+fn merged(repo: &git2::Repository, tip: git2::Oid, base: git2::Oid) -> Option<bool> {
+    match crate::git::history::within(repo, tip, base) {
+        Ok(m) => Some(m),
+        Err(e) if e.is_too_large() => None,
+        Err(_) => Some(false),
+    }
 }

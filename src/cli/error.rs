@@ -102,6 +102,9 @@ kinds! {
     CaseConflict = "case-conflict" => CONFLICT,
     /// `git sandbox fetch` would move `refs/hort/<name>/incoming` off work nothing keeps.
     IncomingUnkept = "incoming-unkept" => CONFLICT,
+    /// `git sandbox fetch`/`bundle`: a blob (or the box's history) over the cap on what
+    /// is brought back (SPEC §8.10).
+    TooLarge = "too-large" => CONFLICT,
     /// `land`: the local base and origin's have diverged.
     Diverged = "diverged" => CONFLICT,
     /// `land`: the box's work conflicts with the base (nothing was changed).

@@ -21,15 +21,24 @@
 //! target is never called landed: what cannot be read, or a history past
 //! [`SCAN_MAX`] commits, answers "not landed" (the safe direction; the user can still
 //! force). Callers: `claude-worktree remove` (whether the branch goes with the box).
+//!
+//! Every walk is bounded (SPEC §8.8): ancestry and merge-bases go through
+//! [`super::history`]'s capped walk first (more than
+//! [`super::history::MAX_COMMITS`] commits of the box's own, or a history too large
+//! to read, is an error that says so: unknown, never landed), and every diff or merge
+//! of trees is counted first against one [`super::trees`] budget per verdict.
 
-use git2::{Oid, Repository, Sort};
+use git2::{Oid, Repository};
+
+use super::history::{self, WalkError};
+use super::trees::{Trees, MAX_ENTRIES};
 
 /// How many commits, on the box's side and on a target's since the merge-base, the
 /// patch-id checks read before giving up (then: not landed by patch).
 pub const SCAN_MAX: usize = 500;
 
-/// How far commits not in a target are counted.
-const COUNT_MAX: usize = 10_000;
+/// How far commits not in a target are counted: the capped walk's own cap.
+const COUNT_MAX: usize = history::MAX_COMMITS;
 
 /// A ref the box's work may have landed in.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -100,12 +109,22 @@ impl Verdict {
 pub struct LandedError {
     what: String,
     #[source]
-    source: git2::Error,
+    source: WalkError,
 }
 
-fn ctx(what: impl Into<String>) -> impl FnOnce(git2::Error) -> LandedError {
+impl LandedError {
+    /// The history or trees were past their bounds (not unreadable).
+    pub fn is_too_large(&self) -> bool {
+        self.source.is_too_large()
+    }
+}
+
+fn ctx<E: Into<WalkError>>(what: impl Into<String>) -> impl FnOnce(E) -> LandedError {
     let what = what.into();
-    move |source| LandedError { what, source }
+    move |source| LandedError {
+        what,
+        source: source.into(),
+    }
 }
 
 /// `origin/<base>` and the local `<base>` of `repo`, those that exist, peeled to
@@ -168,6 +187,8 @@ fn judge(
     known: &Patches,
     count: bool,
 ) -> Result<Verdict, LandedError> {
+    let trees = std::cell::RefCell::new(Trees::new(repo, MAX_ENTRIES));
+    let trees = &trees;
     if let Some(s) = start {
         if within(repo, tip, s)? {
             return Ok(Verdict::NoWork);
@@ -185,7 +206,7 @@ fn judge(
     }
     let box_side = Side::new(tip);
     for t in targets {
-        if let Some(how) = landed_by_content(repo, tip, t, &box_side, known)? {
+        if let Some(how) = landed_by_content(repo, tip, t, &box_side, known, trees)? {
             return Ok(landed(how, t));
         }
     }
@@ -207,12 +228,23 @@ fn landed(how: How, t: &Target) -> Verdict {
     }
 }
 
-/// Is `tip` the commit `of`, or one of its ancestors?
+/// Is `tip` the commit `of`, or one of its ancestors? A capped walk
+/// ([`history::within`]).
 fn within(repo: &Repository, tip: Oid, of: Oid) -> Result<bool, LandedError> {
-    Ok(tip == of
-        || repo
-            .graph_descendant_of(of, tip)
-            .map_err(ctx(format!("the history of {of}")))?)
+    history::within(repo, tip, of).map_err(ctx(format!("the history of {of}")))
+}
+
+/// The trees of a verdict, under its one budget.
+type Budget<'a, 'r> = &'a std::cell::RefCell<Trees<'r>>;
+
+/// Refuse a diff or merge of trees `old` and `new` past the budget (each question
+/// has the whole budget; counts are kept between them).
+fn within_budget(trees: Budget<'_, '_>, old: Option<Oid>, new: Oid) -> Result<(), LandedError> {
+    let mut t = trees.borrow_mut();
+    t.fresh();
+    t.changed(old, Some(new))
+        .map(|_| ())
+        .map_err(ctx(format!("the changes in {new}")))
 }
 
 /// The box's side of the patch-id checks, read once for every target.
@@ -236,11 +268,12 @@ impl Side {
         repo: &Repository,
         base: Oid,
         known: &Patches,
+        trees: Budget<'_, '_>,
     ) -> Result<Option<Vec<Oid>>, LandedError> {
         if let Some((_, p)) = self.cache.borrow().iter().find(|(b, _)| *b == base) {
             return Ok(p.clone());
         }
-        let p = commit_patches(repo, self.tip, base, true, known)?;
+        let p = commit_patches(repo, self.tip, base, true, known, trees)?;
         self.cache.borrow_mut().push((base, p.clone()));
         Ok(p)
     }
@@ -253,11 +286,12 @@ fn landed_by_content(
     t: &Target,
     side: &Side,
     known: &Patches,
+    trees: Budget<'_, '_>,
 ) -> Result<Option<How>, LandedError> {
-    let mb = match repo.merge_base(tip, t.oid) {
-        Ok(mb) => mb,
+    let mb = match history::merge_base(repo, tip, t.oid) {
+        Ok(Some(mb)) => mb,
         // Unrelated histories: nothing of the box can be in this target.
-        Err(e) if e.code() == git2::ErrorCode::NotFound => return Ok(None),
+        Ok(None) => return Ok(None),
         Err(e) => return Err(ctx(format!("the merge-base with {}", t.name))(e)),
     };
     let tree = |oid: Oid| {
@@ -266,6 +300,8 @@ fn landed_by_content(
             .map_err(ctx(format!("the tree of {oid}")))
     };
     let (base_tree, tip_tree, target_tree) = (tree(mb)?, tree(tip)?, tree(t.oid)?);
+    // The box's side of the merge and of the squash patch, counted first.
+    within_budget(trees, Some(base_tree.id()), tip_tree.id())?;
     // 3. Merging the box in changes nothing of the target's tree. Computed in memory:
     // nothing is written to the object store.
     let merged = repo
@@ -280,13 +316,13 @@ fn landed_by_content(
         }
     }
     // 4 and 5: patch-ids of the target's commits since the merge-base.
-    let Some(theirs) = commit_patches(repo, t.oid, mb, false, known)? else {
+    let Some(theirs) = commit_patches(repo, t.oid, mb, false, known, trees)? else {
         return Ok(None);
     };
     if theirs.is_empty() {
         return Ok(None);
     }
-    if let Some(ours) = side.patches_since(repo, mb, known)? {
+    if let Some(ours) = side.patches_since(repo, mb, known, trees)? {
         if !ours.is_empty() && ours.iter().all(|p| theirs.contains(p)) {
             return Ok(Some(How::SamePatches));
         }
@@ -304,23 +340,22 @@ fn commit_patches(
     since: Oid,
     strict: bool,
     known: &Patches,
+    trees: Budget<'_, '_>,
 ) -> Result<Option<Vec<Oid>>, LandedError> {
     let what = || format!("the commits between {since} and {tip}");
-    let mut walk = repo.revwalk().map_err(ctx(what()))?;
-    walk.set_sorting(Sort::TOPOLOGICAL).map_err(ctx(what()))?;
-    walk.push(tip).map_err(ctx(what()))?;
-    walk.hide(since).map_err(ctx(what()))?;
+    // The capped walk: libgit2's revwalk would mark the whole history first.
+    let commits = match history::since(repo, tip, &[since], SCAN_MAX) {
+        Ok(c) => c,
+        Err(e) if e.is_too_large() => return Ok(None),
+        Err(e) => return Err(ctx(what())(e)),
+    };
     let mut out = Vec::new();
-    for (n, oid) in walk.enumerate() {
-        if n >= SCAN_MAX {
-            return Ok(None);
-        }
-        let oid = oid.map_err(ctx(what()))?;
+    for oid in commits {
         let kept = known.0.borrow().get(&oid).copied();
         let patch = match kept {
             Some(p) => p,
             None => {
-                let p = commit_patch(repo, oid)?;
+                let p = commit_patch(repo, oid, trees)?;
                 known.0.borrow_mut().insert(oid, p);
                 p
             }
@@ -335,7 +370,11 @@ fn commit_patches(
 }
 
 /// The patch-id of commit `oid` against its parent; `None` for a merge.
-fn commit_patch(repo: &Repository, oid: Oid) -> Result<Option<Oid>, LandedError> {
+fn commit_patch(
+    repo: &Repository,
+    oid: Oid,
+    trees: Budget<'_, '_>,
+) -> Result<Option<Oid>, LandedError> {
     let c = repo
         .find_commit(oid)
         .map_err(ctx(format!("commit {oid}")))?;
@@ -347,6 +386,12 @@ fn commit_patch(repo: &Repository, oid: Oid) -> Result<Option<Oid>, LandedError>
         Err(_) => None,
     };
     let tree = c.tree().map_err(ctx(format!("the tree of {oid}")))?;
+    // A commit too large to diff has no patch-id here, as a merge has none: the box's
+    // patches are then not compared, the target's is passed over.
+    match within_budget(trees, parent.as_ref().map(|p| p.id()), tree.id()) {
+        Err(e) if e.is_too_large() => return Ok(None),
+        r => r?,
+    }
     patch_id(repo, parent.as_ref(), &tree).map(Some)
 }
 
@@ -363,14 +408,15 @@ fn patch_id(
 
 fn ahead_of(repo: &Repository, tip: Oid, t: &Target) -> Result<Ahead, LandedError> {
     let what = || format!("the commits not in {}", t.name);
-    let mut walk = repo.revwalk().map_err(ctx(what()))?;
-    walk.push(tip).map_err(ctx(what()))?;
-    walk.hide(t.oid).map_err(ctx(what()))?;
-    let count = walk.take(COUNT_MAX).count();
+    let (count, capped) = match history::since(repo, tip, &[t.oid], COUNT_MAX) {
+        Ok(v) => (v.len(), false),
+        Err(WalkError::TooLarge(n)) if n == COUNT_MAX => (COUNT_MAX, true),
+        Err(e) => return Err(ctx(what())(e)),
+    };
     Ok(Ahead {
         count,
         of: t.name.clone(),
-        capped: count >= COUNT_MAX,
+        capped,
     })
 }
 

@@ -2,8 +2,10 @@
 //!
 //! - [`repo`]: reads through libgit2 (which runs no hooks, filters or helpers): finding
 //!   the repository, resolving refs, the worktree registrations.
+//! - [`blobs`]: the sizes of the objects a box would bring back, from their headers.
 //! - [`caps`]: how large a file of a box's git data may be before it is not read
 //!   (SPEC §8.8), scaled from the user's own repository.
+//! - [`history`]: capped walks of a box's history (commits of its own, ancestry).
 //! - [`landed`]: has a box's work landed in its base (merged, rebased, squash-merged)?
 //! - [`cli`]: the one builder of `git` subprocesses, with exec-shaped configuration
 //!   pinned to inert values (SPEC §8.1).
@@ -11,16 +13,20 @@
 //!   are the ones treebox gave it (SPEC §8.4).
 //! - `pins`: what the repository-level config (which a box may write) sets, every
 //!   include followed, as git and as a conservative libgit2 walk read it.
+//! - [`trees`]: entry budgets on a box's trees, counted before a diff or merge.
 //! - [`porcelain`]: pure parsers of git's machine-readable output.
 
+pub mod blobs;
 pub mod caps;
 pub mod cli;
+pub mod history;
 pub mod landed;
 pub mod objects;
 mod pins;
 pub(crate) use pins::{blocking_include, names_include};
 pub mod porcelain;
 pub mod repo;
+pub mod trees;
 
 pub use cli::GitCli;
 pub use repo::Repo;

@@ -280,6 +280,12 @@ pub enum BundleError {
         #[source]
         source: std::io::Error,
     },
+    /// An object the box would bring back is over the cap, or its new trees or
+    /// commits are too many to check (SPEC §8.10).
+    #[error(transparent)]
+    TooLarge(crate::git::blobs::Oversized),
+    #[error("the box has more than {0} commits the repository lacks: too many to bring back")]
+    TooManyCommits(usize),
     /// Fetching would move `incoming` off commits nothing else in the repository keeps.
     #[error("{incoming} holds {old}, which no branch or tag of the repository keeps, and `{branch}` does not build on it: fetching would drop it")]
     WouldDrop {
@@ -309,7 +315,7 @@ pub fn check_incoming_kept(
     }
     let builds_on = own
         .open()
-        .and_then(|r| r.graph_descendant_of(bundle.tip, old).ok())
+        .and_then(|r| crate::git::history::within(&r, old, bundle.tip).ok())
         .unwrap_or(false);
     if builds_on {
         return Ok(());
@@ -427,6 +433,13 @@ pub fn write_bundle(
     let mut prerequisites = Vec::new();
     let mut stack = vec![tip];
     let mut seen = std::collections::HashSet::new();
+    // Bounded: at most MAX_READ new commits, each read only once its header says it
+    // is within the cap, and then every new blob's size from its header.
+    let cap = crate::git::blobs::cap_for(user_common_dir);
+    let too_large = |e: crate::git::blobs::Oversized| match e {
+        crate::git::blobs::Oversized::Git(e) => BundleError::Pack(e),
+        e => BundleError::TooLarge(e),
+    };
     while let Some(oid) = stack.pop() {
         if !seen.insert(oid) {
             continue;
@@ -436,9 +449,14 @@ pub fn write_bundle(
             continue;
         }
         new_commits.push(oid);
+        if new_commits.len() > crate::git::history::MAX_READ {
+            return Err(BundleError::TooManyCommits(crate::git::history::MAX_READ));
+        }
+        crate::git::blobs::header_within(&clone, oid, cap).map_err(too_large)?;
         let c = clone.find_commit(oid).map_err(BundleError::Pack)?;
         stack.extend(c.parent_ids());
     }
+    crate::git::blobs::check_new(&clone, &new_commits, &in_user, cap).map_err(too_large)?;
     let mut hide = clone.revwalk().map_err(BundleError::Pack)?;
     hide.push(tip).map_err(BundleError::Pack)?;
     for p in &prerequisites {

@@ -11,6 +11,12 @@
 //! kept under them ([`Key`]) in `watch-cache.json` beside the list cache
 //! ([`crate::state::list_cache`]'s rules: host-owned, anything wrong reads as empty):
 //! a refresh where nothing moved reads one small file. Callers: `cli/watch`.
+//!
+//! Bounded (SPEC §8.8): the commits are counted with the capped walk
+//! ([`crate::git::history`]) before libgit2's merge-base is asked, and the trees'
+//! changes are counted against an entry budget ([`crate::git::trees`]) before they
+//! are diffed. Past either, the box's work is too large: kept as such (so a refresh
+//! does not walk it again) and shown unknown.
 
 use std::collections::HashMap;
 
@@ -19,14 +25,19 @@ use serde::{Deserialize, Serialize};
 
 use super::Size;
 use crate::boxes::BoxEntry;
+use crate::git::history::{self, WalkError};
 use crate::git::landed;
+use crate::git::trees::{Trees, MAX_ENTRIES};
 use crate::git::Repo;
 use crate::land::landed::start_of;
 use crate::land::BoxGit;
 use crate::state::{list_cache, Layout};
 
-/// At most this many commits are counted (a longer history shows as this many).
-pub const MAX_COUNT: usize = 10_000;
+/// At most this many commits are counted (a longer history is too large).
+pub const MAX_COUNT: usize = history::MAX_COMMITS;
+
+/// A tip's commit object larger than this is not read for its subject.
+const MAX_COMMIT_BYTES: usize = 1 << 20;
 
 /// The box's tip and the base's: what an answer depends on.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -38,6 +49,9 @@ struct Kept {
     key: Key,
     size: Size,
     subject: String,
+    /// Past the walk's or the trees' bounds: shown unknown, not read again.
+    #[serde(default)]
+    too_large: bool,
 }
 
 /// What the dashboard shows of a box's committed work.
@@ -59,10 +73,10 @@ pub fn work_all(
     layout: &Layout,
 ) -> Vec<Option<Work>> {
     let path = layout.watch_cache_path();
-    let kept: HashMap<Key, (Size, String)> =
+    let kept: HashMap<Key, Option<(Size, String)>> =
         list_cache::load::<Kept>(&path, &layout.box_root, &repo.common_dir)
             .into_iter()
-            .map(|k| (k.key, (k.size, k.subject)))
+            .map(|k| (k.key, (!k.too_large).then_some((k.size, k.subject))))
             .collect();
     let mut bases: HashMap<&str, Option<Oid>> = HashMap::new();
     let keys: Vec<Option<(Key, Oid, Oid)>> = entries
@@ -98,17 +112,17 @@ pub fn work_all(
             read(&entries[i], *tip, *base, user.as_ref()?)
         },
     );
-    let mut fresh: HashMap<&Key, (Size, String)> = HashMap::new();
+    let mut fresh: HashMap<&Key, Option<(Size, String)>> = HashMap::new();
     for (&i, a) in misses.iter().zip(asked) {
         if let (Some((k, ..)), Some(w)) = (&keys[i], a) {
-            fresh.insert(k, (w.size, w.subject));
+            fresh.insert(k, w.map(|w| (w.size, w.subject)));
         }
     }
     let out: Vec<Option<Work>> = keys
         .iter()
         .map(|k| {
             let (k, ..) = k.as_ref()?;
-            let (size, subject) = kept.get(k).or_else(|| fresh.get(k))?.clone();
+            let (size, subject) = kept.get(k).or_else(|| fresh.get(k))?.clone()?;
             Some(Work { size, subject })
         })
         .collect();
@@ -122,11 +136,14 @@ pub fn work_all(
             .iter()
             .flatten()
             .filter_map(|(k, ..)| {
-                let (size, subject) = kept.get(k).or_else(|| fresh.get(k))?.clone();
+                let w = kept.get(k).or_else(|| fresh.get(k))?.clone();
+                let too_large = w.is_none();
+                let (size, subject) = w.unwrap_or_default();
                 Some(Kept {
                     key: k.clone(),
                     size,
                     subject,
+                    too_large,
                 })
             })
             .collect();
@@ -139,28 +156,39 @@ pub fn work_all(
 }
 
 /// The work between `base` and `tip`: in the user's repository when it has the tip (a
-/// worktree, or work fetched back), else through the box's own objects.
-fn read(e: &BoxEntry, tip: Oid, base: Oid, user: &Repo) -> Option<Work> {
+/// worktree, or work fetched back), else through the box's own objects. `None`:
+/// unreadable (asked again next time); `Some(None)`: too large (kept as such).
+fn read(e: &BoxEntry, tip: Oid, base: Oid, user: &Repo) -> Option<Option<Work>> {
+    let told = |r: Result<Work, WalkError>| match r {
+        Ok(w) => Some(Some(w)),
+        Err(e) if e.is_too_large() => Some(None),
+        Err(_) => None,
+    };
     if user.git.odb().ok()?.exists(tip) {
-        return measure(&user.git, tip, base).ok();
+        return told(measure(&user.git, tip, base));
     }
     let git = BoxGit::open(e, user).ok()?;
-    measure(&git.objects, tip, base).ok()
+    told(measure(&git.objects, tip, base))
 }
 
-/// Commits from the merge-base of `tip` and `base` to `tip`, and their lines.
-pub fn measure(o: &git2::Repository, tip: Oid, base: Oid) -> Result<Work, git2::Error> {
+/// Commits from the merge-base of `tip` and `base` to `tip`, and their lines; too
+/// large past [`MAX_COUNT`] commits or [`MAX_ENTRIES`] changed entries.
+pub fn measure(o: &git2::Repository, tip: Oid, base: Oid) -> Result<Work, WalkError> {
+    // The capped walk first: libgit2's merge-base and revwalk have no bound.
+    let commits = history::since(o, tip, &[base], MAX_COUNT)?.len();
     let merge_base = o.merge_base(tip, base)?;
-    let mut walk = o.revwalk()?;
-    walk.push(tip)?;
-    walk.hide(merge_base)?;
-    let commits = walk.take(MAX_COUNT).count();
+    let (size, _) = o.odb()?.read_header(tip)?;
+    if size > MAX_COMMIT_BYTES {
+        return Err(WalkError::TooLarge(MAX_COUNT));
+    }
     let tip_commit = o.find_commit(tip)?;
     let from = o.find_commit(merge_base)?.tree()?;
+    let to = tip_commit.tree()?;
+    Trees::new(o, MAX_ENTRIES).changed(Some(from.id()), Some(to.id()))?;
     let mut opts = git2::DiffOptions::new();
     opts.max_size(i64::try_from(crate::land::diff::MAX_FILE).unwrap_or(i64::MAX));
     let stats = o
-        .diff_tree_to_tree(Some(&from), Some(&tip_commit.tree()?), Some(&mut opts))?
+        .diff_tree_to_tree(Some(&from), Some(&to), Some(&mut opts))?
         .stats()?;
     let subject = String::from_utf8_lossy(tip_commit.message_bytes())
         .lines()
@@ -214,5 +242,47 @@ mod tests {
         assert_eq!(w.subject, "two: \u{9b}31m");
         let none = measure(&repo, base, base).unwrap();
         assert_eq!(none.size.commits, 0);
+    }
+
+    /// Past the capped walk or the trees' budget, the work is too large: told in
+    /// bounded time, never walked whole.
+    #[test]
+    fn too_many_commits_or_entries_are_too_large() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = git2::Repository::init(dir.path()).unwrap();
+        let sig = git2::Signature::new("t", "t@e", &git2::Time::new(1, 0)).unwrap();
+        let empty = repo.treebuilder(None).unwrap().write().unwrap();
+        let commit = |parent: Option<Oid>, tree: Oid| {
+            let tree = repo.find_tree(tree).unwrap();
+            let parents: Vec<git2::Commit> = parent
+                .iter()
+                .map(|p| repo.find_commit(*p).unwrap())
+                .collect();
+            let refs: Vec<&git2::Commit> = parents.iter().collect();
+            repo.commit(None, &sig, &sig, "c", &tree, &refs).unwrap()
+        };
+        let base = commit(None, empty);
+        let began = std::time::Instant::now();
+        let mut tip = base;
+        for _ in 0..MAX_COUNT {
+            tip = commit(Some(tip), empty);
+        }
+        assert_eq!(measure(&repo, tip, base).unwrap().size.commits, MAX_COUNT);
+        let over = commit(Some(tip), empty);
+        assert!(measure(&repo, over, base).unwrap_err().is_too_large());
+        // 4 M files in 23 tree objects.
+        let blob = repo.blob(b"x").unwrap();
+        let mut tb = repo.treebuilder(None).unwrap();
+        tb.insert("f", blob, 0o100644).unwrap();
+        let mut t = tb.write().unwrap();
+        for _ in 0..22 {
+            let mut tb = repo.treebuilder(None).unwrap();
+            tb.insert("a", t, 0o040000).unwrap();
+            tb.insert("b", t, 0o040000).unwrap();
+            t = tb.write().unwrap();
+        }
+        let bomb = commit(Some(base), t);
+        assert!(measure(&repo, bomb, base).unwrap_err().is_too_large());
+        assert!(began.elapsed() < std::time::Duration::from_secs(30));
     }
 }

@@ -76,7 +76,7 @@ impl Agent {
 }
 
 /// The committed work of a box against its base: commits and lines (`+120 −8`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Size {
     pub commits: usize,
     pub additions: usize,

@@ -17,6 +17,7 @@ mod hostile_boxes;
 mod hostile_caches;
 mod hostile_clone_boxes;
 mod hostile_containers;
+mod hostile_history;
 mod hostile_include;
 mod hostile_land;
 mod hostile_objects;

@@ -118,6 +118,10 @@ pub(super) fn from_bundle(e: BundleError, leaf: &str) -> CliError {
         BundleError::WouldDrop { ref incoming, .. } => CliError::new(ErrorKind::IncomingUnkept, msg.clone()).hint(format!(
             "Keep it first — merge it, or `git branch <name> {incoming}` — then fetch again.",
         )),
+        BundleError::TooLarge(_) | BundleError::TooManyCommits(_) => CliError::new(ErrorKind::TooLarge, msg).hint(format!(
+            "Nothing was fetched. Drop it from the box's branch (in the box: `git log --stat`, then rewrite the commit that added it) and try again, or remove the box: `git sandbox down -f {}`.",
+            crate::cmd::quote(leaf)
+        )),
         BundleError::Empty => CliError::new(ErrorKind::NothingToBundle, msg)
             .hint("This takes the box's current branch: commit there first, or, for work on another branch, switch to it in the box."),
         BundleError::NoBranch => CliError::new(ErrorKind::NoBranch, msg).hint(

@@ -346,3 +346,96 @@ fn without_a_start_or_a_target() {
         }
     );
 }
+
+/// `n` empty commits on `feat` from `from`, made with `git fast-import`.
+fn many_commits(repo: &Path, from: Oid, n: usize) -> Oid {
+    use std::io::Write;
+    let mut stream = String::new();
+    for i in 0..n {
+        stream.push_str(&format!(
+            "commit refs/heads/feat\ncommitter T <t@e> {} +0000\ndata 2\nc\n",
+            1_900_000_000 + i
+        ));
+        if i == 0 {
+            stream.push_str(&format!("from {from}\n"));
+        }
+        stream.push('\n');
+    }
+    let mut child = std::process::Command::new("git")
+        .args(["fast-import", "--quiet", "--force"])
+        .current_dir(repo)
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stream.as_bytes())
+        .unwrap();
+    assert!(child.wait().unwrap().success());
+    Oid::from_str(&git(repo, &["rev-parse", "refs/heads/feat"])).unwrap()
+}
+
+/// A history past the capped walk's cap is too large to tell: an error that says so
+/// (never landed), read in bounded time; a count of it is capped.
+#[test]
+fn a_history_past_the_cap_is_too_large() {
+    let fx = Fx::new();
+    fx.work();
+    let r = Repository::open(&fx.repo).unwrap();
+    let start = fx.start;
+    let tip = many_commits(&fx.repo, start, history::MAX_COMMITS + 1);
+    let targets = targets_for_base(&r, "main");
+    let began = std::time::Instant::now();
+    let e = verdict(&r, tip, Some(start), &targets).unwrap_err();
+    assert!(e.is_too_large(), "{e}");
+    let e = verdict_with(&r, tip, Some(start), &targets, &Patches::default()).unwrap_err();
+    assert!(e.is_too_large(), "{e}");
+    // Without a start, ancestry is asked of the target: too large as well.
+    assert!(verdict(&r, tip, None, &targets).unwrap_err().is_too_large());
+    assert!(began.elapsed() < std::time::Duration::from_secs(20));
+    // The count alone is capped, not an error.
+    let ahead = ahead_of(&r, tip, &targets[0]).unwrap();
+    assert_eq!((ahead.count, ahead.capped), (COUNT_MAX, true));
+}
+
+/// A commit whose tree is 4 M files of identical subtrees: the squash checks are not
+/// run over it (too large), and nothing is diffed.
+#[test]
+fn a_tree_bomb_is_too_large_to_compare() {
+    let fx = Fx::new();
+    let r = Repository::open(&fx.repo).unwrap();
+    let blob = r.blob(b"x").unwrap();
+    let mut tb = r.treebuilder(None).unwrap();
+    tb.insert("f", blob, 0o100644).unwrap();
+    let mut t = tb.write().unwrap();
+    for _ in 0..22 {
+        let mut tb = r.treebuilder(None).unwrap();
+        tb.insert("a", t, 0o040000).unwrap();
+        tb.insert("b", t, 0o040000).unwrap();
+        t = tb.write().unwrap();
+    }
+    let start_commit = r.find_commit(fx.start).unwrap();
+    let mut top = r.treebuilder(Some(&start_commit.tree().unwrap())).unwrap();
+    top.insert("bomb", t, 0o040000).unwrap();
+    let tree = r.find_tree(top.write().unwrap()).unwrap();
+    let sig = git2::Signature::now("t", "t@e").unwrap();
+    let tip = r
+        .commit(
+            Some("refs/heads/feat"),
+            &sig,
+            &sig,
+            "bomb",
+            &tree,
+            &[&start_commit],
+        )
+        .unwrap();
+    fx.forge_commit("b.txt", "b2\n");
+    let r = Repository::open(&fx.repo).unwrap();
+    let targets = targets_for_base(&r, "main");
+    let began = std::time::Instant::now();
+    let e = verdict(&r, tip, Some(fx.start), &targets).unwrap_err();
+    assert!(e.is_too_large(), "{e}");
+    assert!(began.elapsed() < std::time::Duration::from_secs(10));
+}
