@@ -1,0 +1,435 @@
+//! A libgit2 status of a box's work tree that reads nothing unbounded (issue 38).
+//!
+//! libgit2 reads, during a status, files the box wrote: every `.gitignore` of every
+//! directory it walks (untracked ones too, until it finds a file), `.gitattributes`
+//! along a path it must hash, `info/exclude`, `info/attributes`, and whatever
+//! `core.excludesFile` and `core.attributesFile` name; and it hashes every tracked file
+//! whose stat data differs from the index (loading it whole when an attribute filters
+//! it). A FIFO there blocks the host in `open()`; a sparse 4 GiB file costs the box no
+//! disk and the host seconds and gigabytes, per box, per command. Before libgit2 is
+//! asked, [`changes`]:
+//!
+//! - overrides the two config keys with the values the user's own config gives them
+//!   (an in-memory config level above the box's; [`harden`]);
+//! - walks the directories libgit2 will walk (the tracked ones; the untracked ones it
+//!   would look into), reading only directory entries (their type comes with them),
+//!   and measures every ignore and attribute file there: one not a regular file, over
+//!   [`MAX_RULES_FILE`], or past [`MAX_RULES_TOTAL`] altogether → unreadable (`None`,
+//!   the caller's `unknown`);
+//! - measures the tracked files in those directories (one `fstatat` each, as libgit2
+//!   does): one over [`MAX_HASHED`] whose stat data would make libgit2 hash it is
+//!   "changed (not read)" — the handle's in-memory index is told so, and libgit2
+//!   reports it modified without reading it; never written to disk.
+//!
+//! What remains (a file swapped for a FIFO between the walk and libgit2's open) is
+//! what [`super::deadline`] is for. Callers: [`super::assess`].
+
+use std::collections::HashSet;
+use std::ffi::{c_char, c_int, c_void, OsStr};
+use std::fs::{DirEntry, Metadata};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+use git2::Binding;
+
+/// An ignore or attribute file larger than this makes the box's status unreadable.
+pub const MAX_RULES_FILE: u64 = 1 << 20;
+/// All ignore and attribute files of one status together.
+pub const MAX_RULES_TOTAL: u64 = 16 << 20;
+/// A tracked file larger than this is never hashed by a host status: when its stat
+/// data differs from the index it is changed (not read).
+pub const MAX_HASHED: u64 = 32 << 20;
+
+/// What the caller needs of the status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Want {
+    /// Only whether anything changed: the read stops once that is known.
+    Dirty,
+    /// Every changed path (what `assess` digests).
+    Changes,
+}
+
+/// One changed path and its `git2::Status` bits.
+pub type Change = (Vec<u8>, u32);
+
+/// The box's changed paths (tracked or untracked, not ignored), read under the bounds
+/// above; `None` when they cannot be read within them. `trusted` is the user's own
+/// config file that may name the ignore and attribute files (`None` for a box whose
+/// git data is its own: then only the user's global config does).
+pub fn changes(r: &git2::Repository, want: Want, trusted: Option<&Path>) -> Option<Vec<Change>> {
+    harden(r, trusted).ok()?;
+    let workdir = r.workdir()?.to_path_buf();
+    for f in ["info/exclude", "info/attributes"] {
+        rules_file_ok(
+            &std::fs::symlink_metadata(r.commondir().join(f)).ok(),
+            &mut 0,
+        )?;
+    }
+    let mut index = r.index().ok()?;
+    let mut walk = Walk {
+        repo: r,
+        workdir: &workdir,
+        tracked: tracked_dirs(&index),
+        rules: 0,
+        big: Vec::new(),
+        untracked: false,
+    };
+    walk.tracked_dir(Vec::new())?;
+    if want == Want::Dirty && walk.untracked {
+        return Some(vec![(Vec::new(), git2::Status::WT_NEW.bits())]);
+    }
+    let mut unread = Vec::new();
+    for (path, meta) in std::mem::take(&mut walk.big) {
+        let Some(mut e) = index.get_path(Path::new(OsStr::from_bytes(&path)), 0) else {
+            continue;
+        };
+        match judge_big(&e, &meta, r.path().join("index").as_path()) {
+            Big::Same => {}
+            Big::Align => {
+                e.ctime = git2::IndexTime::new(meta.ctime() as i32, meta.ctime_nsec() as u32);
+                e.ino = meta.ino() as u32;
+                e.dev = meta.dev() as u32;
+                e.uid = meta.uid();
+                e.gid = meta.gid();
+                index.add(&e).ok()?;
+            }
+            Big::Changed => {
+                if want == Want::Dirty {
+                    return Some(vec![(path, git2::Status::WT_MODIFIED.bits())]);
+                }
+                // Sizes that differ, the index's not zero: libgit2 calls the file
+                // modified and does not hash it to confirm.
+                e.file_size = if meta.len() as u32 == 1 { 2 } else { 1 };
+                index.add(&e).ok()?;
+                unread.push(path);
+            }
+        }
+    }
+    let mut opts = git2::StatusOptions::new();
+    opts.include_untracked(true)
+        .include_ignored(false)
+        .recurse_untracked_dirs(false)
+        .exclude_submodules(false);
+    let statuses = r.statuses(Some(&mut opts)).ok()?;
+    let mut out: Vec<Change> = statuses
+        .iter()
+        .map(|e| (e.path_bytes().to_vec(), e.status().bits()))
+        .collect();
+    // The files libgit2 was told about are what it says of them, not read: mark them
+    // (a changed file that was not read still counts as a change).
+    for p in unread {
+        if !out.iter().any(|(q, _)| *q == p) {
+            out.push((p, git2::Status::WT_MODIFIED.bits()));
+        }
+    }
+    Some(out)
+}
+
+/// What a tracked file over [`MAX_HASHED`] is, from its stat data against the index.
+#[derive(Debug, PartialEq, Eq)]
+enum Big {
+    /// Stat data as the index has it: libgit2 reads nothing.
+    Same,
+    /// Size and mtime as the index has them, but libgit2 would hash it for its ctime,
+    /// inode or owner (a container's view of them differs): told they match.
+    Align,
+    /// Size or mtime differ, or the index entry is racy or zeroed: changed, not read.
+    Changed,
+}
+
+fn judge_big(e: &git2::IndexEntry, m: &Metadata, index_file: &Path) -> Big {
+    let same_size = u64::from(e.file_size) == m.len();
+    let same_mtime = i64::from(e.mtime.seconds()) == m.mtime()
+        && i64::from(e.mtime.nanoseconds()) == m.mtime_nsec();
+    // Racily clean: written in the index's own second, libgit2 hashes it to be sure.
+    let racy = std::fs::symlink_metadata(index_file).map_or(true, |i| i.mtime() <= m.mtime());
+    if !same_size || !same_mtime || racy {
+        return Big::Changed;
+    }
+    let same_rest = i64::from(e.ctime.seconds()) == m.ctime()
+        && i64::from(e.ctime.nanoseconds()) == m.ctime_nsec()
+        && e.ino == m.ino() as u32
+        && e.uid == m.uid()
+        && e.gid == m.gid();
+    if same_rest {
+        Big::Same
+    } else {
+        Big::Align
+    }
+}
+
+/// Every directory holding a tracked path (the root included), as libgit2's walk
+/// enters them.
+fn tracked_dirs(index: &git2::Index) -> HashSet<Vec<u8>> {
+    let mut dirs = HashSet::new();
+    dirs.insert(Vec::new());
+    for e in index.iter() {
+        let mut p = e.path.as_slice();
+        while let Some(slash) = p.iter().rposition(|&b| b == b'/') {
+            p = &p[..slash];
+            if !dirs.insert(p.to_vec()) {
+                break;
+            }
+        }
+    }
+    dirs
+}
+
+/// The walk [`changes`] makes before libgit2's.
+struct Walk<'a> {
+    repo: &'a git2::Repository,
+    workdir: &'a Path,
+    tracked: HashSet<Vec<u8>>,
+    /// Bytes of ignore and attribute files seen so far.
+    rules: u64,
+    /// Tracked-looking files over [`MAX_HASHED`], with their stat data.
+    big: Vec<(Vec<u8>, Metadata)>,
+    /// An untracked file that is not ignored was seen.
+    untracked: bool,
+}
+
+impl Walk<'_> {
+    fn abs(&self, rel: &[u8]) -> PathBuf {
+        self.workdir.join(OsStr::from_bytes(rel))
+    }
+
+    /// A directory's entries, its ignore and attribute files measured first (`None`:
+    /// one is hostile, or the directory cannot be read as one).
+    fn entries(&mut self, rel: &[u8]) -> Option<Vec<DirEntry>> {
+        let dir = match std::fs::read_dir(self.abs(rel)) {
+            Ok(d) => d,
+            // Gone meanwhile (or never there: a sparse checkout): libgit2 skips it too.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Some(Vec::new()),
+            Err(_) => return None,
+        };
+        let entries: Vec<DirEntry> = dir.collect::<Result<_, _>>().ok()?;
+        for e in &entries {
+            let name = e.file_name();
+            if name == ".gitignore" || name == ".gitattributes" {
+                rules_file_ok(&e.metadata().ok(), &mut self.rules)?;
+            }
+        }
+        Some(entries)
+    }
+
+    /// A directory with tracked paths: every subdirectory libgit2 enters is walked;
+    /// its files' sizes are read (tracked files over the cap are kept).
+    fn tracked_dir(&mut self, rel: Vec<u8>) -> Option<()> {
+        let entries = self.entries(&rel)?;
+        for e in entries {
+            let child = join(&rel, e.file_name().as_bytes());
+            let kind = e.file_type().ok()?;
+            if kind.is_dir() {
+                if rel.is_empty() && e.file_name() == ".git" {
+                    continue;
+                }
+                if self.tracked.contains(&child) {
+                    self.tracked_dir(child)?;
+                } else if !self.ignored(&child, true)? {
+                    // libgit2 looks into it for a file that is not ignored.
+                    self.untracked |= self.untracked_dir(child)?;
+                }
+            } else if kind.is_file() {
+                let m = e.metadata().ok()?;
+                if m.len() > MAX_HASHED {
+                    self.big.push((child, m));
+                }
+            }
+        }
+        Some(())
+    }
+
+    /// An untracked directory, as libgit2 looks into it: entries in its order, into
+    /// subdirectories that are not ignored, until a file that is not ignored (then
+    /// `true`: the directory is untracked work).
+    fn untracked_dir(&mut self, rel: Vec<u8>) -> Option<bool> {
+        let mut entries: Vec<(Vec<u8>, bool)> = Vec::new();
+        for e in self.entries(&rel)? {
+            let is_dir = e.file_type().ok()?.is_dir();
+            let mut name = e.file_name().as_bytes().to_vec();
+            if is_dir {
+                name.push(b'/');
+            }
+            entries.push((name, is_dir));
+        }
+        entries.sort();
+        for (name, is_dir) in entries {
+            let child = join(&rel, name.strip_suffix(b"/").unwrap_or(&name));
+            if self.ignored(&child, is_dir)? {
+                continue;
+            }
+            if !is_dir || self.untracked_dir(child)? {
+                return Some(true);
+            }
+        }
+        Some(false)
+    }
+
+    /// Do the box's ignore rules (measured already, all the way down) ignore `rel`?
+    fn ignored(&self, rel: &[u8], is_dir: bool) -> Option<bool> {
+        let mut p = rel.to_vec();
+        if is_dir {
+            p.push(b'/');
+        }
+        self.repo
+            .is_path_ignored(Path::new(OsStr::from_bytes(&p)))
+            .ok()
+    }
+}
+
+fn join(dir: &[u8], name: &[u8]) -> Vec<u8> {
+    let mut p = dir.to_vec();
+    if !p.is_empty() {
+        p.push(b'/');
+    }
+    p.extend_from_slice(name);
+    p
+}
+
+/// An ignore or attribute file libgit2 may open: absent, or a regular file within
+/// [`MAX_RULES_FILE`] and, with the others, [`MAX_RULES_TOTAL`]. Not a symlink: libgit2
+/// follows one (into a FIFO, a device, anything of the host's).
+fn rules_file_ok(meta: &Option<Metadata>, total: &mut u64) -> Option<()> {
+    let Some(m) = meta else {
+        return Some(());
+    };
+    if !m.is_file() || m.len() > MAX_RULES_FILE {
+        return None;
+    }
+    *total += m.len();
+    (*total <= MAX_RULES_TOTAL).then_some(())
+}
+
+// The in-memory config backend of the vendored libgit2 (`git2/sys/config.h`), which
+// the git2 crate does not wrap.
+extern "C" {
+    fn git_config_backend_from_string(
+        out: *mut *mut c_void,
+        cfg: *const c_char,
+        len: usize,
+        opts: *const c_void,
+    ) -> c_int;
+    fn git_config_add_backend(
+        cfg: *mut c_void,
+        backend: *mut c_void,
+        level: c_int,
+        repo: *const c_void,
+        force: c_int,
+    ) -> c_int;
+}
+
+/// `GIT_CONFIG_LEVEL_APP`: above the repository's own levels (local, worktree).
+const LEVEL_APP: c_int = 7;
+
+/// Give the handle's config, in memory and above every file of the box's, the
+/// `core.excludesFile` and `core.attributesFile` the user's own config gives (else
+/// libgit2's default, else `/dev/null`): a box's config naming a FIFO, a device or a
+/// huge file is never followed. Nothing is written. Must run before the handle's
+/// first status (libgit2 reads the two keys once per handle).
+pub fn harden(r: &git2::Repository, trusted: Option<&Path>) -> Result<(), git2::Error> {
+    let text = override_text(trusted);
+    let cfg = r.config()?;
+    let mut backend: *mut c_void = std::ptr::null_mut();
+    // SAFETY: `text` outlives the call (the backend copies it); `backend` is set only
+    // on success, and `git_config_add_backend` takes ownership of it then. On its
+    // failure the backend (a few bytes) is leaked rather than freed through a struct
+    // layout this crate does not know.
+    let rc = unsafe {
+        git_config_backend_from_string(
+            &mut backend,
+            text.as_ptr().cast(),
+            text.len(),
+            std::ptr::null(),
+        )
+    };
+    if rc != 0 || backend.is_null() {
+        return Err(git2::Error::from_str("could not make an in-memory config"));
+    }
+    // SAFETY: `cfg.raw()` is a live config the repository holds; the repository
+    // pointer is live for the call.
+    let rc = unsafe {
+        git_config_add_backend(
+            cfg.raw().cast(),
+            backend,
+            LEVEL_APP,
+            r.raw().cast_const().cast(),
+            1,
+        )
+    };
+    if rc != 0 {
+        return Err(git2::Error::from_str("could not add an in-memory config"));
+    }
+    Ok(())
+}
+
+/// The config text [`harden`] adds, from the user's config (`trusted` and the global
+/// files), cached per `trusted` for the process.
+fn override_text(trusted: Option<&Path>) -> String {
+    use std::collections::HashMap;
+    use std::sync::Mutex;
+    static MADE: Mutex<Option<HashMap<Option<PathBuf>, String>>> = Mutex::new(None);
+    let key = trusted.map(Path::to_path_buf);
+    if let Ok(mut m) = MADE.lock() {
+        if let Some(t) = m.get_or_insert_with(HashMap::new).get(&key) {
+            return t.clone();
+        }
+    }
+    let cfg = user_config(trusted);
+    let value = |key: &str, xdg: &str| {
+        cfg.as_ref()
+            .and_then(|c| c.get_path(key).ok())
+            .or_else(|| xdg_file(xdg))
+            .filter(|p| !p.as_os_str().as_bytes().contains(&b'\n'))
+            .unwrap_or_else(|| PathBuf::from("/dev/null"))
+    };
+    let quote = |p: PathBuf| {
+        let s = p
+            .to_string_lossy()
+            .replace('\\', "\\\\")
+            .replace('"', "\\\"");
+        format!("\"{s}\"")
+    };
+    let text = format!(
+        "[core]\n\texcludesFile = {}\n\tattributesFile = {}\n",
+        quote(value("core.excludesFile", "ignore")),
+        quote(value("core.attributesFile", "attributes"))
+    );
+    if let Ok(mut m) = MADE.lock() {
+        m.get_or_insert_with(HashMap::new).insert(key, text.clone());
+    }
+    text
+}
+
+/// The user's global config files, and `trusted` (the user's repository's own).
+fn user_config(trusted: Option<&Path>) -> Option<git2::Config> {
+    let mut cfg = git2::Config::new().ok()?;
+    let levels = [
+        (git2::Config::find_system(), git2::ConfigLevel::System),
+        (git2::Config::find_xdg(), git2::ConfigLevel::XDG),
+        (git2::Config::find_global(), git2::ConfigLevel::Global),
+    ];
+    for (path, level) in levels {
+        if let Ok(p) = path {
+            let _ = cfg.add_file(&p, level, false);
+        }
+    }
+    if let Some(t) = trusted.filter(|t| t.is_file()) {
+        let _ = cfg.add_file(t, git2::ConfigLevel::Local, false);
+    }
+    Some(cfg)
+}
+
+/// libgit2's default for the two keys: `$XDG_CONFIG_HOME/git/<name>`, when it exists.
+fn xdg_file(name: &str) -> Option<PathBuf> {
+    let base = std::env::var_os("XDG_CONFIG_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".config")))?;
+    let p = base.join("git").join(name);
+    p.is_file().then_some(p)
+}
+
+#[cfg(test)]
+#[path = "bounded_tests.rs"]
+mod tests;
