@@ -19,6 +19,7 @@ mod hostile_clone_boxes;
 mod hostile_containers;
 mod hostile_include;
 mod hostile_objects;
+mod hostile_reads;
 mod hostile_sizes;
 mod land;
 mod land_cmd;
