@@ -58,6 +58,22 @@ pub type Change = (Vec<u8>, u32);
 /// config file that may name the ignore and attribute files (`None` for a box whose
 /// git data is its own: then only the user's global config does).
 pub fn changes(r: &git2::Repository, want: Want, trusted: Option<&Path>) -> Option<Vec<Change>> {
+    changes_at(r, want, trusted, 0)
+}
+
+/// Submodules within submodules a status follows; deeper, the box is unreadable.
+const MAX_NESTING: u8 = 2;
+
+/// The mode of a gitlink (a submodule's commit) in the index.
+const GITLINK: u32 = 0o160000;
+
+/// [`changes`] of a repository `depth` submodules down.
+fn changes_at(
+    r: &git2::Repository,
+    want: Want,
+    trusted: Option<&Path>,
+    depth: u8,
+) -> Option<Vec<Change>> {
     harden(r, trusted).ok()?;
     let workdir = r.workdir()?.to_path_buf();
     for f in ["info/exclude", "info/attributes"] {
@@ -67,10 +83,18 @@ pub fn changes(r: &git2::Repository, want: Want, trusted: Option<&Path>) -> Opti
         )?;
     }
     let mut index = r.index().ok()?;
+    // Submodules: libgit2 would open each and run a status there with nothing of the
+    // above; they are read here instead, each with the same bounds.
+    let gitlinks: Vec<(Vec<u8>, git2::Oid)> = index
+        .iter()
+        .filter(|e| e.mode == GITLINK && e.flags & STAGE_MASK == 0)
+        .map(|e| (e.path, e.id))
+        .collect();
     let mut walk = Walk {
         repo: r,
         workdir: &workdir,
         tracked: tracked_dirs(&index),
+        gitlinks: gitlinks.iter().map(|(p, _)| p.clone()).collect(),
         rules: 0,
         big: Vec::new(),
         untracked: false,
@@ -78,6 +102,15 @@ pub fn changes(r: &git2::Repository, want: Want, trusted: Option<&Path>) -> Opti
     walk.tracked_dir(Vec::new())?;
     if want == Want::Dirty && walk.untracked {
         return Some(vec![(Vec::new(), git2::Status::WT_NEW.bits())]);
+    }
+    let mut out: Vec<Change> = Vec::new();
+    for (path, oid) in gitlinks {
+        if submodule_changed(&workdir.join(OsStr::from_bytes(&path)), oid, depth)? {
+            out.push((path, git2::Status::WT_MODIFIED.bits()));
+            if want == Want::Dirty {
+                return Some(out);
+            }
+        }
     }
     let mut unread = Vec::new();
     for (path, meta) in std::mem::take(&mut walk.big) {
@@ -110,12 +143,13 @@ pub fn changes(r: &git2::Repository, want: Want, trusted: Option<&Path>) -> Opti
     opts.include_untracked(true)
         .include_ignored(false)
         .recurse_untracked_dirs(false)
-        .exclude_submodules(false);
+        .exclude_submodules(true);
     let statuses = r.statuses(Some(&mut opts)).ok()?;
-    let mut out: Vec<Change> = statuses
-        .iter()
-        .map(|e| (e.path_bytes().to_vec(), e.status().bits()))
-        .collect();
+    out.extend(
+        statuses
+            .iter()
+            .map(|e| (e.path_bytes().to_vec(), e.status().bits())),
+    );
     // The files libgit2 was told about are what it says of them, not read: mark them
     // (a changed file that was not read still counts as a change).
     for p in unread {
@@ -124,6 +158,43 @@ pub fn changes(r: &git2::Repository, want: Want, trusted: Option<&Path>) -> Opti
         }
     }
     Some(out)
+}
+
+/// The stage bits of an index entry's flags (0: not a conflict).
+const STAGE_MASK: u16 = 0x3000;
+
+/// Does the submodule checked out at `dir` differ from the commit the index records
+/// (`oid`): another HEAD, or changes of its own (untracked files too, as `git status`
+/// counts them)? Not checked out (no `.git`): no. `None`: it cannot be read within the
+/// bounds — its git dir judged as a box's ([`plain_git_dir`], a `.git` file read only
+/// as a small regular file), then [`changes_at`] one level down.
+fn submodule_changed(dir: &Path, oid: git2::Oid, depth: u8) -> Option<bool> {
+    use crate::git::caps::Caps;
+    use crate::git::repo::{plain_git_dir, read_plain};
+    let dotgit = dir.join(".git");
+    let Ok(m) = std::fs::symlink_metadata(&dotgit) else {
+        return Some(false);
+    };
+    if depth >= MAX_NESTING {
+        return None;
+    }
+    let git_dir = if m.is_dir() {
+        dotgit
+    } else if m.is_file() {
+        let named = read_plain(&dotgit)?;
+        let named = Path::new(named.trim().strip_prefix("gitdir: ")?);
+        dir.join(named)
+    } else {
+        return None;
+    };
+    if !plain_git_dir(&git_dir, &Caps::FLOOR) {
+        return None;
+    }
+    let sub = git2::Repository::open(dir).ok()?;
+    if sub.head().ok().and_then(|h| h.target()) != Some(oid) {
+        return Some(true);
+    }
+    Some(!changes_at(&sub, Want::Dirty, None, depth + 1)?.is_empty())
 }
 
 /// What a tracked file over [`MAX_HASHED`] is, from its stat data against the index.
@@ -181,6 +252,8 @@ struct Walk<'a> {
     repo: &'a git2::Repository,
     workdir: &'a Path,
     tracked: HashSet<Vec<u8>>,
+    /// Submodules' paths: read apart ([`submodule_changed`]), never walked here.
+    gitlinks: HashSet<Vec<u8>>,
     /// Bytes of ignore and attribute files seen so far.
     rules: u64,
     /// Tracked-looking files over [`MAX_HASHED`], with their stat data.
@@ -222,6 +295,9 @@ impl Walk<'_> {
             let kind = e.file_type().ok()?;
             if kind.is_dir() {
                 if rel.is_empty() && e.file_name() == ".git" {
+                    continue;
+                }
+                if self.gitlinks.contains(&child) {
                     continue;
                 }
                 if self.tracked.contains(&child) {

@@ -210,3 +210,47 @@ fn a_huge_file_is_judged_from_its_stat_data_alone() {
     // And the status reads it clean, without hashing it.
     assert_eq!(changes(&repo, Want::Changes, None), Some(vec![]));
 }
+
+/// A submodule is read with the same bounds (libgit2 would open it and run a status
+/// there with none): clean, changed, and a FIFO planted in it.
+#[test]
+fn a_submodule_is_read_under_the_same_bounds() {
+    let (d, r) = repo();
+    let sub = d.path().join("sub");
+    git(d.path(), &["init", "-q", "-b", "main", "sub"]);
+    std::fs::write(sub.join("s.txt"), "s\n").unwrap();
+    git(&sub, &["add", "."]);
+    git(&sub, &["commit", "-qm", "s"]);
+    git(
+        &r,
+        &[
+            "-c",
+            "protocol.file.allow=always",
+            "submodule",
+            "add",
+            "-q",
+            sub.to_str().unwrap(),
+            "sub",
+        ],
+    );
+    git(&r, &["commit", "-qm", "sub"]);
+    assert_eq!(read(&r, Want::Changes).0, Some(vec![]));
+    std::fs::write(r.join("sub/s.txt"), "changed\n").unwrap();
+    assert_eq!(read(&r, Want::Changes).0, Some(vec!["sub".to_string()]));
+    git(&r.join("sub"), &["checkout", "-q", "--", "s.txt"]);
+    assert_eq!(read(&r, Want::Dirty).0, Some(vec![]));
+    mkfifo(&r.join("sub/.gitignore"));
+    let (got, took) = read(&r, Want::Changes);
+    assert_eq!(got, None);
+    assert!(took < Duration::from_secs(2), "{took:?}");
+    // Its config's excludesFile is overridden as the box's own is.
+    std::fs::remove_file(r.join("sub/.gitignore")).unwrap();
+    let fifo = d.path().join("fifo");
+    mkfifo(&fifo);
+    git(
+        &r.join("sub"),
+        &["config", "core.excludesFile", fifo.to_str().unwrap()],
+    );
+    std::fs::write(r.join("sub/new.txt"), "n").unwrap();
+    assert_eq!(read(&r, Want::Changes).0, Some(vec!["sub".to_string()]));
+}
