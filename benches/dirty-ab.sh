@@ -12,6 +12,7 @@
 set -euo pipefail
 a=$1 b=$2 n=${N:-50} files=${FILES:-2000} dirs=${DIRS:-100} pairs=${PAIRS:-20}
 work=${WORK:-$(mktemp -d)}
+[ -n "${WORK:-}" ] || trap 'rm -rf "$work"' EXIT
 ms() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", (b - a) * 1000 }'; }
 median() { sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 env_of() { echo "HOME=$1/home XDG_STATE_HOME=$1/home/state XDG_CONFIG_HOME=$1/home/config GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=$1/home/gitconfig"; }
@@ -65,4 +66,3 @@ for cmd in "git-treebox list --dirty --json" "git-sandbox ls --json"; do
   done
   echo "$cmd: A median $(median <"$work/ta") ms, B median $(median <"$work/tb") ms, load $(cut -d' ' -f1-3 /proc/loadavg)"
 done
-[ -n "${WORK:-}" ] || rm -rf "$work"

@@ -16,15 +16,19 @@
 //!   and measures every ignore and attribute file there: one not a regular file, over
 //!   [`MAX_RULES_FILE`], or past [`MAX_RULES_TOTAL`] altogether → unreadable (`None`,
 //!   the caller's `unknown`);
-//! - measures the tracked files in those directories (one `fstatat` each, as libgit2
-//!   does): one over [`MAX_HASHED`] whose stat data would make libgit2 hash it is
-//!   "changed (not read)" — the handle's in-memory index is told so, and libgit2
-//!   reports it modified without reading it; never written to disk.
+//! - reads every tracked file's stat data in those directories and compares it with
+//!   its index entry, at least as strictly as libgit2 does; libgit2's status is then
+//!   asked only about the paths that differ, the untracked, the deleted and the
+//!   conflicted (an exact pathspec: its walk stats nothing else), beside a HEAD-to-index
+//!   diff of every path. A file over [`MAX_HASHED`] that differs is never handed to
+//!   it: "changed (not read)" when its size or mtime differs from the index or it is
+//!   racily clean, else unchanged. The walk does what libgit2's own walk did (a
+//!   `readdir` per directory, a stat per file), so a normal box costs what it did.
 //!
 //! What remains (a file swapped for a FIFO between the walk and libgit2's open) is
 //! what [`super::deadline`] is for. Callers: [`super::assess`].
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::ffi::{c_char, c_int, c_void, OsStr};
 use std::fs::{DirEntry, Metadata};
 use std::os::unix::ffi::OsStrExt;
@@ -82,19 +86,44 @@ fn changes_at(
             &mut 0,
         )?;
     }
-    let mut index = r.index().ok()?;
+    let index = r.index().ok()?;
     // Submodules: libgit2 would open each and run a status there with nothing of the
     // above; they are read here instead, each with the same bounds.
-    let gitlinks: Vec<(Vec<u8>, git2::Oid)> = index
-        .iter()
-        .filter(|e| e.mode == GITLINK && e.flags & STAGE_MASK == 0)
-        .map(|e| (e.path, e.id))
-        .collect();
+    let mut gitlinks: Vec<(Vec<u8>, git2::Oid)> = Vec::new();
+    let mut entries: HashMap<Vec<u8>, git2::IndexEntry> = HashMap::new();
+    let mut ask: Vec<Vec<u8>> = Vec::new();
+    // Every directory holding a tracked path (the root too), as libgit2's walk enters
+    // them.
+    let mut tracked: HashSet<Vec<u8>> = HashSet::from([Vec::new()]);
+    for mut e in index.iter() {
+        let mut p = e.path.as_slice();
+        while let Some(slash) = p.iter().rposition(|&b| b == b'/') {
+            p = &p[..slash];
+            if tracked.contains(p) {
+                break;
+            }
+            tracked.insert(p.to_vec());
+        }
+        if e.flags & STAGE_MASK != 0 {
+            ask.push(e.path); // a conflict: libgit2 says what it is
+        } else if e.mode == GITLINK {
+            gitlinks.push((e.path, e.id));
+        } else {
+            entries.insert(std::mem::take(&mut e.path), e);
+        }
+    }
+    let stamp = index
+        .path()
+        .and_then(|p| std::fs::symlink_metadata(p).ok())
+        .map_or((0, 0), |m| (m.mtime(), m.mtime_nsec()));
     let mut walk = Walk {
         repo: r,
         workdir: &workdir,
-        tracked: tracked_dirs(&index),
+        tracked,
         gitlinks: gitlinks.iter().map(|(p, _)| p.clone()).collect(),
+        entries,
+        stamp,
+        ask,
         rules: 0,
         big: Vec::new(),
         untracked: false,
@@ -107,57 +136,91 @@ fn changes_at(
     for (path, oid) in gitlinks {
         if submodule_changed(&workdir.join(OsStr::from_bytes(&path)), oid, depth)? {
             out.push((path, git2::Status::WT_MODIFIED.bits()));
-            if want == Want::Dirty {
-                return Some(out);
-            }
         }
     }
-    let mut unread = Vec::new();
-    for (path, meta) in std::mem::take(&mut walk.big) {
-        let Some(mut e) = index.get_path(Path::new(OsStr::from_bytes(&path)), 0) else {
-            continue;
+    for (path, meta, e) in std::mem::take(&mut walk.big) {
+        if judge_big(&e, &meta, stamp) == Big::Changed {
+            out.push((path, git2::Status::WT_MODIFIED.bits()));
+        }
+    }
+    if want == Want::Dirty && !out.is_empty() {
+        return Some(out);
+    }
+    // What status compares first, HEAD against the index, for every path (no work tree
+    // read).
+    let head = match r.head() {
+        Ok(h) => Some(h.peel_to_tree().ok()?),
+        Err(e)
+            if matches!(
+                e.code(),
+                git2::ErrorCode::UnbornBranch | git2::ErrorCode::NotFound
+            ) =>
+        {
+            None
+        }
+        Err(_) => return None,
+    };
+    let mut staged_opts = git2::DiffOptions::new();
+    staged_opts.include_typechange(true).ignore_submodules(true);
+    let staged = r
+        .diff_tree_to_index(head.as_ref(), Some(&index), Some(&mut staged_opts))
+        .ok()?;
+    for d in staged.deltas() {
+        let bits = match d.status() {
+            git2::Delta::Added => git2::Status::INDEX_NEW,
+            git2::Delta::Deleted => git2::Status::INDEX_DELETED,
+            git2::Delta::Typechange => git2::Status::INDEX_TYPECHANGE,
+            git2::Delta::Renamed => git2::Status::INDEX_RENAMED,
+            _ => git2::Status::INDEX_MODIFIED,
         };
-        match judge_big(&e, &meta, r.path().join("index").as_path()) {
-            Big::Same => {}
-            Big::Align => {
-                e.ctime = git2::IndexTime::new(meta.ctime() as i32, meta.ctime_nsec() as u32);
-                e.ino = meta.ino() as u32;
-                e.dev = meta.dev() as u32;
-                e.uid = meta.uid();
-                e.gid = meta.gid();
-                index.add(&e).ok()?;
-            }
-            Big::Changed => {
-                if want == Want::Dirty {
-                    return Some(vec![(path, git2::Status::WT_MODIFIED.bits())]);
-                }
-                // Sizes that differ, the index's not zero: libgit2 calls the file
-                // modified and does not hash it to confirm.
-                e.file_size = if meta.len() as u32 == 1 { 2 } else { 1 };
-                index.add(&e).ok()?;
-                unread.push(path);
-            }
+        let file = if d.status() == git2::Delta::Deleted {
+            d.old_file()
+        } else {
+            d.new_file()
+        };
+        let path = file.path_bytes().unwrap_or_default().to_vec();
+        out.push((path, bits.bits()));
+    }
+    // The work tree: libgit2 is asked only about the paths whose stat data did not
+    // match their index entry exactly (and the untracked, the deleted, the conflicted):
+    // its status of the others would be "unmodified" without a read, and it stats
+    // nothing it is not asked about.
+    let mut ask = std::mem::take(&mut walk.ask);
+    // Entries whose file the walk did not find: deleted, or no longer a file.
+    ask.extend(walk.entries.into_keys());
+    if !ask.is_empty() {
+        let mut opts = git2::StatusOptions::new();
+        opts.include_untracked(true)
+            .include_ignored(false)
+            .recurse_untracked_dirs(false)
+            .exclude_submodules(true)
+            .disable_pathspec_match(true);
+        for p in &ask {
+            opts.pathspec(OsStr::from_bytes(p));
+        }
+        let statuses = r.statuses(Some(&mut opts)).ok()?;
+        let wt = git2::Status::WT_NEW
+            | git2::Status::WT_MODIFIED
+            | git2::Status::WT_DELETED
+            | git2::Status::WT_TYPECHANGE
+            | git2::Status::WT_RENAMED
+            | git2::Status::WT_UNREADABLE
+            | git2::Status::CONFLICTED;
+        out.extend(statuses.iter().filter_map(|e| {
+            let bits = e.status() & wt;
+            (!bits.is_empty()).then(|| (e.path_bytes().to_vec(), bits.bits()))
+        }));
+    }
+    // One entry per path, its bits together, in path order (as status lists them).
+    out.sort();
+    let mut merged: Vec<Change> = Vec::with_capacity(out.len());
+    for (p, bits) in out {
+        match merged.last_mut() {
+            Some((q, b)) if *q == p => *b |= bits,
+            _ => merged.push((p, bits)),
         }
     }
-    let mut opts = git2::StatusOptions::new();
-    opts.include_untracked(true)
-        .include_ignored(false)
-        .recurse_untracked_dirs(false)
-        .exclude_submodules(true);
-    let statuses = r.statuses(Some(&mut opts)).ok()?;
-    out.extend(
-        statuses
-            .iter()
-            .map(|e| (e.path_bytes().to_vec(), e.status().bits())),
-    );
-    // The files libgit2 was told about are what it says of them, not read: mark them
-    // (a changed file that was not read still counts as a change).
-    for p in unread {
-        if !out.iter().any(|(q, _)| *q == p) {
-            out.push((p, git2::Status::WT_MODIFIED.bits()));
-        }
-    }
-    Some(out)
+    Some(merged)
 }
 
 /// The stage bits of an index entry's flags (0: not a conflict).
@@ -197,54 +260,53 @@ fn submodule_changed(dir: &Path, oid: git2::Oid, depth: u8) -> Option<bool> {
     Some(!changes_at(&sub, Want::Dirty, None, depth + 1)?.is_empty())
 }
 
-/// What a tracked file over [`MAX_HASHED`] is, from its stat data against the index.
+/// What a tracked file over [`MAX_HASHED`] whose stat data is not exactly its index
+/// entry's is.
 #[derive(Debug, PartialEq, Eq)]
 enum Big {
-    /// Stat data as the index has it: libgit2 reads nothing.
+    /// Size and mtime as the index has them (its ctime, inode or owner differ, as a
+    /// container's view of them does): unchanged, and not read.
     Same,
-    /// Size and mtime as the index has them, but libgit2 would hash it for its ctime,
-    /// inode or owner (a container's view of them differs): told they match.
-    Align,
-    /// Size or mtime differ, or the index entry is racy or zeroed: changed, not read.
+    /// Size or mtime differ, or the entry is racily clean or zeroed: changed, not read.
     Changed,
 }
 
-fn judge_big(e: &git2::IndexEntry, m: &Metadata, index_file: &Path) -> Big {
+fn judge_big(e: &git2::IndexEntry, m: &Metadata, stamp: (i64, i64)) -> Big {
     let same_size = u64::from(e.file_size) == m.len();
     let same_mtime = i64::from(e.mtime.seconds()) == m.mtime()
         && i64::from(e.mtime.nanoseconds()) == m.mtime_nsec();
-    // Racily clean: written in the index's own second, libgit2 hashes it to be sure.
-    let racy = std::fs::symlink_metadata(index_file).map_or(true, |i| i.mtime() <= m.mtime());
-    if !same_size || !same_mtime || racy {
-        return Big::Changed;
-    }
-    let same_rest = i64::from(e.ctime.seconds()) == m.ctime()
-        && i64::from(e.ctime.nanoseconds()) == m.ctime_nsec()
-        && e.ino == m.ino() as u32
-        && e.uid == m.uid()
-        && e.gid == m.gid();
-    if same_rest {
+    if same_size && same_mtime && !racy(m, stamp) {
         Big::Same
     } else {
-        Big::Align
+        Big::Changed
     }
 }
 
-/// Every directory holding a tracked path (the root included), as libgit2's walk
-/// enters them.
-fn tracked_dirs(index: &git2::Index) -> HashSet<Vec<u8>> {
-    let mut dirs = HashSet::new();
-    dirs.insert(Vec::new());
-    for e in index.iter() {
-        let mut p = e.path.as_slice();
-        while let Some(slash) = p.iter().rposition(|&b| b == b'/') {
-            p = &p[..slash];
-            if !dirs.insert(p.to_vec()) {
-                break;
-            }
-        }
-    }
-    dirs
+/// Written no earlier than the index (`stamp`, its mtime): libgit2 hashes such a file
+/// to be sure.
+fn racy(m: &Metadata, stamp: (i64, i64)) -> bool {
+    (m.mtime(), m.mtime_nsec()) >= stamp
+}
+
+/// Is the file's stat data exactly its index entry's (mode, size, mtime, ctime, inode,
+/// owner), and not racy? Then libgit2 calls it unmodified without reading it; this is
+/// at least as strict as libgit2 (which may skip ctime or the mode bits).
+fn unchanged(e: &git2::IndexEntry, m: &Metadata, stamp: (i64, i64)) -> bool {
+    let mode = match e.mode {
+        0o100644 => m.is_file() && m.mode() & 0o100 == 0,
+        0o100755 => m.is_file() && m.mode() & 0o100 != 0,
+        0o120000 => m.file_type().is_symlink(),
+        _ => false,
+    };
+    mode && u64::from(e.file_size) == m.len() & 0xffff_ffff
+        && i64::from(e.mtime.seconds()) == m.mtime()
+        && i64::from(e.mtime.nanoseconds()) == m.mtime_nsec()
+        && i64::from(e.ctime.seconds()) == m.ctime()
+        && i64::from(e.ctime.nanoseconds()) == m.ctime_nsec()
+        && e.ino == m.ino() as u32
+        && e.uid == m.uid()
+        && e.gid == m.gid()
+        && !racy(m, stamp)
 }
 
 /// The walk [`changes`] makes before libgit2's.
@@ -254,10 +316,18 @@ struct Walk<'a> {
     tracked: HashSet<Vec<u8>>,
     /// Submodules' paths: read apart ([`submodule_changed`]), never walked here.
     gitlinks: HashSet<Vec<u8>>,
+    /// The index's stage-0 entries (submodules apart), by path, each taken out once
+    /// the walk measured its file.
+    entries: HashMap<Vec<u8>, git2::IndexEntry>,
+    /// The index file's mtime (what racily clean is judged against).
+    stamp: (i64, i64),
+    /// Paths libgit2 is to judge: not exactly as the index has them, or not in it.
+    ask: Vec<Vec<u8>>,
     /// Bytes of ignore and attribute files seen so far.
     rules: u64,
-    /// Tracked-looking files over [`MAX_HASHED`], with their stat data.
-    big: Vec<(Vec<u8>, Metadata)>,
+    /// Tracked files over [`MAX_HASHED`] whose stat data differs, with it and their
+    /// index entry.
+    big: Vec<(Vec<u8>, Metadata, git2::IndexEntry)>,
     /// An untracked file that is not ignored was seen.
     untracked: bool,
 }
@@ -291,10 +361,11 @@ impl Walk<'_> {
     fn tracked_dir(&mut self, rel: Vec<u8>) -> Option<()> {
         let entries = self.entries(&rel)?;
         for e in entries {
-            let child = join(&rel, e.file_name().as_bytes());
+            let name = e.file_name();
+            let child = join(&rel, name.as_bytes());
             let kind = e.file_type().ok()?;
             if kind.is_dir() {
-                if rel.is_empty() && e.file_name() == ".git" {
+                if rel.is_empty() && name == ".git" {
                     continue;
                 }
                 if self.gitlinks.contains(&child) {
@@ -302,14 +373,19 @@ impl Walk<'_> {
                 }
                 if self.tracked.contains(&child) {
                     self.tracked_dir(child)?;
-                } else if !self.ignored(&child, true)? {
-                    // libgit2 looks into it for a file that is not ignored.
-                    self.untracked |= self.untracked_dir(child)?;
+                } else if !self.ignored(&child, true)? && self.untracked_dir(child.clone())? {
+                    // libgit2 looks into it for a file that is not ignored, as here.
+                    self.untracked = true;
+                    self.ask.push(child);
                 }
-            } else if kind.is_file() {
+            } else if kind.is_file() || kind.is_symlink() {
                 let m = e.metadata().ok()?;
-                if m.len() > MAX_HASHED {
-                    self.big.push((child, m));
+                match self.entries.remove(&child) {
+                    Some(ie) if unchanged(&ie, &m, self.stamp) => {}
+                    Some(ie) if m.is_file() && m.len() > MAX_HASHED => {
+                        self.big.push((child, m, ie))
+                    }
+                    _ => self.ask.push(child),
                 }
             }
         }

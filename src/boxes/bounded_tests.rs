@@ -1,6 +1,7 @@
 //! Each guard of [`super`] on a temporary repository: the payloads of issue 38 planted
 //! by hand (the container tests plant them as the agent: `tests/it/hostile_reads.rs`).
 
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -196,17 +197,18 @@ fn a_huge_file_is_judged_from_its_stat_data_alone() {
     let index = repo.index().unwrap();
     let entry = index.get_path(Path::new("big"), 0).unwrap();
     let meta = std::fs::symlink_metadata(r.join("big")).unwrap();
-    let index_file = r.join(".git/index");
-    assert_eq!(judge_big(&entry, &meta, &index_file), Big::Same);
+    let i = std::fs::metadata(r.join(".git/index")).unwrap();
+    let stamp = (i.mtime(), i.mtime_nsec());
+    assert_eq!(judge_big(&entry, &meta, stamp), Big::Same);
     let mut other_owner = index.get_path(Path::new("big"), 0).unwrap();
     other_owner.uid += 1;
-    assert_eq!(judge_big(&other_owner, &meta, &index_file), Big::Align);
+    assert_eq!(judge_big(&other_owner, &meta, stamp), Big::Same);
     let mut other_size = index.get_path(Path::new("big"), 0).unwrap();
     other_size.file_size = 0;
-    assert_eq!(judge_big(&other_size, &meta, &index_file), Big::Changed);
+    assert_eq!(judge_big(&other_size, &meta, stamp), Big::Changed);
     let mut other_mtime = entry;
     other_mtime.mtime = git2::IndexTime::new(1, 0);
-    assert_eq!(judge_big(&other_mtime, &meta, &index_file), Big::Changed);
+    assert_eq!(judge_big(&other_mtime, &meta, stamp), Big::Changed);
     // And the status reads it clean, without hashing it.
     assert_eq!(changes(&repo, Want::Changes, None), Some(vec![]));
 }
@@ -253,4 +255,77 @@ fn a_submodule_is_read_under_the_same_bounds() {
     );
     std::fs::write(r.join("sub/new.txt"), "n").unwrap();
     assert_eq!(read(&r, Want::Changes).0, Some(vec!["sub".to_string()]));
+}
+
+/// What libgit2's own status says of the repository at `r` (the bounds aside).
+fn plain_status(r: &Path) -> Vec<(String, u32)> {
+    let repo = git2::Repository::open(r).unwrap();
+    let mut opts = git2::StatusOptions::new();
+    opts.include_untracked(true)
+        .include_ignored(false)
+        .recurse_untracked_dirs(false)
+        .exclude_submodules(true);
+    let mut v: Vec<(String, u32)> = repo
+        .statuses(Some(&mut opts))
+        .unwrap()
+        .iter()
+        .map(|e| (e.path().unwrap().to_string(), e.status().bits()))
+        .collect();
+    v.sort();
+    v
+}
+
+fn bounded_status(r: &Path) -> Vec<(String, u32)> {
+    let repo = git2::Repository::open(r).unwrap();
+    let mut v: Vec<(String, u32)> = changes(&repo, Want::Changes, None)
+        .unwrap()
+        .into_iter()
+        .map(|(p, b)| (String::from_utf8(p).unwrap(), b))
+        .collect();
+    v.sort();
+    v
+}
+
+/// Asking libgit2 only about the paths whose stat data moved answers as its whole
+/// status does, state by state.
+#[test]
+fn the_bounded_status_is_libgit2s_status() {
+    use std::os::unix::fs::PermissionsExt;
+    let (_d, r) = repo();
+    let same = |what: &str| assert_eq!(bounded_status(&r), plain_status(&r), "{what}");
+    same("clean");
+    // Racily clean: rewritten at once, same size.
+    std::fs::write(r.join("a.txt"), "b\n").unwrap();
+    same("same size, rewritten");
+    std::fs::write(r.join("src/b.txt"), "longer\n").unwrap();
+    same("modified");
+    git(&r, &["add", "src/b.txt"]);
+    same("staged");
+    std::fs::write(r.join("src/b.txt"), "again\n").unwrap();
+    same("staged and modified");
+    std::fs::write(r.join("src/new.txt"), "n").unwrap();
+    std::fs::write(r.join("x.log"), "ignored").unwrap();
+    std::fs::create_dir_all(r.join("fresh/deeper")).unwrap();
+    std::fs::write(r.join("fresh/deeper/f"), "f").unwrap();
+    same("untracked");
+    git(&r, &["add", "src/new.txt"]);
+    std::fs::remove_file(r.join("a.txt")).unwrap();
+    same("added, deleted");
+    git(&r, &["rm", "-q", "--cached", ".gitignore"]);
+    same("staged deletion");
+    git(&r, &["add", "-A"]);
+    git(&r, &["commit", "-qm", "two"]);
+    same("committed");
+    let p = r.join("src/b.txt");
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    same("mode");
+    std::fs::remove_file(&p).unwrap();
+    std::os::unix::fs::symlink("new.txt", &p).unwrap();
+    same("typechange");
+    git(&r, &["add", "-A"]);
+    git(&r, &["commit", "-qm", "three"]);
+    same("a symlink committed");
+    std::fs::remove_dir_all(r.join("fresh")).unwrap();
+    std::fs::write(r.join("fresh"), "now a file").unwrap();
+    same("a tracked directory now a file");
 }

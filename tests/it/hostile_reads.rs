@@ -115,7 +115,14 @@ fn planted_ignore_attribute_and_sparse_files_never_hang_a_status_read() {
             .iter()
             .map(|(bin, args)| measured(env, bin, args))
             .collect();
-        for m in &baseline {
+        for ((_, args), m) in readers().iter().zip(&baseline) {
+            eprintln!(
+                "{}: baseline: {}: {:?}, {} KiB",
+                b.engine,
+                args.join(" "),
+                m.took,
+                m.peak_kib
+            );
             m.run.ok();
         }
         let listed = baseline[1].run.json();
