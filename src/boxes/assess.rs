@@ -182,6 +182,22 @@ fn dirty(entry: &BoxEntry, changes: Option<&[Change]>) -> Option<bool> {
 /// it, as when its object store cannot be read, the work counts as unreturned).
 pub fn dirt(entry: &BoxEntry, user: Option<&git2::Repository>) -> Dirt {
     let (opened, changed) = read_work(entry, Want::Dirty);
+    dirt_of(entry, user, opened, changed)
+}
+
+/// [`dirt`] on the calling thread (the caller bounds it in time).
+fn dirt_inline(entry: &BoxEntry, user: Option<&git2::Repository>) -> Dirt {
+    let opened = open_box(entry);
+    let changed = opened.as_ref().and_then(|r| changes(r, entry, Want::Dirty));
+    dirt_of(entry, user, opened, changed)
+}
+
+fn dirt_of(
+    entry: &BoxEntry,
+    user: Option<&git2::Repository>,
+    opened: Option<git2::Repository>,
+    changed: Option<Vec<Change>>,
+) -> Dirt {
     let dirty = dirty(entry, changed.as_deref());
     let unreturned = entry.owns_git().then(|| match (&opened, user) {
         (Some(c), Some(user)) => clone_unreturned(c, user, None),
@@ -198,16 +214,29 @@ pub struct Dirt {
     pub unreturned: Option<bool>,
 }
 
-/// [`dirt`] of every box of `repo`, read on the machine's cores (each thread with its
+/// [`dirt`] of every box of `repo`, read on the machine's cores (each reader with its
 /// own handle on the user's repository: a libgit2 handle is not shared between
-/// threads), in the boxes' order.
+/// threads), in the boxes' order. A box whose read has not ended at [`READ_DEADLINE`]
+/// is unknown (its reader abandoned, see [`super::deadline::map_within`]).
 pub fn dirt_all(entries: &[BoxEntry], repo: &Repo) -> Vec<Dirt> {
-    let common = repo.common_dir.as_path();
-    super::par::map(
-        entries,
-        || git2::Repository::open(common).ok(),
-        |user, e| dirt(e, user.as_ref()),
-    )
+    let common = repo.common_dir.clone();
+    let got = super::deadline::map_within(
+        entries.to_vec(),
+        super::par::cores(),
+        READ_DEADLINE,
+        move || git2::Repository::open(&common).ok(),
+        |user, e| dirt_inline(e, user.as_ref()),
+    );
+    got.into_iter()
+        .zip(entries)
+        .map(|(d, e)| {
+            d.unwrap_or(Dirt {
+                dirty: None,
+                // Unknown counts as unreturned.
+                unreturned: e.owns_git().then_some(e.dir_exists),
+            })
+        })
+        .collect()
 }
 
 /// Assess a box against the repository's refs.
