@@ -3,14 +3,16 @@
 //! [`super::bounded`] keeps libgit2 away from what the box planted, measured first;
 //! what it cannot close is a race (a `.gitignore` swapped for a FIFO between the
 //! measure and libgit2's `open()`, which then blocks in the kernel and cannot be
-//! interrupted). So the read runs on a thread of its own, and the caller waits for
-//! it on a channel at most [`READ_DEADLINE`]: past it, the answer is `None` (the
-//! caller's `unknown`) and the thread is left behind, detached. Nothing joins it:
-//! the binaries end in `std::process::exit`, which does not wait for threads, and
-//! the thread holds nothing the rest of the command uses (its own libgit2 handles,
-//! a copy of the box's entry). A thread per box costs tens of microseconds, noise
-//! beside the status it runs; a child process per box would cost a fork and exec
-//! each, on the listing path of every box (issue 38 rules that out).
+//! interrupted). So the read runs on a thread the caller can walk away from: one
+//! box on a thread of its own, waited for on a channel at most [`READ_DEADLINE`]
+//! ([`within`]); many boxes on long-lived readers, one per core, the caller collecting
+//! their answers and calling a box unknown at its deadline, its reader left behind and
+//! another started in its place ([`map_within`]: no hand-over per box, which a loaded
+//! machine makes cost a wake-up each). Nothing joins an abandoned thread: the
+//! binaries end in `std::process::exit`, which does not wait for threads, and the
+//! thread holds nothing the rest of the command uses (its own libgit2 handles, a copy
+//! of the box's entry). A child process per box would cost a fork and exec each, on
+//! the listing path of every box (issue 38 rules that out).
 
 use std::sync::mpsc;
 use std::time::Duration;
