@@ -20,6 +20,8 @@ use crate::state::{Layout, Record};
 use crate::vocab::GitMode;
 
 mod assess;
+pub mod bounded;
+pub mod deadline;
 mod own_git;
 pub mod par;
 mod registration;

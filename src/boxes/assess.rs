@@ -5,6 +5,8 @@ use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
+use super::bounded::{Change, Want};
+use super::deadline::READ_DEADLINE;
 use super::BoxEntry;
 use crate::git::caps::Caps;
 use crate::git::repo::plain_git_dir;
@@ -123,14 +125,20 @@ fn open_box(entry: &BoxEntry) -> Option<git2::Repository> {
 }
 
 /// The box's changed paths (tracked or untracked, not ignored) with their status bits;
-/// `None` when it cannot be read.
-fn changes(r: &git2::Repository) -> Option<Vec<(Vec<u8>, u32)>> {
-    let mut opts = git2::StatusOptions::new();
-    opts.include_untracked(true)
-        .include_ignored(false)
-        .recurse_untracked_dirs(false)
-        .exclude_submodules(false);
-    let statuses = r.statuses(Some(&mut opts)).ok()?;
+/// `None` when they cannot be read within the bounds of [`super::bounded`].
+fn changes(r: &git2::Repository, entry: &BoxEntry, want: Want) -> Option<Vec<Change>> {
+    // A worktree of the user's repository: the user's config may name the ignore and
+    // attribute files. A box with git data of its own wrote its config itself.
+    let trusted = match (&entry.record, &entry.admin_dir) {
+        _ if entry.owns_git() => None,
+        (Some(rec), _) => Some(rec.common_dir.join("config")),
+        (None, Some(admin)) => admin
+            .parent()
+            .and_then(Path::parent)
+            .map(|c| c.join("config")),
+        (None, None) => None,
+    };
+    let changed = super::bounded::changes(r, want, trusted.as_deref())?;
     // libgit2 has no sparse checkout: a file the box's sparse patterns leave out (its
     // index entry marked skip-worktree, as git marks it) reads as deleted. It is not.
     let index = r.index().ok();
@@ -141,19 +149,34 @@ fn changes(r: &git2::Repository) -> Option<Vec<(Vec<u8>, u32)>> {
         })
     };
     Some(
-        statuses
-            .iter()
-            .filter(|e| !(e.status() == git2::Status::WT_DELETED && skipped(e.path_bytes())))
-            .map(|e| (e.path_bytes().to_vec(), e.status().bits()))
+        changed
+            .into_iter()
+            .filter(|(p, s)| !(*s == git2::Status::WT_DELETED.bits() && skipped(p)))
             .collect(),
     )
+}
+
+/// The box opened and its changes read ([`open_box`], [`changes`]) on a thread of
+/// their own, given up at [`READ_DEADLINE`] (then both unknown: `None`).
+fn read_work(entry: &BoxEntry, want: Want) -> (Option<git2::Repository>, Option<Vec<Change>>) {
+    let e = entry.clone();
+    super::deadline::within(READ_DEADLINE, move || {
+        let opened = open_box(&e);
+        // A removed checkout has no work tree to read (its git may still be there).
+        let changed = opened
+            .as_ref()
+            .filter(|_| e.dir_exists)
+            .and_then(|r| changes(r, &e, want));
+        (opened, changed)
+    })
+    .unwrap_or((None, None))
 }
 
 /// The skip-worktree bit of an index entry's extended flags (`GIT_INDEX_ENTRY_SKIP_WORKTREE`).
 const SKIP_WORKTREE: u16 = 1 << 14;
 
 /// Is there uncommitted work: [`Assessment::dirty`] from what [`changes`] read.
-fn dirty(entry: &BoxEntry, changes: Option<&[(Vec<u8>, u32)]>) -> Option<bool> {
+fn dirty(entry: &BoxEntry, changes: Option<&[Change]>) -> Option<bool> {
     match changes {
         Some(c) => Some(!c.is_empty()),
         None if !entry.dir_exists => Some(false),
@@ -168,11 +191,27 @@ fn dirty(entry: &BoxEntry, changes: Option<&[(Vec<u8>, u32)]>) -> Option<bool> {
 /// `user` is the user's repository (its object store answers `unreturned`; without
 /// it, as when its object store cannot be read, the work counts as unreturned).
 pub fn dirt(entry: &BoxEntry, user: Option<&git2::Repository>) -> Dirt {
+    let (opened, changed) = read_work(entry, Want::Dirty);
+    dirt_of(entry, user, opened, changed)
+}
+
+/// [`dirt`] on the calling thread (the caller bounds it in time).
+fn dirt_inline(entry: &BoxEntry, user: Option<&git2::Repository>) -> Dirt {
     let opened = open_box(entry);
+    // A removed checkout has no work tree to read (its git may still be there).
     let changed = opened
         .as_ref()
         .filter(|_| entry.dir_exists)
-        .and_then(changes);
+        .and_then(|r| changes(r, entry, Want::Dirty));
+    dirt_of(entry, user, opened, changed)
+}
+
+fn dirt_of(
+    entry: &BoxEntry,
+    user: Option<&git2::Repository>,
+    opened: Option<git2::Repository>,
+    changed: Option<Vec<Change>>,
+) -> Dirt {
     let dirty = dirty(entry, changed.as_deref());
     let unreturned = entry.owns_git().then(|| match (&opened, user) {
         (Some(c), Some(user)) => clone_unreturned(c, user, None),
@@ -189,26 +228,35 @@ pub struct Dirt {
     pub unreturned: Option<bool>,
 }
 
-/// [`dirt`] of every box of `repo`, read on the machine's cores (each thread with its
+/// [`dirt`] of every box of `repo`, read on the machine's cores (each reader with its
 /// own handle on the user's repository: a libgit2 handle is not shared between
-/// threads), in the boxes' order.
+/// threads), in the boxes' order. A box whose read has not ended at [`READ_DEADLINE`]
+/// is unknown (its reader abandoned, see [`super::deadline::map_within`]).
 pub fn dirt_all(entries: &[BoxEntry], repo: &Repo) -> Vec<Dirt> {
-    let common = repo.common_dir.as_path();
-    super::par::map(
-        entries,
-        || git2::Repository::open(common).ok(),
-        |user, e| dirt(e, user.as_ref()),
-    )
+    let common = repo.common_dir.clone();
+    let got = super::deadline::map_within(
+        entries.to_vec(),
+        super::par::cores(),
+        READ_DEADLINE,
+        move || git2::Repository::open(&common).ok(),
+        |user, e| dirt_inline(e, user.as_ref()),
+    );
+    got.into_iter()
+        .zip(entries)
+        .map(|(d, e)| {
+            d.unwrap_or(Dirt {
+                dirty: None,
+                // Unknown counts as unreturned.
+                unreturned: e.owns_git().then_some(e.dir_exists),
+            })
+        })
+        .collect()
 }
 
 /// Assess a box against the repository's refs.
 pub fn assess(entry: &BoxEntry, repo: &Repo) -> Assessment {
     let mut a = Assessment::default();
-    let opened = open_box(entry);
-    let changed = opened
-        .as_ref()
-        .filter(|_| entry.dir_exists)
-        .and_then(changes);
+    let (opened, changed) = read_work(entry, Want::Changes);
     a.dirty = dirty(entry, changed.as_deref());
     let changes = changed.unwrap_or_default();
     // The box's live HEAD (a detached one too), else its branch as recorded.
@@ -270,7 +318,7 @@ pub fn assess(entry: &BoxEntry, repo: &Repo) -> Assessment {
 fn work_digest(
     head: Option<git2::Oid>,
     clone: Option<&git2::Repository>,
-    changes: &[(Vec<u8>, u32)],
+    changes: &[Change],
 ) -> u64 {
     use std::hash::{Hash, Hasher};
     let mut h = std::collections::hash_map::DefaultHasher::new();

@@ -12,6 +12,13 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 /// Below this many items per thread, starting a thread costs more than it saves.
 const MIN_PER_THREAD: usize = 16;
 
+/// The machine's cores, asked once per process (the answer reads the cgroup's CPU
+/// limits: files).
+pub fn cores() -> usize {
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+}
+
 /// `f` applied to every item, in the items' order, on up to
 /// `available_parallelism` threads; each thread's state starts as `init()`.
 pub fn map<T, R, S>(
@@ -23,10 +30,7 @@ where
     T: Sync,
     R: Send,
 {
-    // Asked once per process: the answer reads the cgroup's CPU limits (files).
-    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    let cores = *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-    let threads = cores.min(items.len() / MIN_PER_THREAD).max(1);
+    let threads = cores().min(items.len() / MIN_PER_THREAD).max(1);
     if threads == 1 {
         let mut state = init();
         return items.iter().map(|t| f(&mut state, t)).collect();

@@ -21,6 +21,7 @@ mod hostile_history;
 mod hostile_include;
 mod hostile_land;
 mod hostile_objects;
+mod hostile_reads;
 mod hostile_sizes;
 mod json_controls;
 mod keys;

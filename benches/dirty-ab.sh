@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# What do the bounded status reads (issue 38, points 2-4) cost a normal box? Two builds,
+# interleaved, on two identical fixtures (each build keeps its own caches): `list
+# --dirty --json` and `git sandbox ls --json` of N host worktree boxes of a repository
+# of FILES tracked files in DIRS directories (every third box with an uncommitted
+# change, every fifth with an untracked file), PAIRS runs of each in turn, after two
+# warm-up runs each. Prints the medians.
+#
+# Usage: benches/dirty-ab.sh A_DIR B_DIR   (each holds git-treebox and git-sandbox)
+# Knobs: N (50), FILES (2000), DIRS (100), PAIRS (20), WORK (fixture dir, a new temp dir).
+# Needs: git, bash 5 ($EPOCHREALTIME).
+set -euo pipefail
+a=$1 b=$2 n=${N:-50} files=${FILES:-2000} dirs=${DIRS:-100} pairs=${PAIRS:-20}
+work=${WORK:-$(mktemp -d)}
+[ -n "${WORK:-}" ] || trap 'rm -rf "$work"' EXIT
+ms() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", (b - a) * 1000 }'; }
+median() { sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+env_of() { echo "HOME=$1/home XDG_STATE_HOME=$1/home/state XDG_CONFIG_HOME=$1/home/config GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=$1/home/gitconfig"; }
+
+fixture() { # DIR BIN_DIR
+  local w=$1 bin=$2
+  mkdir -p "$w/home"
+  printf '[user]\n\tname = B\n\temail = b@example.com\n[init]\n\tdefaultBranch = main\n' >"$w/home/gitconfig"
+  (
+    export $(env_of "$w")
+    cd "$w"
+    git init -q --bare origin.git
+    git init -q seed
+    for i in $(seq "$files"); do
+      d=seed/d$((i % dirs))
+      mkdir -p "$d"
+      echo "$i" >"$d/f$i.txt"
+    done
+    printf 'target/\n*.log\n' >seed/.gitignore
+    git -C seed add . && git -C seed commit -qm seed && git -C seed push -q ../origin.git main
+    git clone -q origin.git repo
+    for i in $(seq "$n"); do
+      (cd repo && "$bin/git-treebox" create "b$i" --isolation host --no-fetch --no-launch -q >/dev/null)
+      bx=repo/.treebox/worktrees/b$i
+      ((i % 3 == 0)) && echo change >>"$bx/d1/f1.txt"
+      ((i % 5 == 0)) && echo new >"$bx/new$i.txt"
+      mkdir -p "$bx/target/x" && echo o >"$bx/target/x/o"
+    done
+  )
+}
+
+run() { # WORKDIR BIN args…
+  local w=$1 bin=$2
+  shift 2
+  (export $(env_of "$w"); cd "$w/repo"; s=$EPOCHREALTIME; "$bin" "$@" >/dev/null; ms "$s" "$EPOCHREALTIME")
+}
+
+echo "making two fixtures of $n boxes in $work…" >&2
+fixture "$work/a" "$a"
+fixture "$work/b" "$b"
+for cmd in "git-treebox list --dirty --json" "git-sandbox ls --json"; do
+  set -- $cmd
+  bin=$1
+  shift
+  for _ in 1 2; do run "$work/a" "$a/$bin" "$@" >/dev/null; run "$work/b" "$b/$bin" "$@" >/dev/null; done
+  : >"$work/ta"
+  : >"$work/tb"
+  for _ in $(seq "$pairs"); do
+    run "$work/a" "$a/$bin" "$@" >>"$work/ta"; echo >>"$work/ta"
+    run "$work/b" "$b/$bin" "$@" >>"$work/tb"; echo >>"$work/tb"
+  done
+  echo "$cmd: A median $(median <"$work/ta") ms, B median $(median <"$work/tb") ms, load $(cut -d' ' -f1-3 /proc/loadavg)"
+done
