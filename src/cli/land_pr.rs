@@ -56,7 +56,7 @@ fn reviewable(repo: &Repo, tip: git2::Oid, base: &str) -> Result<(), Refusal> {
         .into_iter()
         .map(|(id, _)| id)
         .collect();
-    match Scan::new(&repo.git).commits(&all)? {
+    match Scan::on(&repo.git, onto)?.commits(&all)? {
         Some((id, field)) => Err(Refusal::ControlText {
             commit: scan::short(id),
             field,
