@@ -353,5 +353,28 @@ pub fn history(r: &Repository, onto: Option<Oid>, tip: Oid) -> Result<Vec<(Oid, 
     Ok(out)
 }
 
+/// The bounds asked of the box's tip alone, before anything reads its checkout (a
+/// status of a tree bomb at `HEAD` walks every entry): at most [`COMMIT_BUDGET`]
+/// commits beyond `base` ([`history::since`]) and a tip tree within the budget of
+/// [`Scan::on`]. Only a bound refuses here; a failure to read is the later steps'
+/// to report.
+pub fn tip_fits(r: &Repository, base: Option<Oid>, tip: Oid) -> Result<(), Refusal> {
+    let bounded = |r: Result<(), Refusal>| match r {
+        Err(e @ Refusal::TooLarge { .. }) => Err(e),
+        _ => Ok(()),
+    };
+    let hide: Vec<Oid> = base.into_iter().collect();
+    bounded(
+        history::since(r, tip, &hide, COMMIT_BUDGET)
+            .map(drop)
+            .map_err(Refusal::from),
+    )?;
+    let tree = match r.find_commit(tip) {
+        Ok(c) => c.tree_id(),
+        Err(_) => return Ok(()),
+    };
+    bounded(Scan::on(r, base).and_then(|mut s| s.fits(&[tree])))
+}
+
 #[cfg(test)]
 mod tests;
