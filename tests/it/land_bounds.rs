@@ -15,9 +15,17 @@ use crate::schema::assert_valid;
 /// the tree bomb took tens of seconds.
 const QUICK: Duration = Duration::from_secs(10);
 
+/// 4 M paths: 22 levels of two identical subtrees over one file, committed as the
+/// box's tip by `sh` in the box; its index and files stay as they were (as an agent
+/// leaves them with `commit-tree` and `update-ref`).
+pub(crate) const BOMB: &str = "t=$(echo x | git hash-object -w --stdin | xargs printf '100644 blob %s\\tf\\n' | git mktree) && \
+     for i in $(seq 22); do t=$(printf '040000 tree %s\\ta\\n040000 tree %s\\tb\\n' $t $t | git mktree); done && \
+     top=$(git ls-tree HEAD | { cat; printf '040000 tree %s\\tbomb\\n' $t; } | git mktree) && \
+     git update-ref HEAD $(git commit-tree $top -p HEAD -m bomb)";
+
 /// The user's refs, index and work tree (and origin's refs): all a refused land must
 /// leave as they were.
-fn state(env: &TestEnv) -> String {
+pub(crate) fn user_state(env: &TestEnv) -> String {
     let refs = env.git(
         &env.repo,
         &["for-each-ref", "--format=%(refname) %(objectname)"],
@@ -54,7 +62,11 @@ fn planted(env: &TestEnv, name: &str, plant: &str) -> std::path::PathBuf {
 fn diff_is_too_large(env: &TestEnv, name: &str, what: &str) -> serde_json::Value {
     let started = Instant::now();
     let doc = env.treebox(&["diff", name, "--json"]).ok().json();
-    assert!(started.elapsed() < QUICK, "diff took {:?}", started.elapsed());
+    assert!(
+        started.elapsed() < QUICK,
+        "diff took {:?}",
+        started.elapsed()
+    );
     assert_valid("diff", &doc, "diff of a box past a bound");
     assert_eq!(doc["tooLarge"]["what"], what, "{doc}");
     assert_eq!(doc["files"], serde_json::json!([]), "{doc}");
@@ -70,23 +82,31 @@ fn diff_is_too_large(env: &TestEnv, name: &str, what: &str) -> serde_json::Value
 /// naming `what`, nothing changed.
 fn land_is_refused(env: &TestEnv, name: &str, what: &str) {
     env.git(&env.repo, &["fetch", "-q", "origin"]);
-    let before = state(env);
+    let before = user_state(env);
     for how in ["--squash", "--rebase", "--merge"] {
         let started = Instant::now();
         let r = env.treebox(&["land", name, how]);
-        assert!(started.elapsed() < QUICK, "land took {:?}", started.elapsed());
+        assert!(
+            started.elapsed() < QUICK,
+            "land took {:?}",
+            started.elapsed()
+        );
         r.code(5);
         assert!(r.stderr.contains("too large"), "{r:?}");
         assert!(r.stderr.contains(what), "{r:?}");
         assert!(r.stderr.contains("\nhint: "), "{r:?}");
-        assert_eq!(state(env), before, "land {how} changed something: {r:?}");
+        assert_eq!(
+            user_state(env),
+            before,
+            "land {how} changed something: {r:?}"
+        );
     }
     let e = env.treebox(&["land", name, "--json"]);
     e.code(5);
     let doc: serde_json::Value = serde_json::from_str(e.stderr.trim()).expect("JSON error");
     assert_valid("error", &doc, "land refused as too large");
     assert_eq!(doc["error"]["kind"], "unreviewable", "{doc}");
-    assert_eq!(state(env), before);
+    assert_eq!(user_state(env), before);
 }
 
 #[test]
@@ -139,17 +159,7 @@ fn a_history_past_the_cap_is_too_large_to_diff_or_land_and_listed_unknown_from_t
 #[test]
 fn a_tree_bomb_is_too_large_to_diff_or_land() {
     let env = TestEnv::new();
-    // 4 M paths: 22 levels of two identical subtrees over one file, committed as the
-    // box's tip; the box's index and files stay as they were (as an agent leaves them
-    // with `commit-tree` and `update-ref`).
-    planted(
-        &env,
-        "bomb",
-        "t=$(echo x | git hash-object -w --stdin | xargs printf '100644 blob %s\\tf\\n' | git mktree) && \
-         for i in $(seq 22); do t=$(printf '040000 tree %s\\ta\\n040000 tree %s\\tb\\n' $t $t | git mktree); done && \
-         top=$(git ls-tree HEAD | { cat; printf '040000 tree %s\\tbomb\\n' $t; } | git mktree) && \
-         git update-ref HEAD $(git commit-tree $top -p HEAD -m bomb)",
-    );
+    planted(&env, "bomb", BOMB);
     let doc = diff_is_too_large(&env, "bomb", "tree entries");
     // The history is within its bounds: the commits are listed.
     assert_eq!(doc["commits"][0]["subject"], "bomb", "{doc}");
