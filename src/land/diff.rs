@@ -13,9 +13,10 @@
 //! merge-base and the commits go through [`crate::git::history`]'s capped walk
 //! (more than [`history::MAX_COMMITS`] commits of the box's own, or a history too
 //! large to read), the trees through [`crate::git::trees`]' count (what the diff
-//! would list, and the tip's whole tree, which the uncommitted check walks, within
-//! [`trees::budget_for`] the merge-base's own tree). Over either, the diff says what
-//! was too large ([`BoxDiff::too_large`]) and lists nothing: libgit2 is not asked.
+//! would list, within [`trees::budget_for`] the merge-base's own tree; that bounds
+//! the tip's whole tree, which the uncommitted check walks, too). Over either, the
+//! diff says what was too large ([`BoxDiff::too_large`]) and lists nothing: libgit2
+//! is not asked.
 
 use git2::{Delta, DiffFormat, DiffOptions, Oid};
 
@@ -246,14 +247,13 @@ pub fn diff(entry: &BoxEntry, repo: &Repo, patch: bool) -> Result<BoxDiff, DiffE
 }
 
 /// The trees libgit2 will diff, counted first (each tree object read once): what
-/// differs between `base` and `tip`, and the tip's whole tree (the uncommitted check
-/// walks it against the index), each within [`trees::budget_for`] the base's tree.
+/// differs between `base` and `tip`, within [`trees::budget_for`] the base's tree.
+/// That bounds the tip's whole tree too (the uncommitted check walks it against the
+/// index): each of its entries is the base's or counted as differing, so it holds at
+/// most the base's entries and the budget.
 fn trees_fit(o: &git2::Repository, base: Oid, tip: Oid) -> Result<(), WalkError> {
     let own = Trees::new(o, u64::MAX).entries(base)?;
-    let mut t = Trees::new(o, trees::budget_for(own));
-    t.changed(Some(base), Some(tip))?;
-    t.fresh();
-    t.entries(tip)?;
+    Trees::new(o, trees::budget_for(own)).changed(Some(base), Some(tip))?;
     Ok(())
 }
 
