@@ -2,8 +2,9 @@
 # A box with 1.2 M empty commits on its branch and a box whose tip is a tree of 4 M
 # files made of 22 identical subtrees (host worktree boxes: the reads are the same
 # host code as for container boxes), then `list --json` and `watch --once --json` of
-# each binary given, cold (landed and watch caches removed) and warm, with wall time
-# and peak RSS (GNU time), each under `timeout 120`.
+# each binary given, cold (landed and watch caches removed) and warm, then `diff
+# --json` and `land` (a refusal: nothing changes) of the normal box and both hostile
+# ones, with wall time and peak RSS (GNU time), each under `timeout 120`.
 # Usage: TB=<binary that makes the boxes> benches/hostile-history.sh WORKDIR BIN...
 # Needs: git, jq, awk, GNU time.
 set -euo pipefail
@@ -34,5 +35,11 @@ for bin in "$@"; do
       /usr/bin/time -f "%e s %M KiB" -o /tmp/hh-t timeout 120 "$bin" $cmd >/dev/null 2>&1 || echo "(exit $?)"
       echo "$bin  $cmd  $round: $(tail -1 /tmp/hh-t)"
     done
+  done
+done
+for bin in "$@"; do
+  for cmd in "diff normal --json" "diff long --json" "diff bomb --json" "land long" "land bomb"; do
+    /usr/bin/time -f "%e s %M KiB" -o /tmp/hh-t timeout 120 "$bin" $cmd >/dev/null 2>&1 || echo "(exit $?)"
+    echo "$bin  $cmd: $(tail -1 /tmp/hh-t)"
   done
 done

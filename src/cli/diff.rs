@@ -10,7 +10,7 @@
 use clap::Args;
 
 use super::error::{self, CliError, ErrorKind};
-use super::json::{DiffCommit, DiffDocument, DiffFile, Document, V1};
+use super::json::{DiffCommit, DiffDocument, DiffFile, DiffTooLarge, Document, V1};
 use super::ui::Ui;
 use crate::land::diff::{self, DiffError};
 use crate::land::OpenError;
@@ -70,7 +70,11 @@ pub fn run(args: DiffArgs, ui: &mut Ui) -> Result<i32, CliError> {
             branch: d.branch.as_deref(),
             tip: d.tip.map(|t| t.to_string()),
             against: &d.against,
-            merge_base: d.merge_base.to_string(),
+            merge_base: d.merge_base.map(|m| m.to_string()),
+            too_large: d.too_large.map(|t| DiffTooLarge {
+                what: t.what,
+                limit: t.limit,
+            }),
             commits: d
                 .commits
                 .iter()
@@ -101,23 +105,31 @@ pub fn run(args: DiffArgs, ui: &mut Ui) -> Result<i32, CliError> {
         return Ok(error::OK);
     }
     let n = d.commits.len();
-    ui.info(&format!(
-        "box `{}`{}: {n}{} commit{} since {} ({}){}",
-        crate::sanitize::line(&name),
-        d.branch
-            .as_deref()
-            .map(|b| format!(" on `{}`", crate::sanitize::line(b)))
-            .unwrap_or_default(),
-        if d.commits_cut { "+" } else { "" },
-        if n == 1 { "" } else { "s" },
-        d.against,
-        &d.merge_base.to_string()[..12],
-        match (d.worktree_read, d.uncommitted) {
-            (false, _) => ", its checkout not read",
-            (true, true) => ", and uncommitted work",
-            (true, false) => "",
-        }
-    ));
+    let shown_branch = d
+        .branch
+        .as_deref()
+        .map(|b| format!(" on `{}`", crate::sanitize::line(b)))
+        .unwrap_or_default();
+    if let (None, Some(t)) = (d.merge_base, d.too_large) {
+        ui.info(&format!(
+            "box `{}`{shown_branch}: more than {} {} since {}",
+            crate::sanitize::line(&name),
+            t.limit,
+            t.what,
+            d.against
+        ));
+    } else {
+        header(&d, &name, &shown_branch, n, ui);
+    }
+    if let Some(t) = d.too_large {
+        // Nothing was compared: said, with the way to look at it.
+        let q = crate::cmd::quote(&name);
+        ui.warning(&format!(
+            "the box's work is too large to compare (over {} {}): nothing is listed, and `git treebox land {q}` refuses it; look at it inside the box (`git treebox enter {q}`)",
+            t.limit, t.what
+        ));
+        return Ok(error::OK);
+    }
     warn_flawed(&d, &name, ui);
     let text: &[u8] = match (&d.patch, args.stat) {
         (Some(p), false) => p,
@@ -159,4 +171,24 @@ fn warn_flawed(d: &diff::BoxDiff, name: &str, ui: &mut Ui) {
             None => {}
         }
     }
+}
+
+/// The first line: the box, its commits since what, and its checkout.
+fn header(d: &diff::BoxDiff, name: &str, shown_branch: &str, n: usize, ui: &mut Ui) {
+    ui.info(&format!(
+        "box `{}`{}: {n}{} commit{} since {} ({}){}",
+        crate::sanitize::line(name),
+        shown_branch,
+        if d.commits_cut { "+" } else { "" },
+        if n == 1 { "" } else { "s" },
+        d.against,
+        d.merge_base
+            .map(|m| m.to_string()[..12].to_string())
+            .unwrap_or_else(|| "merge-base not read".into()),
+        match (d.worktree_read, d.uncommitted) {
+            (false, _) => ", its checkout not read",
+            (true, true) => ", and uncommitted work",
+            (true, false) => "",
+        }
+    ));
 }

@@ -297,7 +297,10 @@ pub struct DiffDocument<'a> {
     pub tip: Option<String>,
     /// What the diff is against: `origin/<base>`, `<base>`, or the start commit.
     pub against: &'a str,
-    pub merge_base: String,
+    /// `None` only when the history is too large to walk.
+    pub merge_base: Option<String>,
+    /// The bound the box's work is past (then nothing is listed); `None` within them.
+    pub too_large: Option<DiffTooLarge>,
     /// Newest first.
     pub commits: Vec<DiffCommit<'a>>,
     /// More commits than listed.
@@ -312,6 +315,14 @@ pub struct DiffDocument<'a> {
 }
 
 impl Document for DiffDocument<'_> {}
+
+/// What a [`DiffDocument`]'s box is too large in: `commits` or `tree entries`, and
+/// the bound.
+#[derive(Debug, Serialize)]
+pub struct DiffTooLarge {
+    pub what: &'static str,
+    pub limit: u64,
+}
 
 /// One commit of a [`DiffDocument`].
 #[derive(Debug, Serialize)]

@@ -22,6 +22,7 @@ use crate::git::cli::GitCli;
 use crate::git::Repo;
 use crate::land::onto::{self, Base, LandError, MainCheckout, Strategy, Work};
 use crate::land::publish::{self, PublishError};
+use crate::land::scan;
 use crate::state::{BoxLock, Layout};
 
 #[derive(Debug, Clone, Args)]
@@ -106,6 +107,7 @@ pub fn run(args: LandArgs, ui: &mut Ui) -> Result<i32, CliError> {
     };
     let lock = BoxLock::try_acquire(&layout.lock_path(&entry.leaf), &leaf)
         .map_err(|e| CliError::from(crate::provision::ProvisionError::from(e)))?;
+    refuse_too_large(&entry, &repo, &record.base)?;
     refuse_unready(&entry, &repo, &layout)?;
 
     let git = GitCli::for_repo(&repo.common_dir, None);
@@ -200,6 +202,23 @@ pub fn run(args: LandArgs, ui: &mut Ui) -> Result<i32, CliError> {
         ui.out_json(&doc.to_value());
     }
     Ok(error::OK)
+}
+
+/// Refuse (5, `unreviewable`) a box whose history or tip tree is past land's bounds,
+/// judged from its commits alone ([`scan::tip_fits`], through the box's objects as
+/// `diff` reads them) before its checkout's status is read; nothing is written.
+fn refuse_too_large(entry: &BoxEntry, repo: &Repo, base: &str) -> Result<(), CliError> {
+    let Ok(git) = crate::land::BoxGit::open(entry, repo) else {
+        return Ok(());
+    };
+    let Some(tip) = git.tip else {
+        return Ok(());
+    };
+    let onto = crate::git::landed::targets_for_base(&repo.git, base)
+        .first()
+        .map(|t| t.oid);
+    scan::tip_fits(&git.objects, onto, tip)
+        .map_err(|r| super::land_pr::refused(r, &entry.leaf.to_string()))
 }
 
 /// Refuse (5) a box with a live agent or uncommitted work; nothing is written.

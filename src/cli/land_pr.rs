@@ -56,7 +56,7 @@ fn reviewable(repo: &Repo, tip: git2::Oid, base: &str) -> Result<(), Refusal> {
         .into_iter()
         .map(|(id, _)| id)
         .collect();
-    match Scan::new(&repo.git).commits(&all)? {
+    match Scan::on(&repo.git, onto)?.commits(&all)? {
         Some((id, field)) => Err(Refusal::ControlText {
             commit: scan::short(id),
             field,
@@ -128,7 +128,7 @@ fn refused_hint(r: &Refusal, leaf: &str) -> String {
             "Nothing was changed. Land with `--squash` or `--rebase` (they write its message and names made plain): `git treebox land {q} --rebase`; or reword it inside the box (`git rebase -i`)."
         ),
         Refusal::TooLarge { .. } => format!(
-            "Nothing was changed. Look at the work yourself (`git treebox diff {q} --stat`) and bring over what you trust with git."
+            "Nothing was changed. Look at the work yourself in the box (`git treebox enter {q}`; `git treebox diff {q}` says what is too large) and bring over what you trust with git."
         ),
         Refusal::Git(_) => String::new(),
     }

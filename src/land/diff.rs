@@ -8,12 +8,23 @@
 //! past [`MAX_FILE`] are shown as binary rather than read into memory, and a history
 //! past [`MAX_COMMITS`] is cut (and says so). The patch is bytes as the box wrote
 //! them: the CLI escapes them for a terminal.
+//!
+//! Every walk of the box's history or trees is bounded first (SPEC §8.8): the
+//! merge-base and the commits go through [`crate::git::history`]'s capped walk
+//! (more than [`history::MAX_COMMITS`] commits of the box's own, or a history too
+//! large to read), the trees through [`crate::git::trees`]' count (what the diff
+//! would list, within [`trees::budget_for`] the merge-base's own tree; that bounds
+//! the tip's whole tree, which the uncommitted check walks, too). Over either, the
+//! diff says what was too large ([`BoxDiff::too_large`]) and lists nothing: libgit2
+//! is not asked.
 
 use git2::{Delta, DiffFormat, DiffOptions, Oid};
 
 use super::BoxGit;
 use crate::boxes::BoxEntry;
+use crate::git::history::{self, WalkError};
 use crate::git::landed;
+use crate::git::trees::{self, Trees};
 use crate::git::Repo;
 
 /// A file larger than this is compared by id only (shown as binary).
@@ -46,6 +57,31 @@ pub struct FileChange {
     pub flaw: Option<super::scan::PathFlaw>,
 }
 
+/// A bound the box's work is past: nothing was compared.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TooLarge {
+    /// `commits` or `tree entries`.
+    pub what: &'static str,
+    pub limit: u64,
+}
+
+impl TooLarge {
+    /// The bound `e` is past; `None` for a failure to read.
+    pub fn of(e: &WalkError) -> Option<TooLarge> {
+        match e {
+            WalkError::TooLarge(n) => Some(TooLarge {
+                what: "commits",
+                limit: *n as u64,
+            }),
+            WalkError::TooManyEntries(n) => Some(TooLarge {
+                what: "tree entries",
+                limit: *n,
+            }),
+            WalkError::Git(_) => None,
+        }
+    }
+}
+
 /// What a box changed.
 #[derive(Debug, Clone)]
 pub struct BoxDiff {
@@ -53,7 +89,11 @@ pub struct BoxDiff {
     pub tip: Option<Oid>,
     /// What the diff is against: `origin/main`, `main`, or the start commit's id.
     pub against: String,
-    pub merge_base: Oid,
+    /// `None` only when the history is too large to walk ([`Self::too_large`]).
+    pub merge_base: Option<Oid>,
+    /// Past a bound: then no file is listed (and with a history too large, no commit
+    /// either), and the checkout is not read.
+    pub too_large: Option<TooLarge>,
     /// Newest first; at most [`MAX_COMMITS`].
     pub commits: Vec<Commit>,
     /// More commits than were listed.
@@ -108,12 +148,46 @@ pub fn diff(entry: &BoxEntry, repo: &Repo, patch: bool) -> Result<BoxDiff, DiffE
         }
     };
     let o = &git.objects;
+    let walked = |e: WalkError| match TooLarge::of(&e) {
+        Some(t) => Ok(t),
+        None => Err(fail(match e {
+            WalkError::Git(g) => g,
+            other => git2::Error::from_str(&other.to_string()),
+        })),
+    };
+    let too_large = |merge_base, commits, commits_cut, t| BoxDiff {
+        branch: git.branch.clone(),
+        tip: git.tip,
+        against: against.clone(),
+        merge_base,
+        too_large: Some(t),
+        commits,
+        commits_cut,
+        uncommitted: false,
+        worktree_read: false,
+        files: Vec::new(),
+        stat: String::new(),
+        patch: None,
+    };
     let merge_base = match git.tip {
-        Some(tip) => o.merge_base(tip, against_oid).map_err(fail)?,
+        Some(tip) => match history::merge_base(o, tip, against_oid) {
+            Ok(Some(mb)) => mb,
+            Ok(None) => {
+                return Err(fail(git2::Error::new(
+                    git2::ErrorCode::NotFound,
+                    git2::ErrorClass::Merge,
+                    "no merge base found",
+                )))
+            }
+            Err(e) => return Ok(too_large(None, Vec::new(), true, walked(e)?)),
+        },
         None => against_oid,
     };
     let (commits, commits_cut) = match git.tip {
-        Some(tip) => commits_since(o, tip, merge_base).map_err(fail)?,
+        Some(tip) => match commits_since(o, tip, merge_base) {
+            Ok(c) => c,
+            Err(e) => return Ok(too_large(Some(merge_base), Vec::new(), true, walked(e)?)),
+        },
         None => (Vec::new(), false),
     };
     let base_tree = o
@@ -124,6 +198,16 @@ pub fn diff(entry: &BoxEntry, repo: &Repo, patch: bool) -> Result<BoxDiff, DiffE
         Some(t) => Some(o.find_commit(t).and_then(|c| c.tree()).map_err(fail)?),
         None => None,
     };
+    if let Some(tip_tree) = &tip_tree {
+        if let Err(e) = trees_fit(o, base_tree.id(), tip_tree.id()) {
+            return Ok(too_large(
+                Some(merge_base),
+                commits,
+                commits_cut,
+                walked(e)?,
+            ));
+        }
+    }
     let worktree_read = git.with_checkout().map_err(fail)?;
     let mut opts = options();
     let mut d = if worktree_read {
@@ -150,7 +234,8 @@ pub fn diff(entry: &BoxEntry, repo: &Repo, patch: bool) -> Result<BoxDiff, DiffE
         branch: git.branch,
         tip: git.tip,
         against,
-        merge_base,
+        merge_base: Some(merge_base),
+        too_large: None,
         commits,
         commits_cut,
         uncommitted,
@@ -159,6 +244,17 @@ pub fn diff(entry: &BoxEntry, repo: &Repo, patch: bool) -> Result<BoxDiff, DiffE
         stat,
         patch,
     })
+}
+
+/// The trees libgit2 will diff, counted first (each tree object read once): what
+/// differs between `base` and `tip`, within [`trees::budget_for`] the base's tree.
+/// That bounds the tip's whole tree too (the uncommitted check walks it against the
+/// index): each of its entries is the base's or counted as differing, so it holds at
+/// most the base's entries and the budget.
+fn trees_fit(o: &git2::Repository, base: Oid, tip: Oid) -> Result<(), WalkError> {
+    let own = Trees::new(o, u64::MAX).entries(base)?;
+    Trees::new(o, trees::budget_for(own)).changed(Some(base), Some(tip))?;
+    Ok(())
 }
 
 fn options() -> DiffOptions {
@@ -171,11 +267,15 @@ fn options() -> DiffOptions {
     opts
 }
 
+/// The box's commits since `since`, newest first, at most [`MAX_COMMITS`] of them:
+/// counted by the capped walk first (libgit2's revwalk with a hidden commit reads the
+/// whole history before its first commit), then in libgit2's order.
 fn commits_since(
     o: &git2::Repository,
     tip: Oid,
     since: Oid,
-) -> Result<(Vec<Commit>, bool), git2::Error> {
+) -> Result<(Vec<Commit>, bool), WalkError> {
+    history::since(o, tip, &[since], history::MAX_COMMITS)?;
     let mut walk = o.revwalk()?;
     walk.set_sorting(git2::Sort::TOPOLOGICAL | git2::Sort::TIME)?;
     walk.push(tip)?;

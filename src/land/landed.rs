@@ -67,7 +67,8 @@ impl Key {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 struct Kept {
     key: Key,
-    /// `None`: the box has no commits of its own (nothing to land).
+    /// `None`: the box has no commits of its own (nothing to land), or its history or
+    /// trees are past their bounds (unknown: shown as null alike).
     landed: Option<bool>,
 }
 
@@ -131,11 +132,15 @@ pub fn landed_all_at(
             // Asked against the targets its key was made of (a fetch meanwhile must not
             // put another base's answer under this key).
             let targets = by_base.get(entries[i].record.as_ref()?.base.as_str())?;
-            // A box with nothing of its own has nothing landed either: null.
-            ask(&entries[i], *tip, user, known, targets).map(|v| match v {
-                Verdict::NoWork => None,
-                v => Some(matches!(v, Verdict::Landed { .. })),
-            })
+            // A box with nothing of its own has nothing landed either: null. A history
+            // or trees past their bounds is unknown, null too, and kept: a hostile
+            // box is walked once per tip, not on every `list`.
+            match ask(&entries[i], *tip, user, known, targets)? {
+                Ok(Verdict::NoWork) => Some(None),
+                Ok(v) => Some(Some(matches!(v, Verdict::Landed { .. }))),
+                Err(e) if e.is_too_large() => Some(None),
+                Err(_) => None,
+            }
         },
     );
     let mut fresh: HashMap<&Key, Option<bool>> = HashMap::new();
@@ -186,19 +191,32 @@ pub(crate) fn tip_of(e: &BoxEntry, repo: &Repo) -> Option<Oid> {
 }
 
 /// The verdict on `tip`: in the user's repository when it has the commit (a worktree,
-/// or work fetched back), else through the box's own objects.
+/// or work fetched back), else through the box's own objects. `None`: the objects
+/// could not be opened.
 fn ask(
     e: &BoxEntry,
     tip: Oid,
     user: &Repo,
     known: &landed::Patches,
     targets: &[landed::Target],
-) -> Option<Verdict> {
+) -> Option<Result<Verdict, landed::LandedError>> {
     if user.git.odb().ok()?.exists(tip) {
-        return landed::verdict_with(&user.git, tip, start_of(e), targets, known).ok();
+        return Some(landed::verdict_with(
+            &user.git,
+            tip,
+            start_of(e),
+            targets,
+            known,
+        ));
     }
     // The box's own objects: patch-ids kept for this store only.
     let git = BoxGit::open(e, user).ok()?;
     let own = landed::Patches::default();
-    landed::verdict_with(&git.objects, tip, start_of(e), targets, &own).ok()
+    Some(landed::verdict_with(
+        &git.objects,
+        tip,
+        start_of(e),
+        targets,
+        &own,
+    ))
 }

@@ -19,7 +19,10 @@
 //!    fast-forwards onto commits whose text carries controls (it replays them), and a
 //!    merge, whose second parent brings the box's commits in as they are, refuses them
 //!    (naming the commit: `--squash` and `--rebase` land the same work made plain). The
-//!    box's history is walked at most [`scan::COMMIT_BUDGET`] commits deep ([`scan::history`]).
+//!    box's history is walked at most [`scan::COMMIT_BUDGET`] commits deep ([`scan::history`],
+//!    the capped walk of [`crate::git::history`], before libgit2's merge-base), and every
+//!    tree is counted against [`crate::git::trees`]' budget before it is walked, merged
+//!    or cherry-picked ([`Scan::on`], [`Scan::fits`]): over either, refused as too large.
 //! 4. [`move_base`]: `git update-ref <base> NEW OLD` — a base that moved meanwhile
 //!    fails cleanly — then the main checkout, when it is on the base, is brought
 //!    along with `git read-tree -m -u OLD NEW` (a fast-forward of its files).
@@ -173,6 +176,9 @@ pub fn base_of(repo: &Repo, base: &str) -> Result<Base, LandError> {
         }
         (Some(l), None) => l,
         (None, Some(o)) => o,
+        // Uncapped on purpose: the user's own refs (no box writes `refs/heads` or
+        // `refs/remotes` of the user's repository), and a cap would refuse a user far
+        // behind origin.
         (Some(l), Some(o)) if l == o || repo.git.graph_descendant_of(o, l)? => o,
         (Some(l), Some(o)) if repo.git.graph_descendant_of(l, o)? => l,
         (Some(l), Some(o)) => {
@@ -276,7 +282,8 @@ pub fn compose(
     if work.tip == base.onto {
         return Err(already());
     }
-    // Bounded before any merge-base walk: the box's side of the history, capped.
+    // Bounded before any merge-base walk: the box's side of the history, capped
+    // (git::history); libgit2's merge-base below reads what that walk read, about.
     let history = scan::history(r, Some(base.onto), work.tip)?;
     if history.is_empty() {
         return Err(already());
@@ -296,7 +303,9 @@ pub fn compose(
         .map(|(id, _)| *id)
         .collect();
     let all: Vec<Oid> = history.iter().map(|(id, _)| *id).collect();
-    let mut scan = Scan::new(r);
+    // Every tree below is counted against a budget scaled with the base's own tree
+    // before it is walked, merged or cherry-picked.
+    let mut scan = Scan::on(r, Some(base.onto))?;
     let sign = signs(r);
     let onto = r.find_commit(base.onto)?;
     let tip = r.find_commit(work.tip)?;
@@ -315,6 +324,7 @@ pub fn compose(
                     .into());
                 }
             }
+            scan.fits(&[start, onto.tree_id(), tip.tree_id()])?;
             let mut index = r.merge_commits(&onto, &tip, None)?;
             let tree = write_merged(r, &mut index, &base.name)?;
             if strategy == Strategy::Squash && tree == onto.tree_id() {
@@ -355,6 +365,13 @@ pub fn compose(
             let mut landed = 0;
             for id in &commits {
                 let c = r.find_commit(*id)?;
+                // The commit's parent may be a merge no check walked: all three sides.
+                let parent = c.parent(0).ok().map(|p| p.tree_id());
+                let sides: Vec<Oid> = parent
+                    .into_iter()
+                    .chain([current.tree_id(), c.tree_id()])
+                    .collect();
+                scan.fits(&sides)?;
                 let mut index = r.cherrypick_commit(&c, &current, 0, None)?;
                 let tree = write_merged(r, &mut index, &base.name)?;
                 if tree == current.tree_id() {

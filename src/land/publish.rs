@@ -191,19 +191,18 @@ pub fn describe(
     base: &str,
 ) -> (String, String) {
     let mut subjects = Vec::new();
-    if let Ok(mut walk) = repo.git.revwalk() {
-        let _ = walk.push(tip);
-        for b in [repo.remote_branch(base), repo.local_branch(base)]
-            .into_iter()
-            .flatten()
-        {
-            let _ = walk.hide(b);
-        }
-        for id in walk.flatten().take(200) {
-            if let Ok(c) = repo.git.find_commit(id) {
-                let m = String::from_utf8_lossy(c.message_bytes()).into_owned();
-                subjects.push(crate::sanitize::line(m.lines().next().unwrap_or("").trim()));
-            }
+    let hide: Vec<git2::Oid> = [repo.remote_branch(base), repo.local_branch(base)]
+        .into_iter()
+        .flatten()
+        .collect();
+    // The capped walk (a revwalk with hidden commits reads the whole history before
+    // its first commit): past its cap, no subjects are listed.
+    let ours = crate::git::history::since(&repo.git, tip, &hide, crate::git::history::MAX_COMMITS)
+        .unwrap_or_default();
+    for id in ours.into_iter().take(200) {
+        if let Ok(c) = repo.git.find_commit(id) {
+            let m = String::from_utf8_lossy(c.message_bytes()).into_owned();
+            subjects.push(crate::sanitize::line(m.lines().next().unwrap_or("").trim()));
         }
     }
     subjects.reverse();

@@ -20,20 +20,33 @@
 //! one tree every entry counts as the merge would count it — a tree made of identical
 //! subtrees (4 M paths from 300 KB of objects) is as large as it expands to, and is
 //! refused before libgit2's merge would build an index of it; a pair of trees already
-//! walked by an earlier call (the next commit of a history) is not walked again. Callers: [`super::onto`], `cli/land_pr.rs`,
-//! [`super::diff`] (marks). `create`'s base check is provision's planner's, by
-//! [`is_boxes_dir`].
+//! walked by an earlier call (the next commit of a history) is not walked again.
+//!
+//! Before that walk, each pair of trees is counted with [`crate::git::trees`] (every
+//! tree object read once, so the 4 M-path bomb costs 22 reads) against a budget scaled
+//! with the base's own tree ([`crate::git::trees::budget_for`]): a bomb is refused in
+//! milliseconds instead of walked to [`ENTRY_BUDGET`] (which stays as the bound on a
+//! whole land's walks), and [`Scan::fits`] does the same for the trees libgit2 is
+//! about to merge or cherry-pick (it builds an index of every entry). The box's
+//! history is [`crate::git::history`]'s capped walk ([`history`]), the one capped
+//! walk of the codebase. Callers: [`super::onto`], `cli/land_pr.rs`, [`super::diff`]
+//! (marks). `create`'s base check is provision's planner's, by [`is_boxes_dir`].
 
 use std::collections::HashSet;
 
 use git2::{Commit, ObjectType, Oid, Repository};
 
+use crate::git::history::{self, WalkError};
+use crate::git::trees::{self, Trees};
+
 /// Tree entries one land may look at (all its trees together).
 pub const ENTRY_BUDGET: usize = 5_000_000;
-/// Directory levels a path may have (git's own `core.maxTreeDepth` default).
+/// Directory levels a path may have (git's own `core.maxTreeDepth` default). The
+/// count before the walk ([`crate::git::trees::MAX_DEPTH`], 512) refuses deeper trees
+/// first; this bounds the walk on its own.
 pub const MAX_DEPTH: usize = 4096;
-/// Commits of a box one land may look at.
-pub const COMMIT_BUDGET: usize = 10_000;
+/// Commits of a box one land may look at: the capped walk's own cap.
+pub const COMMIT_BUDGET: usize = history::MAX_COMMITS;
 
 /// What is wrong with a path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -75,6 +88,23 @@ pub enum Refusal {
     TooLarge { what: &'static str, limit: usize },
     #[error("could not read the box's work")]
     Git(#[from] git2::Error),
+}
+
+impl From<WalkError> for Refusal {
+    /// Past a bound of [`crate::git::history`] or [`crate::git::trees`]: too large.
+    fn from(e: WalkError) -> Refusal {
+        match e {
+            WalkError::TooLarge(n) => Refusal::TooLarge {
+                what: "commits",
+                limit: n,
+            },
+            WalkError::TooManyEntries(n) => Refusal::TooLarge {
+                what: "tree entries",
+                limit: usize::try_from(n).unwrap_or(usize::MAX),
+            },
+            WalkError::Git(e) => Refusal::Git(e),
+        }
+    }
 }
 
 fn in_commit(c: &Option<String>) -> String {
@@ -160,21 +190,58 @@ pub struct Scan<'r> {
     /// Pairs (old, new, at the top) walked clean by earlier calls.
     seen: HashSet<(Option<Oid>, Oid, bool)>,
     left: usize,
+    /// Counts of trees, before anything walks or merges them.
+    trees: Trees<'r>,
 }
 
 impl<'r> Scan<'r> {
+    /// A scan within [`trees::MAX_ENTRIES`] entries a question (a base of its size,
+    /// or smaller).
     pub fn new(repo: &'r Repository) -> Scan<'r> {
+        Scan::within(repo, trees::MAX_ENTRIES)
+    }
+
+    fn within(repo: &'r Repository, budget: u64) -> Scan<'r> {
         Scan {
             repo,
             seen: HashSet::new(),
             left: ENTRY_BUDGET,
+            trees: Trees::new(repo, budget),
         }
+    }
+
+    /// A scan of work landing on the commit `base`: its budget a question is
+    /// [`trees::budget_for`] the base's own tree (the user's: counted whole, each tree
+    /// object once).
+    pub fn on(repo: &'r Repository, base: Option<Oid>) -> Result<Scan<'r>, Refusal> {
+        let own = match base {
+            Some(b) => {
+                let tree = repo.find_commit(b)?.tree_id();
+                Trees::new(repo, u64::MAX).entries(tree)?
+            }
+            None => 0,
+        };
+        Ok(Scan::within(repo, trees::budget_for(own)))
+    }
+
+    /// Refuse, as too large, any of `trees` holding more entries than a question's
+    /// budget: asked before libgit2 merges or cherry-picks them (it holds every entry
+    /// of each in an index).
+    pub fn fits(&mut self, trees: &[Oid]) -> Result<(), Refusal> {
+        for t in trees {
+            self.trees.fresh();
+            self.trees.entries(*t)?;
+        }
+        Ok(())
     }
 
     /// Every path of the tree `new` that `old` (a tree, or none) does not have as it
     /// is: none may lie under the boxes' directory or hold a control. `commit` names
     /// the commit in a refusal.
     pub fn tree(&mut self, old: Option<Oid>, new: Oid, commit: Option<Oid>) -> Result<(), Refusal> {
+        // Counted first, each tree object read once: a bomb is refused here.
+        self.trees.fresh();
+        self.trees.changed(old, Some(new))?;
         let mut stack: Vec<(Option<Oid>, Oid, Vec<u8>, usize)> = Vec::new();
         let mut walked = vec![(old, new, true)];
         if old != Some(new) && !self.seen.contains(&(old, new, true)) {
@@ -261,34 +328,52 @@ impl<'r> Scan<'r> {
 }
 
 /// The box's commits, oldest first, each with whether it is a merge: reachable from
-/// its tip and not from the base. At most [`COMMIT_BUDGET`], counted by an
-/// unsorted walk first (a topological sort reads the whole history before the first
-/// commit comes out); over it, the work is too large to land.
+/// its tip and not from the base. At most [`COMMIT_BUDGET`], counted by
+/// [`history::since`]'s capped walk first (libgit2's revwalk with a hidden commit
+/// reads the whole history before the first commit comes out, sorted or not); over
+/// it, the work is too large to land. Within it, libgit2's topological order of the
+/// same commits reads what the capped walk read, about.
 pub fn history(r: &Repository, onto: Option<Oid>, tip: Oid) -> Result<Vec<(Oid, bool)>, Refusal> {
-    let walk = || -> Result<git2::Revwalk<'_>, git2::Error> {
-        let mut w = r.revwalk()?;
-        w.push(tip)?;
-        if let Some(o) = onto {
-            w.hide(o)?;
-        }
-        Ok(w)
-    };
-    let mut w = walk()?;
-    w.set_sorting(git2::Sort::NONE)?;
-    if w.take(COMMIT_BUDGET + 1).count() > COMMIT_BUDGET {
-        return Err(Refusal::TooLarge {
-            what: "commits",
-            limit: COMMIT_BUDGET,
-        });
+    let hide: Vec<Oid> = onto.into_iter().collect();
+    let ours = history::since(r, tip, &hide, COMMIT_BUDGET)?;
+    if ours.is_empty() {
+        return Ok(Vec::new());
     }
-    let mut w = walk()?;
+    let mut w = r.revwalk()?;
+    w.push(tip)?;
+    for h in &hide {
+        w.hide(*h)?;
+    }
     w.set_sorting(git2::Sort::TOPOLOGICAL | git2::Sort::REVERSE)?;
-    let mut out = Vec::new();
+    let mut out = Vec::with_capacity(ours.len());
     for id in w {
         let id = id?;
         out.push((id, r.find_commit(id)?.parent_count() > 1));
     }
     Ok(out)
+}
+
+/// The bounds asked of the box's tip alone, before anything reads its checkout (a
+/// status of a tree bomb at `HEAD` walks every entry): at most [`COMMIT_BUDGET`]
+/// commits beyond `base` ([`history::since`]) and a tip tree within the budget of
+/// [`Scan::on`]. Only a bound refuses here; a failure to read is the later steps'
+/// to report.
+pub fn tip_fits(r: &Repository, base: Option<Oid>, tip: Oid) -> Result<(), Refusal> {
+    let bounded = |r: Result<(), Refusal>| match r {
+        Err(e @ Refusal::TooLarge { .. }) => Err(e),
+        _ => Ok(()),
+    };
+    let hide: Vec<Oid> = base.into_iter().collect();
+    bounded(
+        history::since(r, tip, &hide, COMMIT_BUDGET)
+            .map(drop)
+            .map_err(Refusal::from),
+    )?;
+    let tree = match r.find_commit(tip) {
+        Ok(c) => c.tree_id(),
+        Err(_) => return Ok(()),
+    };
+    bounded(Scan::on(r, base).and_then(|mut s| s.fits(&[tree])))
 }
 
 #[cfg(test)]

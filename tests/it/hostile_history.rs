@@ -8,15 +8,19 @@
 //! fetch` and `bundle` refuse with `too-large` (exit 5), naming the blob's path, and
 //! write nothing.
 //!
+//! `diff` and `land` of the same boxes: `diff --json` says what is too large
+//! (`tooLarge`) and lists nothing, `land` refuses (exit 5, `unreviewable`) with the
+//! user's refs, index and work tree as they were, each quick and lean.
+//!
 //! Docker only, as `sandboxed_hostile.rs`: every read proven here is the host's, after
-//! the engine made the box. `diff` and `land` of such a box are `land`'s (see its
-//! tests).
+//! the engine made the box.
 
 use std::time::Duration;
 
 use crate::container::{each_engine, Boxed};
 use crate::env::{TestEnv, SANDBOX, TREEBOX};
 use crate::hostile_sizes::{measured, Measured};
+use crate::land_bounds::{user_state, BOMB};
 
 /// How long a command that reads every box may take with the hostile box there (a
 /// few boxes take well under a second; before the caps, 18 to 33 s).
@@ -196,6 +200,53 @@ fn refused(b: &Boxed, leaf: &str, names: &str) {
     assert!(r.trim().is_empty(), "{incoming} was written: {r}");
 }
 
+/// `m` quick and lean beside `base` (the same command on a normal box): within
+/// [`QUICK`] and twice the baseline + [`SLACK_KIB`].
+fn quick_beside(what: &str, m: &Measured, base: &Measured) {
+    let said = format!(
+        "{what}: {:?} and {} KiB (baseline: {:?} and {} KiB)",
+        m.took, m.peak_kib, base.took, base.peak_kib
+    );
+    eprintln!("{said}");
+    assert!(m.took < QUICK, "too slow: {said}\n{:?}", m.run);
+    assert!(
+        m.peak_kib <= 2 * base.peak_kib + SLACK_KIB,
+        "too hungry: {said}"
+    );
+}
+
+/// `diff --json` and `land` of `leaf`, each [`quick_beside`] the same command on
+/// `normal`: the diff too large in `what` with nothing listed, the land refused
+/// (exit 5, `unreviewable`) with nothing of the user's changed.
+fn diff_and_land(env: &TestEnv, leaf: &str, normal: &str, what: &str) {
+    let base_diff = measured(env, TREEBOX, &["diff", normal, "--json"]);
+    base_diff.run.ok();
+    let m = measured(env, TREEBOX, &["diff", leaf, "--json"]);
+    quick_beside(&format!("diff {leaf}"), &m, &base_diff);
+    let doc = m.run.ok().json();
+    crate::schema::assert_valid("diff", &doc, "diff of a box past a bound");
+    assert_eq!(doc["tooLarge"]["what"], what, "{doc}");
+    assert_eq!(doc["files"], serde_json::json!([]), "{doc}");
+    let before = user_state(env);
+    let mut refusals = Vec::new();
+    for args in [vec!["land", leaf], vec!["land", leaf, "--json"]] {
+        let m = measured(env, TREEBOX, &args);
+        assert_eq!(m.run.code, 5, "{args:?}: {:?}", m.run);
+        assert!(m.run.stderr.contains("too large"), "{:?}", m.run);
+        if args.len() == 3 {
+            assert!(m.run.stderr.contains("\"unreviewable\""), "{:?}", m.run);
+        }
+        assert_eq!(user_state(env), before, "{args:?} changed something");
+        refusals.push((args, m));
+    }
+    // Land's baseline, last: `normal` landed for real.
+    let base_land = measured(env, TREEBOX, &["land", normal]);
+    base_land.run.ok();
+    for (args, m) in refusals {
+        quick_beside(&format!("{args:?}"), &m, &base_land);
+    }
+}
+
 #[test]
 fn a_long_history_is_too_large_not_slow() {
     on_docker(|b| {
@@ -221,6 +272,7 @@ fn a_long_history_is_too_large_not_slow() {
             "normal",
         );
         refused(&b, "long", "commits");
+        diff_and_land(&b.env, "long", "normal", "commits");
     });
 }
 
@@ -242,14 +294,7 @@ fn a_tree_bomb_and_a_zero_blob_are_too_large() {
             false,
             || {
                 // 4 M files: 22 levels of two identical subtrees over one file.
-                inside(
-                    &b,
-                    "bomb",
-                    "t=$(echo x | git hash-object -w --stdin | xargs printf '100644 blob %s\\tf\\n' | git mktree) && \
-                     for i in $(seq 22); do t=$(printf '040000 tree %s\\ta\\n040000 tree %s\\tb\\n' $t $t | git mktree); done && \
-                     top=$(git ls-tree HEAD | { cat; printf '040000 tree %s\tbomb\n' $t; } | git mktree) && \
-                     git update-ref HEAD $(git commit-tree $top -p HEAD -m bomb)",
-                );
+                inside(&b, "bomb", BOMB);
                 // 4 GiB of zeros, 4 MB of disk, at dir/zeros.bin.
                 let script = format!(
                     "perl -e '{}' \"$(git rev-parse --git-path objects)\" {ZEROS_4G} && \
@@ -263,5 +308,6 @@ fn a_tree_bomb_and_a_zero_blob_are_too_large() {
             "normal",
         );
         refused(&b, "zeros", "dir/zeros.bin");
+        diff_and_land(&b.env, "bomb", "normal", "tree entries");
     });
 }

@@ -26,6 +26,7 @@ mod hostile_sizes;
 mod json_controls;
 mod keys;
 mod land;
+mod land_bounds;
 mod land_cmd;
 mod lifecycle;
 mod limits;

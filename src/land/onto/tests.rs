@@ -416,3 +416,54 @@ fn a_path_under_the_boxes_dir_in_the_history_is_refused_by_merge_and_rebase() {
         assert_eq!(fx.rev("main"), before);
     }
 }
+
+/// A tree bomb the box's history adds and takes away again: its tip is small, so a
+/// squash lands it; a rebase would cherry-pick (and a merge bring in) the commit
+/// holding 4 M paths: refused as too large by the count before libgit2 merges, and
+/// nothing moves.
+#[test]
+fn a_tree_bomb_in_the_history_is_counted_before_any_replay_or_merge() {
+    let fx = Fx::new();
+    fx.work();
+    fx.base_moves("a1\na2\nA3\n");
+    let r = Repository::open(&fx.repo_dir).unwrap();
+    let blob = r.blob(b"x").unwrap();
+    let mut b = r.treebuilder(None).unwrap();
+    b.insert("f", blob, 0o100644).unwrap();
+    let mut t = b.write().unwrap();
+    for _ in 0..22 {
+        let mut b = r.treebuilder(None).unwrap();
+        b.insert("a", t, 0o040000).unwrap();
+        b.insert("b", t, 0o040000).unwrap();
+        t = b.write().unwrap();
+    }
+    let tip = r.find_commit(fx.rev("feat")).unwrap();
+    let mut top = r.treebuilder(Some(&tip.tree().unwrap())).unwrap();
+    top.insert("bomb", t, 0o040000).unwrap();
+    let bombed = r.find_tree(top.write().unwrap()).unwrap();
+    let sig = git2::Signature::now("Box", "box@example.com").unwrap();
+    let c1 = r
+        .commit(None, &sig, &sig, "bomb", &bombed, &[&tip])
+        .unwrap();
+    let c1 = r.find_commit(c1).unwrap();
+    let c2 = r
+        .commit(None, &sig, &sig, "unbomb", &tip.tree().unwrap(), &[&c1])
+        .unwrap();
+    r.reference("refs/heads/feat", c2, true, "test").unwrap();
+    let main = fx.rev("main");
+    let started = std::time::Instant::now();
+    for s in [Strategy::Rebase, Strategy::Merge] {
+        match fx.land(s) {
+            Err(LandError::Refused(Refusal::TooLarge {
+                what: "tree entries",
+                ..
+            })) => {}
+            other => panic!("{s:?}: {other:?}"),
+        }
+        assert_eq!(fx.rev("main"), main, "{s:?} moved main");
+    }
+    assert!(started.elapsed() < std::time::Duration::from_secs(5));
+    let (_, c) = fx.land(Strategy::Squash).unwrap();
+    assert!(!fx.repo_dir.join("bomb").exists());
+    assert_eq!(fx.rev("main"), c.new);
+}

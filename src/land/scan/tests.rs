@@ -173,7 +173,8 @@ fn a_tree_of_identical_subtrees_counts_as_it_expands_and_is_walked_once_per_land
         t = b.write().unwrap();
     }
     let started = std::time::Instant::now();
-    let mut s = Scan::new(&r);
+    // The count is not what refuses here: the walk's own budget is.
+    let mut s = Scan::within(&r, u64::MAX);
     s.left = 100_000;
     assert!(matches!(
         s.tree(None, t, None),
@@ -184,7 +185,7 @@ fn a_tree_of_identical_subtrees_counts_as_it_expands_and_is_walked_once_per_land
     ));
     assert!(started.elapsed() < std::time::Duration::from_secs(5));
     // Within the budget, walked once; the same pair again costs nothing.
-    let mut s = Scan::new(&r);
+    let mut s = Scan::within(&r, 2_000_000);
     s.tree(None, t, None).unwrap();
     let left = s.left;
     s.tree(None, t, None).unwrap();
@@ -193,6 +194,80 @@ fn a_tree_of_identical_subtrees_counts_as_it_expands_and_is_walked_once_per_land
         ENTRY_BUDGET - left,
         16 + 16 * 16 + 16usize.pow(3) + 16usize.pow(4) + 16usize.pow(5)
     );
+}
+
+#[test]
+fn a_tree_bomb_is_counted_and_refused_before_any_walk_or_merge() {
+    let (_d, r) = repo();
+    // 2^22 (4 M) paths from 23 trees, as a box makes them with `git mktree`.
+    let mut t = tree(&r, &[b"f"]);
+    for _ in 0..22 {
+        let mut b = r.treebuilder(None).unwrap();
+        b.insert("a", t, 0o040000).unwrap();
+        b.insert("b", t, 0o040000).unwrap();
+        t = b.write().unwrap();
+    }
+    let small = tree(&r, &[b"x.txt"]);
+    let started = std::time::Instant::now();
+    let mut s = Scan::new(&r);
+    let too_large = |e: Result<(), Refusal>| {
+        matches!(
+            e,
+            Err(Refusal::TooLarge {
+                what: "tree entries",
+                limit
+            }) if limit as u64 == crate::git::trees::MAX_ENTRIES
+        )
+    };
+    assert!(too_large(s.tree(Some(small), t, None)));
+    // Refused by the count: the walk's own budget untouched.
+    assert_eq!(s.left, ENTRY_BUDGET);
+    assert!(too_large(s.fits(&[small, t])));
+    assert!(started.elapsed() < std::time::Duration::from_secs(2));
+    s.fits(&[small]).unwrap();
+    // Scaled with the base's own tree: a base of 4 M paths takes a box of as many.
+    let sig = git2::Signature::now("a", "a@b").unwrap();
+    let big = r
+        .commit(None, &sig, &sig, "base", &r.find_tree(t).unwrap(), &[])
+        .unwrap();
+    let mut s = Scan::on(&r, Some(big)).unwrap();
+    s.fits(&[t]).unwrap();
+}
+
+#[test]
+fn a_long_history_is_too_large_by_the_capped_walk() {
+    let (_d, r) = repo();
+    let sig = git2::Signature::now("a", "a@b").unwrap();
+    let empty = r.find_tree(tree(&r, &[])).unwrap();
+    let base = r.commit(None, &sig, &sig, "base", &empty, &[]).unwrap();
+    let mut tip = base;
+    for i in 0..=COMMIT_BUDGET {
+        let parent = r.find_commit(tip).unwrap();
+        tip = r
+            .commit(None, &sig, &sig, &format!("c{i}"), &empty, &[&parent])
+            .unwrap();
+    }
+    assert!(matches!(
+        history(&r, Some(base), tip),
+        Err(Refusal::TooLarge {
+            what: "commits",
+            limit: COMMIT_BUDGET
+        })
+    ));
+    // Within the cap: oldest first.
+    let parent = r.find_commit(tip).unwrap().parent_id(0).unwrap();
+    let h = history(&r, Some(parent), tip).unwrap();
+    assert_eq!(h, vec![(tip, false)]);
+    let mut at = base;
+    let mut made = Vec::new();
+    for i in 0..3 {
+        let p = r.find_commit(at).unwrap();
+        at = r
+            .commit(None, &sig, &sig, &format!("d{i}"), &empty, &[&p])
+            .unwrap();
+        made.push((at, false));
+    }
+    assert_eq!(history(&r, Some(base), at).unwrap(), made);
 }
 
 #[test]
@@ -216,11 +291,9 @@ fn past_the_entry_budget_or_the_depth_cap_it_is_too_large() {
         b.insert("d", t, 0o040000).unwrap();
         t = b.write().unwrap();
     }
+    // The count nests at most git::trees::MAX_DEPTH deep: it refuses first.
     assert!(matches!(
         Scan::new(&r).tree(None, t, None),
-        Err(Refusal::TooLarge {
-            what: "directory levels",
-            ..
-        })
+        Err(Refusal::TooLarge { .. })
     ));
 }
