@@ -470,6 +470,16 @@ pub(crate) fn each_engine(f: impl Fn(Boxed)) {
     }
 }
 
+/// `f` against docker alone: for a test of what the host reads or writes after the
+/// engine made the box (the engine only decides the mounts, which `sandboxed.rs` and
+/// `container.rs` check against both). No podman box is made to be passed over.
+pub(crate) fn on_docker(f: impl FnOnce(Boxed)) {
+    if let Some(b) = Boxed::new("docker") {
+        f(b);
+    }
+    eprintln!("note: podman: host-side reads and writes only; docker covers them");
+}
+
 pub(crate) fn tree_digest(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
     let mut out = Vec::new();
     fn go(d: &Path, out: &mut Vec<(PathBuf, Vec<u8>)>) {

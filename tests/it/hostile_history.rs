@@ -17,7 +17,7 @@
 
 use std::time::Duration;
 
-use crate::container::{each_engine, Boxed};
+use crate::container::{on_docker, Boxed};
 use crate::env::{TestEnv, SANDBOX, TREEBOX};
 use crate::hostile_sizes::{measured, Measured};
 use crate::land_bounds::{user_state, BOMB};
@@ -60,19 +60,6 @@ print $f $b for 1 .. ($n >> 20);
 print $f "\x03\x00", pack('N', ($s << 16) | $a1);
 close $f;
 "#;
-
-fn on_docker(f: impl Fn(Boxed)) {
-    each_engine(|b| {
-        if b.engine == "docker" {
-            f(b)
-        } else {
-            eprintln!(
-                "note: {}: host-side reads only; docker covers them",
-                b.engine
-            );
-        }
-    });
-}
 
 fn create(b: &Boxed, leaf: &str) {
     let doc = b

@@ -14,7 +14,7 @@ use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use crate::container::{each_engine, Boxed};
+use crate::container::on_docker;
 use crate::env::{named, Run, TestEnv, SANDBOX, TREEBOX};
 use crate::hostile_boxes::state_of;
 
@@ -288,14 +288,7 @@ fn a_huge_index_head_or_config_in_one_box_breaks_that_box_alone() {
 /// as before. Docker alone: the reads are the host's (see `sandboxed_hostile.rs`).
 #[test]
 fn a_huge_file_in_a_sandboxed_worktrees_git_data_breaks_that_box_alone() {
-    each_engine(|b: Boxed| {
-        if b.engine != "docker" {
-            eprintln!(
-                "note: {}: host-side reads only; docker covers them",
-                b.engine
-            );
-            return;
-        }
+    on_docker(|b| {
         let env = &b.env;
         for name in ["sp", "si", "so"] {
             env.treebox(&["create", name, "--no-launch"]).ok();

@@ -6,7 +6,7 @@
 //! The names are made inside a real container, by the agent: it renames its branch and
 //! commits a file, both carrying the controls. Then the host's documents are read.
 
-use crate::container::each_engine;
+use crate::container::on_docker;
 use crate::env::Run;
 
 /// The box's branch, as the agent renames it: C1 CSI, a right-to-left override, NEL.
@@ -45,14 +45,7 @@ fn octal(s: &str) -> String {
 
 #[test]
 fn json_documents_escape_c1_and_bidi_controls_a_box_put_in_its_names() {
-    each_engine(|b| {
-        if b.engine != "docker" {
-            eprintln!(
-                "note: {}: the documents are the host's; docker covers them",
-                b.engine
-            );
-            return;
-        }
+    on_docker(|b| {
         let env = &b.env;
         env.treebox(&["create", "hostile", "--no-launch"]).ok();
         b.commit_inside(

@@ -2,7 +2,7 @@
 //! the box was made with (the agent would otherwise land on its login screen), and says
 //! so by name; a key the shell has replaces the box's. The value is never printed.
 
-use crate::container::each_engine;
+use crate::container::on_docker;
 
 /// A key longer than the 20 characters Claude Code names an approved key by.
 fn key(b: &crate::container::Boxed, which: &str) -> String {
@@ -11,14 +11,7 @@ fn key(b: &crate::container::Boxed, which: &str) -> String {
 
 #[test]
 fn enter_without_the_key_keeps_the_box_s_and_a_new_one_replaces_it() {
-    each_engine(|mut b| {
-        if b.engine != "docker" {
-            eprintln!(
-                "note: {}: the keys file is the host's; docker covers it",
-                b.engine
-            );
-            return;
-        }
+    on_docker(|mut b| {
         let first = key(&b, "first");
         let tail: String = first.chars().skip(first.chars().count() - 20).collect();
         // The user approved that key in Claude Code: the box's ~/.claude.json says so.

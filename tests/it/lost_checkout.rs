@@ -6,18 +6,11 @@
 //! bare clone: removal is refused (5) off a terminal, prune keeps the record, and
 //! `fetch` and `land` bring the commit back.
 
-use crate::container::each_engine;
+use crate::container::on_docker;
 
 #[test]
 fn a_sandboxed_worktree_whose_checkout_is_gone_keeps_and_lands_its_commits() {
-    each_engine(|b| {
-        if b.engine != "docker" {
-            eprintln!(
-                "note: {}: host-side reads only; docker covers them",
-                b.engine
-            );
-            return;
-        }
+    on_docker(|b| {
         let env = &b.env;
         env.treebox(&["create", "lost", "--no-launch"]).ok();
         assert!(

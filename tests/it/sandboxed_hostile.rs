@@ -12,23 +12,9 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::container::{each_engine, Boxed};
+use crate::container::{on_docker, Boxed};
 use crate::env::{write_exec, TestEnv, SANDBOX, TREEBOX};
 use crate::hostile_boxes::{plant, state_of, timed};
-
-/// `f` against docker alone (see the module docs).
-fn on_docker(f: impl Fn(Boxed)) {
-    each_engine(|b| {
-        if b.engine == "docker" {
-            f(b)
-        } else {
-            eprintln!(
-                "note: {}: host-side reads only; docker covers them",
-                b.engine
-            );
-        }
-    });
-}
 
 fn bare_of(b: &Boxed, leaf: &str) -> PathBuf {
     PathBuf::from(b.record(leaf)["bareClone"].as_str().expect("bareClone"))
