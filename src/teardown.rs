@@ -148,17 +148,15 @@ pub fn target(entry: BoxEntry, repo: &Repo, layout: &Layout) -> Target {
     }
 }
 
-/// Is `path` a box directory: exactly `<box root>/<leaf>`, and not the main worktree
-/// nor anything containing it?
+/// Is `path` a box directory: exactly `<root>/<leaf>` under one of the layout's roots
+/// (the box root, the checkouts root), and not the main worktree nor anything
+/// containing it?
 fn check_box_path(path: &Path, layout: &Layout, repo: &Repo) -> Result<(), TeardownError> {
     let refuse = || TeardownError::NotABoxPath {
         path: path.to_path_buf(),
         root: layout.box_root.clone(),
     };
-    let root = canonical(&layout.box_root);
-    let parent_ok = path
-        .parent()
-        .is_some_and(|p| p == layout.box_root || canonical(p) == root);
+    let parent_ok = path.parent().is_some_and(|p| layout.is_root(p));
     if !parent_ok {
         return Err(refuse());
     }

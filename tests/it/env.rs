@@ -211,6 +211,16 @@ impl TestEnv {
         self.repo.join(".treebox/worktrees").join(leaf)
     }
 
+    /// Where a container box `leaf` of the fixture repository keeps its checkout:
+    /// `$XDG_DATA_HOME/treebox/checkouts/<key>/<leaf>`, outside the working tree.
+    pub fn checkout_path(&self, leaf: &str) -> PathBuf {
+        let common = self.repo.join(".git").canonicalize().unwrap();
+        self.home
+            .join(".local/share/treebox/checkouts")
+            .join(treebox::state::layout::repo_key(&common))
+            .join(leaf)
+    }
+
     /// The user config file (`$XDG_CONFIG_HOME/treebox/config.json`).
     pub fn write_config(&self, json: &str) -> PathBuf {
         let p = self.config_dir().join("treebox/config.json");
