@@ -169,7 +169,7 @@ fn check_box_path(path: &Path, layout: &Layout, repo: &Repo) -> Result<(), Teard
 
 /// Remove a directory tree without following symlinks; directories made read-only
 /// (Go's module cache does that) are made writable first.
-fn remove_tree(path: &Path) -> std::io::Result<()> {
+pub(crate) fn remove_tree(path: &Path) -> std::io::Result<()> {
     match std::fs::remove_dir_all(path) {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),

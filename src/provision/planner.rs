@@ -33,8 +33,17 @@ pub(super) fn make_plan(
         });
     }
     let record = Record::load(&ctx.layout.record_path(leaf))?;
-    // The record's path, when there is one, says where the checkout is.
-    let path = ctx.layout.path_of(leaf, record.as_ref());
+    // The record's path, when there is one, says where the checkout is; a new box's
+    // goes where its runner places it.
+    let path = match &record {
+        Some(r) => ctx.layout.path_of(leaf, Some(r)),
+        None => ctx.layout.placed_path(leaf, ctx.runner.is_container()),
+    };
+    // The other root's directory of the same name: taken too (one leaf, one box).
+    let other = match path.parent() == Some(ctx.layout.box_root.as_path()) {
+        true => ctx.layout.checkout_path(leaf),
+        false => ctx.layout.box_path(leaf),
+    };
     // A checkout git knows: a registered worktree, a clone with its own `.git`, or a
     // sandboxed worktree (registered in its own bare clone).
     let sandboxed = record.as_ref().is_some_and(|r| r.bare_clone.is_some());
@@ -79,6 +88,12 @@ pub(super) fn make_plan(
                 return Err(ProvisionError::PathTaken {
                     leaf: leaf.to_string(),
                     path,
+                });
+            }
+            if std::fs::symlink_metadata(&other).is_ok() {
+                return Err(ProvisionError::PathTaken {
+                    leaf: leaf.to_string(),
+                    path: other,
                 });
             }
             // An interrupted create may have made its branch before dying.

@@ -323,9 +323,12 @@ impl Store {
     }
 
     /// Where a container box's checkout lives: under the checkouts root, outside the
-    /// user's working tree.
+    /// user's working tree ([`Self::box_path`] when no data dir can be named).
     pub fn checkout_path(&self, leaf: &Leaf) -> PathBuf {
-        self.checkout_root.join(leaf.as_str())
+        match self.checkout_root.as_os_str().is_empty() {
+            true => self.box_path(leaf),
+            false => self.checkout_root.join(leaf.as_str()),
+        }
     }
 
     /// The checkout of box `leaf` as its record places it: the record's `path` when
@@ -345,6 +348,25 @@ impl Store {
             true => path.to_path_buf(),
             false => self.box_path(leaf),
         }
+    }
+
+    /// Where a new box `leaf` makes its checkout: a container box's (`container`: a
+    /// sandboxed worktree or a container clone) under the checkouts root, outside the
+    /// user's working tree, where the user's own tools (test runners, watchers) walk;
+    /// a host box's under the box root (its agent runs as the user anyway).
+    pub fn placed_path(&self, leaf: &Leaf, container: bool) -> PathBuf {
+        match container {
+            true => self.checkout_path(leaf),
+            false => self.box_path(leaf),
+        }
+    }
+
+    /// Is `record` a container box whose checkout sits in the user's working tree
+    /// (under the box root: made before container boxes' checkouts moved out)?
+    pub fn in_working_tree(&self, record: &Record) -> bool {
+        record.runner.is_container()
+            && record.git_mode != crate::vocab::GitMode::Folder
+            && record.path.parent() == Some(self.box_root.as_path())
     }
 
     /// Every directory under either root whose name is a leaf, with that leaf (the
