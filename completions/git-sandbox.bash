@@ -557,9 +557,16 @@ _git_sandbox() {
     fi
 }
 
-# The boxes of the repository here: the directories under its box root.
+# The boxes of the repository here: the directories under its box root, and under
+# its checkouts root (container boxes), named by the hash of its resolved git dir.
 __treebox_box_names() {
-    local common
+    local common real hex dir
     common=$(git rev-parse --path-format=absolute --git-common-dir 2>/dev/null) || return 0
     command ls -1 "${common%/.git}/.treebox/worktrees" 2>/dev/null
+    real=$(cd "$common" 2>/dev/null && pwd -P) || return 0
+    hex=$({ printf '%s' "$real" | sha256sum 2>/dev/null || printf '%s' "$real" | shasum -a 256; } | cut -c1-12)
+    for dir in "${XDG_DATA_HOME:-$HOME/.local/share}"/treebox/checkouts/*-"$hex"; do
+        [[ -d $dir ]] && command ls -1 "$dir" 2>/dev/null
+    done
+    return 0
 }

@@ -1,7 +1,8 @@
 //! The boxes of one repository, as they are right now, and how a reference names one.
 //!
 //! A box is known from two sources: its host-owned record, and git's own worktree
-//! registration (`<common>/worktrees/<id>/gitdir`) for a checkout under the box root.
+//! registration (`<common>/worktrees/<id>/gitdir`) for a checkout under a box root
+//! (the repository's, or the checkouts root of container boxes: [`Layout::roots`]).
 //! Either alone is enough to find it, so a box whose `.git` pointer file is gone, or
 //! whose record was lost, can still be listed and removed. The main worktree is never
 //! a box.
@@ -25,6 +26,9 @@ pub mod deadline;
 mod own_git;
 pub mod par;
 mod registration;
+
+#[cfg(test)]
+mod moved_tests;
 
 pub use assess::{assess, dirt, dirt_all, Assessment, Dirt};
 pub use own_git::OwnGit;
@@ -92,20 +96,26 @@ fn registrations(common_dir: &Path) -> Vec<PathBuf> {
 }
 
 /// The box a registration's admin dir names, when its checkout is a direct child of
-/// the box root (never the main worktree); `root` is the box root, canonical.
-fn registered_box(admin: PathBuf, layout: &Layout, root: &Path) -> Option<BoxEntry> {
+/// a box root (never the main worktree); `roots` are [`Layout::canonical_roots`].
+fn registered_box(admin: PathBuf, layout: &Layout, roots: &[PathBuf]) -> Option<BoxEntry> {
     let gitdir = registration::read_small(&admin.join("gitdir"), 1 << 20)?;
     let text = std::str::from_utf8(&gitdir).ok()?;
     let dotgit = PathBuf::from(text.trim_end_matches(['\n', '\r']));
     let checkout = dotgit.parent()?;
-    // Only direct children of the box root are boxes. The literal root first: the
+    // Only direct children of a box root are boxes. The literal root first: the
     // usual case, without resolving the path (a readlink per component).
     let parent = checkout.parent()?;
-    if parent != layout.box_root && canonical(parent) != root {
-        return None;
-    }
     let leaf = Leaf::parse(&checkout.file_name()?.to_string_lossy()).ok()?;
-    let path = layout.box_path(&leaf);
+    let path = if parent == layout.box_root {
+        layout.box_path(&leaf)
+    } else {
+        let real = canonical(parent);
+        match roots.iter().position(|r| *r == real) {
+            Some(0) => layout.box_path(&leaf),
+            Some(_) => layout.checkout_path(&leaf),
+            None => return None,
+        }
+    };
     let seen = Seen {
         head: registration::read_small(&admin.join("HEAD"), 1 << 20),
         gitdir: Some(gitdir.clone()),
@@ -154,7 +164,7 @@ fn load_recorded(leaf: &Leaf, layout: &Layout, known: &BTreeMap<Leaf, BoxEntry>)
     };
     let dir_exists = match known.get(leaf) {
         Some(e) => e.dir_exists,
-        None => layout.box_path(leaf).is_dir(),
+        None => layout.path_of(leaf, loaded.0.as_ref()).is_dir(),
     };
     let own = loaded.0.as_ref().and_then(OwnGit::of);
     let head = own.filter(|_| dir_exists).map(|own| {
@@ -198,7 +208,7 @@ pub fn inventory(repo: &Repo, layout: &Layout) -> Vec<BoxEntry> {
 
 /// [`inventory`], taking what `known` answers instead of reading it.
 pub(crate) fn inventory_with(repo: &Repo, layout: &Layout, known: &dyn Known) -> Vec<BoxEntry> {
-    let root = canonical(&layout.box_root);
+    let roots = layout.canonical_roots();
     let admins = registrations(&repo.common_dir);
     let registered = par::map(
         &admins,
@@ -206,7 +216,7 @@ pub(crate) fn inventory_with(repo: &Repo, layout: &Layout, known: &dyn Known) ->
         |(), admin| {
             known
                 .registration(admin)
-                .or_else(|| registered_box(admin.clone(), layout, &root))
+                .or_else(|| registered_box(admin.clone(), layout, &roots))
         },
     );
     let mut by_leaf: BTreeMap<Leaf, BoxEntry> = BTreeMap::new();
@@ -231,7 +241,7 @@ pub(crate) fn inventory_with(repo: &Repo, layout: &Layout, known: &dyn Known) ->
         }
         let entry = by_leaf.entry(leaf.clone()).or_insert_with(|| BoxEntry {
             dir_exists,
-            path: layout.box_path(&leaf),
+            path: layout.path_of(&leaf, record.as_ref()),
             leaf: leaf.clone(),
             record: None,
             record_error: None,
@@ -249,42 +259,36 @@ pub(crate) fn inventory_with(repo: &Repo, layout: &Layout, known: &dyn Known) ->
         entry.record = record;
         entry.record_error = record_error;
     }
-    // A clone whose record was lost is still a box: a directory under the root with a
-    // `.git` of its own (git does not register clones, so only the directory says so).
-    // So is a worktree git no longer lists (the repository was moved: its pointer and
-    // registration name the old paths until `git worktree repair`).
-    if let Ok(rd) = std::fs::read_dir(&layout.box_root) {
-        for e in rd.flatten() {
-            let Ok(leaf) = Leaf::parse(&e.file_name().to_string_lossy()) else {
-                continue;
-            };
-            if by_leaf.contains_key(&leaf) {
-                continue;
-            }
-            let path = layout.box_path(&leaf);
-            let own_git = std::fs::symlink_metadata(path.join(".git"))
-                .is_ok_and(|m| m.is_dir() || m.is_file());
-            if !own_git || !std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_dir()) {
-                continue;
-            }
-            let caps = crate::git::caps::Caps::of(&repo.common_dir);
-            let head = OwnGit::clone_at(&path).with_caps(caps).head_and_time();
-            by_leaf.insert(
-                leaf.clone(),
-                BoxEntry {
-                    branch: head.as_ref().and_then(|(b, _, _)| b.clone()),
-                    own_tip: head.as_ref().and_then(|(_, t, _)| *t),
-                    own_tip_time: head.and_then(|(_, _, t)| t),
-                    dir_exists: true,
-                    path,
-                    leaf,
-                    record: None,
-                    record_error: None,
-                    admin_dir: None,
-                    seen: None,
-                },
-            );
+    // A clone whose record was lost is still a box: a directory under either root with
+    // a `.git` of its own (git does not register clones, so only the directory says
+    // so). So is a worktree git no longer lists (the repository was moved: its pointer
+    // and registration name the old paths until `git worktree repair`).
+    for (leaf, path) in layout.leaves_on_disk() {
+        if by_leaf.contains_key(&leaf) {
+            continue;
         }
+        let own_git =
+            std::fs::symlink_metadata(path.join(".git")).is_ok_and(|m| m.is_dir() || m.is_file());
+        if !own_git || !std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_dir()) {
+            continue;
+        }
+        let caps = crate::git::caps::Caps::of(&repo.common_dir);
+        let head = OwnGit::clone_at(&path).with_caps(caps).head_and_time();
+        by_leaf.insert(
+            leaf.clone(),
+            BoxEntry {
+                branch: head.as_ref().and_then(|(b, _, _)| b.clone()),
+                own_tip: head.as_ref().and_then(|(_, t, _)| *t),
+                own_tip_time: head.and_then(|(_, _, t)| t),
+                dir_exists: true,
+                path,
+                leaf,
+                record: None,
+                record_error: None,
+                admin_dir: None,
+                seen: None,
+            },
+        );
     }
     by_leaf.into_values().collect()
 }
@@ -302,7 +306,7 @@ pub fn exact(repo: &Repo, layout: &Layout, leaf: &str) -> Option<BoxEntry> {
         Ok(r) => (r, None),
         Err(e) => (None, Some(crate::sanitize::chain(&e))),
     };
-    let path = layout.box_path(&leaf);
+    let path = layout.path_of(&leaf, record.as_ref());
     let dir_exists = path.is_dir();
     let own = record.as_ref().and_then(OwnGit::of);
     let admin_dir = match own {

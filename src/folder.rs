@@ -27,10 +27,10 @@ pub fn layout(folder: &Path) -> Result<Layout, ProvisionError> {
     // The key's readable part is the folder's name; the suffix keeps it apart from a
     // repository that might one day live there.
     let key = repo_key(&folder.join(".treebox-folder"));
-    Ok(Layout {
-        box_root: folder.parent().map(Path::to_path_buf).unwrap_or_default(),
-        repo_state: crate::state::layout::repo_state_dir(&key)?,
-    })
+    Ok(Layout::keyed(
+        folder.parent().map(Path::to_path_buf).unwrap_or_default(),
+        &key,
+    )?)
 }
 
 /// What `up` did.

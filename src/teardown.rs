@@ -148,17 +148,15 @@ pub fn target(entry: BoxEntry, repo: &Repo, layout: &Layout) -> Target {
     }
 }
 
-/// Is `path` a box directory: exactly `<box root>/<leaf>`, and not the main worktree
-/// nor anything containing it?
+/// Is `path` a box directory: exactly `<root>/<leaf>` under one of the layout's roots
+/// (the box root, the checkouts root), and not the main worktree nor anything
+/// containing it?
 fn check_box_path(path: &Path, layout: &Layout, repo: &Repo) -> Result<(), TeardownError> {
     let refuse = || TeardownError::NotABoxPath {
         path: path.to_path_buf(),
         root: layout.box_root.clone(),
     };
-    let root = canonical(&layout.box_root);
-    let parent_ok = path
-        .parent()
-        .is_some_and(|p| p == layout.box_root || canonical(p) == root);
+    let parent_ok = path.parent().is_some_and(|p| layout.is_root(p));
     if !parent_ok {
         return Err(refuse());
     }
@@ -171,7 +169,7 @@ fn check_box_path(path: &Path, layout: &Layout, repo: &Repo) -> Result<(), Teard
 
 /// Remove a directory tree without following symlinks; directories made read-only
 /// (Go's module cache does that) are made writable first.
-fn remove_tree(path: &Path) -> std::io::Result<()> {
+pub(crate) fn remove_tree(path: &Path) -> std::io::Result<()> {
     match std::fs::remove_dir_all(path) {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),

@@ -5,8 +5,11 @@
 //! clap renders the script for the executable (`git-treebox …`). Users type
 //! `git treebox …`, which git's own completion hands to a function named
 //! `_git_treebox` (bash) or `_git-treebox` (zsh): the bash script gains that bridge,
-//! and box names for the commands that take one (read from the repository's box root,
-//! the same directories `list` reads, so completing runs no treebox command).
+//! and box names for the commands that take one (read from the repository's two box
+//! roots, the same directories `list` reads, so completing runs no treebox command:
+//! `<repo>/.treebox/worktrees` for host boxes, and for container boxes
+//! `$XDG_DATA_HOME/treebox/checkouts/<repo-key>`, found by the key's hash of the
+//! resolved git dir, as `state::layout::repo_key` spells it).
 
 use clap::Args;
 use clap_complete::Shell;
@@ -41,11 +44,18 @@ _git_{name}() {{
     fi
 }}
 
-# The boxes of the repository here: the directories under its box root.
+# The boxes of the repository here: the directories under its box root, and under
+# its checkouts root (container boxes), named by the hash of its resolved git dir.
 __treebox_box_names() {{
-    local common
+    local common real hex dir
     common=$(git rev-parse --path-format=absolute --git-common-dir 2>/dev/null) || return 0
     command ls -1 "${{common%/.git}}/.treebox/worktrees" 2>/dev/null
+    real=$(cd "$common" 2>/dev/null && pwd -P) || return 0
+    hex=$({{ printf '%s' "$real" | sha256sum 2>/dev/null || printf '%s' "$real" | shasum -a 256; }} | cut -c1-12)
+    for dir in "${{XDG_DATA_HOME:-$HOME/.local/share}}"/treebox/checkouts/*-"$hex"; do
+        [[ -d $dir ]] && command ls -1 "$dir" 2>/dev/null
+    done
+    return 0
 }}
 "#,
         cases = takes_box.join("|"),
@@ -105,10 +115,16 @@ fn zsh_box_names(script: &str) -> String {
     // right away when zsh autoloads the file.
     let helper = r#"(( $+functions[__treebox_boxes] )) ||
 __treebox_boxes() {
-    local common
+    local common real hex dir
     common=$(git rev-parse --path-format=absolute --git-common-dir 2>/dev/null) || return 1
     local -a boxes
     boxes=(${(f)"$(command ls -1 "${common%/.git}/.treebox/worktrees" 2>/dev/null)"})
+    if real=$(cd "$common" 2>/dev/null && pwd -P); then
+        hex=$({ printf '%s' "$real" | sha256sum 2>/dev/null || printf '%s' "$real" | shasum -a 256; } | cut -c1-12)
+        for dir in "${XDG_DATA_HOME:-$HOME/.local/share}"/treebox/checkouts/*-"$hex"(N/); do
+            boxes+=(${(f)"$(command ls -1 "$dir" 2>/dev/null)"})
+        done
+    fi
     compadd -a boxes
 }
 
@@ -130,4 +146,41 @@ pub fn run(
     let text = script(bin, cmd, a.shell);
     ui.out(String::from_utf8_lossy(&text).trim_end());
     Ok(error::OK)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::state::layout::repo_key;
+    use std::path::Path;
+
+    /// The bash helper names the boxes under both roots: the repository's box root and
+    /// its checkouts root (found by the key `repo_key` gives), and no other
+    /// repository's.
+    #[test]
+    fn bash_names_boxes_under_both_roots() {
+        let d = tempfile::tempdir().unwrap();
+        let repo = d.path().join("my repo");
+        std::fs::create_dir_all(&repo).unwrap();
+        crate::testing::git(&repo, &["init", "-q"]);
+        let common = std::fs::canonicalize(repo.join(".git")).unwrap();
+        let data = d.path().join("data");
+        let checkouts = data.join("treebox/checkouts");
+        std::fs::create_dir_all(repo.join(".treebox/worktrees/host-box")).unwrap();
+        std::fs::create_dir_all(checkouts.join(repo_key(&common)).join("docker-box")).unwrap();
+        let other = repo_key(Path::new("/elsewhere/.git"));
+        std::fs::create_dir_all(checkouts.join(other).join("not-ours")).unwrap();
+        let script = bash_bridge("git-treebox", &["enter"]);
+        let out = std::process::Command::new("bash")
+            .arg("-c")
+            .arg(format!("{script}\n__treebox_box_names"))
+            .current_dir(&repo)
+            .env("XDG_DATA_HOME", &data)
+            .output()
+            .unwrap();
+        let names = String::from_utf8_lossy(&out.stdout);
+        let mut names: Vec<&str> = names.lines().collect();
+        names.sort();
+        assert_eq!(names, ["docker-box", "host-box"], "{out:?}");
+    }
 }

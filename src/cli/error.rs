@@ -256,6 +256,8 @@ fn classify(e: &ProvisionError) -> CliError {
                 .hint(format!("Fix it in {}.", c.file().display())),
             P::Repo(RepoError::NotARepo { .. }) => CliError::new(ErrorKind::NotARepo, msg)
                 .hint("Run it inside a git repository (e.g. `cd ~/src/project`), or make one with `git init`."),
+            P::Repo(RepoError::Ownerless { .. }) => CliError::new(ErrorKind::NotARepo, msg)
+                .hint("Run it in the box's repository (`git sandbox ls` lists every repository's boxes), or remove the stray checkout by hand."),
             P::Repo(RepoError::Bare { .. }) => CliError::new(ErrorKind::BareRepo, msg)
                 .hint("Run it in a clone with a working tree: `git clone <url>`."),
             P::Repo(RepoError::Open { .. }) => CliError::new(ErrorKind::Repo, msg),

@@ -3,7 +3,8 @@
 //! (SPEC §6), or any container made before the launcher, whose agent may be root and
 //! whose keys are in the engine's config (SPEC §7, §8.9) — or broken — their `.git` lost, or their registration holding files git
 //! would hang on or misread (a FIFO, a symlink, junk) — and boxes whose background
-//! clone of `target/` failed or was cut short (an advisory). Read as `list` reads them
+//! clone of `target/` failed or was cut short (an advisory), and where container boxes'
+//! checkouts sit ([`super::placement`]). Read as `list` reads them
 //! (files and libgit2 only), so it never hangs.
 
 use super::{Check, Status};
@@ -58,6 +59,10 @@ pub(super) fn check_boxes(repo: &Repo) -> Check {
         .hint(format!(
             "Bring its work back (`git sandbox fetch {q}`), then `git treebox teardown {q}` and create it again: the new container runs the agent as a user of its own and reads keys from a mounted file."
         ));
+    }
+    // A container box's checkout in the working tree, where the user's own tools walk.
+    if let Some(advice) = super::placement::check(repo, &layout, &all) {
+        return advice;
     }
     // A hook manager run in a box writes over the guard: until the box is opened
     // again, a placeholder push from it goes through.

@@ -29,6 +29,7 @@ mod harness;
 mod hooks;
 mod logins;
 mod origin;
+mod placement;
 mod probe;
 mod runner;
 mod system;

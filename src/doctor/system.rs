@@ -92,6 +92,8 @@ pub(super) fn check_repo(cwd: &Path, repo: &Result<Repo, RepoError>) -> Check {
             format!("not inside a git repository ({})", cwd.display()),
         )
         .hint("cd into a repository (e.g. `cd ~/src/project`), or make one with `git init`."),
+        Err(e @ RepoError::Ownerless { .. }) => Check::new("repo", Status::Fail, e.to_string())
+            .hint("cd into the box's repository: `git sandbox ls` lists every repository's boxes."),
         Err(e @ RepoError::Bare { .. }) => {
             Check::new("repo", Status::Fail, e.to_string()).hint("git clone <url>")
         }

@@ -12,6 +12,10 @@ use git2::{BranchType, Oid, Repository};
 pub enum RepoError {
     #[error("not inside a git repository ({path})")]
     NotARepo { path: PathBuf },
+    #[error(
+        "{path} is in a container box's checkout whose record names no repository that owns it"
+    )]
+    Ownerless { path: PathBuf },
     #[error("{path} is a bare repository; treebox needs a repository with a working tree")]
     Bare { path: PathBuf },
     #[error("could not read the repository at {path}")]
@@ -62,8 +66,14 @@ impl Repo {
     }
 
     /// Find the repository containing `cwd`; from inside a linked worktree (a box),
-    /// this is still the user's main repository.
+    /// this is still the user's main repository. From inside a container box's
+    /// checkout (under treebox's checkouts root, outside the user's working tree) it is
+    /// the repository that box's record names ([`moved_box_owner`]): the box's own git
+    /// data, which its agent wrote, is never opened to find it.
     pub fn discover(cwd: &Path) -> Result<Repo, RepoError> {
+        if let Some(found) = moved_box_owner(cwd) {
+            return found;
+        }
         let here = Repository::discover(cwd).map_err(|e| match e.code() {
             git2::ErrorCode::NotFound => RepoError::NotARepo {
                 path: cwd.to_path_buf(),
@@ -288,6 +298,33 @@ impl Repo {
             read_plain(&e.path().join("HEAD")).is_some_and(|h| h.trim() == format!("ref: {full}"))
         })
     }
+}
+
+/// The repository owning the container box whose checkout holds `cwd`, when `cwd` is
+/// under treebox's checkouts root: the repository its record names, opened there,
+/// whose state dir must be the one that record sits in. `None` when `cwd` is not
+/// under that root; an error when it is but no record names a repository that owns it
+/// (it is never looked for through the box's own git data).
+fn moved_box_owner(cwd: &Path) -> Option<Result<Repo, RepoError>> {
+    let (repo_state, leaf) = crate::state::layout::moved_box_of(cwd)?;
+    let not_a_repo = || RepoError::Ownerless {
+        path: cwd.to_path_buf(),
+    };
+    let Some(record) = crate::state::layout::record_in(&repo_state, &leaf) else {
+        return Some(Err(not_a_repo()));
+    };
+    if crate::state::layout::moved_box_of(&record.repo).is_some() {
+        return Some(Err(not_a_repo()));
+    }
+    Some(match Repo::discover(&record.repo) {
+        Ok(outer)
+            if crate::state::Layout::is_state_dir_of(&repo_state, &outer.common_dir)
+                && outer.main_root == canonical(&record.repo) =>
+        {
+            Ok(outer)
+        }
+        _ => Err(not_a_repo()),
+    })
 }
 
 /// `<repo>` when `dir` is `<repo>/.treebox/worktrees/<leaf>`.

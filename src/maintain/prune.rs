@@ -5,7 +5,10 @@
 //! (with an idle limit) whole boxes nobody has used whose work has landed in their
 //! base (or who have none; with `--pushed`, also those whose work is on origin or
 //! fetched back) and that hold nothing else to lose. From
-//! anywhere: the bookkeeping (and containers) of repositories that no longer exist.
+//! anywhere: the bookkeeping (and containers) of repositories that no longer exist, and
+//! their container boxes' checkouts (which sit outside the repository, under the
+//! checkouts root) once each is assessed to hold nothing: no uncommitted change, no
+//! commit beyond the one it was cut from.
 //! [`scan`] only looks; [`remove`] acts on one finding and decides again under the
 //! box's lock, so work that appeared since is kept. Called by `git sandbox prune`.
 
@@ -125,8 +128,52 @@ fn at_stake(t: &teardown::Target, pushed: bool) -> Option<String> {
     }
 }
 
+/// Why the checkout of `r` (a box of a repository that is gone) must stay, if it must:
+/// it exists, under the checkouts root (a box's checkout inside the repository went
+/// with it), and holds uncommitted changes or commits of its own — or cannot be read
+/// well enough to tell. `None`: nothing there, or nothing to lose.
+fn checkout_at_stake(r: &crate::state::Record) -> Option<String> {
+    if std::fs::symlink_metadata(&r.path).is_err() || layout::moved_box_of(&r.path).is_none() {
+        return None;
+    }
+    let shown = r.path.display();
+    let Ok(leaf) = Leaf::parse(&r.name) else {
+        return Some(format!("{shown}: its record names no box"));
+    };
+    let entry = boxes::BoxEntry {
+        leaf,
+        path: r.path.clone(),
+        record: Some(r.clone()),
+        record_error: None,
+        admin_dir: None,
+        branch: None,
+        dir_exists: true,
+        own_tip_time: None,
+        own_tip: None,
+        seen: None,
+    };
+    let Some(own) = boxes::OwnGit::of(r) else {
+        return Some(format!("{shown}: not a checkout treebox can assess"));
+    };
+    match boxes::dirt(&entry, None).dirty {
+        Some(false) => {}
+        Some(true) => return Some(format!("{shown} has uncommitted changes")),
+        None => return Some(format!("{shown} could not be assessed")),
+    }
+    let tip = own.head().and_then(|(_, tip)| tip);
+    let base = r
+        .base_commit
+        .as_deref()
+        .and_then(|c| git2::Oid::from_str(c).ok());
+    match tip.is_some() && tip == base {
+        true => None,
+        false => Some(format!("{shown} holds commits of its own")),
+    }
+}
+
 /// Bookkeeping whose repository (or folder) is gone, machine-wide: every record of a
-/// state dir names a repository path that no longer exists.
+/// state dir names a repository path that no longer exists (a container box's
+/// checkout under the checkouts root outlives it, and is assessed by [`remove`]).
 fn gone_repos() -> Vec<Orphan> {
     let Ok(dirs) = layout::repo_state_dirs() else {
         return Vec::new();
@@ -137,9 +184,11 @@ fn gone_repos() -> Vec<Orphan> {
         let Some(first) = records.first() else {
             continue;
         };
-        let gone = records
-            .iter()
-            .all(|r| !r.repo.exists() && !r.common_dir.exists() && !r.path.exists());
+        let gone = records.iter().all(|r| {
+            !r.repo.exists()
+                && !r.common_dir.exists()
+                && (!r.path.exists() || layout::moved_box_of(&r.path).is_some())
+        });
         if gone {
             out.push(Orphan::GoneRepo {
                 repo: first.repo.clone(),
@@ -274,6 +323,22 @@ pub fn remove(o: &Orphan, here: Option<(&Repo, &Layout)>) -> Result<Outcome, Pru
         state_dir, records, ..
     } = o
     {
+        // A checkout that outlived its repository may hold the only copy of some work:
+        // then nothing of the repository goes (its record is the way back to it).
+        let at_stake: Vec<String> = records.iter().filter_map(checkout_at_stake).collect();
+        if !at_stake.is_empty() {
+            return Ok(Outcome::Kept(
+                at_stake
+                    .into_iter()
+                    .map(|why| {
+                        format!(
+                            "kept {}: {why}; copy out what you need, then remove it by hand",
+                            state_dir.display()
+                        )
+                    })
+                    .collect(),
+            ));
+        }
         // The containers first: with the engine down, keep the records to retry.
         let mut kept = Vec::new();
         for r in records {
@@ -287,6 +352,20 @@ pub fn remove(o: &Orphan, here: Option<(&Repo, &Layout)>) -> Result<Outcome, Pru
         }
         if !kept.is_empty() {
             return Ok(Outcome::Kept(kept));
+        }
+        // The checkouts assessed above, under the checkouts root (nothing else).
+        for r in records
+            .iter()
+            .filter(|r| layout::moved_box_of(&r.path).is_some())
+        {
+            teardown::remove_tree(&r.path).map_err(|source| PruneError::RemoveState {
+                path: r.path.clone(),
+                source,
+            })?;
+            if let Some(root) = r.path.parent() {
+                // Its repository's checkouts root, once empty.
+                let _ = std::fs::remove_dir(root);
+            }
         }
         layout::remove_repo_state(state_dir).map_err(|source| PruneError::RemoveState {
             path: state_dir.clone(),

@@ -177,7 +177,7 @@ impl Kept {
             _ => false,
         };
         leaf.as_str() == self.leaf
-            && *path == layout.box_path(leaf)
+            && *path == layout.path_of(leaf, Some(&self.record))
             && record.as_ref() == Some(&self.record)
             && record_error.is_none()
             && *admin_dir == self.admin
@@ -193,7 +193,7 @@ impl Kept {
     fn entry(&self, leaf: &Leaf, layout: &Layout, with_record: bool) -> BoxEntry {
         BoxEntry {
             leaf: leaf.clone(),
-            path: layout.box_path(leaf),
+            path: layout.path_of(leaf, Some(&self.record)),
             record: with_record.then(|| self.record.clone()),
             record_error: None,
             admin_dir: self.admin.clone(),
@@ -238,7 +238,12 @@ pub fn list(repo: &Repo, layout: &Layout) -> Vec<(BoxEntry, Facts)> {
     let path = layout.list_cache_path();
     // Each kept box is parsed where it is checked, on the machine's cores (a cache of
     // 1,000 boxes is ~2 MB of JSON, a line per box).
-    let lines = list_cache::load_lines(&path, &layout.box_root, &repo.common_dir);
+    let lines = list_cache::load_lines_rooted(
+        &path,
+        &layout.box_root,
+        Some(&layout.checkout_root),
+        &repo.common_dir,
+    );
     let raw = lines
         .as_ref()
         .map(list_cache::Lines::boxes)
@@ -246,6 +251,7 @@ pub fn list(repo: &Repo, layout: &Layout) -> Vec<(BoxEntry, Facts)> {
     let bases = Bases {
         common: &repo.common_dir,
         box_root: &layout.box_root,
+        checkout_root: &layout.checkout_root,
         state: &layout.repo_state,
     };
     let checked = boxes::par::map(&raw, PathBuf::new, |buf, r| {
@@ -307,7 +313,13 @@ pub fn list(repo: &Repo, layout: &Layout) -> Vec<(BoxEntry, Facts)> {
     if (!new.is_empty() || reused != kept_before) && layout.repo_state.is_dir() {
         let all: Vec<&Kept> = hits.iter().flatten().copied().chain(&new).collect();
         // A cache: when it cannot be written, the next `list` reads the boxes again.
-        let _ = list_cache::save(&path, &layout.box_root, &repo.common_dir, &all);
+        let _ = list_cache::save_rooted(
+            &path,
+            &layout.box_root,
+            Some(&layout.checkout_root),
+            &repo.common_dir,
+            &all,
+        );
     }
     entries
         .into_iter()

@@ -154,6 +154,14 @@ pub fn enter(
             "box `{leaf}` is unsafe: made by an earlier version, its container can write your repository's git dir; recreate it (see `git treebox doctor`)"
         ));
     }
+    if layout.in_working_tree(&record) {
+        // Every time: its checkout is where the user's own tools walk.
+        let q = crate::cmd::quote(leaf.as_str());
+        warnings.push(format!(
+            "box `{leaf}` was made before container boxes' checkouts moved out of your working tree: your own test runners and tools walk into {} and can run what its agent wrote; bring its work back (`git sandbox fetch {q}`), then `git sandbox down {q}` and create it again",
+            record.path.display()
+        ));
+    }
     let finished_setup = !record.setup_completed;
     if finished_setup {
         reporter.note(format!("finishing the interrupted setup of box `{leaf}`"));

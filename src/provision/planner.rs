@@ -26,7 +26,6 @@ pub(super) fn make_plan(
     placeholder: bool,
     fetch: Fetch,
 ) -> Result<Plan, ProvisionError> {
-    let path = ctx.layout.box_path(leaf);
     if let Some(other) = case_twin(&ctx.layout, leaf) {
         return Err(ProvisionError::CaseConflict {
             leaf: leaf.to_string(),
@@ -34,6 +33,17 @@ pub(super) fn make_plan(
         });
     }
     let record = Record::load(&ctx.layout.record_path(leaf))?;
+    // The record's path, when there is one, says where the checkout is; a new box's
+    // goes where its runner places it.
+    let path = match &record {
+        Some(r) => ctx.layout.path_of(leaf, Some(r)),
+        None => ctx.layout.placed_path(leaf, ctx.runner.is_container()),
+    };
+    // The other root's directory of the same name: taken too (one leaf, one box).
+    let other = match path.parent() == Some(ctx.layout.box_root.as_path()) {
+        true => ctx.layout.checkout_path(leaf),
+        false => ctx.layout.box_path(leaf),
+    };
     // A checkout git knows: a registered worktree, a clone with its own `.git`, or a
     // sandboxed worktree (registered in its own bare clone).
     let sandboxed = record.as_ref().is_some_and(|r| r.bare_clone.is_some());
@@ -78,6 +88,12 @@ pub(super) fn make_plan(
                 return Err(ProvisionError::PathTaken {
                     leaf: leaf.to_string(),
                     path,
+                });
+            }
+            if std::fs::symlink_metadata(&other).is_ok() {
+                return Err(ProvisionError::PathTaken {
+                    leaf: leaf.to_string(),
+                    path: other,
                 });
             }
             // An interrupted create may have made its branch before dying.
@@ -359,13 +375,10 @@ pub fn dry_run(
 }
 
 /// Another box whose leaf differs from `leaf` only by case (by its record or its
-/// directory): the two would be one directory on a case-insensitive file system.
+/// directory under either root): the two would be one directory on a case-insensitive
+/// file system.
 fn case_twin(layout: &crate::state::Layout, leaf: &Leaf) -> Option<Leaf> {
-    let on_disk = std::fs::read_dir(&layout.box_root)
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter_map(|e| Leaf::parse(&e.file_name().to_string_lossy()).ok());
+    let on_disk = layout.leaves_on_disk().into_iter().map(|(l, _)| l);
     layout
         .recorded_leaves()
         .into_iter()
@@ -704,5 +717,34 @@ mod tests {
             plan(&f, &r),
             Err(ProvisionError::ModeMismatch { .. })
         ));
+    }
+
+    #[test]
+    fn the_checkouts_root_counts_for_twins_and_for_a_recorded_box() {
+        let f = fixture(&[]);
+        let repo = Repo::discover(&f.repo).unwrap();
+        let layout = Layout::with_state_root(&repo.main_root, &repo.common_dir, &f.state);
+        // A checkout there whose name differs only by case is the same directory on
+        // a case-insensitive file system.
+        std::fs::create_dir_all(layout.checkout_root.join("Dock")).unwrap();
+        assert!(matches!(
+            plan(&f, &req(&f, Some("dock"))),
+            Err(ProvisionError::CaseConflict { .. })
+        ));
+        std::fs::remove_dir_all(layout.checkout_root.join("Dock")).unwrap();
+        // A finished box whose record places it there exists where its record says.
+        let leaf = Leaf::parse("moved").unwrap();
+        let path = layout.checkout_path(&leaf);
+        std::fs::create_dir_all(&path).unwrap();
+        let mut rec = crate::state::record::tests::sample();
+        rec.name = "moved".into();
+        rec.branch = "moved".into();
+        rec.path = path.clone();
+        rec.setup_completed = true;
+        rec.save(&layout.record_path(&leaf)).unwrap();
+        match plan(&f, &req(&f, Some("moved"))) {
+            Err(ProvisionError::BoxExists { path: p, .. }) => assert_eq!(p, path),
+            other => panic!("{other:?}"),
+        }
     }
 }

@@ -327,6 +327,7 @@ pub(super) fn choose_name(
         let leaf = name.leaf();
         let taken = ctx.layout.record_path(&leaf).exists()
             || ctx.layout.box_path(&leaf).exists()
+            || ctx.layout.checkout_path(&leaf).exists()
             || ctx.repo.local_branch(name.as_str()).is_some()
             || ctx.origin_branch(name.as_str()).is_some();
         last = Some((leaf, name.as_str().to_string()));

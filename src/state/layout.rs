@@ -12,11 +12,20 @@
 //!     boxes/<leaf>/                            box_state
 //!       record.json  session.lock  park.seen  container.env
 //!       credentials/  build/  hooks/  status/state  agent/  caches/
-//! <main>/.treebox/worktrees/<leaf>             box_path
+//! <main>/.treebox/worktrees/<leaf>             box_path: host boxes' checkouts
+//! $XDG_DATA_HOME/treebox/checkouts/<repo-key>/<leaf>
+//!                                              checkout_path: container boxes'
 //! ```
 //!
-//! [`Store`] (alias [`Layout`]) holds one repository's (or folder's) two roots and
-//! names every path under them; nobody else joins these segments. Callers: provision,
+//! A box's checkout lives under one of two roots: a host box (and a container box made
+//! before checkouts moved) under the repository's box root, a container box (sandboxed
+//! worktree or container clone) under the checkouts root in treebox's data dir,
+//! outside the user's working tree, where the user's own tools never walk (SPEC §5).
+//! The record's `path` says which ([`Store::path_of`]); every check accepts both
+//! ([`Store::is_root`]).
+//!
+//! [`Store`] (alias [`Layout`]) holds one repository's (or folder's) roots and names
+//! every path under them; nobody else joins these segments. Callers: provision,
 //! teardown, the runner, the maintenance passes (park, prune) and `cli/` (which only
 //! asks for paths and records, never reads the disk itself).
 
@@ -33,6 +42,11 @@ pub const BOX_ROOT: &str = ".treebox/worktrees";
 /// The top-level directory of the boxes' root ([`BOX_ROOT`]): a tree that tracks
 /// anything under it is refused by `land` and `create` (SPEC §8.11).
 pub const BOXES_DIR: &str = ".treebox";
+
+/// `p` resolved when it can be, else as given (as `git::repo::canonical`).
+fn canonical(p: &Path) -> PathBuf {
+    std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf())
+}
 
 /// The code points HFS+ leaves out of a name when comparing (git's `is_hfs_dotgit`).
 fn hfs_ignorable(c: char) -> bool {
@@ -54,6 +68,8 @@ pub fn is_boxes_dir(name: &[u8]) -> bool {
 
 /// Directory under the state root that holds one state dir per repository (or folder).
 const REPOS: &str = "repos";
+/// Directory under the data root that holds one checkouts root per repository.
+const CHECKOUTS: &str = "checkouts";
 /// Directory of a state dir that holds one bookkeeping dir per box.
 const BOXES: &str = "boxes";
 const RECORD: &str = "record.json";
@@ -62,8 +78,11 @@ const LOCKS: &str = "locks";
 /// The paths of one repository's boxes and bookkeeping.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Store {
-    /// `<main>/.treebox/worktrees`
+    /// `<main>/.treebox/worktrees`: host boxes' checkouts.
     pub box_root: PathBuf,
+    /// `$XDG_DATA_HOME/treebox/checkouts/<repo-key>`: container boxes' checkouts
+    /// (empty when no data dir can be named: then no box lives there).
+    pub checkout_root: PathBuf,
     /// `$XDG_STATE_HOME/treebox/repos/<repo-key>`
     pub repo_state: PathBuf,
 }
@@ -77,6 +96,48 @@ pub fn state_root() -> Result<PathBuf, NoStateDir> {
     xdg::BaseDirectories::with_prefix("treebox")
         .get_state_home()
         .ok_or(NoStateDir)
+}
+
+/// `$XDG_DATA_HOME/treebox` (default `~/.local/share/treebox`).
+pub fn data_root() -> Result<PathBuf, NoStateDir> {
+    xdg::BaseDirectories::with_prefix("treebox")
+        .get_data_home()
+        .ok_or(NoStateDir)
+}
+
+/// `$XDG_DATA_HOME/treebox/checkouts`: every repository's checkouts root.
+pub fn checkouts_dir() -> Result<PathBuf, NoStateDir> {
+    Ok(data_root()?.join(CHECKOUTS))
+}
+
+/// `$XDG_DATA_HOME/treebox/checkouts/<key>`: the checkouts root of the repository
+/// with this [`repo_key`] (empty when there is no data dir).
+fn checkout_root_of(key: &std::ffi::OsStr) -> PathBuf {
+    checkouts_dir().map(|d| d.join(key)).unwrap_or_default()
+}
+
+/// The container box whose checkout holds `dir` (the checkout itself or anything in
+/// it), when `dir` is under some repository's checkouts root
+/// (`$XDG_DATA_HOME/treebox/checkouts/<key>/<leaf>/…`, compared literally, then
+/// resolved): that repository's state dir and the box's leaf. Paths only: nothing
+/// under `dir` is opened.
+pub fn moved_box_of(dir: &Path) -> Option<(PathBuf, Leaf)> {
+    let checkouts = checkouts_dir().ok()?;
+    let split = |rel: &Path| -> Option<(String, Leaf)> {
+        let mut parts = rel.components();
+        let key = parts.next()?.as_os_str().to_str()?.to_string();
+        let leaf = Leaf::parse(parts.next()?.as_os_str().to_str()?).ok()?;
+        Some((key, leaf))
+    };
+    let (key, leaf) = match dir.strip_prefix(&checkouts).ok().and_then(split) {
+        Some(found) => found,
+        None => {
+            let real = std::fs::canonicalize(dir).ok()?;
+            let checkouts = std::fs::canonicalize(&checkouts).ok()?;
+            split(real.strip_prefix(&checkouts).ok()?)?
+        }
+    };
+    Some((repo_state_dir(&key).ok()?, leaf))
 }
 
 /// `$XDG_STATE_HOME/treebox/repos/<key>`: the state dir of the repository (or folder)
@@ -154,21 +215,31 @@ pub fn repo_key(common_dir: &Path) -> String {
 pub type Layout = Store;
 
 impl Store {
-    /// The layout under the user's state dir (`$XDG_STATE_HOME/treebox`).
+    /// The layout under the user's state dir (`$XDG_STATE_HOME/treebox`) and data dir
+    /// (`$XDG_DATA_HOME/treebox`).
     pub fn new(main_root: &Path, common_dir: &Path) -> Result<Layout, NoStateDir> {
-        Ok(Layout::with_state_root(
-            main_root,
-            common_dir,
-            &state_root()?,
-        ))
+        Layout::keyed(main_root.join(BOX_ROOT), &repo_key(common_dir))
     }
 
-    /// The layout under an explicit state root.
+    /// The layout under an explicit root, holding both the state and the checkouts
+    /// (`<root>/repos/<key>`, `<root>/checkouts/<key>`).
     pub fn with_state_root(main_root: &Path, common_dir: &Path, root: &Path) -> Layout {
+        let key = repo_key(common_dir);
         Layout {
             box_root: main_root.join(BOX_ROOT),
-            repo_state: root.join(REPOS).join(repo_key(common_dir)),
+            checkout_root: root.join(CHECKOUTS).join(&key),
+            repo_state: root.join(REPOS).join(key),
         }
+    }
+
+    /// The layout of a folder (or anything else with the state key `key`) whose boxes
+    /// sit under `box_root`.
+    pub fn keyed(box_root: PathBuf, key: &str) -> Result<Layout, NoStateDir> {
+        Ok(Layout {
+            box_root,
+            checkout_root: checkout_root_of(key.as_ref()),
+            repo_state: repo_state_dir(key)?,
+        })
     }
 
     /// The store of a state dir found by [`repo_state_dirs`], for the repository whose
@@ -176,17 +247,68 @@ impl Store {
     pub fn in_state_dir(main_root: &Path, repo_state: PathBuf) -> Store {
         Store {
             box_root: main_root.join(BOX_ROOT),
+            checkout_root: Self::checkout_root_beside(&repo_state),
             repo_state,
         }
     }
 
     /// The store of a state dir found by [`repo_state_dirs`], its box root read off
-    /// one box's path (for a folder box, or a box whose repository is gone).
+    /// one box's path (for a folder box, or a box whose repository is gone). A box
+    /// under the checkouts root leaves the box root to the repository the state dir
+    /// remembers.
     pub fn around_box(box_path: &Path, repo_state: PathBuf) -> Store {
+        let checkout_root = Self::checkout_root_beside(&repo_state);
+        let parent = box_path.parent().map(Path::to_path_buf).unwrap_or_default();
+        let box_root = match Self::remembered_repo(&repo_state) {
+            Some(main) if !checkout_root.as_os_str().is_empty() && parent == checkout_root => {
+                main.join(BOX_ROOT)
+            }
+            _ => parent,
+        };
         Store {
-            box_root: box_path.parent().map(Path::to_path_buf).unwrap_or_default(),
+            box_root,
+            checkout_root,
             repo_state,
         }
+    }
+
+    /// The checkouts root with the key of the state dir `repo_state`.
+    fn checkout_root_beside(repo_state: &Path) -> PathBuf {
+        repo_state
+            .file_name()
+            .map(checkout_root_of)
+            .unwrap_or_default()
+    }
+
+    /// Both roots a box's checkout may live under: the box root, the checkouts root.
+    pub fn roots(&self) -> Vec<&Path> {
+        let mut out = vec![self.box_root.as_path()];
+        if !self.checkout_root.as_os_str().is_empty() {
+            out.push(self.checkout_root.as_path());
+        }
+        out
+    }
+
+    /// Is `dir` one of the [`Self::roots`]? Compared literally first (the usual case,
+    /// no syscall), then resolved.
+    pub fn is_root(&self, dir: &Path) -> bool {
+        let roots = self.roots();
+        if roots.contains(&dir) {
+            return true;
+        }
+        let real = canonical(dir);
+        roots.iter().any(|r| canonical(r) == real)
+    }
+
+    /// [`Self::is_root`] against roots already resolved ([`Self::canonical_roots`]):
+    /// for a caller asking of many paths.
+    pub fn is_root_in(&self, dir: &Path, canonical_roots: &[PathBuf]) -> bool {
+        self.roots().contains(&dir) || canonical_roots.contains(&canonical(dir))
+    }
+
+    /// The [`Self::roots`], resolved.
+    pub fn canonical_roots(&self) -> Vec<PathBuf> {
+        self.roots().into_iter().map(canonical).collect()
     }
 
     /// Is `repo_state` the state dir of the repository whose git dir is `common_dir`?
@@ -194,8 +316,75 @@ impl Store {
         repo_state.file_name() == Some(repo_key(common_dir).as_ref())
     }
 
+    /// Where a host box's checkout lives (and a box's whose record does not say
+    /// otherwise): `<main>/.treebox/worktrees/<leaf>`.
     pub fn box_path(&self, leaf: &Leaf) -> PathBuf {
         self.box_root.join(leaf.as_str())
+    }
+
+    /// Where a container box's checkout lives: under the checkouts root, outside the
+    /// user's working tree ([`Self::box_path`] when no data dir can be named).
+    pub fn checkout_path(&self, leaf: &Leaf) -> PathBuf {
+        match self.checkout_root.as_os_str().is_empty() {
+            true => self.box_path(leaf),
+            false => self.checkout_root.join(leaf.as_str()),
+        }
+    }
+
+    /// The checkout of box `leaf` as its record places it: the record's `path` when
+    /// that is `leaf` under the checkouts root, else [`Self::box_path`] (which also
+    /// follows a repository that was moved: the record names the old path then).
+    pub fn path_of(&self, leaf: &Leaf, record: Option<&Record>) -> PathBuf {
+        let Some(path) = record.map(|r| r.path.as_path()) else {
+            return self.box_path(leaf);
+        };
+        let parent = path.parent().unwrap_or(path);
+        let moved = path.file_name() == Some(leaf.as_str().as_ref())
+            && parent != self.box_root
+            && !self.checkout_root.as_os_str().is_empty()
+            && (parent == self.checkout_root
+                || canonical(parent) == canonical(&self.checkout_root));
+        match moved {
+            true => path.to_path_buf(),
+            false => self.box_path(leaf),
+        }
+    }
+
+    /// Where a new box `leaf` makes its checkout: a container box's (`container`: a
+    /// sandboxed worktree or a container clone) under the checkouts root, outside the
+    /// user's working tree, where the user's own tools (test runners, watchers) walk;
+    /// a host box's under the box root (its agent runs as the user anyway).
+    pub fn placed_path(&self, leaf: &Leaf, container: bool) -> PathBuf {
+        match container {
+            true => self.checkout_path(leaf),
+            false => self.box_path(leaf),
+        }
+    }
+
+    /// Is `record` a container box whose checkout sits in the user's working tree
+    /// (under the box root: made before container boxes' checkouts moved out)?
+    pub fn in_working_tree(&self, record: &Record) -> bool {
+        record.runner.is_container()
+            && record.git_mode != crate::vocab::GitMode::Folder
+            && record.path.parent() == Some(self.box_root.as_path())
+    }
+
+    /// Every directory under either root whose name is a leaf, with that leaf (the
+    /// box root's first): what the scans for checkouts without a record read.
+    pub fn leaves_on_disk(&self) -> Vec<(Leaf, PathBuf)> {
+        self.roots()
+            .into_iter()
+            .flat_map(|root| {
+                std::fs::read_dir(root)
+                    .into_iter()
+                    .flatten()
+                    .flatten()
+                    .filter_map(|e| {
+                        let leaf = Leaf::parse(&e.file_name().to_string_lossy()).ok()?;
+                        Some((leaf, e.path()))
+                    })
+            })
+            .collect()
     }
 
     /// Per-box bookkeeping directory (record, and later rendered config, credentials).
@@ -213,7 +402,14 @@ impl Store {
 
     /// The repository a state dir belongs to, as [`Layout::remember_repo`] noted it.
     pub fn remembered_repo(repo_state: &Path) -> Option<PathBuf> {
-        crate::git::repo::read_plain(&repo_state.join("repo")).map(PathBuf::from)
+        // Host-owned, but held to the same bound as any small file read.
+        let bytes = crate::untrusted::read_regular(
+            &repo_state.join("repo"),
+            1 << 20,
+            crate::untrusted::Links::Refuse,
+        )
+        .ok()?;
+        String::from_utf8(bytes).ok().map(PathBuf::from)
     }
 
     pub fn box_state(&self, leaf: &Leaf) -> PathBuf {
@@ -429,5 +625,94 @@ mod tests {
         assert_eq!(s.lock_path(&leaf), s.repo_state.join("locks/fix-x.lock"));
         assert!(s.repo_state.starts_with("/st/repos"));
         assert_eq!(s.box_path(&leaf), Path::new("/r/.treebox/worktrees/fix-x"));
+    }
+
+    #[test]
+    fn two_roots_one_outside_the_working_tree() {
+        let s = Store::with_state_root(Path::new("/r"), Path::new("/r/.git"), Path::new("/st"));
+        let leaf = Leaf::parse("fix-x").unwrap();
+        let key = repo_key(Path::new("/r/.git"));
+        assert_eq!(s.checkout_root, Path::new("/st/checkouts").join(&key));
+        assert_eq!(s.checkout_path(&leaf), s.checkout_root.join("fix-x"));
+        assert!(
+            !s.checkout_path(&leaf).starts_with("/r"),
+            "outside the working tree"
+        );
+        assert_eq!(
+            s.roots(),
+            [Path::new("/r/.treebox/worktrees"), &s.checkout_root]
+        );
+        assert!(s.is_root(Path::new("/r/.treebox/worktrees")));
+        assert!(s.is_root(&s.checkout_root));
+        assert!(!s.is_root(Path::new("/r/.treebox")));
+        assert!(!s.is_root(Path::new("/st/checkouts")));
+    }
+
+    #[test]
+    fn the_record_says_which_root() {
+        let s = Store::with_state_root(Path::new("/r"), Path::new("/r/.git"), Path::new("/st"));
+        let leaf = Leaf::parse("fix").unwrap();
+        let mut r = crate::state::record::tests::sample();
+        // A host box, and a box without a record: under the box root.
+        assert_eq!(s.path_of(&leaf, Some(&r)), s.box_path(&leaf));
+        assert_eq!(s.path_of(&leaf, None), s.box_path(&leaf));
+        // A container box: where its record says, under the checkouts root.
+        r.path = s.checkout_path(&leaf);
+        assert_eq!(s.path_of(&leaf, Some(&r)), s.checkout_path(&leaf));
+        // A record naming anything else (another leaf, another directory, a repository
+        // that was moved) is not followed out of the roots.
+        for elsewhere in [
+            "/etc",
+            "/st/checkouts/other-0/fix",
+            "/old/.treebox/worktrees/fix",
+        ] {
+            r.path = elsewhere.into();
+            assert_eq!(s.path_of(&leaf, Some(&r)), s.box_path(&leaf), "{elsewhere}");
+        }
+        r.path = s.checkout_root.join("other");
+        assert_eq!(s.path_of(&leaf, Some(&r)), s.box_path(&leaf));
+    }
+
+    #[test]
+    fn a_store_around_a_moved_box_keeps_its_repositorys_box_root() {
+        let d = tempfile::tempdir().unwrap();
+        let state = d.path().join("repos/r-0123456789ab");
+        std::fs::create_dir_all(&state).unwrap();
+        let s = Store {
+            box_root: d.path().join("r").join(BOX_ROOT),
+            checkout_root: Store::checkout_root_beside(&state),
+            repo_state: state.clone(),
+        };
+        s.remember_repo(&d.path().join("r"));
+        let host = Store::around_box(&s.box_root.join("b"), state.clone());
+        assert_eq!(host.box_root, s.box_root);
+        if !s.checkout_root.as_os_str().is_empty() {
+            assert!(s.checkout_root.ends_with("checkouts/r-0123456789ab"));
+            let moved = Store::around_box(&s.checkout_root.join("b"), state);
+            assert_eq!(moved.box_root, s.box_root);
+            assert_eq!(moved.checkout_root, s.checkout_root);
+        }
+    }
+
+    #[test]
+    fn leaves_on_disk_under_both_roots() {
+        let d = tempfile::tempdir().unwrap();
+        let s = Store::with_state_root(&d.path().join("r"), &d.path().join("r/.git"), d.path());
+        std::fs::create_dir_all(s.box_root.join("host")).unwrap();
+        std::fs::create_dir_all(s.checkout_root.join("moved")).unwrap();
+        std::fs::create_dir_all(s.checkout_root.join("..bad")).unwrap();
+        let mut found: Vec<(String, PathBuf)> = s
+            .leaves_on_disk()
+            .into_iter()
+            .map(|(l, p)| (l.to_string(), p))
+            .collect();
+        found.sort();
+        assert_eq!(
+            found,
+            [
+                ("host".to_string(), s.box_root.join("host")),
+                ("moved".to_string(), s.checkout_root.join("moved")),
+            ]
+        );
     }
 }

@@ -15,7 +15,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 /// The document's format; a change in what is kept or how it is judged bumps it.
-pub const FORMAT: u32 = 4;
+pub const FORMAT: u32 = 5;
 /// Largest cache read (a few KiB per box).
 pub const MAX_BYTES: u64 = 32 << 20;
 
@@ -75,6 +75,9 @@ struct Header {
     /// The program that wrote it: another build (an upgrade, a rebuild) judges anew.
     program: Option<Stamp>,
     box_root: PathBuf,
+    /// The checkouts root of container boxes, for a cache that names paths under it
+    /// (`list`'s); `None` for the caches kept by commit ids.
+    checkout_root: Option<PathBuf>,
     common_dir: PathBuf,
 }
 
@@ -103,6 +106,17 @@ fn program() -> Option<Stamp> {
 /// The cache at `path`, when it is one this program wrote for this repository (its
 /// box root and git dir); its boxes unparsed.
 pub fn load_lines(path: &Path, box_root: &Path, common_dir: &Path) -> Option<Lines> {
+    load_lines_rooted(path, box_root, None, common_dir)
+}
+
+/// [`load_lines`] of a cache that names paths under the checkouts root too (written by
+/// [`save_rooted`] with the same roots).
+pub fn load_lines_rooted(
+    path: &Path,
+    box_root: &Path,
+    checkout_root: Option<&Path>,
+    common_dir: &Path,
+) -> Option<Lines> {
     let bytes = read_capped(path)?;
     let first = bytes.split(|b| *b == b'\n').next()?;
     let h: Header = serde_json::from_slice(first).ok()?;
@@ -110,6 +124,7 @@ pub fn load_lines(path: &Path, box_root: &Path, common_dir: &Path) -> Option<Lin
         && h.program.is_some()
         && h.program == program()
         && h.box_root == box_root
+        && h.checkout_root.as_deref() == checkout_root
         && h.common_dir == common_dir)
         .then_some(Lines(bytes))
 }
@@ -134,10 +149,22 @@ pub fn save<T: Serialize>(
     common_dir: &Path,
     boxes: &[T],
 ) -> std::io::Result<()> {
+    save_rooted(path, box_root, None, common_dir, boxes)
+}
+
+/// [`save`], for a cache keyed by the checkouts root too ([`load_lines_rooted`]).
+pub fn save_rooted<T: Serialize>(
+    path: &Path,
+    box_root: &Path,
+    checkout_root: Option<&Path>,
+    common_dir: &Path,
+    boxes: &[T],
+) -> std::io::Result<()> {
     let header = Header {
         format: FORMAT,
         program: program(),
         box_root: box_root.to_path_buf(),
+        checkout_root: checkout_root.map(Path::to_path_buf),
         common_dir: common_dir.to_path_buf(),
     };
     let mut bytes = serde_json::to_vec(&header).map_err(std::io::Error::other)?;
@@ -200,5 +227,22 @@ mod tests {
         // SAFETY: a valid C string; mkfifo only creates the FIFO.
         assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
         assert!(load::<u32>(&p, root, common).is_empty());
+    }
+
+    #[test]
+    fn a_cache_keyed_by_the_checkouts_root_is_read_with_that_root_only() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("list-cache.json");
+        let (root, common) = (Path::new("/r/.treebox/worktrees"), Path::new("/r/.git"));
+        let (k, other) = (Path::new("/d/checkouts/r-1"), Path::new("/e/checkouts/r-1"));
+        save_rooted(&p, root, Some(k), common, &[1u32]).unwrap();
+        assert!(load_lines_rooted(&p, root, Some(k), common).is_some());
+        assert!(load_lines_rooted(&p, root, Some(other), common).is_none());
+        assert!(
+            load_lines(&p, root, common).is_none(),
+            "a cache of one root only"
+        );
+        save(&p, root, common, &[1u32]).unwrap();
+        assert!(load_lines_rooted(&p, root, Some(k), common).is_none());
     }
 }

@@ -59,7 +59,7 @@ impl Run {
 }
 
 /// The observable state of a repository: refs, worktrees, config, excludes, the box
-/// root and the state dir. Equal snapshots mean nothing was written.
+/// root, the checkouts root and the state dir. Equal snapshots mean nothing was written.
 #[derive(Debug, PartialEq, Eq)]
 pub struct Snapshot {
     pub refs: String,
@@ -68,6 +68,8 @@ pub struct Snapshot {
     exclude: String,
     files: BTreeMap<String, u64>,
     state: Vec<String>,
+    /// The files under the checkouts root (container boxes' checkouts).
+    checkouts: Vec<String>,
 }
 
 pub(crate) const FAKE_HARNESS: &str = r#"#!/bin/sh
@@ -207,8 +209,41 @@ impl TestEnv {
         self.home.join(".config")
     }
 
+    /// Where box `leaf`'s checkout is: where its record says when that is under the
+    /// checkouts root (a container box), or when the record is gone and a checkout is
+    /// there; else under the repository's box root (a host box, a box not made yet).
     pub fn box_path(&self, leaf: &str) -> PathBuf {
+        let moved = self.checkout_path(leaf);
+        let recorded = self
+            .repo
+            .join(".git")
+            .exists()
+            .then(|| std::fs::read(self.box_state(leaf).join("record.json")).ok())
+            .flatten()
+            .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+            .and_then(|v| v["path"].as_str().map(PathBuf::from));
+        match recorded {
+            Some(p) if p == moved => moved,
+            None if moved.exists() => moved,
+            _ => self.in_tree_path(leaf),
+        }
+    }
+
+    /// `<repo>/.treebox/worktrees/<leaf>`: a host box's checkout (and a container
+    /// box's made before checkouts moved out of the working tree).
+    pub fn in_tree_path(&self, leaf: &str) -> PathBuf {
         self.repo.join(".treebox/worktrees").join(leaf)
+    }
+
+    /// Where a container box `leaf` of the fixture repository keeps its checkout:
+    /// `$XDG_DATA_HOME/treebox/checkouts/<key>/<leaf>`, outside the working tree.
+    pub fn checkout_path(&self, leaf: &str) -> PathBuf {
+        let git = self.repo.join(".git");
+        let common = git.canonicalize().unwrap_or(git);
+        self.home
+            .join(".local/share/treebox/checkouts")
+            .join(treebox::state::layout::repo_key(&common))
+            .join(leaf)
     }
 
     /// The user config file (`$XDG_CONFIG_HOME/treebox/config.json`).
@@ -475,6 +510,11 @@ impl TestEnv {
                     && !p.ends_with("worktrees.lock")
             })
             .collect();
+        let data = self.home.join(".local/share/treebox/checkouts");
+        let checkouts = walk_names(&data)
+            .into_iter()
+            .filter(|p| !data.join(p).is_dir())
+            .collect();
         Snapshot {
             refs,
             worktrees,
@@ -482,6 +522,7 @@ impl TestEnv {
             exclude,
             files,
             state,
+            checkouts,
         }
     }
 }

@@ -1,6 +1,7 @@
 //! Issue 38, point 7: a sandboxed worktree whose checkout is gone still holds the
 //! agent's committed work in its bare clone (treebox's bookkeeping, out of the user's
-//! reach). After the user's `git clean -ffdx` removed the checkout, `fetch` and `land`
+//! reach). After the user's `git clean -ffdx` removed the checkout (before checkouts
+//! moved out of the working tree; now it is deleted by hand), `fetch` and `land`
 //! refused ("directory is gone"), `teardown` called the box empty, and `down` without
 //! `-f`, off a terminal, deleted it with the commit. Now the work is judged from the
 //! bare clone: removal is refused (5) off a terminal, prune keeps the record, and
@@ -21,14 +22,19 @@ fn a_sandboxed_worktree_whose_checkout_is_gone_keeps_and_lands_its_commits() {
             "lost",
             "echo work > work.txt && git add work.txt && git commit -qm 'in the box'",
         );
-        // The agent is done; the user cleans the main checkout, boxes and all.
+        // The agent is done; the user cleans the main checkout. A container box's
+        // checkout sits outside it (issue 38, point 1), so `git clean -ffdx` no longer
+        // reaches it; the user then deletes it by hand (or the data dir goes).
         let container = b.container("lost");
         assert!(b.engine(&["stop", "-t", "0", &container]).status.success());
+        let checkout = env.box_path("lost");
         env.git(&env.repo, &["clean", "-ffdxq"]);
         assert!(
-            !env.box_path("lost").exists(),
-            "git clean -ffdx removed the checkout"
+            checkout.join("work.txt").is_file(),
+            "git clean -ffdx passes it by"
         );
+        std::fs::remove_dir_all(&checkout).unwrap();
+        assert!(!env.box_path("lost").exists(), "the checkout is gone");
 
         // Off a terminal, without -f: refused, nothing removed.
         let before = env.snapshot();

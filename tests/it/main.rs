@@ -32,6 +32,7 @@ mod lifecycle;
 mod limits;
 mod list_cache;
 mod lost_checkout;
+mod placement;
 mod probes;
 mod proof;
 mod races;

@@ -505,8 +505,8 @@ exit 9
 /// [`CONTAINER_AGENT`] (a script in the box, named by the config): its path.
 fn container_agent_box(b: &crate::container::Boxed, leaf: &str) -> PathBuf {
     let env = &b.env;
-    let path = env.box_path(leaf);
     env.treebox(&["create", "--no-launch", leaf]).ok();
+    let path = env.box_path(leaf);
     write_exec(&path.join("agent.sh"), &claude_like(CONTAINER_AGENT));
     env.write_config(&format!(
         r#"{{"template": "test", "isolation": "{}", "harnesses": {{"claude": {{"program": "{}/agent.sh"}}}}}}"#,

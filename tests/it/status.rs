@@ -246,7 +246,8 @@ fn claude_hooks_report_from_inside_a_docker_container() {
     env.git(&env.repo, &["add", "fake/claude"]);
     env.git(&env.repo, &["commit", "-qm", "fake agent"]);
     env.git(&env.repo, &["push", "-q", "origin", "main"]);
-    let program = env.box_path("inbox").join("fake/claude");
+    // A container box's checkout: under the checkouts root, outside the working tree.
+    let program = env.checkout_path("inbox").join("fake/claude");
     let mut cfg: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(env.config_dir().join("treebox/config.json")).unwrap(),
     )

@@ -6,11 +6,12 @@ use std::path::{Path, PathBuf};
 use crate::state::list_cache::Stamp;
 
 /// The directories most inputs are under, so the cache names them briefly: `c/…`
-/// under the git dir, `b/…` under the box root, `s/…` under the state dir; any other
-/// path in full.
+/// under the git dir, `b/…` under the box root, `k/…` under the checkouts root of
+/// container boxes, `s/…` under the state dir; any other path in full.
 pub(super) struct Bases<'a> {
     pub common: &'a Path,
     pub box_root: &'a Path,
+    pub checkout_root: &'a Path,
     pub state: &'a Path,
 }
 
@@ -20,8 +21,12 @@ impl Bases<'_> {
         for (tag, base) in [
             ("c/", self.common),
             ("b/", self.box_root),
+            ("k/", self.checkout_root),
             ("s/", self.state),
         ] {
+            if base.as_os_str().is_empty() {
+                continue;
+            }
             if let Ok(rest) = path.strip_prefix(base) {
                 return Some(format!("{tag}{}", rest.to_str()?));
             }
@@ -50,6 +55,7 @@ impl Bases<'_> {
         let (base, rest) = match (short.get(..2), short.get(2..)) {
             (Some("c/"), Some(rest)) => (self.common, rest),
             (Some("b/"), Some(rest)) => (self.box_root, rest),
+            (Some("k/"), Some(rest)) => (self.checkout_root, rest),
             (Some("s/"), Some(rest)) => (self.state, rest),
             _ if short.starts_with('/') => (Path::new("/"), short),
             _ => return false,
