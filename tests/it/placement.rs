@@ -368,3 +368,23 @@ fn placement_doctor_names_a_container_box_still_in_the_working_tree() {
     assert!(said.contains("git sandbox fetch old"), "{said}");
     assert!(said.contains("git sandbox down old"), "{said}");
 }
+
+/// A data dir the engine's mount syntax cannot spell (a comma) is refused before
+/// anything is made: the checkout is mounted at its own path.
+#[test]
+fn placement_an_unmountable_checkouts_root_is_refused_before_any_write() {
+    let Some(mut b) = crate::container::Boxed::new("docker") else {
+        return;
+    };
+    let data = b.env.root().join("data,dir");
+    b.env
+        .extra_env
+        .push(("XDG_DATA_HOME".into(), data.to_string_lossy().into()));
+    let env = &b.env;
+    let before = env.snapshot();
+    let r = env.treebox(&["create", "wt", "--no-launch"]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(r.stderr.contains("data,dir"), "{r:?}");
+    assert_eq!(env.snapshot(), before, "nothing written");
+    assert!(!data.exists(), "not even the data dir");
+}
