@@ -39,6 +39,11 @@ pub(super) fn make_plan(
         Some(r) => ctx.layout.path_of(leaf, Some(r)),
         None => ctx.layout.placed_path(leaf, ctx.runner.is_container()),
     };
+    // A container box's checkout is mounted at its own path: one the engine's mount
+    // syntax cannot spell (a data dir with a comma) is refused before anything is made.
+    if ctx.runner.is_container() && !crate::runner::oci::mountable(&path) {
+        return Err(crate::runner::oci::ContainerError::Unmountable { path }.into());
+    }
     // The other root's directory of the same name: taken too (one leaf, one box).
     let other = match path.parent() == Some(ctx.layout.box_root.as_path()) {
         true => ctx.layout.checkout_path(leaf),

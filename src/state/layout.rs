@@ -674,6 +674,24 @@ mod tests {
     }
 
     #[test]
+    fn a_new_container_box_goes_outside_and_an_old_one_is_told_apart() {
+        use crate::vocab::{GitMode, RunnerKind};
+        let s = Store::with_state_root(Path::new("/r"), Path::new("/r/.git"), Path::new("/st"));
+        let leaf = Leaf::parse("fix").unwrap();
+        assert_eq!(s.placed_path(&leaf, true), s.checkout_path(&leaf));
+        assert_eq!(s.placed_path(&leaf, false), s.box_path(&leaf));
+        let mut r = crate::state::record::tests::sample();
+        r.runner = RunnerKind::Docker;
+        r.git_mode = GitMode::Clone;
+        assert!(s.in_working_tree(&r), "a container clone made before");
+        r.path = s.checkout_path(&leaf);
+        assert!(!s.in_working_tree(&r));
+        r.path = s.box_path(&leaf);
+        r.runner = RunnerKind::Host;
+        assert!(!s.in_working_tree(&r), "a host box belongs there");
+    }
+
+    #[test]
     fn a_store_around_a_moved_box_keeps_its_repositorys_box_root() {
         let d = tempfile::tempdir().unwrap();
         let state = d.path().join("repos/r-0123456789ab");

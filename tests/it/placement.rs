@@ -198,128 +198,127 @@ fn pytest() -> Option<std::path::PathBuf> {
 }
 
 /// Issue 38, point 1: a container box's checkout (a sandboxed worktree, a container
-/// clone) lives outside the user's working tree. The agent, inside the container,
-/// plants a test file for Node's runner, a pytest module and conftest, and a link
+/// clone) lives outside the user's working tree. The agent, inside the container (each
+/// engine), plants a test file for Node's runner, a pytest module and conftest, and a link
 /// `u -> /`; the user's `node --test` and `pytest` (the project's own `norecursedirs`,
 /// which drops pytest's default `.*`) in the main checkout run none of it.
 #[test]
 fn placement_the_users_test_runners_never_run_what_a_container_box_wrote() {
-    let Some(b) = crate::container::Boxed::new("docker") else {
-        return;
-    };
-    let env = &b.env;
-    env.treebox(&["create", "wt", "--no-launch"]).ok();
-    env.treebox(&["create", "cl", "--git", "clone", "--no-launch"])
-        .ok();
-    let list = env.treebox(&["list", "--json"]);
-    list.ok();
-    for leaf in ["wt", "cl"] {
-        let path = env.checkout_path(leaf);
-        assert_eq!(listed_path(&list, leaf), path.to_string_lossy());
+    crate::container::each_engine(|b| {
+        let env = &b.env;
+        env.treebox(&["create", "wt", "--no-launch"]).ok();
+        env.treebox(&["create", "cl", "--git", "clone", "--no-launch"])
+            .ok();
+        let list = env.treebox(&["list", "--json"]);
+        list.ok();
+        for leaf in ["wt", "cl"] {
+            let path = env.checkout_path(leaf);
+            assert_eq!(listed_path(&list, leaf), path.to_string_lossy());
+            assert!(
+                path.join("README.md").is_file(),
+                "{leaf}: checked out there"
+            );
+            assert_eq!(
+                b.record(leaf)["path"].as_str(),
+                Some(&*path.to_string_lossy())
+            );
+        }
+        // `enter --print` names the checkout there (the container's working directory).
+        let line = env.treebox(&["enter", "wt", "--print"]);
+        line.ok();
         assert!(
-            path.join("README.md").is_file(),
-            "{leaf}: checked out there"
+            line.stdout
+                .contains(&*env.checkout_path("wt").to_string_lossy())
+                && !line.stdout.contains(".treebox/worktrees"),
+            "{line:?}"
         );
-        assert_eq!(
-            b.record(leaf)["path"].as_str(),
-            Some(&*path.to_string_lossy())
-        );
-    }
-    // `enter --print` names the checkout there (the container's working directory).
-    let line = env.treebox(&["enter", "wt", "--print"]);
-    line.ok();
-    assert!(
-        line.stdout
-            .contains(&*env.checkout_path("wt").to_string_lossy())
-            && !line.stdout.contains(".treebox/worktrees"),
-        "{line:?}"
-    );
-    // Nothing of either box (no directory, no link) under the working tree.
-    assert!(
-        !env.repo.join(".treebox").exists(),
-        "{:?}",
-        std::fs::read_dir(env.repo.join(".treebox")).map(|d| d.count())
-    );
-    let (node_marker, py_marker) = (env.root().join("pwned-node"), env.root().join("pwned-py"));
-    let payload = format!(
-        r#"set -e
-printf '%s\n' "require('fs').writeFileSync('{node}', 'ran');" > pwn.test.js
-mkdir -p test
-cp pwn.test.js test/pwn.js
-printf '%s\n' "open('{py}', 'w').write('ran')" "def test_pwn(): pass" > test_pwn.py
-cp test_pwn.py conftest.py
-ln -s / u
-whoami"#,
-        node = node_marker.display(),
-        py = py_marker.display()
-    );
-    for leaf in ["wt", "cl"] {
-        let who = b.exec(&[leaf, "--", "sh", "-c", &payload]);
-        who.ok();
-        assert_ne!(who.stdout.trim(), "root", "the agent is never root");
-        assert!(env.checkout_path(leaf).join("pwn.test.js").is_file());
-    }
-    // The user's own tests, in the main checkout, with the project's pytest.ini.
-    std::fs::write(
-        env.repo.join("ok.test.js"),
-        "require('node:test')('ok', () => {});\n",
-    )
-    .unwrap();
-    std::fs::write(env.repo.join("test_ok.py"), "def test_ok(): pass\n").unwrap();
-    std::fs::write(
-        env.repo.join("pytest.ini"),
-        "[pytest]\nnorecursedirs = build dist\n",
-    )
-    .unwrap();
-    let planted = env.checkout_path("wt");
-    if let Some(node) = node() {
-        let r = users_tool(env, &node, &["--test"]);
-        assert_eq!(r.code, 0, "{r:?}");
+        // Nothing of either box (no directory, no link) under the working tree.
         assert!(
-            r.stdout.contains("# tests 1"),
-            "only the user's own test ran: {}",
-            r.stdout
+            !env.repo.join(".treebox").exists(),
+            "{:?}",
+            std::fs::read_dir(env.repo.join(".treebox")).map(|d| d.count())
         );
-        assert!(!node_marker.exists(), "node --test ran what the box wrote");
-        // The payload is real: pointed at, it runs (and writes its marker).
-        users_tool(
-            env,
-            &node,
-            &["--test", &planted.join("pwn.test.js").to_string_lossy()],
+        let (node_marker, py_marker) = (env.root().join("pwned-node"), env.root().join("pwned-py"));
+        let payload = format!(
+            r#"set -e
+    printf '%s\n' "require('fs').writeFileSync('{node}', 'ran');" > pwn.test.js
+    mkdir -p test
+    cp pwn.test.js test/pwn.js
+    printf '%s\n' "open('{py}', 'w').write('ran')" "def test_pwn(): pass" > test_pwn.py
+    cp test_pwn.py conftest.py
+    ln -s / u
+    whoami"#,
+            node = node_marker.display(),
+            py = py_marker.display()
         );
-        assert!(
-            node_marker.exists(),
-            "the control: the planted test runs when named"
-        );
-    }
-    if let Some(pytest) = pytest() {
-        let r = users_tool(env, &pytest, &["-q", "-p", "no:cacheprovider"]);
-        assert_eq!(r.code, 0, "{r:?}");
-        assert!(
-            r.stdout.contains("1 passed"),
-            "only the user's own test ran: {}",
-            r.stdout
-        );
-        assert!(!py_marker.exists(), "pytest ran what the box wrote");
-        let named = planted.join("test_pwn.py");
-        users_tool(
-            env,
-            &pytest,
-            &["-q", "-p", "no:cacheprovider", &named.to_string_lossy()],
-        );
-        assert!(
-            py_marker.exists(),
-            "the control: the planted test runs when named"
-        );
-    }
-    // The boxes go with their checkouts.
-    for leaf in ["wt", "cl"] {
-        env.sandbox(&["down", "--force", leaf]).ok();
-        assert!(
-            !env.checkout_path(leaf).exists(),
-            "{leaf}: checkout removed"
-        );
-    }
+        for leaf in ["wt", "cl"] {
+            let who = b.exec(&[leaf, "--", "sh", "-c", &payload]);
+            who.ok();
+            assert_ne!(who.stdout.trim(), "root", "the agent is never root");
+            assert!(env.checkout_path(leaf).join("pwn.test.js").is_file());
+        }
+        // The user's own tests, in the main checkout, with the project's pytest.ini.
+        std::fs::write(
+            env.repo.join("ok.test.js"),
+            "require('node:test')('ok', () => {});\n",
+        )
+        .unwrap();
+        std::fs::write(env.repo.join("test_ok.py"), "def test_ok(): pass\n").unwrap();
+        std::fs::write(
+            env.repo.join("pytest.ini"),
+            "[pytest]\nnorecursedirs = build dist\n",
+        )
+        .unwrap();
+        let planted = env.checkout_path("wt");
+        if let Some(node) = node() {
+            let r = users_tool(env, &node, &["--test"]);
+            assert_eq!(r.code, 0, "{r:?}");
+            assert!(
+                r.stdout.contains("# tests 1"),
+                "only the user's own test ran: {}",
+                r.stdout
+            );
+            assert!(!node_marker.exists(), "node --test ran what the box wrote");
+            // The payload is real: pointed at, it runs (and writes its marker).
+            users_tool(
+                env,
+                &node,
+                &["--test", &planted.join("pwn.test.js").to_string_lossy()],
+            );
+            assert!(
+                node_marker.exists(),
+                "the control: the planted test runs when named"
+            );
+        }
+        if let Some(pytest) = pytest() {
+            let r = users_tool(env, &pytest, &["-q", "-p", "no:cacheprovider"]);
+            assert_eq!(r.code, 0, "{r:?}");
+            assert!(
+                r.stdout.contains("1 passed"),
+                "only the user's own test ran: {}",
+                r.stdout
+            );
+            assert!(!py_marker.exists(), "pytest ran what the box wrote");
+            let named = planted.join("test_pwn.py");
+            users_tool(
+                env,
+                &pytest,
+                &["-q", "-p", "no:cacheprovider", &named.to_string_lossy()],
+            );
+            assert!(
+                py_marker.exists(),
+                "the control: the planted test runs when named"
+            );
+        }
+        // The boxes go with their checkouts.
+        for leaf in ["wt", "cl"] {
+            env.sandbox(&["down", "--force", leaf]).ok();
+            assert!(
+                !env.checkout_path(leaf).exists(),
+                "{leaf}: checkout removed"
+            );
+        }
+    });
 }
 
 /// A container box made before checkouts moved out keeps its place, and `doctor`
@@ -368,4 +367,24 @@ fn placement_doctor_names_a_container_box_still_in_the_working_tree() {
     );
     assert!(said.contains("git sandbox fetch old"), "{said}");
     assert!(said.contains("git sandbox down old"), "{said}");
+}
+
+/// A data dir the engine's mount syntax cannot spell (a comma) is refused before
+/// anything is made: the checkout is mounted at its own path.
+#[test]
+fn placement_an_unmountable_checkouts_root_is_refused_before_any_write() {
+    let Some(mut b) = crate::container::Boxed::new("docker") else {
+        return;
+    };
+    let data = b.env.root().join("data,dir");
+    b.env
+        .extra_env
+        .push(("XDG_DATA_HOME".into(), data.to_string_lossy().into()));
+    let env = &b.env;
+    let before = env.snapshot();
+    let r = env.treebox(&["create", "wt", "--no-launch"]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(r.stderr.contains("data,dir"), "{r:?}");
+    assert_eq!(env.snapshot(), before, "nothing written");
+    assert!(!data.exists(), "not even the data dir");
 }
