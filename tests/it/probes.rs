@@ -52,3 +52,35 @@ fn an_image_whose_claude_hangs_delays_create_by_the_probe_limit_and_leaves_nothi
     let doctor = b.env.treebox(&["doctor", "--json"]);
     assert!(doctor.code == 0 || doctor.code == 1, "{doctor:?}");
 }
+
+#[test]
+fn a_template_whose_build_fails_leaves_no_container_behind() {
+    let Some(b) = Boxed::new("docker") else {
+        return;
+    };
+    let dockerfile = b.env.config_dir().join("treebox/templates/test/Dockerfile");
+    let mut text = std::fs::read_to_string(&dockerfile).unwrap();
+    // After the test's own label, so the failed step's container carries it.
+    text.push_str("\nRUN echo the step that fails; exit 3\n");
+    std::fs::write(&dockerfile, text).unwrap();
+    let r = b.env.treebox(&["create", "fails", "--no-launch"]);
+    assert_ne!(r.code, 0, "{r:?}");
+    assert!(r.stderr.contains("building the box image failed"), "{r:?}");
+    let out = b.engine(&[
+        "ps",
+        "-a",
+        "--filter",
+        &format!("label=org.treebox.test-id={}", b.id),
+        "--format",
+        "{{.Names}}",
+    ]);
+    let left: Vec<String> = String::from_utf8_lossy(&out.stdout)
+        .split_whitespace()
+        .map(String::from)
+        .collect();
+    // Removed before the verdict, so a regression leaves nothing behind either.
+    for name in &left {
+        let _ = b.engine(&["rm", "-f", name]);
+    }
+    assert!(left.is_empty(), "the failed build left: {left:?}");
+}

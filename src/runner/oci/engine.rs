@@ -170,7 +170,11 @@ impl Engine {
 
     /// `build -t TAG --build-arg K=V … CONTEXT`.
     pub fn build(self, tag: &str, context: &Path, build_args: &[(String, String)]) -> Cmd {
-        let mut c = self.cmd().args(["build", "--quiet", "-t", tag]);
+        // `--force-rm`: a step that fails leaves no intermediate container behind (the
+        // classic builder keeps it by default; BuildKit and podman take the flag too).
+        let mut c = self
+            .cmd()
+            .args(["build", "--quiet", "--force-rm", "-t", tag]);
         for (k, v) in build_args {
             c = c.arg("--build-arg").arg(format!("{k}={v}"));
         }
