@@ -140,27 +140,34 @@ pub fn treebox_main() -> i32 {
         | TreeboxCommand::ClaudeWorktree(_) => false,
     };
     let mut ui = Ui::new(options(&cli.global, json));
-    let result = match cli.command {
-        TreeboxCommand::Create(args) => create::run(args, &mut ui),
-        TreeboxCommand::Enter(args) => enter::run(args, &mut ui),
-        TreeboxCommand::List(args) => list::run(args, &mut ui),
-        TreeboxCommand::Diff(args) => diff::run(args, &mut ui),
-        TreeboxCommand::Watch(args) => watch::run(args, &mut ui),
-        TreeboxCommand::Land(args) => land::run(args, &mut ui),
-        TreeboxCommand::Teardown(args) => teardown::run(args, &mut ui),
-        TreeboxCommand::Doctor(args) => doctor::run(args, &mut ui),
-        TreeboxCommand::Template(cmd) => template::run(cmd, &mut ui),
-        TreeboxCommand::ClaudeWorktree(cmd) => claude_worktree::run(cmd, &mut ui),
+    let result = dispatch(cli.command, &mut ui);
+    finish(result, &mut ui)
+}
+
+/// Run one `git treebox` command: what `main` does after parsing, and what `watch`'s
+/// actions run (`l` lands through `land`'s own rules), so no front end names
+/// another's module.
+pub(crate) fn dispatch(command: TreeboxCommand, ui: &mut Ui) -> Result<i32, CliError> {
+    match command {
+        TreeboxCommand::Create(args) => create::run(args, ui),
+        TreeboxCommand::Enter(args) => enter::run(args, ui),
+        TreeboxCommand::List(args) => list::run(args, ui),
+        TreeboxCommand::Diff(args) => diff::run(args, ui),
+        TreeboxCommand::Watch(args) => watch::run(args, ui),
+        TreeboxCommand::Land(args) => land::run(args, ui),
+        TreeboxCommand::Teardown(args) => teardown::run(args, ui),
+        TreeboxCommand::Doctor(args) => doctor::run(args, ui),
+        TreeboxCommand::Template(cmd) => template::run(cmd, ui),
+        TreeboxCommand::ClaudeWorktree(cmd) => claude_worktree::run(cmd, ui),
         TreeboxCommand::Completions(args) => {
             use clap::CommandFactory;
-            completions::run(args, &mut ui, "git-treebox", TreeboxCli::command())
+            completions::run(args, ui, "git-treebox", TreeboxCli::command())
         }
         TreeboxCommand::Version => {
             ui.out(&format!("git-treebox {}", env!("CARGO_PKG_VERSION")));
             Ok(error::OK)
         }
-    };
-    finish(result, &mut ui)
+    }
 }
 
 /// Entry point of `git-sandbox`.

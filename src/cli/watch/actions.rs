@@ -75,11 +75,8 @@ pub fn land(repo: &str, name: &str, machine: bool) -> Msg {
         Ok(c) => c,
         Err(e) => return Msg::Done(e.to_string().lines().next().unwrap_or("").into(), true),
     };
-    let crate::cli::TreeboxCommand::Land(args) = cli.command else {
-        return Msg::Done("not a land command".into(), true);
-    };
     let (mut ui, captured) = Ui::capture(UiOptions::default());
-    match crate::cli::land::run(args, &mut ui) {
+    match crate::cli::dispatch(cli.command, &mut ui) {
         Ok(0) => {
             let err = captured.stderr();
             let said = err.lines().rfind(|l| !l.trim().is_empty()).unwrap_or("");
