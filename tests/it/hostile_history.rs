@@ -117,19 +117,10 @@ fn quick_and_lean(
         for round in 0..2 {
             let m = run(&(bin, args.clone()));
             let what = format!(
-                "{} {args:?} (round {round}): {:?} and {} KiB (before the plant: {:?} and {} KiB)",
-                bin.rsplit('/').next().unwrap_or(bin),
-                m.took,
-                m.peak_kib,
-                was.took,
-                was.peak_kib
+                "{} {args:?} (round {round})",
+                bin.rsplit('/').next().unwrap_or(bin)
             );
-            eprintln!("{what}");
-            assert!(m.took < QUICK, "too slow: {what}\n{:?}", m.run);
-            assert!(
-                m.peak_kib <= 2 * was.peak_kib + SLACK_KIB,
-                "too hungry: {what}"
-            );
+            quick_beside(&what, &m, was);
             let doc = m.run.ok().json();
             for name in hostile {
                 let b = box_of(&doc, name);
@@ -189,17 +180,9 @@ fn refused(b: &Boxed, leaf: &str, names: &str) {
 
 /// `m` quick and lean beside `base` (the same command on a normal box): within
 /// [`QUICK`] and twice the baseline + [`SLACK_KIB`].
+#[track_caller]
 fn quick_beside(what: &str, m: &Measured, base: &Measured) {
-    let said = format!(
-        "{what}: {:?} and {} KiB (baseline: {:?} and {} KiB)",
-        m.took, m.peak_kib, base.took, base.peak_kib
-    );
-    eprintln!("{said}");
-    assert!(m.took < QUICK, "too slow: {said}\n{:?}", m.run);
-    assert!(
-        m.peak_kib <= 2 * base.peak_kib + SLACK_KIB,
-        "too hungry: {said}"
-    );
+    crate::hostile_sizes::bounded_beside(what, m, base, QUICK, SLACK_KIB);
 }
 
 /// `diff --json` and `land` of `leaf`, each [`quick_beside`] the same command on

@@ -33,6 +33,28 @@ pub(crate) struct Measured {
     pub(crate) peak_kib: u64,
 }
 
+/// `m` within `limit` and `2 × base + slack_kib` of peak memory, `base` being the
+/// same command's peak without the hostile payload; both figures printed either way.
+#[track_caller]
+pub(crate) fn bounded_beside(
+    what: &str,
+    m: &Measured,
+    base: &Measured,
+    limit: Duration,
+    slack_kib: u64,
+) {
+    let said = format!(
+        "{what}: {:?} and {} KiB (baseline: {:?} and {} KiB)",
+        m.took, m.peak_kib, base.took, base.peak_kib
+    );
+    eprintln!("{said}");
+    assert!(m.took < limit, "too slow: {said}\n{:?}", m.run);
+    assert!(
+        m.peak_kib <= 2 * base.peak_kib + slack_kib,
+        "too hungry: {said}"
+    );
+}
+
 /// GNU `time`, which measures its child's peak resident memory alone.
 const GNU_TIME: &str = "/usr/bin/time";
 
@@ -168,19 +190,10 @@ fn quick_and_lean(env: &TestEnv, plant: impl FnOnce(), broken: &[&str], ok: &[&s
     for ((bin, args), was) in commands.iter().zip(&before) {
         let m = run(&(bin, args.clone()));
         let what = format!(
-            "{} {args:?}: {:?} and {} KiB (without the big box: {:?} and {} KiB)",
-            Path::new(bin).file_name().unwrap().to_string_lossy(),
-            m.took,
-            m.peak_kib,
-            was.took,
-            was.peak_kib
+            "{} {args:?}",
+            Path::new(bin).file_name().unwrap().to_string_lossy()
         );
-        eprintln!("{what}");
-        assert!(m.took < QUICK, "too slow: {what}\n{:?}", m.run);
-        assert!(
-            m.peak_kib <= 2 * was.peak_kib + (16 << 10),
-            "too hungry: {what}"
-        );
+        bounded_beside(&what, &m, was, QUICK, 16 << 10);
         m.run.ok();
         let doc = || m.run.json();
         match args[0].as_str() {
