@@ -227,6 +227,18 @@ impl Boxed {
         self.engine_user = Some(user.uid);
     }
 
+    /// `create LEAF --no-launch --json` in this engine (the test's default runner):
+    /// its document, the runner checked.
+    pub(crate) fn create_here(&self, leaf: &str) -> serde_json::Value {
+        let doc = self
+            .env
+            .treebox(&["create", leaf, "--no-launch", "--json"])
+            .ok()
+            .json();
+        assert_eq!(doc["runner"], self.engine, "{doc}");
+        doc
+    }
+
     pub(crate) fn exec(&self, args: &[&str]) -> Run {
         self.env.sandbox(&[&["run"], args].concat())
     }

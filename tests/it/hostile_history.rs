@@ -62,12 +62,7 @@ close $f;
 "#;
 
 fn create(b: &Boxed, leaf: &str) {
-    let doc = b
-        .env
-        .treebox(&["create", leaf, "--no-launch", "--json"])
-        .ok()
-        .json();
-    assert_eq!(doc["runner"], b.engine, "{doc}");
+    b.create_here(leaf);
 }
 
 /// Run `script` in box `leaf` as its agent (it commits there).

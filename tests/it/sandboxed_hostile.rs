@@ -26,12 +26,7 @@ fn registration_of(b: &Boxed, leaf: &str) -> PathBuf {
 
 /// A sandboxed worktree `leaf` (the engine is the test's default runner).
 fn sandboxed(b: &Boxed, leaf: &str) {
-    let doc = b
-        .env
-        .treebox(&["create", leaf, "--no-launch", "--json"])
-        .ok()
-        .json();
-    assert_eq!(doc["runner"], b.engine, "{doc}");
+    b.create_here(leaf);
     assert!(bare_of(b, leaf).is_dir(), "{leaf}: no bare clone");
 }
 
