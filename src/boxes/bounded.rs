@@ -20,7 +20,9 @@
 //!   its index entry, at least as strictly as libgit2 does; libgit2's status is then
 //!   asked only about the paths that differ, the untracked, the deleted and the
 //!   conflicted (an exact pathspec: its walk stats nothing else), beside a HEAD-to-index
-//!   diff of every path. A file over [`MAX_HASHED`] that differs is never handed to
+//!   diff of every path (HEAD's tree counted first, within the budget
+//!   [`crate::git::trees::budget_for`] gives the index's size). A file over
+//!   [`MAX_HASHED`] that differs is never handed to
 //!   it: "changed (not read)" when its size or mtime differs from the index or it is
 //!   racily clean, else unchanged. The walk does what libgit2's own walk did (a
 //!   `readdir` per directory, a stat per file), so a normal box costs what it did.
@@ -160,6 +162,18 @@ fn changes_at(
         }
         Err(_) => return None,
     };
+    // That diff walks HEAD's whole tree: counted first, each tree object read once,
+    // within the budget a tree the size of the index has (a box that committed 4 M
+    // files made of 22 trees, and left its index alone, is unknown here).
+    if let Some(h) = &head {
+        let budget = crate::git::trees::budget_for(index.len() as u64);
+        let n = crate::git::trees::Trees::new(r, budget)
+            .entries(h.id())
+            .ok()?;
+        if n > budget {
+            return None;
+        }
+    }
     let mut staged_opts = git2::DiffOptions::new();
     staged_opts.include_typechange(true).ignore_submodules(true);
     let staged = r
