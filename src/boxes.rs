@@ -30,7 +30,7 @@ mod registration;
 #[cfg(test)]
 mod moved_tests;
 
-pub use assess::{assess, dirt, dirt_all, Assessment, Dirt};
+pub use assess::{assess, changes_of, dirt, dirt_all, Assessment, Dirt};
 pub use own_git::OwnGit;
 pub use registration::{
     hostile_own_git, hostile_registration, hostile_registration_seen, registration_blocks, Seen,

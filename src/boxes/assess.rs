@@ -172,6 +172,14 @@ fn read_work(entry: &BoxEntry, want: Want) -> (Option<git2::Repository>, Option<
     .unwrap_or((None, None))
 }
 
+/// The box's changed paths, read as [`assess`] reads them (its own handle, under the
+/// bounds of [`super::bounded`], given up at [`READ_DEADLINE`]); `None` when they
+/// cannot be read so (or its checkout is gone). What `diff` asks before it lets
+/// libgit2 compare the work tree.
+pub fn changes_of(entry: &BoxEntry) -> Option<Vec<Change>> {
+    read_work(entry, Want::Changes).1
+}
+
 /// The skip-worktree bit of an index entry's extended flags (`GIT_INDEX_ENTRY_SKIP_WORKTREE`).
 const SKIP_WORKTREE: u16 = 1 << 14;
 

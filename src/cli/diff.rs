@@ -100,6 +100,7 @@ pub fn run(args: DiffArgs, ui: &mut Ui) -> Result<i32, CliError> {
                 })
                 .collect(),
             patch: patch.as_deref(),
+            patch_cut: d.patch_cut,
         };
         ui.out_json(&doc.to_value());
         return Ok(error::OK);
@@ -121,6 +122,15 @@ pub fn run(args: DiffArgs, ui: &mut Ui) -> Result<i32, CliError> {
     } else {
         header(&d, &name, &shown_branch, n, ui);
     }
+    if let Some(t) = d.too_large.filter(|t| t.what == "seconds") {
+        // The comparison was given up on: said, with the way to look at it.
+        let q = crate::cmd::quote(&name);
+        ui.warning(&format!(
+            "the box's work took too long to compare (over {} {}): nothing is listed; look at it inside the box (`git treebox enter {q}`)",
+            t.limit, t.what
+        ));
+        return Ok(error::OK);
+    }
     if let Some(t) = d.too_large {
         // Nothing was compared: said, with the way to look at it.
         let q = crate::cmd::quote(&name);
@@ -131,6 +141,12 @@ pub fn run(args: DiffArgs, ui: &mut Ui) -> Result<i32, CliError> {
         return Ok(error::OK);
     }
     warn_flawed(&d, &name, ui);
+    if d.patch_cut && !args.stat {
+        ui.warning(&format!(
+            "the patch is cut at {} MiB; `--stat` lists every file",
+            diff::MAX_PATCH >> 20
+        ));
+    }
     let text: &[u8] = match (&d.patch, args.stat) {
         (Some(p), false) => p,
         _ => d.stat.as_bytes(),

@@ -312,6 +312,9 @@ pub struct DiffDocument<'a> {
     /// The patch (UTF-8, invalid bytes replaced); absent with `--stat`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub patch: Option<&'a str>,
+    /// The patch stops at its size cap: more followed.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub patch_cut: bool,
 }
 
 impl Document for DiffDocument<'_> {}

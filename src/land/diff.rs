@@ -60,7 +60,7 @@ pub struct FileChange {
 /// A bound the box's work is past: nothing was compared.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TooLarge {
-    /// `commits` or `tree entries`.
+    /// `commits`, `tree entries`, or `seconds` (the comparison was given up on).
     pub what: &'static str,
     pub limit: u64,
 }
@@ -107,6 +107,8 @@ pub struct BoxDiff {
     pub stat: String,
     /// The patch (unified, `git diff` style), when asked for.
     pub patch: Option<Vec<u8>>,
+    /// The patch stops at [`MAX_PATCH`] bytes: more followed.
+    pub patch_cut: bool,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -155,9 +157,10 @@ pub fn diff(entry: &BoxEntry, repo: &Repo, patch: bool) -> Result<BoxDiff, DiffE
             other => git2::Error::from_str(&other.to_string()),
         })),
     };
+    let (branch, tip) = (git.branch.clone(), git.tip);
     let too_large = |merge_base, commits, commits_cut, t| BoxDiff {
-        branch: git.branch.clone(),
-        tip: git.tip,
+        branch: branch.clone(),
+        tip,
         against: against.clone(),
         merge_base,
         too_large: Some(t),
@@ -168,8 +171,9 @@ pub fn diff(entry: &BoxEntry, repo: &Repo, patch: bool) -> Result<BoxDiff, DiffE
         files: Vec::new(),
         stat: String::new(),
         patch: None,
+        patch_cut: false,
     };
-    let merge_base = match git.tip {
+    let merge_base = match tip {
         Some(tip) => match history::merge_base(o, tip, against_oid) {
             Ok(Some(mb)) => mb,
             Ok(None) => {
@@ -183,7 +187,7 @@ pub fn diff(entry: &BoxEntry, repo: &Repo, patch: bool) -> Result<BoxDiff, DiffE
         },
         None => against_oid,
     };
-    let (commits, commits_cut) = match git.tip {
+    let (commits, commits_cut) = match tip {
         Some(tip) => match commits_since(o, tip, merge_base) {
             Ok(c) => c,
             Err(e) => return Ok(too_large(Some(merge_base), Vec::new(), true, walked(e)?)),
@@ -193,13 +197,14 @@ pub fn diff(entry: &BoxEntry, repo: &Repo, patch: bool) -> Result<BoxDiff, DiffE
     let base_tree = o
         .find_commit(merge_base)
         .and_then(|c| c.tree())
-        .map_err(fail)?;
-    let tip_tree = match git.tip {
-        Some(t) => Some(o.find_commit(t).and_then(|c| c.tree()).map_err(fail)?),
+        .map_err(fail)?
+        .id();
+    let tip_tree = match tip {
+        Some(t) => Some(o.find_commit(t).and_then(|c| c.tree()).map_err(fail)?.id()),
         None => None,
     };
-    if let Some(tip_tree) = &tip_tree {
-        if let Err(e) = trees_fit(o, base_tree.id(), tip_tree.id()) {
+    if let Some(tip_tree) = tip_tree {
+        if let Err(e) = trees_fit(o, base_tree, tip_tree) {
             return Ok(too_large(
                 Some(merge_base),
                 commits,
@@ -208,41 +213,122 @@ pub fn diff(entry: &BoxEntry, repo: &Repo, patch: bool) -> Result<BoxDiff, DiffE
             ));
         }
     }
-    let worktree_read = git.with_checkout().map_err(fail)?;
-    let mut opts = options();
-    let mut d = if worktree_read {
-        o.diff_tree_to_workdir_with_index(Some(&base_tree), Some(&mut opts))
-    } else {
-        o.diff_tree_to_tree(Some(&base_tree), tip_tree.as_ref(), Some(&mut opts))
+    // The work tree is compared only when the box's status reads within its bounds
+    // and names nothing libgit2 must not open or hash whole; then on a thread given
+    // up at [`COMPARE_DEADLINE`] (what was swapped in after the status, a FIFO, blocks
+    // there, not here), else the commits alone.
+    let worktree = git.with_checkout().map_err(fail)? && worktree_within(entry);
+    let compare_on = |o: git2::Repository, worktree: bool| {
+        crate::boxes::deadline::within(COMPARE_DEADLINE, move || {
+            compare(&o, base_tree, tip_tree, worktree, patch)
+        })
+    };
+    let mut worktree_read = worktree;
+    let mut got = compare_on(git.objects, worktree);
+    if got.is_none() && worktree {
+        worktree_read = false;
+        got = compare_on(BoxGit::open(entry, repo)?.objects, false);
     }
-    .map_err(fail)?;
-    d.find_similar(None).map_err(fail)?;
-    let uncommitted = worktree_read
-        && o.diff_tree_to_workdir_with_index(tip_tree.as_ref(), Some(&mut options()))
-            .map_err(fail)?
-            .deltas()
-            .len()
-            > 0;
-    let stat = d
-        .stats()
-        .and_then(|s| s.to_buf(git2::DiffStatsFormat::FULL, 80))
-        .map_err(fail)?;
-    let stat = String::from_utf8_lossy(&stat).into_owned();
-    let patch = patch.then(|| patch_text(&d)).transpose().map_err(fail)?;
-    let files = files(&d).map_err(fail)?;
+    let Some(compared) = got else {
+        let t = TooLarge {
+            what: "seconds",
+            limit: COMPARE_DEADLINE.as_secs(),
+        };
+        return Ok(too_large(Some(merge_base), commits, commits_cut, t));
+    };
+    let c = compared.map_err(fail)?;
     Ok(BoxDiff {
-        branch: git.branch,
-        tip: git.tip,
+        branch,
+        tip,
         against,
         merge_base: Some(merge_base),
         too_large: None,
         commits,
         commits_cut,
-        uncommitted,
+        uncommitted: c.uncommitted,
         worktree_read,
-        files,
+        files: c.files,
+        stat: c.stat,
+        patch: c.patch,
+        patch_cut: c.patch_cut,
+    })
+}
+
+/// How long comparing a box's trees (and work tree) may take: a large change of a
+/// monorepo in a few seconds; a box that makes the comparison read a blob over and
+/// over (thousands of paths naming one large blob) is given up on.
+pub const COMPARE_DEADLINE: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// The patch text kept at most; past it the patch is cut (and says so).
+pub const MAX_PATCH: usize = 64 << 20;
+
+/// What comparing the trees (and work tree) found.
+struct Compared {
+    files: Vec<FileChange>,
+    stat: String,
+    patch: Option<Vec<u8>>,
+    patch_cut: bool,
+    uncommitted: bool,
+}
+
+/// The diff from the tree `base` to the tree `tip` (`worktree`: to the box's work
+/// tree and index, which `o` has attached), with the patch text when asked.
+fn compare(
+    o: &git2::Repository,
+    base: Oid,
+    tip: Option<Oid>,
+    worktree: bool,
+    patch: bool,
+) -> Result<Compared, git2::Error> {
+    let base_tree = o.find_tree(base)?;
+    let tip_tree = tip.map(|t| o.find_tree(t)).transpose()?;
+    let mut d = if worktree {
+        o.diff_tree_to_workdir_with_index(Some(&base_tree), Some(&mut options()))
+    } else {
+        o.diff_tree_to_tree(Some(&base_tree), tip_tree.as_ref(), Some(&mut options()))
+    }?;
+    d.find_similar(None)?;
+    let uncommitted = worktree
+        && o.diff_tree_to_workdir_with_index(tip_tree.as_ref(), Some(&mut options()))?
+            .deltas()
+            .len()
+            > 0;
+    let stat = d
+        .stats()
+        .and_then(|s| s.to_buf(git2::DiffStatsFormat::FULL, 80))?;
+    let stat = String::from_utf8_lossy(&stat).into_owned();
+    let (patch, patch_cut) = match patch {
+        true => {
+            let (text, cut) = patch_text(&d)?;
+            (Some(text), cut)
+        }
+        false => (None, false),
+    };
+    Ok(Compared {
+        files: files(&d)?,
         stat,
         patch,
+        patch_cut,
+        uncommitted,
+    })
+}
+
+/// Whether the box's work tree may be handed to libgit2's diff: its status reads
+/// within the bounds of [`crate::boxes::bounded`], and no path it names as changed
+/// is a FIFO, a device or a socket, or a file over [`crate::boxes::bounded::MAX_HASHED`]
+/// (which libgit2 would hash whole).
+fn worktree_within(entry: &BoxEntry) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let Some(changed) = crate::boxes::changes_of(entry) else {
+        return false;
+    };
+    changed.iter().all(|(path, _)| {
+        let p = entry.path.join(std::ffi::OsStr::from_bytes(path));
+        match std::fs::symlink_metadata(&p) {
+            Ok(m) if m.is_file() => m.len() <= crate::boxes::bounded::MAX_HASHED,
+            Ok(m) => m.is_dir() || m.file_type().is_symlink(),
+            Err(_) => true, // deleted
+        }
     })
 }
 
@@ -297,16 +383,27 @@ fn commits_since(
     Ok((out, false))
 }
 
-fn patch_text(d: &git2::Diff<'_>) -> Result<Vec<u8>, git2::Error> {
+/// The patch, at most [`MAX_PATCH`] bytes of it (and whether it was cut there).
+fn patch_text(d: &git2::Diff<'_>) -> Result<(Vec<u8>, bool), git2::Error> {
     let mut out = Vec::new();
-    d.print(DiffFormat::Patch, |_, _, line| {
+    let mut cut = false;
+    let printed = d.print(DiffFormat::Patch, |_, _, line| {
+        if out.len() + line.content().len() + 1 > MAX_PATCH {
+            cut = true;
+            return false;
+        }
         if matches!(line.origin(), '+' | '-' | ' ') {
             out.push(line.origin() as u8);
         }
         out.extend_from_slice(line.content());
         true
-    })?;
-    Ok(out)
+    });
+    match printed {
+        Ok(()) => Ok((out, false)),
+        // The callback stopped it: the text so far.
+        Err(_) if cut => Ok((out, true)),
+        Err(e) => Err(e),
+    }
 }
 
 fn files(d: &git2::Diff<'_>) -> Result<Vec<FileChange>, git2::Error> {

@@ -147,6 +147,15 @@ fn planted_ignore_attribute_and_sparse_files_never_hang_a_status_read() {
                     what(args[0])
                 );
             }
+            // `diff` compares the work tree only when its status reads within the
+            // bounds and names no file libgit2 would open or hash whole (a FIFO
+            // excludes file is never opened: the handle has no config of the box's).
+            let m = measured(env, TREEBOX, &["diff", "evil", "--json"]);
+            within(&what("diff --json"), &m, baseline[0].peak_kib);
+            let doc = m.run.ok().json();
+            let read = name.starts_with("core.excludesFile");
+            assert_eq!(doc["worktreeRead"], read, "{}: {doc}", what("diff"));
+            assert_eq!(doc["uncommitted"], read, "{}: {doc}", what("diff"));
             refusals(&b, &what, &baseline[0]);
         }
         for leaf in ["good", "evil"] {

@@ -6,6 +6,7 @@
 //! (exit 5, `unreviewable`) and changes nothing; `list` keeps the unknown landed
 //! answer, so a warm `list` walks nothing of it.
 
+use std::os::unix::fs::FileTypeExt;
 use std::time::{Duration, Instant};
 
 use crate::env::{named, TestEnv};
@@ -165,4 +166,94 @@ fn a_tree_bomb_is_too_large_to_diff_or_land() {
     assert_eq!(doc["commits"][0]["subject"], "bomb", "{doc}");
     assert!(doc["mergeBase"].is_string(), "{doc}");
     land_is_refused(&env, "bomb", "tree entries");
+}
+
+/// A work tree `diff` must not hand to libgit2: a FIFO where an ignore file is read
+/// (the status's bounds see it), and a FIFO deep in an untracked directory, past
+/// where the status looks (libgit2's diff would block on it: the comparison's
+/// deadline gives up on it). Either way `diff` answers with the commits alone
+/// (`worktreeRead` false) in time, and the box is left as it was.
+#[test]
+fn an_unreadable_work_tree_is_diffed_as_its_commits() {
+    let env = TestEnv::new();
+    let bx = planted(&env, "fifo", "mkfifo .gitignore");
+    let commits_only = |why: &str, limit: Duration| {
+        let started = Instant::now();
+        let doc = env.treebox(&["diff", "fifo", "--json"]).ok().json();
+        assert!(started.elapsed() < limit, "{why}: {:?}", started.elapsed());
+        assert_valid("diff", &doc, why);
+        assert_eq!(doc["worktreeRead"], false, "{why}: {doc}");
+        assert_eq!(doc["commits"][0]["subject"], "work", "{why}: {doc}");
+        assert_eq!(file(&doc, "work.txt")["status"], "added", "{doc}");
+        let r = env.treebox(&["diff", "fifo", "--stat"]);
+        r.ok();
+        assert!(r.stderr.contains("its checkout not read"), "{why}: {r:?}");
+    };
+    commits_only("a FIFO .gitignore", QUICK);
+    std::fs::remove_file(bx.join(".gitignore")).unwrap();
+    std::fs::create_dir_all(bx.join("new/deep")).unwrap();
+    std::fs::write(bx.join("new/a.txt"), "a\n").unwrap();
+    let fifo = bx.join("new/deep/.gitignore");
+    assert!(env
+        .command("mkfifo", &bx)
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    // The comparison's deadline (10 s), then the commits alone.
+    commits_only("a FIFO in an untracked directory", Duration::from_secs(30));
+    assert!(std::fs::symlink_metadata(&fifo)
+        .unwrap()
+        .file_type()
+        .is_fifo());
+    // Without the FIFO the work tree is read again.
+    std::fs::remove_file(&fifo).unwrap();
+    let doc = env.treebox(&["diff", "fifo", "--json"]).ok().json();
+    assert_eq!(doc["worktreeRead"], true, "{doc}");
+    assert_eq!(file(&doc, "new/a.txt")["status"], "added", "{doc}");
+}
+
+/// A patch past its cap (64 MiB) stops there and says so; `--stat` and the file list
+/// still name every file.
+#[test]
+fn a_patch_past_its_cap_is_cut() {
+    let env = TestEnv::new();
+    // Ten files of 7 MiB of text (each under the 8 MiB a file is read whole up to):
+    // 70 MiB of patch.
+    planted(
+        &env,
+        "big",
+        "for i in 0 1 2 3 4 5 6 7 8 9; do yes \"line $i of a large text file\" | head -c 7M > t$i.txt; done && \
+         git add . && git commit -qm big",
+    );
+    let doc = env.treebox(&["diff", "big", "--json"]).ok().json();
+    assert_valid("diff", &doc, "a cut patch");
+    assert_eq!(doc["patchCut"], true);
+    let patch = doc["patch"].as_str().unwrap();
+    assert!(patch.len() <= 64 << 20, "{}", patch.len());
+    assert!(patch.len() > 60 << 20, "{}", patch.len());
+    assert_eq!(
+        doc["files"].as_array().unwrap().len(),
+        11,
+        "{}",
+        doc["files"]
+    );
+    let r = env.treebox(&["diff", "big"]);
+    r.ok();
+    assert!(
+        r.stderr.contains("the patch is cut at 64 MiB"),
+        "{}",
+        r.stderr
+    );
+    let stat = env.treebox(&["diff", "big", "--stat"]);
+    assert!(stat.stdout.contains("t9.txt"), "{}", stat.stdout);
+    assert!(!stat.stderr.contains("cut"), "{}", stat.stderr);
+}
+
+/// The entry of `diff --json`'s `files` at `path`.
+fn file<'a>(doc: &'a serde_json::Value, path: &str) -> &'a serde_json::Value {
+    doc["files"]
+        .as_array()
+        .and_then(|f| f.iter().find(|f| f["path"] == path))
+        .unwrap_or_else(|| panic!("no file {path} in {doc}"))
 }
