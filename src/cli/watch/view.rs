@@ -185,7 +185,10 @@ pub fn draw(f: &mut Frame, app: &App) {
         return draw_diff(f, area, title, lines, *scroll);
     }
     let visible = app.visible();
-    let table_h = (visible.len() as u16 + 1).clamp(2, (area.height.saturating_sub(3)) / 2 + 1);
+    // At least the header and a row, even on a terminal too small to hold them (one
+    // that reports 0×0, as `script` without a size gives): ratatui clips the rest.
+    let table_h =
+        (visible.len() as u16 + 1).clamp(2, (area.height.saturating_sub(3) / 2 + 1).max(2));
     // A long message (an error and its hint) takes two lines rather than being cut.
     let (footer, style) = footer(app);
     let len = footer.chars().count() as u16;

@@ -112,6 +112,16 @@ fn screen_80x24() {
     insta::assert_snapshot!("screen_80x24", text);
 }
 
+/// A terminal too small for anything (one that reports 0×0, as `script` run without a
+/// size gives, or a pane squeezed to a line) draws what fits and does not panic.
+#[test]
+fn a_tiny_or_empty_terminal_draws_without_panicking() {
+    for (w, h) in [(0, 0), (1, 1), (80, 0), (0, 24), (80, 1), (80, 3), (10, 4)] {
+        let text = text(&app(true), w, h);
+        assert!(text.lines().count() <= usize::from(h), "{w}×{h}: {text}");
+    }
+}
+
 #[test]
 fn screen_120x30_shows_every_column() {
     let text = text(&app(true), 120, 30);
