@@ -7,12 +7,27 @@
 # warm-up runs each. Prints the medians.
 #
 # Usage: benches/dirty-ab.sh A_DIR B_DIR   (each holds git-treebox and git-sandbox)
-# Knobs: N (50), FILES (2000), DIRS (100), PAIRS (20), WORK (fixture dir, a new temp dir).
-# Needs: git, bash 5 ($EPOCHREALTIME).
+# Knobs: N (50), FILES (2000), DIRS (100), PAIRS (20), WORK (fixture dir, a new temp dir),
+# ISOLATION (host; docker or podman: container boxes, sandboxed worktrees, each build
+# placing their checkouts where it does), BASE_IMAGE (treebox-test-base:1, the local
+# image ../shared/scripts/setup-engines makes; the template builds from it offline).
+# Needs: git, bash 5 ($EPOCHREALTIME); jq for container boxes.
 set -euo pipefail
 a=$1 b=$2 n=${N:-50} files=${FILES:-2000} dirs=${DIRS:-100} pairs=${PAIRS:-20}
+isolation=${ISOLATION:-host} base=${BASE_IMAGE:-treebox-test-base:1}
 work=${WORK:-$(mktemp -d)}
-[ -n "${WORK:-}" ] || trap 'rm -rf "$work"' EXIT
+cleanup() {
+  # The boxes' containers, then the fixtures (a container box's files belong to the
+  # agent's user: the engine removes them with the container's own rm).
+  if [ "$isolation" != host ]; then
+    for w in "$work/a" "$work/b"; do
+      [ -d "$w/repo" ] || continue
+      "$isolation" ps -aq --filter "label=org.treebox.repo=$(cd "$w/repo" && pwd -P)" | xargs -r "$isolation" rm -f >/dev/null
+    done
+  fi
+  [ -n "${WORK:-}" ] || rm -rf "$work"
+}
+trap cleanup EXIT
 ms() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", (b - a) * 1000 }'; }
 median() { sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 env_of() { echo "HOME=$1/home XDG_STATE_HOME=$1/home/state XDG_CONFIG_HOME=$1/home/config GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=$1/home/gitconfig"; }
@@ -34,9 +49,20 @@ fixture() { # DIR BIN_DIR
     printf 'target/\n*.log\n' >seed/.gitignore
     git -C seed add . && git -C seed commit -qm seed && git -C seed push -q ../origin.git main
     git clone -q origin.git repo
+    if [ "$isolation" != host ]; then
+      # The template builds from the local base image, without the agents or gh.
+      "$bin/git-treebox" template init bench >/dev/null
+      t=$XDG_CONFIG_HOME/treebox/templates/bench/container.json
+      jq --arg b "$base" '.baseImage = $b | .buildArgs.INSTALL_AGENTS = "0" | .buildArgs.INSTALL_GH = "0"' "$t" >"$t.new" && mv "$t.new" "$t"
+      printf '{"template": "bench"}\n' >"$XDG_CONFIG_HOME/treebox/config.json"
+    fi
     for i in $(seq "$n"); do
-      (cd repo && "$bin/git-treebox" create "b$i" --isolation host --no-fetch --no-launch -q >/dev/null)
-      bx=repo/.treebox/worktrees/b$i
+      if [ "$isolation" = host ]; then
+        (cd repo && "$bin/git-treebox" create "b$i" --isolation host --no-fetch --no-launch -q >/dev/null)
+        bx=repo/.treebox/worktrees/b$i
+      else
+        bx=$(cd repo && "$bin/git-treebox" create "b$i" --isolation "$isolation" --no-fetch --no-launch --json | jq -r .path)
+      fi
       ((i % 3 == 0)) && echo change >>"$bx/d1/f1.txt"
       ((i % 5 == 0)) && echo new >"$bx/new$i.txt"
       mkdir -p "$bx/target/x" && echo o >"$bx/target/x/o"
