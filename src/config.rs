@@ -16,6 +16,9 @@ use crate::harness::Harness;
 use crate::suggest::suggest;
 use crate::vocab::GitMode;
 
+mod keys;
+pub use keys::accepted_keys;
+
 /// Largest configuration file read; anything bigger is refused as malformed.
 const MAX_CONFIG_BYTES: u64 = 256 * 1024;
 
@@ -358,12 +361,13 @@ impl UserConfig {
                 let Value::Object(fields) = v else {
                     return Err(wrong(&format!("harnesses.{name}"), "an object"));
                 };
-                // `allowRoot` is Claude Code's alone: Codex has no root refusal.
-                let known: &[&str] = if name == "claude" {
-                    &["program", "allowRoot"]
-                } else {
-                    &["program"]
-                };
+                // The fields of [`HarnessOverride`]; `allowRoot` is Claude Code's alone:
+                // Codex has no root refusal.
+                let known: Vec<&str> = keys::harness_fields()
+                    .iter()
+                    .copied()
+                    .filter(|f| name == "claude" || *f != "allowRoot")
+                    .collect();
                 for (fk, fv) in fields {
                     if !known.contains(&fk.as_str()) {
                         return Err(ConfigError::UnknownKey {

@@ -7,6 +7,7 @@ mod clone;
 mod container;
 mod create;
 mod docs;
+mod docs_pages;
 mod doctor;
 mod env;
 mod faults;
