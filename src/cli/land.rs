@@ -1,15 +1,10 @@
 //! `git treebox land NAME [--squash | --rebase | --merge] [--push | --pr] [--remove]`:
 //! the box's work onto its base branch (SPEC §10b).
 //!
-//! In order, nothing written before the last refusal: the box must exist with a
-//! record, have no live agent and no uncommitted work (its checkout, and for a clone
-//! or sandboxed worktree its other branches, tags and stash); origin is fetched; a
-//! clone's or sandboxed worktree's branch is fetched back into
-//! `refs/hort/<name>/incoming` (the only tip of it the host trusts). Then either
-//! [`crate::land::onto`] makes and moves the base (`--push` publishes it), or `--pr`
-//! pushes the box's branch as it is now and opens a pull request with `gh`
-//! ([`super::land_pr`]). Host pushes run no hooks, so the guard's decision is asked
-//! here. The box's lock is held throughout, so `enter` and `teardown` wait.
+//! A front end over [`crate::land::flow`], which decides and writes (the same calls
+//! `watch` and the MCP server make): this file reads the arguments, prints what
+//! happened, asks whether to remove a landed box, and maps each refusal to its exit
+//! code and hint ([`super::land_pr`] for the publishing ones).
 
 use clap::Args;
 use serde::Serialize;
@@ -17,13 +12,12 @@ use serde::Serialize;
 use super::error::{self, CliError, ErrorKind};
 use super::json::{Document, V1};
 use super::ui::Ui;
-use crate::boxes::{self, BoxEntry};
-use crate::git::cli::GitCli;
+use crate::boxes;
 use crate::git::Repo;
-use crate::land::onto::{self, Base, LandError, MainCheckout, Strategy, Work};
-use crate::land::publish::{self, PublishError};
-use crate::land::scan;
-use crate::state::{BoxLock, Layout};
+use crate::land::flow::{self, NotReady};
+use crate::land::onto::{LandError, MainCheckout, Strategy};
+use crate::land::publish::PublishError;
+use crate::state::Layout;
 
 #[derive(Debug, Clone, Args)]
 #[command(group = clap::ArgGroup::new("strategy").multiple(false))]
@@ -90,12 +84,6 @@ pub fn run(args: LandArgs, ui: &mut Ui) -> Result<i32, CliError> {
     let cfg = super::load_config()?;
     let (repo, layout, entry) = super::sandbox::find(&args.name)?;
     let leaf = entry.leaf.to_string();
-    let Some(record) = entry.record.clone() else {
-        return Err(CliError::new(
-            ErrorKind::NotABox,
-            format!("`{leaf}` has no record, so its base is unknown"),
-        ));
-    };
     let strategy = if args.squash {
         Strategy::Squash
     } else if args.rebase {
@@ -105,29 +93,27 @@ pub fn run(args: LandArgs, ui: &mut Ui) -> Result<i32, CliError> {
     } else {
         cfg.land.unwrap_or_default()
     };
-    let lock = BoxLock::try_acquire(&layout.lock_path(&entry.leaf), &leaf)
-        .map_err(|e| CliError::from(crate::provision::ProvisionError::from(e)))?;
-    refuse_too_large(&entry, &repo, &record.base)?;
-    refuse_unready(&entry, &repo, &layout)?;
-
-    let git = GitCli::for_repo(&repo.common_dir, None);
-    crate::provision::fetch::fetch_origin(&git, &repo.main_root, &layout.repo_state, ui.can_ask())
-        .map_err(|e| CliError::from(crate::provision::ProvisionError::from(e)))?;
-    let (branch, tip) = box_tip(&entry, &repo, &layout)?;
-    let base_name = record.base.clone();
+    let landing = flow::prepare(&repo, &layout, &entry, ui.can_ask())
+        .map_err(|e| from_not_ready(e, &leaf))?;
 
     if args.pr {
-        let url = super::land_pr::open(&repo, &git, &entry, &branch, tip, &base_name, ui)?;
-        drop(lock);
+        let shown = crate::sanitize::line(&landing.branch);
+        let url = landing
+            .open_pr(&repo, || ui.info(&format!("pushed `{shown}` to origin")))
+            .map_err(|e| super::land_pr::from_pr(e, &leaf, &landing.branch, &landing.base))?;
+        ui.info(&format!(
+            "opened a pull request of `{shown}` onto `{}`",
+            landing.base
+        ));
         if args.json {
             let doc = LandDocument {
                 schema_version: V1,
                 name: &leaf,
-                branch: &branch,
-                base: &base_name,
+                branch: &landing.branch,
+                base: &landing.base,
                 strategy: "pr",
                 outcome: "pr-opened",
-                tip: tip.to_string(),
+                tip: landing.tip.to_string(),
                 old: None,
                 new: None,
                 commits: 0,
@@ -142,46 +128,44 @@ pub fn run(args: LandArgs, ui: &mut Ui) -> Result<i32, CliError> {
         return Ok(error::OK);
     }
 
-    let base = onto::base_of(&repo, &base_name).map_err(|e| from_land(e, &leaf))?;
-    let work = Work {
-        tip,
-        branch: &branch,
-        leaf: &leaf,
-    };
-    let main = onto::checkout_check(&repo, &git, &base_name).map_err(|e| from_land(e, &leaf))?;
-    let (composed, outcome) = match onto::compose(&repo, &git, strategy, &base, &work) {
-        Ok(c) => (Some(c), "landed"),
-        Err(LandError::AlreadyIn { .. }) => (None, "already-landed"),
-        Err(e) => return Err(from_land(e, &leaf)),
-    };
-    let mut new = None;
-    if let Some(c) = &composed {
-        onto::move_base(&repo, &git, &base, c.new, &leaf, main).map_err(|e| from_land(e, &leaf))?;
-        new = Some(c.new);
-        ui.info(&format!(
-            "landed {} commit(s) of `{}` onto `{base_name}` ({}{}): {}",
-            c.commits,
-            crate::sanitize::line(&branch),
-            strategy.as_str(),
-            if c.fast_forward {
-                ", a fast-forward"
-            } else {
-                ""
-            },
-            short(c.new)
-        ));
-        if main == MainCheckout::FollowsBase {
+    let base_name = &landing.base;
+    let landed = landing
+        .onto(&repo, strategy)
+        .map_err(|e| from_land(e, &leaf))?;
+    match &landed.composed {
+        Some(c) => {
             ui.info(&format!(
-                "your checkout of `{base_name}` is up to date with it"
+                "landed {} commit(s) of `{}` onto `{base_name}` ({}{}): {}",
+                c.commits,
+                crate::sanitize::line(&landing.branch),
+                strategy.as_str(),
+                if c.fast_forward {
+                    ", a fast-forward"
+                } else {
+                    ""
+                },
+                short(c.new)
             ));
+            if landed.main == MainCheckout::FollowsBase {
+                ui.info(&format!(
+                    "your checkout of `{base_name}` is up to date with it"
+                ));
+            }
         }
-    } else {
-        ui.info(&format!(
+        None => ui.info(&format!(
             "nothing to land: box `{leaf}`'s work is already in `{base_name}`"
-        ));
+        )),
     }
-    let pushed = args.push && push_base(&repo, &git, &base, ui)?;
-    drop(lock);
+    let pushed = args.push && {
+        landing
+            .push_base(&repo, &landed.base)
+            .map_err(|e| from_push(e, &landed.base.name))?;
+        ui.info(&format!("pushed `{}` to origin", landed.base.name));
+        true
+    };
+    let (branch, tip, base_name) = (landing.branch.clone(), landing.tip, landing.base.clone());
+    // The box's lock goes before it is settled (teardown takes it again).
+    drop(landing);
     let removed = settle_box(&repo, &layout, &leaf, args.remove, ui);
     if args.json {
         let doc = LandDocument {
@@ -190,11 +174,15 @@ pub fn run(args: LandArgs, ui: &mut Ui) -> Result<i32, CliError> {
             branch: &branch,
             base: &base_name,
             strategy: strategy.as_str(),
-            outcome,
+            outcome: if landed.composed.is_some() {
+                "landed"
+            } else {
+                "already-landed"
+            },
             tip: tip.to_string(),
-            old: base.old.map(|o| o.to_string()),
-            new: new.map(|n| n.to_string()),
-            commits: composed.as_ref().map_or(0, |c| c.commits),
+            old: landed.base.old.map(|o| o.to_string()),
+            new: landed.composed.as_ref().map(|c| c.new.to_string()),
+            commits: landed.composed.as_ref().map_or(0, |c| c.commits),
             pushed,
             pr_url: None,
             removed,
@@ -204,119 +192,43 @@ pub fn run(args: LandArgs, ui: &mut Ui) -> Result<i32, CliError> {
     Ok(error::OK)
 }
 
-/// Refuse (5, `unreviewable`) a box whose history or tip tree is past land's bounds,
-/// judged from its commits alone ([`scan::tip_fits`], through the box's objects as
-/// `diff` reads them) before its checkout's status is read; nothing is written.
-fn refuse_too_large(entry: &BoxEntry, repo: &Repo, base: &str) -> Result<(), CliError> {
-    let Ok(git) = crate::land::BoxGit::open(entry, repo) else {
-        return Ok(());
-    };
-    let Some(tip) = git.tip else {
-        return Ok(());
-    };
-    let onto = crate::git::landed::targets_for_base(&repo.git, base)
-        .first()
-        .map(|t| t.oid);
-    scan::tip_fits(&git.objects, onto, tip)
-        .map_err(|r| super::land_pr::refused(r, &entry.leaf.to_string()))
-}
-
-/// Refuse (5) a box with a live agent or uncommitted work; nothing is written.
-fn refuse_unready(entry: &BoxEntry, repo: &Repo, layout: &Layout) -> Result<(), CliError> {
-    let name = entry.leaf.to_string();
-    if crate::state::session::is_live(&layout.session_path(&entry.leaf)) {
-        return Err(CliError::new(
-            ErrorKind::SessionLive,
-            format!("box `{name}` has a live agent session: its work may still change"),
-        )
-        .hint(format!(
-            "Let the agent finish and exit (`git treebox enter {0}`, then quit it), then run `git treebox land {0}` again.",
-            crate::cmd::quote(&name)
-        )));
-    }
-    // A sandboxed worktree lands from its bare clone, its checkout gone or not.
-    if !entry.git_left() {
-        return Err(crate::provision::ProvisionError::BoxMissing {
-            leaf: name,
-            path: entry.path.clone(),
+/// A refusal before anything was written, as the user sees it: its kind (exit code)
+/// and the step that fixes it.
+fn from_not_ready(e: NotReady, leaf: &str) -> CliError {
+    let q = crate::cmd::quote(leaf);
+    match e {
+        NotReady::NoRecord { .. } => CliError::of(ErrorKind::NotABox, e),
+        NotReady::Provision(p) => CliError::from(p),
+        NotReady::Unreviewable(r) => super::land_pr::refused(r, leaf),
+        NotReady::SessionLive { .. } => CliError::of(ErrorKind::SessionLive, e).hint(format!(
+            "Let the agent finish and exit (`git treebox enter {q}`, then quit it), then run `git treebox land {q}` again."
+        )),
+        NotReady::Dirty { ref path, .. } => {
+            let hint = format!(
+                "Commit them in {} (or remove them), then land again; `git treebox diff {q}` shows them.",
+                path.display()
+            );
+            CliError::of(ErrorKind::Dirty, e).hint(hint)
         }
-        .into());
-    }
-    let a = boxes::assess(entry, repo);
-    if a.dirty != Some(false) {
-        return Err(CliError::new(
-            ErrorKind::Dirty,
-            format!(
-                "box `{name}` has {}",
-                if a.dirty.is_none() {
-                    "a checkout whose changes cannot be read"
-                } else {
-                    "uncommitted changes (untracked files count)"
-                }
-            ),
-        )
-        .hint(format!(
-            "Commit them in {} (or remove them), then land again; `git treebox diff {}` shows them.",
-            entry.path.display(),
-            crate::cmd::quote(&name)
-        )));
-    }
-    if a.unreturned_other == Some(true) {
-        return Err(CliError::new(
-            ErrorKind::Unreturned,
-            format!("box `{name}` holds work outside its branch (another branch, a tag or a stash)"),
-        )
-        .hint(format!(
-            "Put it on the box's branch, or drop it there, then land again; `git sandbox bundle {}` keeps a copy of the branch.",
-            crate::cmd::quote(&name)
-        )));
-    }
-    Ok(())
-}
-
-/// The box's branch and tip as the host trusts them: a worktree's from the user's
-/// repository, a clone's (a sandboxed worktree's) fetched back first.
-fn box_tip(
-    entry: &BoxEntry,
-    repo: &Repo,
-    layout: &Layout,
-) -> Result<(String, git2::Oid), CliError> {
-    if entry.owns_git() {
-        let back = super::sandbox::fetch::fetch_back(repo, layout, entry)?;
-        return Ok((back.branch, back.tip));
-    }
-    let git =
-        crate::land::BoxGit::open(entry, repo).map_err(|e| CliError::of(ErrorKind::Repo, e))?;
-    match (git.branch, git.tip) {
-        (Some(b), Some(t)) => Ok((b, t)),
-        _ => Err(CliError::new(
-            ErrorKind::NoBranch,
-            format!("box `{}` has no commits on a branch to land", entry.leaf),
-        )
-        .hint("Commit its work on a branch there (`git switch -c <name>`), then land again.")),
+        NotReady::Unreturned { .. } => CliError::of(ErrorKind::Unreturned, e).hint(format!(
+            "Put it on the box's branch, or drop it there, then land again; `git sandbox bundle {q}` keeps a copy of the branch."
+        )),
+        NotReady::NoBranch { .. } => CliError::of(ErrorKind::NoBranch, e).hint(
+            "Commit its work on a branch there (`git switch -c <name>`), then land again.",
+        ),
+        NotReady::Open { .. } => CliError::of(ErrorKind::Repo, e),
+        NotReady::Back(b) => super::sandbox::from_back(b, leaf),
     }
 }
 
-/// `--push`: the base to origin, the guard asked first (host pushes run no hooks).
-fn push_base(repo: &Repo, git: &GitCli, base: &Base, ui: &mut Ui) -> Result<bool, CliError> {
-    let refname = base.refname();
-    let err = |e| super::land_pr::from_publish(e, "");
-    publish::guard_allows(&refname, &refname).map_err(err)?;
-    publish::push(repo, git, &refname, &refname).map_err(|source| {
-        CliError::of(
-            ErrorKind::FetchFailed,
-            PublishError::Push {
-                branch: base.name.clone(),
-                source,
-            },
-        )
-        .hint(format!(
-            "Landed here: your `{0}` holds the work; push it yourself: `git push origin {0}` (fetch and rebase first if origin moved).",
-            base.name
-        ))
-    })?;
-    ui.info(&format!("pushed `{}` to origin", base.name));
-    Ok(true)
+/// `--push` failed after landing: the work is in the local base.
+fn from_push(e: PublishError, base: &str) -> CliError {
+    match e {
+        e @ PublishError::Push { .. } => CliError::of(ErrorKind::FetchFailed, e).hint(format!(
+            "Landed here: your `{base}` holds the work; push it yourself: `git push origin {base}` (fetch and rebase first if origin moved)."
+        )),
+        e => super::land_pr::from_publish(e, ""),
+    }
 }
 
 /// After a land: remove the box when asked (`--remove`), or ask on a terminal —

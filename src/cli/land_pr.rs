@@ -1,67 +1,22 @@
-//! `git treebox land NAME --pr`: push the box's branch as it is now and open a pull
-//! request with `gh` ([`crate::land::publish`]). Everything that could refuse is asked
-//! before anything is pushed: the branch, origin's forge repository, and `gh` itself.
+//! How `git treebox land`'s publishing and reviewing refusals reach the user: `--pr`
+//! ([`crate::land::flow::Landing::open_pr`]), `--push`, and the commits land will not
+//! write (SPEC §8.11), each with its exit code and the step that fixes it.
 
 use super::error::{CliError, ErrorKind};
-use super::ui::Ui;
-use crate::boxes::BoxEntry;
-use crate::git::cli::GitCli;
-use crate::git::Repo;
-use crate::land::publish::{self, PublishError};
-use crate::land::scan::{self, Refusal, Scan};
+use crate::land::flow::PrError;
+use crate::land::publish::PublishError;
+use crate::land::scan::Refusal;
 
-/// Push `tip` as the box's `branch` and open a pull request onto `base`; its URL. The
-/// commits the pull request would bring are checked as `land --merge` checks them
-/// first: a merge on the forge bypasses treebox (SPEC §8.11).
-pub(super) fn open(
-    repo: &Repo,
-    git: &GitCli,
-    entry: &BoxEntry,
-    branch: &str,
-    tip: git2::Oid,
-    base: &str,
-    ui: &mut Ui,
-) -> Result<String, CliError> {
-    let leaf = entry.leaf.as_str();
-    let err = |e| from_publish(e, leaf);
-    reviewable(repo, tip, base).map_err(|e| refused(e, leaf))?;
-    publish::check_pr_branch(repo, branch, base).map_err(err)?;
-    let (host, slug) = publish::forge_repo(repo).map_err(err)?;
-    publish::gh_ready(&host).map_err(err)?;
-    let refname = format!("refs/heads/{branch}");
-    let shown = crate::sanitize::line(branch);
-    publish::push(repo, git, &tip.to_string(), &refname).map_err(|source| {
-        err(PublishError::Push {
-            branch: shown.clone(),
-            source,
-        })
-    })?;
-    ui.info(&format!("pushed `{shown}` to origin"));
-    let (title, body) = publish::describe(repo, leaf, branch, tip, base);
-    let url = publish::open_pr(repo, &slug, base, branch, &title, &body).map_err(|e| {
-        from_publish(e, leaf).hint(format!(
+/// A `--pr` failure as the user sees it: its kind (exit code) and the step that fixes
+/// it.
+pub(super) fn from_pr(e: PrError, leaf: &str, branch: &str, base: &str) -> CliError {
+    match e {
+        PrError::Unreviewable(r) => refused(r, leaf),
+        PrError::Publish(p) => from_publish(p, leaf),
+        PrError::Open { source, slug } => from_publish(source, leaf).hint(format!(
             "Open it yourself: `gh pr create --repo {slug} --base {base} --head {}`.",
             crate::cmd::quote(branch)
-        ))
-    })?;
-    ui.info(&format!("opened a pull request of `{shown}` onto `{base}`"));
-    Ok(url)
-}
-
-/// The commits `tip` would bring onto origin's `base` (else the local one): no path
-/// under `.treebox/` or with controls, no text with controls, within the budgets.
-fn reviewable(repo: &Repo, tip: git2::Oid, base: &str) -> Result<(), Refusal> {
-    let onto = repo.remote_branch(base).or_else(|| repo.local_branch(base));
-    let all: Vec<git2::Oid> = scan::history(&repo.git, onto, tip)?
-        .into_iter()
-        .map(|(id, _)| id)
-        .collect();
-    match Scan::on(&repo.git, onto)?.commits(&all)? {
-        Some((id, field)) => Err(Refusal::ControlText {
-            commit: scan::short(id),
-            field,
-        }),
-        None => Ok(()),
+        )),
     }
 }
 

@@ -6,15 +6,21 @@
 //! pure question over commits and trees ([`crate::git::landed`]).
 //!
 //! - [`diff`]: `git treebox diff` (three-dot against the base, plus the working tree).
-//! - [`onto`]: `git treebox land` — the box's work made the base's.
+//! - [`flow`]: `land` as engine calls under every front end (its refusals, then
+//!   [`onto`] or a pull request).
+//! - [`onto`]: the box's work made the base's.
 //! - [`publish`]: `land --push` and `--pr` (the guard's decision, `gh`).
+//! - [`back`]: a clone's (a sandboxed worktree's) work bundled and brought back
+//!   (`git sandbox bundle`, `fetch`, and `land` of such a box).
 //! - [`landed`]: a box's verdict, afresh (teardown, prune) or kept by commit ids
 //!   (`list`, `ls`).
 //!
 //! Callers: `cli/diff.rs`, `cli/list.rs`, `cli/sandbox/ls.rs`, [`crate::teardown`],
 //! [`crate::maintain::prune`].
 
+pub mod back;
 pub mod diff;
+pub mod flow;
 pub mod landed;
 pub mod onto;
 mod open;

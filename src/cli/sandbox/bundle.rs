@@ -1,8 +1,8 @@
 //! `git sandbox bundle NAME [-o FILE]`: write a git bundle of a clone's (a sandboxed worktree's) branch,
 //! bringing its work back without trusting the box.
 //!
-//! The bundle is written with libgit2 (no git runs under the clone's config). `write`
-//! is shared with `fetch` (which bundles aside, then imports). Called from
+//! The bundle is written by [`crate::land::back`] (libgit2; no git runs under the
+//! clone's config). Called from
 //! `sandbox::run`; the box is found by `sandbox::own_git_box`.
 
 use std::path::PathBuf;
@@ -12,6 +12,7 @@ use clap::Args;
 
 use crate::cli::error::{self, CliError, ErrorKind};
 use crate::cli::ui::Ui;
+use crate::land::back::{self, BackError};
 use crate::maintain;
 use crate::provision::clone::{self, BundleError};
 
@@ -66,43 +67,25 @@ pub fn run(a: BundleArgs, ui: &mut Ui) -> Result<i32, CliError> {
     Ok(error::OK)
 }
 
-/// Write the box's bundle to `output` (a directory gets `<name>.bundle` inside it;
-/// default: the box's bookkeeping dir).
+/// Write the box's bundle ([`back::write_bundle`]), its failure as the user sees it.
 pub(super) fn write(
     repo: &crate::git::Repo,
     layout: &crate::state::Layout,
     entry: &crate::boxes::BoxEntry,
     output: Option<PathBuf>,
 ) -> Result<clone::Bundle, CliError> {
-    // Absolute, like every other path treebox reports; a directory gets the default
-    // file name inside it.
-    let file_name = format!("{}.bundle", entry.leaf);
-    let output = output.map(|o| std::path::absolute(&o).unwrap_or(o));
-    let out = match output {
-        Some(o) if o.is_dir() => o.join(&file_name),
-        Some(o) => o,
-        None => layout.scratch_path(&entry.leaf, &file_name),
-    };
-    if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
-        maintain::bundle::make_dir(dir).map_err(|e| {
-            CliError::new(ErrorKind::Io, format!("could not create {}", dir.display())).caused_by(e)
-        })?;
+    back::write_bundle(repo, layout, entry, output).map_err(|e| from_back(e, entry.leaf.as_str()))
+}
+
+/// A bringing-back failure as the user sees it.
+pub(crate) fn from_back(e: BackError, leaf: &str) -> CliError {
+    match e {
+        BackError::Bundle(e) => from_bundle(e, leaf),
+        e @ BackError::Dir { .. } => CliError::of(ErrorKind::Io, e),
     }
-    let own = super::own_git(entry);
-    clone::write_bundle(&own, &user_common_dir(repo, entry), &out)
-        .map_err(|e| from_bundle(e, entry.leaf.as_str()))
 }
 
-/// The common git dir of the repository the box borrows from, as its record says.
-pub(super) fn user_common_dir(repo: &crate::git::Repo, entry: &crate::boxes::BoxEntry) -> PathBuf {
-    entry
-        .record
-        .as_ref()
-        .map(|r| r.common_dir.clone())
-        .unwrap_or_else(|| repo.common_dir.clone())
-}
-
-pub(super) fn from_bundle(e: BundleError, leaf: &str) -> CliError {
+fn from_bundle(e: BundleError, leaf: &str) -> CliError {
     let msg = crate::sanitize::line(&e.to_string());
     let out = match e {
         BundleError::ForeignObjects(_) => CliError::new(ErrorKind::ForeignObjects, msg).hint(format!(

@@ -95,7 +95,7 @@ pub fn run(a: DownArgs, ui: &mut Ui) -> Result<i32, CliError> {
             if unreturned == Some(true) {
                 // `fetch` brings the box's current branch; when the repository has that
                 // one, the work is on another branch, a tag or the stash.
-                let current_returned = super::own_git(&t.entry)
+                let current_returned = crate::land::back::own_git(&t.entry)
                     .head()
                     .and_then(|(_, tip)| tip)
                     .is_some_and(|tip| repo.git.odb().is_ok_and(|o| o.exists(tip)));

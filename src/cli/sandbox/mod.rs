@@ -157,6 +157,7 @@ pub(crate) fn find_any(name: &str) -> Result<Found, CliError> {
 }
 
 pub(crate) use crate::cli::here;
+pub(crate) use bundle::from_back;
 
 /// A box of this repository: the repository, its bookkeeping and the box.
 pub(crate) type InRepo = (
@@ -242,13 +243,6 @@ fn target(name: &str, tty: bool) -> Result<Target, CliError> {
 /// The target's runner, giving a container exec a terminal or not (`tty`).
 fn target_runner(t: &Target, tty: bool) -> Result<Box<dyn crate::runner::Runner>, CliError> {
     crate::cli::runner_for(&t.record, tty)
-}
-
-/// Where the box [`own_git_box`] found keeps its git data.
-fn own_git(entry: &crate::boxes::BoxEntry) -> crate::boxes::OwnGit {
-    entry
-        .own_git()
-        .unwrap_or_else(|| crate::boxes::OwnGit::clone_at(&entry.path))
 }
 
 /// The box NAME names — a clone, or a sandboxed worktree, whose branch lives in git
