@@ -58,8 +58,13 @@ pub(crate) fn bounded_beside(
 /// GNU `time`, which measures its child's peak resident memory alone.
 const GNU_TIME: &str = "/usr/bin/time";
 
+/// The data segment a measured command may have (`prlimit --data`): a regression
+/// that reads a hostile box whole fails its allocation, and the test, instead of
+/// exhausting the machine. The bounded commands take tens of MB.
+const DATA_LIMIT: u64 = 2 << 30;
+
 /// `bin args` in the repository, measured; killed after 60 s (an answer then is a
-/// failure of the test, with its figures).
+/// failure of the test, with its figures), its data segment within [`DATA_LIMIT`].
 pub(crate) fn measured(env: &TestEnv, bin: &str, args: &[&str]) -> Measured {
     use std::os::unix::process::CommandExt;
     use std::sync::atomic::{AtomicU32, Ordering};
@@ -81,6 +86,20 @@ pub(crate) fn measured(env: &TestEnv, bin: &str, args: &[&str]) -> Measured {
     };
     // Reaped by `wait4` below, which is what gives its resource usage.
     #[allow(clippy::zombie_processes)]
+    let limit = libc::rlimit {
+        rlim_cur: DATA_LIMIT,
+        rlim_max: DATA_LIMIT,
+    };
+    // SAFETY: setrlimit is async-signal-safe, and `limit` is a plain value copied in.
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::setrlimit(libc::RLIMIT_DATA, &limit) == 0 {
+                Ok(())
+            } else {
+                Err(std::io::Error::last_os_error())
+            }
+        });
+    }
     let mut child = cmd
         .args(args)
         .process_group(0)
@@ -327,4 +346,24 @@ fn a_huge_file_in_a_sandboxed_worktrees_git_data_breaks_that_box_alone() {
             env.sandbox(&["down", "-f", name]).ok();
         }
     });
+}
+
+/// A measured command cannot take the machine's memory: past [`DATA_LIMIT`] its
+/// allocation fails (and with it the command), while a small one runs.
+#[test]
+fn a_measured_command_is_held_to_its_data_limit() {
+    let env = TestEnv::new();
+    let small = measured(
+        &env,
+        "perl",
+        &["-e", "my $x = 'a' x (64 << 20); print length $x"],
+    );
+    small.run.ok();
+    let big = measured(
+        &env,
+        "perl",
+        &["-e", "my $x = 'a' x (3 << 30); print length $x"],
+    );
+    assert_ne!(big.run.code, 0, "{:?}", big.run);
+    assert!(big.peak_kib < DATA_LIMIT >> 10, "{} KiB", big.peak_kib);
 }
