@@ -84,8 +84,6 @@ pub(crate) fn measured(env: &TestEnv, bin: &str, args: &[&str]) -> Measured {
         );
         env.command(bin, &env.repo)
     };
-    // Reaped by `wait4` below, which is what gives its resource usage.
-    #[allow(clippy::zombie_processes)]
     let limit = libc::rlimit {
         rlim_cur: DATA_LIMIT,
         rlim_max: DATA_LIMIT,
@@ -100,6 +98,8 @@ pub(crate) fn measured(env: &TestEnv, bin: &str, args: &[&str]) -> Measured {
             }
         });
     }
+    // Reaped by `wait4` below, which is what gives its resource usage.
+    #[allow(clippy::zombie_processes)]
     let mut child = cmd
         .args(args)
         .process_group(0)
