@@ -4,6 +4,7 @@
 //!
 //! Real docker and podman (see `container.rs`); real git on the host.
 
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use crate::container::{each_engine, tree_digest, Boxed};
@@ -370,5 +371,48 @@ fn a_container_worktree_of_an_earlier_version_is_named_unsafe() {
         let boxes = crate::env::named(&doc, "checks", "boxes");
         assert_eq!(boxes["status"], "ok", "{boxes}");
         env.treebox(&["teardown", "--force", "old"]).ok();
+    });
+}
+
+/// A new container box's index matches its files' stat data although create gave every
+/// file to the agent (a chown, which changes each file's ctime): otherwise every host
+/// status of the box (`list --dirty`, `ls`, `rm`) hashed every tracked file until the
+/// agent's own git refreshed the index. The index stays the agent's.
+#[test]
+fn a_new_container_box_starts_with_its_index_in_step_with_its_files() {
+    each_engine(|b: Boxed| {
+        let doc = b.create_here("fresh");
+        let path = PathBuf::from(doc["path"].as_str().unwrap());
+        // Plain git on the host (a test may): which tracked files does the index
+        // say changed, without refreshing it?
+        let stale = b.env.git(
+            &path,
+            &["-c", "safe.directory=*", "diff-files", "--name-only"],
+        );
+        assert_eq!(
+            stale.trim(),
+            "",
+            "{}: index out of step with: {stale}",
+            b.engine
+        );
+        let index = b.env.git(
+            &path,
+            &[
+                "-c",
+                "safe.directory=*",
+                "rev-parse",
+                "--path-format=absolute",
+                "--git-path",
+                "index",
+            ],
+        );
+        let owner = std::fs::metadata(index.trim()).unwrap().uid();
+        let file_owner = std::fs::metadata(path.join("README.md")).unwrap().uid();
+        assert_eq!(
+            owner, file_owner,
+            "{}: the index is not the agent's",
+            b.engine
+        );
+        b.env.sandbox(&["down", "-f", "fresh"]).ok();
     });
 }

@@ -16,7 +16,7 @@
 //! Called by `provision` (create, enter), the CLI's `run`, and `teardown`/`folder`
 //! (remove).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use super::credentials::env_lines;
 use super::engine::{Engine, RunSpec};
@@ -256,7 +256,13 @@ impl Spec<'_> {
             .start(name)
             .output()
             .map_err(ContainerError::Run)?;
-        chown_inside(self.engine, name, &agent.user(), &rec.agent_paths)?;
+        give_to_agent(
+            self.engine,
+            name,
+            &agent.user(),
+            &rec.agent_paths,
+            &self.record.path,
+        )?;
         Ok(rec)
     }
 }
@@ -298,6 +304,46 @@ fn chown_inside(
         "-h".into(),
         owner.into(),
         "--".into(),
+    ];
+    argv.extend(paths.iter().map(|p| p.to_string_lossy().into_owned()));
+    engine
+        .exec_as_root(name, &argv)
+        .output()
+        .map(|_| ())
+        .map_err(ContainerError::Run)
+}
+
+/// [`chown_inside`] at create, then the checkout's index told the files' new stat
+/// data (`git update-index --refresh`, as root in the container, the index given to
+/// the agent after): a chown changes every file's ctime, and an index that no longer
+/// matches its files makes every host status of the box (`list --dirty`, `ls`, `rm`)
+/// hash every tracked file until the agent's own git refreshes it. Nothing of the
+/// host runs, and the agent has not run yet; an image without git (or a checkout that
+/// is not a repository) keeps its index as it is.
+fn give_to_agent(
+    engine: Engine,
+    name: &str,
+    owner: &str,
+    paths: &[PathBuf],
+    checkout: &Path,
+) -> Result<(), ContainerError> {
+    if paths.is_empty() {
+        return Ok(());
+    }
+    const SCRIPT: &str = r#"u=$1 c=$2; shift 2
+chown -R -h "$u" -- "$@" || exit 1
+cd "$c" 2>/dev/null || exit 0
+g() { git -c safe.directory='*' -c core.fsmonitor=false "$@"; }
+g update-index -q --refresh >/dev/null 2>&1
+i=$(g rev-parse --git-path index 2>/dev/null) && [ -f "$i" ] && chown -h "$u" -- "$i"
+exit 0"#;
+    let mut argv: Vec<String> = vec![
+        "sh".into(),
+        "-c".into(),
+        SCRIPT.into(),
+        "sh".into(),
+        owner.into(),
+        checkout.to_string_lossy().into_owned(),
     ];
     argv.extend(paths.iter().map(|p| p.to_string_lossy().into_owned()));
     engine
