@@ -217,7 +217,9 @@ pub fn diff(entry: &BoxEntry, repo: &Repo, patch: bool) -> Result<BoxDiff, DiffE
     // and names nothing libgit2 must not open or hash whole; then on a thread given
     // up at [`COMPARE_DEADLINE`] (what was swapped in after the status, a FIFO, blocks
     // there, not here), else the commits alone.
-    let worktree = git.with_checkout().map_err(fail)? && worktree_within(entry);
+    // Attached only then: libgit2 reads attributes from an attached work tree even
+    // for a diff of two trees (a FIFO `.gitattributes` would block that too).
+    let worktree = worktree_within(entry) && git.with_checkout().map_err(fail)?;
     let compare_on = |o: git2::Repository, worktree: bool| {
         crate::boxes::deadline::within(COMPARE_DEADLINE, move || {
             compare(&o, base_tree, tip_tree, worktree, patch)
