@@ -153,7 +153,12 @@ fn planted_ignore_attribute_and_sparse_files_never_hang_a_status_read() {
             let m = measured(env, TREEBOX, &["diff", "evil", "--json"]);
             within(&what("diff --json"), &m, baseline[0].peak_kib);
             // Answered from the status's bounds, not from the comparison's deadline.
-            assert!(m.took < Duration::from_secs(5), "{}: {:?}", what("diff"), m.took);
+            assert!(
+                m.took < Duration::from_secs(5),
+                "{}: {:?}",
+                what("diff"),
+                m.took
+            );
             let doc = m.run.ok().json();
             let read = name.starts_with("core.excludesFile");
             assert_eq!(doc["worktreeRead"], read, "{}: {doc}", what("diff"));
