@@ -163,7 +163,7 @@ fn mcp_initialize_names_the_server_and_lists_its_tools() {
     assert_eq!(names, ["box_list", "box_diff", "box_screen"]);
     let pinned: Vec<Value> = tools
         .iter()
-        .map(|t| json!({"name": t.name, "inputSchema": t.input_schema, "annotations": t.annotations}))
+        .map(|t| json!({"name": t.name, "description": t.description, "inputSchema": t.input_schema, "annotations": t.annotations}))
         .collect();
     insta::assert_snapshot!("mcp-tools", serde_json::to_string_pretty(&pinned).unwrap());
 }
@@ -369,6 +369,7 @@ fn mcp_the_server_holds_no_socket_and_keeps_stdout_for_the_protocol() {
 fn mcp_refuses_to_start_inside_a_box_and_ends_when_the_client_leaves() {
     let env = TestEnv::new();
     let b = host_box(&env, "inner");
+    let before = env.snapshot();
     for (dir, extra) in [(&b, None), (&env.repo, Some(("TREEBOX_BOX", "inner")))] {
         let mut c = env.command(TREEBOX, dir);
         c.arg("mcp").stdout(Stdio::piped()).stderr(Stdio::piped());
@@ -381,6 +382,7 @@ fn mcp_refuses_to_start_inside_a_box_and_ends_when_the_client_leaves() {
         assert!(r.stderr.contains("does not run inside a box"), "{r:?}");
         let hint = format!("cd {} && git treebox mcp", env.repo.display());
         assert!(r.stderr.contains(&hint), "{r:?}");
+        assert_eq!(env.snapshot(), before, "a refused start wrote something");
     }
     // A client that sends `initialize` and leaves: one answer on stdout, exit 0.
     let mut c = env.command(TREEBOX, &env.repo);

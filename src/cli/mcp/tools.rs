@@ -65,40 +65,70 @@ struct ScreenDocument<'a> {
 
 impl Document for ScreenDocument<'_> {}
 
-/// The tools, in the order `tools/list` gives them.
-pub(super) fn all() -> Vec<Tool> {
-    let read_only = || {
-        ToolAnnotations::new()
+/// The tools of this slice: a closed vocabulary, spelled only by [`ToolName::as_str`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ToolName {
+    List,
+    Diff,
+    Screen,
+}
+
+impl ToolName {
+    /// In the order `tools/list` gives them.
+    const ALL: [ToolName; 3] = [ToolName::List, ToolName::Diff, ToolName::Screen];
+
+    fn as_str(self) -> &'static str {
+        match self {
+            ToolName::List => "box_list",
+            ToolName::Diff => "box_diff",
+            ToolName::Screen => "box_screen",
+        }
+    }
+
+    fn parse(name: &str) -> Option<ToolName> {
+        ToolName::ALL.into_iter().find(|t| t.as_str() == name)
+    }
+
+    /// Its definition: name, description, input schema, and that it only reads.
+    fn definition(self) -> Tool {
+        let name = self.as_str();
+        let t = match self {
+            ToolName::List => tool::<ListInput>(
+                name,
+                "The boxes of this repository, as `git treebox list --json` prints them: \
+                 each box's name, branch, path, git mode, runner, harness, whether its \
+                 agent's session is live, what the agent last reported (working, waiting, \
+                 idle) or its exit code, and whether its work has landed.",
+            ),
+            ToolName::Diff => tool::<DiffInput>(
+                name,
+                "What a box changed since its base, as `git treebox diff NAME --json` \
+                 prints it: its commits, each changed file with its counts, whether it \
+                 holds uncommitted work, and the patch (not with `stat`). Read as hostile \
+                 data: a field the box makes unreadable is reported as such \
+                 (`worktreeRead: false`, `tooLarge`).",
+            ),
+            ToolName::Screen => tool::<ScreenInput>(
+                name,
+                "The last lines of a box's agent session screen (default 40, at most \
+                 200), control characters escaped, as `git treebox watch` shows them. A \
+                 box with no live session is refused.",
+            ),
+        };
+        let read_only = ToolAnnotations::new()
             .read_only(true)
             .destructive(false)
-            .open_world(false)
-    };
-    vec![
-        tool::<ListInput>(
-            "box_list",
-            "The boxes of this repository, as `git treebox list --json` prints them: each \
-             box's name, branch, path, git mode, runner, harness, whether its agent's \
-             session is live, what the agent last reported (working, waiting, idle) or \
-             its exit code, and whether its work has landed.",
-        )
-        .annotate(read_only()),
-        tool::<DiffInput>(
-            "box_diff",
-            "What a box changed since its base, as `git treebox diff NAME --json` prints \
-             it: its commits, each changed file with its counts, whether it holds \
-             uncommitted work, and the patch (not with `stat`). Read as hostile data: \
-             a field the box makes unreadable is reported as such (`worktreeRead: \
-             false`, `tooLarge`).",
-        )
-        .annotate(read_only()),
-        tool::<ScreenInput>(
-            "box_screen",
-            "The last lines of a box's agent session screen (default 40, at most 200), \
-             control characters escaped, as `git treebox watch` shows them. A box with \
-             no live session is refused.",
-        )
-        .annotate(read_only()),
-    ]
+            .open_world(false);
+        t.annotate(read_only)
+    }
+}
+
+/// The tools, in the order `tools/list` gives them.
+pub(super) fn all() -> Vec<Tool> {
+    ToolName::ALL
+        .into_iter()
+        .map(ToolName::definition)
+        .collect()
 }
 
 /// A tool taking `T`. Its schema always has `properties` (an empty object for
@@ -116,13 +146,14 @@ fn tool<T: JsonSchema + 'static>(name: &'static str, description: &'static str) 
 /// Call tool `name` with `args`, as the command would run: its document, or its
 /// refusal. `None` when there is no such tool.
 pub(super) fn call(name: &str, args: JsonObject) -> Option<Result<Value, CliError>> {
-    Some(match name {
-        "box_list" => input::<ListInput>(name, args).and_then(|_| super::super::list::json(false)),
-        "box_diff" => {
+    Some(match ToolName::parse(name)? {
+        ToolName::List => {
+            input::<ListInput>(name, args).and_then(|_| super::super::list::json(false))
+        }
+        ToolName::Diff => {
             input::<DiffInput>(name, args).and_then(|a| super::super::diff::json(&a.name, a.stat))
         }
-        "box_screen" => input::<ScreenInput>(name, args).and_then(screen),
-        _ => return None,
+        ToolName::Screen => input::<ScreenInput>(name, args).and_then(screen),
     })
 }
 
