@@ -156,7 +156,13 @@ pub fn treebox_main() -> i32 {
         | TreeboxCommand::Mcp(_) => false,
     };
     let mut ui = Ui::new(options(&cli.global, json));
-    let result = dispatch(cli.command, &mut ui);
+    let result = match cli.command {
+        // The MCP server takes the process's stdin and stdout for itself: `main` runs
+        // it, nothing dispatches to it (so `git sandbox`, whose `watch` dispatches
+        // `land`, does not carry the server in its binary).
+        TreeboxCommand::Mcp(args) => mcp::run(args, &mut ui),
+        command => dispatch(command, &mut ui),
+    };
     finish(result, &mut ui)
 }
 
@@ -175,7 +181,11 @@ pub(crate) fn dispatch(command: TreeboxCommand, ui: &mut Ui) -> Result<i32, CliE
         TreeboxCommand::Doctor(args) => doctor::run(args, ui),
         TreeboxCommand::Template(cmd) => template::run(cmd, ui),
         TreeboxCommand::ClaudeWorktree(cmd) => claude_worktree::run(cmd, ui),
-        TreeboxCommand::Mcp(args) => mcp::run(args, ui),
+        TreeboxCommand::Mcp(_) => Err(CliError::new(
+            ErrorKind::Usage,
+            "`git treebox mcp` runs only as a command of its own",
+        )
+        .hint("Start it from your agent's MCP settings: `git treebox mcp`.")),
         TreeboxCommand::Completions(args) => {
             use clap::CommandFactory;
             completions::run(args, ui, "git-treebox", TreeboxCli::command())
