@@ -415,3 +415,129 @@ fn mcp_refuses_to_start_inside_a_box_and_ends_when_the_client_leaves() {
     assert_eq!(lines.len(), 1, "{stdout}");
     assert_eq!(lines[0]["result"]["serverInfo"]["name"], "treebox");
 }
+
+/// The server behind `tee`s, for a real client to start: what the client sent and what
+/// the server answered land in `mcp.in` and `mcp.out` beside the test's repository.
+fn logged_server(env: &TestEnv) -> std::path::PathBuf {
+    let root = env.root();
+    let script = root.join("logged-mcp.sh");
+    write_exec(
+        &script,
+        &format!(
+            "#!/bin/sh\necho \"$PWD\" > {root}/mcp.cwd\ntee -a {root}/mcp.in | {TREEBOX} mcp 2>>{root}/mcp.err | tee -a {root}/mcp.out\n",
+            root = root.display()
+        ),
+    );
+    script
+}
+
+/// The client started the server in the repository, asked for its tools and got all
+/// three; once the client is gone, so is the server.
+#[track_caller]
+fn served_a_real_client(env: &TestEnv, client: &str, run: &crate::env::Run) {
+    let root = env.root();
+    let read = |f: &str| std::fs::read_to_string(root.join(f)).unwrap_or_default();
+    let sent = read("mcp.in");
+    assert!(
+        sent.contains("\"tools/list\""),
+        "{client} asked for no tools: {sent}\n{run:?}"
+    );
+    let listed = read("mcp.out")
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|m| m["result"]["tools"].is_array())
+        .unwrap_or_else(|| panic!("no tools/list answer to {client}: {}", read("mcp.out")));
+    let names: Vec<&str> = listed["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    assert_eq!(names, ["box_list", "box_diff", "box_screen"], "{client}");
+    assert_eq!(
+        read("mcp.cwd").trim(),
+        env.repo.to_string_lossy(),
+        "{client}"
+    );
+    assert_eq!(read("mcp.err"), "", "{client}: the server complained");
+    let since = Instant::now();
+    let script = root.join("logged-mcp.sh").to_string_lossy().into_owned();
+    let mine = || {
+        crate::env::processes_where(|p| {
+            let cmd = std::fs::read(p.join("cmdline")).unwrap_or_default();
+            let cmd = String::from_utf8_lossy(&cmd);
+            cmd.contains(&script) || cmd.contains(&format!("{}/mcp.", root.display()))
+        })
+    };
+    while !mine().is_empty() && since.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(
+        mine(),
+        Vec::<i32>::new(),
+        "{client} left the server running"
+    );
+}
+
+/// Real MCP clients (`TREEBOX_TEST_AGENTS`, found as the real-agent tests find it),
+/// each against its stand-in model API: Codex from an `mcp_servers` entry in its
+/// config, Claude Code from `--mcp-config`. Each starts `git treebox mcp` in the
+/// project, goes through its handshake (Claude Code 2.1's is the 2026-07-28
+/// `server/discover`, Codex 0.163's `initialize`) and lists the tools. The lead-agent
+/// flow itself, the model calling the tools, comes with the tools that act.
+#[test]
+fn mcp_the_real_codex_and_claude_start_the_server_and_list_its_tools() {
+    let Some(dir) = crate::real_agents::agents_dir("codex")
+        .and_then(|_| crate::real_agents::agents_dir("claude"))
+    else {
+        return;
+    };
+    let run_in_repo = |env: &TestEnv, program: &str, args: &[&str], vars: &[(&str, &str)]| {
+        let mut c = env.command("timeout", &env.repo);
+        c.arg("120").arg(dir.join(program)).args(args);
+        for (k, v) in vars {
+            c.env(k, v);
+        }
+        crate::env::Run::from_output(c.output().unwrap())
+    };
+
+    let env = TestEnv::new();
+    let server = logged_server(&env);
+    let api = crate::stand_in::StandIn::openai("done");
+    let config = format!(
+        "model_provider = \"stand-in\"\n\n[model_providers.stand-in]\nname = \"stand-in\"\nbase_url = \"{url}/v1\"\nwire_api = \"responses\"\nenv_key = \"{key}\"\n\n[features]\ndaemon_auto_start = false\n\n[mcp_servers.treebox]\ncommand = \"{server}\"\n",
+        url = api.url(),
+        key = crate::real_agents::CODEX_KEY_VAR,
+        server = server.display(),
+    );
+    std::fs::create_dir_all(env.home.join(".codex")).unwrap();
+    std::fs::write(env.home.join(".codex/config.toml"), config).unwrap();
+    let r = run_in_repo(
+        &env,
+        "codex",
+        &["exec", "--skip-git-repo-check", "say done"],
+        &[(crate::real_agents::CODEX_KEY_VAR, "sk-stand-in-openai")],
+    );
+    served_a_real_client(&env, "codex", &r);
+
+    let env = TestEnv::new();
+    let server = logged_server(&env);
+    let api = crate::stand_in::StandIn::anthropic("done");
+    let mcp = json!({"mcpServers": {"treebox": {"command": server}}}).to_string();
+    let r = run_in_repo(
+        &env,
+        "claude",
+        &[
+            "-p",
+            "say done",
+            "--mcp-config",
+            &mcp,
+            "--strict-mcp-config",
+        ],
+        &[
+            ("ANTHROPIC_BASE_URL", &api.url()),
+            ("ANTHROPIC_API_KEY", "sk-ant-stand-in-0123456789abcdefghij"),
+        ],
+    );
+    served_a_real_client(&env, "claude", &r);
+}
