@@ -172,7 +172,7 @@ fn text(seed: u64, len: usize) -> String {
     while s.len() < len {
         let w = WORDS[(next() % WORDS.len() as u64) as usize];
         s.push_str(w);
-        s.push(if next() % 8 == 0 { '\n' } else { ' ' });
+        s.push(if next().is_multiple_of(8) { '\n' } else { ' ' });
     }
     s.push('\n');
     s

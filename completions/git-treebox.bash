@@ -46,6 +46,9 @@ _git__treebox() {
             git__treebox,ls)
                 cmd="git__treebox__subcmd__list"
                 ;;
+            git__treebox,mcp)
+                cmd="git__treebox__subcmd__mcp"
+                ;;
             git__treebox,rm)
                 cmd="git__treebox__subcmd__teardown"
                 ;;
@@ -112,6 +115,9 @@ _git__treebox() {
             git__treebox__subcmd__help,list)
                 cmd="git__treebox__subcmd__help__subcmd__list"
                 ;;
+            git__treebox__subcmd__help,mcp)
+                cmd="git__treebox__subcmd__help__subcmd__mcp"
+                ;;
             git__treebox__subcmd__help,teardown)
                 cmd="git__treebox__subcmd__help__subcmd__teardown"
                 ;;
@@ -176,7 +182,7 @@ _git__treebox() {
 
     case "${cmd}" in
         git__treebox)
-            opts="-q -v -h -V --quiet --verbose --color --help --version create enter list ls diff watch land teardown rm doctor template completions claude-worktree version help"
+            opts="-q -v -h -V --quiet --verbose --color --help --version create enter list ls diff watch land teardown rm doctor template completions claude-worktree mcp version help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -470,7 +476,7 @@ _git__treebox() {
             return 0
             ;;
         git__treebox__subcmd__help)
-            opts="create enter list diff watch land teardown doctor template completions claude-worktree version help"
+            opts="create enter list diff watch land teardown doctor template completions claude-worktree mcp version help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -651,6 +657,20 @@ _git__treebox() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        git__treebox__subcmd__help__subcmd__mcp)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         git__treebox__subcmd__help__subcmd__teardown)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -769,6 +789,24 @@ _git__treebox() {
             ;;
         git__treebox__subcmd__list)
             opts="-q -v -h -V --json --dirty --quiet --verbose --color --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__treebox__subcmd__mcp)
+            opts="-q -v -h -V --quiet --verbose --color --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -364,6 +364,21 @@ pub fn elsewhere(name: &str, common_dir: Option<&Path>) -> Vec<PathBuf> {
     out
 }
 
+/// Is `dir` inside a box of this repository: under one of its box roots (a host box,
+/// a container box's checkout), or in any repository's container checkout? Paths
+/// only, resolved; nothing under `dir` is opened. The MCP server refuses to start
+/// there (a lead agent inside a box must not drive boxes).
+pub fn holds(layout: &Layout, dir: &Path) -> bool {
+    if crate::state::layout::moved_box_of(dir).is_some() {
+        return true;
+    }
+    let dir = canonical(dir);
+    let roots = layout.canonical_roots();
+    dir.ancestors()
+        .skip(1)
+        .any(|a| roots.iter().any(|r| r.as_path() == a))
+}
+
 /// Why a reference named no single box.
 /// Open the clone at `path` with libgit2, unless its `.git` holds something a read
 /// could block on (see [`crate::git::repo::plain_git_dir`]).

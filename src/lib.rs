@@ -29,6 +29,8 @@
 //!   reverse.
 //! - [`watch`] is the dashboard's engine room (its model, diff sizes, screens, the
 //!   status channel's changes); `cli/watch` draws it.
+//! - [`stdio`] hands the process's stdin and stdout to a protocol (`git treebox mcp`):
+//!   private copies for it, fd 1 pointed at stderr, fd 0 at `/dev/null`.
 //! - [`cli`] is the only layer that prints or picks exit codes, and it neither touches
 //!   the filesystem nor spawns: one file per subcommand, one `Ui`, one `ErrorKind`
 //!   table, one serde struct per published JSON schema.
@@ -58,6 +60,7 @@ pub mod runner;
 pub mod sanitize;
 pub mod session;
 pub mod state;
+pub mod stdio;
 mod suggest;
 pub mod teardown;
 pub mod template;

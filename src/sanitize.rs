@@ -13,6 +13,13 @@ pub fn is_bidi_control(c: char) -> bool {
     )
 }
 
+/// C1 controls (U+0080–U+009F: U+009B is CSI in xterm and VTE) and bidirectional
+/// controls: what serde_json writes as they are, so the `--json` documents escape them
+/// themselves (`cli::safe_json`), and the MCP server makes them harmless in its results.
+pub fn is_c1_or_bidi(c: char) -> bool {
+    ('\u{80}'..='\u{9f}').contains(&c) || is_bidi_control(c)
+}
+
 /// One line: every control character (including newlines) and every bidirectional
 /// control escaped.
 pub fn line(s: &str) -> String {

@@ -57,52 +57,70 @@ fn from_diff(e: DiffError, name: &str) -> CliError {
     }
 }
 
-pub fn run(args: DiffArgs, ui: &mut Ui) -> Result<i32, CliError> {
+/// The box NAME names, and what it changed (the patch too unless `stat`).
+fn read(name: &str, stat: bool) -> Result<(String, diff::BoxDiff), CliError> {
     let _cfg = super::load_config()?;
-    let (repo, _, entry) = super::sandbox::find(&args.name)?;
+    let (repo, _, entry) = super::sandbox::find(name)?;
     let name = entry.leaf.to_string();
-    let d = diff::diff(&entry, &repo, !args.stat).map_err(|e| from_diff(e, &name))?;
+    let d = diff::diff(&entry, &repo, !stat).map_err(|e| from_diff(e, &name))?;
+    Ok((name, d))
+}
+
+/// `diff --json`'s document of box `name`'s diff.
+fn document(name: &str, d: &diff::BoxDiff) -> serde_json::Value {
+    let patch = d.patch.as_deref().map(String::from_utf8_lossy);
+    DiffDocument {
+        schema_version: V1,
+        name,
+        branch: d.branch.as_deref(),
+        tip: d.tip.map(|t| t.to_string()),
+        against: &d.against,
+        merge_base: d.merge_base.map(|m| m.to_string()),
+        too_large: d.too_large.map(|t| DiffTooLarge {
+            what: t.what,
+            limit: t.limit,
+        }),
+        commits: d
+            .commits
+            .iter()
+            .map(|c| DiffCommit {
+                id: c.id.to_string(),
+                subject: &c.subject,
+            })
+            .collect(),
+        commits_cut: d.commits_cut,
+        uncommitted: d.uncommitted,
+        worktree_read: d.worktree_read,
+        files: d
+            .files
+            .iter()
+            .map(|f| DiffFile {
+                path: &f.path,
+                old_path: f.old_path.as_deref(),
+                status: f.status,
+                additions: f.additions,
+                deletions: f.deletions,
+                binary: f.binary,
+                flag: f.flaw.map(|f| f.as_str()),
+            })
+            .collect(),
+        patch: patch.as_deref(),
+        patch_cut: d.patch_cut,
+    }
+    .to_value()
+}
+
+/// `diff NAME --json` (with `--stat`: `stat`)'s document, in the repository of the
+/// current directory: what the MCP server's `box_diff` answers.
+pub(crate) fn json(name: &str, stat: bool) -> Result<serde_json::Value, CliError> {
+    let (name, d) = read(name, stat)?;
+    Ok(document(&name, &d))
+}
+
+pub fn run(args: DiffArgs, ui: &mut Ui) -> Result<i32, CliError> {
+    let (name, d) = read(&args.name, args.stat)?;
     if args.json {
-        let patch = d.patch.as_deref().map(String::from_utf8_lossy);
-        let doc = DiffDocument {
-            schema_version: V1,
-            name: &name,
-            branch: d.branch.as_deref(),
-            tip: d.tip.map(|t| t.to_string()),
-            against: &d.against,
-            merge_base: d.merge_base.map(|m| m.to_string()),
-            too_large: d.too_large.map(|t| DiffTooLarge {
-                what: t.what,
-                limit: t.limit,
-            }),
-            commits: d
-                .commits
-                .iter()
-                .map(|c| DiffCommit {
-                    id: c.id.to_string(),
-                    subject: &c.subject,
-                })
-                .collect(),
-            commits_cut: d.commits_cut,
-            uncommitted: d.uncommitted,
-            worktree_read: d.worktree_read,
-            files: d
-                .files
-                .iter()
-                .map(|f| DiffFile {
-                    path: &f.path,
-                    old_path: f.old_path.as_deref(),
-                    status: f.status,
-                    additions: f.additions,
-                    deletions: f.deletions,
-                    binary: f.binary,
-                    flag: f.flaw.map(|f| f.as_str()),
-                })
-                .collect(),
-            patch: patch.as_deref(),
-            patch_cut: d.patch_cut,
-        };
-        ui.out_json(&doc.to_value());
+        ui.out_json(&document(&name, &d));
         return Ok(error::OK);
     }
     let n = d.commits.len();

@@ -74,6 +74,8 @@ kinds! {
     NoBranch = "no-branch" => USAGE,
     NoConfigDir = "no-config-dir" => USAGE,
     NotAClone = "not-a-clone" => USAGE,
+    /// `mcp` started inside a box: a lead agent there must not drive boxes.
+    InsideABox = "inside-a-box" => USAGE,
     // 3: not found.
     BoxNotFound = "box-not-found" => NOT_FOUND,
     /// A checkout treebox did not make (it has no record).
@@ -84,6 +86,8 @@ kinds! {
     NothingToBundle = "nothing-to-bundle" => NOT_FOUND,
     TemplateNotFound = "template-not-found" => NOT_FOUND,
     TemplateBundled = "template-bundled" => NOT_FOUND,
+    /// A box with no live agent session (the MCP server's `box_screen`).
+    NoSession = "no-session" => NOT_FOUND,
     // 4: fetch or authentication.
     FetchFailed = "fetch-failed" => FETCH,
     /// `land --pr`: no `gh`, not logged in, or an origin it cannot open a pull request on.

@@ -201,16 +201,23 @@ pub(crate) fn age(now: i64, then: i64) -> String {
     }
 }
 
-pub fn run(args: ListArgs, ui: &mut Ui) -> Result<i32, CliError> {
-    let _cfg = super::load_config()?;
-    let (repo, layout) = super::here()?;
-    let listed = summary::list(&repo, &layout);
-    let rows: Vec<Row> = boxes::par::map(&listed, || (), |(), (e, f)| row(e, f, &layout));
+/// Every box of the repository, read once, for the table and the document alike.
+struct Listing {
+    rows: Vec<Row>,
+    /// Per row: uncommitted changes, when asked (`--dirty`) and readable.
+    dirt: Vec<Option<bool>>,
+    /// Per row: whether its work has landed.
+    landed: Vec<Option<bool>>,
+}
+
+fn gather(repo: &crate::git::Repo, layout: &Layout, dirty: bool) -> Listing {
+    let listed = summary::list(repo, layout);
+    let rows: Vec<Row> = boxes::par::map(&listed, || (), |(), (e, f)| row(e, f, layout));
     let tips: Vec<Option<git2::Oid>> = listed.iter().map(|(_, f)| f.tip.map(|t| t.0)).collect();
     let entries: Vec<BoxEntry> = listed.into_iter().map(|(e, _)| e).collect();
     // Whether each box's work has landed: kept by commit ids, asked only when they
     // moved; the tips come with the summary, read again only where their ref changed.
-    let landed = crate::land::landed::landed_all_at(&entries, &tips, &repo, &layout);
+    let landed = crate::land::landed::landed_all_at(&entries, &tips, repo, layout);
     let mut rows = rows;
     for (r, l) in rows.iter_mut().zip(&landed) {
         if r.state == "ok" && *l == Some(true) {
@@ -218,8 +225,8 @@ pub fn run(args: ListArgs, ui: &mut Ui) -> Result<i32, CliError> {
         }
     }
     // Uncommitted changes, only when asked: a status per box reads its whole tree.
-    let dirt: Vec<Option<bool>> = if args.dirty {
-        boxes::dirt_all(&entries, &repo)
+    let dirt: Vec<Option<bool>> = if dirty {
+        boxes::dirt_all(&entries, repo)
             .iter()
             .zip(&entries)
             .map(|(d, e)| d.dirty.filter(|_| e.dir_exists))
@@ -227,36 +234,58 @@ pub fn run(args: ListArgs, ui: &mut Ui) -> Result<i32, CliError> {
     } else {
         vec![None; rows.len()]
     };
+    Listing { rows, dirt, landed }
+}
+
+/// `list --json`'s document of this listing.
+fn document(l: &Listing, repo: &crate::git::Repo) -> serde_json::Value {
+    let boxes: Vec<ListBox> = l
+        .rows
+        .iter()
+        .zip(&l.dirt)
+        .zip(&l.landed)
+        .map(|((r, dirty), landed)| ListBox {
+            name: &r.name,
+            path: &r.path,
+            branch: r.branch.as_deref(),
+            placeholder: r.placeholder,
+            git_mode: r.git_mode.as_deref(),
+            runner: r.runner.as_deref(),
+            harness: r.harness.as_deref(),
+            last_commit: r.last_commit,
+            deps: r.deps,
+            env: if r.env { "present" } else { "absent" },
+            session: if r.live { "live" } else { "none" },
+            state: r.state,
+            progress: Progress::of(r.status, r.exit, *landed),
+            dirty: *dirty,
+        })
+        .collect();
+    ListDocument {
+        schema_version: V1,
+        repo: &repo.main_root,
+        boxes,
+    }
+    .to_value()
+}
+
+/// `list --json`'s document for the repository of the current directory, as `list
+/// --json` (and `--dirty`) prints it: what the MCP server's `box_list` answers.
+pub(crate) fn json(dirty: bool) -> Result<serde_json::Value, CliError> {
+    let _cfg = super::load_config()?;
+    let (repo, layout) = super::here()?;
+    Ok(document(&gather(&repo, &layout, dirty), &repo))
+}
+
+pub fn run(args: ListArgs, ui: &mut Ui) -> Result<i32, CliError> {
+    let _cfg = super::load_config()?;
+    let (repo, layout) = super::here()?;
+    let listing = gather(&repo, &layout, args.dirty);
     if args.json {
-        let boxes: Vec<ListBox> = rows
-            .iter()
-            .zip(&dirt)
-            .zip(&landed)
-            .map(|((r, dirty), landed)| ListBox {
-                name: &r.name,
-                path: &r.path,
-                branch: r.branch.as_deref(),
-                placeholder: r.placeholder,
-                git_mode: r.git_mode.as_deref(),
-                runner: r.runner.as_deref(),
-                harness: r.harness.as_deref(),
-                last_commit: r.last_commit,
-                deps: r.deps,
-                env: if r.env { "present" } else { "absent" },
-                session: if r.live { "live" } else { "none" },
-                state: r.state,
-                progress: Progress::of(r.status, r.exit, *landed),
-                dirty: *dirty,
-            })
-            .collect();
-        let doc = ListDocument {
-            schema_version: V1,
-            repo: &repo.main_root,
-            boxes,
-        };
-        ui.out_json(&doc.to_value());
+        ui.out_json(&document(&listing, &repo));
         return Ok(error::OK);
     }
+    let Listing { rows, dirt, .. } = listing;
     if rows.is_empty() {
         ui.info("no boxes in this repository (make one with `git treebox create`)");
         return Ok(error::OK);

@@ -14,6 +14,7 @@ pub mod json;
 pub mod land;
 mod land_pr;
 pub mod list;
+pub mod mcp;
 mod safe_json;
 pub mod sandbox;
 pub mod teardown;
@@ -108,6 +109,20 @@ pub enum TreeboxCommand {
     /// Claude Code's worktree backend: its WorktreeCreate / WorktreeRemove hooks.
     #[command(subcommand)]
     ClaudeWorktree(claude_worktree::ClaudeWorktreeCommand),
+    /// An MCP server over stdio for a lead agent: this repository's boxes as tools.
+    ///
+    /// Started by the agent's client, never by hand: `claude mcp add treebox -- git
+    /// treebox mcp` (Claude Code), or `[mcp_servers.treebox]` with `command = "git"`
+    /// and `args = ["treebox", "mcp"]` in ~/.codex/config.toml (Codex). It speaks on
+    /// stdin and stdout only (no port, no socket) and serves the repository of the
+    /// directory it starts in. Tools: box_list (as `list --json`), box_diff (as `diff
+    /// --json`), box_screen (the last lines of a box's agent screen). A refusal is a
+    /// tool result with isError and the CLI's error document (exit code, kind,
+    /// message, hint).
+    ///
+    /// Exit codes: 0 when the client closes the connection; 2 outside a repository,
+    /// with a broken config, or inside a box (a lead agent there must not drive boxes).
+    Mcp(mcp::McpArgs),
     /// Print the version.
     Version,
 }
@@ -137,10 +152,17 @@ pub fn treebox_main() -> i32 {
         TreeboxCommand::Template(t) => t.json(),
         TreeboxCommand::Version
         | TreeboxCommand::Completions(_)
-        | TreeboxCommand::ClaudeWorktree(_) => false,
+        | TreeboxCommand::ClaudeWorktree(_)
+        | TreeboxCommand::Mcp(_) => false,
     };
     let mut ui = Ui::new(options(&cli.global, json));
-    let result = dispatch(cli.command, &mut ui);
+    let result = match cli.command {
+        // The MCP server takes the process's stdin and stdout for itself: `main` runs
+        // it, nothing dispatches to it (so `git sandbox`, whose `watch` dispatches
+        // `land`, does not carry the server in its binary).
+        TreeboxCommand::Mcp(args) => mcp::run(args, &mut ui),
+        command => dispatch(command, &mut ui),
+    };
     finish(result, &mut ui)
 }
 
@@ -159,6 +181,11 @@ pub(crate) fn dispatch(command: TreeboxCommand, ui: &mut Ui) -> Result<i32, CliE
         TreeboxCommand::Doctor(args) => doctor::run(args, ui),
         TreeboxCommand::Template(cmd) => template::run(cmd, ui),
         TreeboxCommand::ClaudeWorktree(cmd) => claude_worktree::run(cmd, ui),
+        TreeboxCommand::Mcp(_) => Err(CliError::new(
+            ErrorKind::Usage,
+            "`git treebox mcp` runs only as a command of its own",
+        )
+        .hint("Start it from your agent's MCP settings: `git treebox mcp`.")),
         TreeboxCommand::Completions(args) => {
             use clap::CommandFactory;
             completions::run(args, ui, "git-treebox", TreeboxCli::command())

@@ -15,7 +15,7 @@ use std::io::{self, Write};
 use serde::Serialize;
 use serde_json::ser::{CompactFormatter, Formatter, PrettyFormatter};
 
-use crate::sanitize::is_bidi_control;
+use crate::sanitize::is_c1_or_bidi as escaped;
 
 /// `doc` as pretty-printed JSON (two-space indent, as `to_string_pretty`), with C1 and
 /// bidi controls escaped.
@@ -37,11 +37,6 @@ fn render<F: Formatter>(doc: &impl Serialize, inner: F) -> String {
     }
     // The formatter writes only what serde_json gave it (UTF-8) and ASCII escapes.
     String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
-}
-
-/// Must `c` be written as an escape, beyond what serde_json escapes itself?
-fn escaped(c: char) -> bool {
-    ('\u{80}'..='\u{9f}').contains(&c) || is_bidi_control(c)
 }
 
 /// A formatter that writes strings as `F` does, but with C1 and bidi controls as

@@ -287,7 +287,7 @@ impl Session {
                 return Ok(());
             }
             polls += 1;
-            if (polls % 20 == 0 && !self.exists()) || since.elapsed() > START_LIMIT {
+            if (polls.is_multiple_of(20) && !self.exists()) || since.elapsed() > START_LIMIT {
                 // The program never ran (or ran and vanished without a word).
                 if self.exit_report().is_none() {
                     return Err(SessionError::NotStarted {

@@ -36,7 +36,7 @@ impl Session {
                     last: self.last_lines(LAST_LINES),
                 };
             }
-            let look = !reported || turn % SCREEN_EVERY == 0;
+            let look = !reported || turn.is_multiple_of(SCREEN_EVERY);
             turn = turn.wrapping_add(1);
             let screen =
                 if !look || (ready.asks.is_empty() && !matches!(ready.sign, Sign::Shows(_))) {

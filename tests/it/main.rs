@@ -33,6 +33,7 @@ mod lifecycle;
 mod limits;
 mod list_cache;
 mod lost_checkout;
+mod mcp;
 mod placement;
 mod probes;
 mod proof;

@@ -24,7 +24,7 @@ use crate::stand_in::StandIn;
 /// `customApiKeyResponses` by its last 20 characters).
 const CLAUDE_KEY: &str = "sk-ant-api03-stand-in-key-0123456789abcdefghij";
 /// The variable Codex reads its key from (the fixture's `model_providers` entry).
-const CODEX_KEY_VAR: &str = "TREEBOX_STAND_IN_OPENAI_KEY";
+pub(crate) const CODEX_KEY_VAR: &str = "TREEBOX_STAND_IN_OPENAI_KEY";
 
 /// What a screen that waits for a person says: none of it may show.
 const DIALOGS: &[&str] = &[
@@ -44,7 +44,7 @@ const DIALOGS: &[&str] = &[
 
 /// The directory holding the real `claude` and `codex`, or `None` (with a note) where
 /// this machine has none and CI did not ask for them.
-fn agents_dir(program: &str) -> Option<PathBuf> {
+pub(crate) fn agents_dir(program: &str) -> Option<PathBuf> {
     let required = std::env::var("TREEBOX_REQUIRE_AGENTS").as_deref() == Ok("1");
     let dir = std::env::var_os("TREEBOX_TEST_AGENTS").map(PathBuf::from);
     match dir {

@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use crate::env::{Run, TestEnv};
 
-const SCHEMAS: [&str; 18] = [
+const SCHEMAS: [&str; 19] = [
     "create",
     "diff",
     "land",
@@ -30,6 +30,7 @@ const SCHEMAS: [&str; 18] = [
     "sandbox-park",
     "sandbox-down",
     "watch",
+    "screen",
 ];
 
 /// Every subcommand of either binary that takes `--json`, and the schema of what it

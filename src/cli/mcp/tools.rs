@@ -1,0 +1,207 @@
+//! The tools of `git treebox mcp`: each one's name, description and input schema (from
+//! its input struct, closed to undeclared fields: no tool takes a flag the CLI would
+//! not let a lead agent pass), and the blocking call behind it.
+//!
+//! Every call reads the repository of the server's directory afresh, exactly as the
+//! command would: `box_list` is `list --json`'s document, `box_diff` `diff --json`'s,
+//! both built by the functions those commands print ([`super::super::list::json`],
+//! [`super::super::diff::json`]); `box_screen` reads the agent's pane as `watch` does.
+//! A refusal is the command's own [`CliError`], with its exit code and hint.
+//!
+//! Called by [`super::server`] on tokio's blocking pool.
+
+use std::sync::Arc;
+
+use rmcp::model::{JsonObject, Tool, ToolAnnotations};
+use rmcp::schemars::JsonSchema;
+use serde::{de::DeserializeOwned, Deserialize, Serialize};
+use serde_json::Value;
+
+use super::super::error::{CliError, ErrorKind};
+use super::super::json::{Document, V1};
+
+/// How many screen lines `box_screen` returns without `lines`, and at most.
+pub(super) const SCREEN_LINES: u32 = 40;
+pub(super) const SCREEN_LINES_MAX: u32 = 200;
+
+/// `box_list` takes no arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(crate = "rmcp::schemars")]
+struct ListInput {}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(crate = "rmcp::schemars")]
+struct DiffInput {
+    /// The box: its name, its current branch, or a unique part of either (as `git treebox diff NAME` takes it).
+    name: String,
+    /// Only the files changed and their counts, without the patch (`--stat`).
+    #[serde(default)]
+    stat: bool,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(crate = "rmcp::schemars")]
+struct ScreenInput {
+    /// The box: its name, its current branch, or a unique part of either.
+    name: String,
+    /// How many of the screen's last lines that hold anything (default 40).
+    #[schemars(range(min = 1, max = 200))]
+    lines: Option<u32>,
+}
+
+/// `docs/schema/screen.schema.json`: what `box_screen` answers.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ScreenDocument<'a> {
+    schema_version: V1,
+    name: &'a str,
+    /// The last lines that hold anything, oldest first, each with its control
+    /// characters escaped.
+    lines: &'a [String],
+}
+
+impl Document for ScreenDocument<'_> {}
+
+/// The tools of this slice: a closed vocabulary, spelled only by [`ToolName::as_str`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ToolName {
+    List,
+    Diff,
+    Screen,
+}
+
+impl ToolName {
+    /// In the order `tools/list` gives them.
+    const ALL: [ToolName; 3] = [ToolName::List, ToolName::Diff, ToolName::Screen];
+
+    fn as_str(self) -> &'static str {
+        match self {
+            ToolName::List => "box_list",
+            ToolName::Diff => "box_diff",
+            ToolName::Screen => "box_screen",
+        }
+    }
+
+    fn parse(name: &str) -> Option<ToolName> {
+        ToolName::ALL.into_iter().find(|t| t.as_str() == name)
+    }
+
+    /// Its definition: name, description, input schema, and that it only reads.
+    fn definition(self) -> Tool {
+        let name = self.as_str();
+        let t = match self {
+            ToolName::List => tool::<ListInput>(
+                name,
+                "The boxes of this repository, as `git treebox list --json` prints them: \
+                 each box's name, branch, path, git mode, runner, harness, whether its \
+                 agent's session is live, what the agent last reported (working, waiting, \
+                 idle) or its exit code, and whether its work has landed.",
+            ),
+            ToolName::Diff => tool::<DiffInput>(
+                name,
+                "What a box changed since its base, as `git treebox diff NAME --json` \
+                 prints it: its commits, each changed file with its counts, whether it \
+                 holds uncommitted work, and the patch (not with `stat`). Read as hostile \
+                 data: a field the box makes unreadable is reported as such \
+                 (`worktreeRead: false`, `tooLarge`).",
+            ),
+            ToolName::Screen => tool::<ScreenInput>(
+                name,
+                "The last lines of a box's agent session screen (default 40, at most \
+                 200), control characters escaped, as `git treebox watch` shows them. A \
+                 box with no live session is refused.",
+            ),
+        };
+        let read_only = ToolAnnotations::new()
+            .read_only(true)
+            .destructive(false)
+            .open_world(false);
+        t.annotate(read_only)
+    }
+}
+
+/// The tools, in the order `tools/list` gives them.
+pub(super) fn all() -> Vec<Tool> {
+    ToolName::ALL
+        .into_iter()
+        .map(ToolName::definition)
+        .collect()
+}
+
+/// A tool taking `T`. Its schema always has `properties` (an empty object for
+/// `box_list`): some clients refuse an object schema without them.
+fn tool<T: JsonSchema + 'static>(name: &'static str, description: &'static str) -> Tool {
+    let mut t = Tool::new(name, description, Arc::new(JsonObject::new())).with_input_schema::<T>();
+    if !t.input_schema.contains_key("properties") {
+        let mut schema = (*t.input_schema).clone();
+        schema.insert("properties".into(), Value::Object(JsonObject::new()));
+        t.input_schema = Arc::new(schema);
+    }
+    t
+}
+
+/// Call tool `name` with `args`, as the command would run: its document, or its
+/// refusal. `None` when there is no such tool.
+pub(super) fn call(name: &str, args: JsonObject) -> Option<Result<Value, CliError>> {
+    Some(match ToolName::parse(name)? {
+        ToolName::List => {
+            input::<ListInput>(name, args).and_then(|_| super::super::list::json(false))
+        }
+        ToolName::Diff => {
+            input::<DiffInput>(name, args).and_then(|a| super::super::diff::json(&a.name, a.stat))
+        }
+        ToolName::Screen => input::<ScreenInput>(name, args).and_then(screen),
+    })
+}
+
+/// The arguments of tool `name`, or a usage refusal (exit 2) saying what is wrong.
+fn input<T: DeserializeOwned>(name: &str, args: JsonObject) -> Result<T, CliError> {
+    serde_json::from_value(Value::Object(args)).map_err(|e| {
+        CliError::new(
+            ErrorKind::Usage,
+            format!("invalid arguments to `{name}`: {e}"),
+        )
+        .hint("`tools/list` gives each tool's input schema.")
+    })
+}
+
+/// `box_screen`: the box's live pane, its last lines, sanitised.
+fn screen(a: ScreenInput) -> Result<Value, CliError> {
+    let n = a.lines.unwrap_or(SCREEN_LINES);
+    if !(1..=SCREEN_LINES_MAX).contains(&n) {
+        return Err(CliError::new(
+            ErrorKind::Usage,
+            format!("`lines` must be between 1 and {SCREEN_LINES_MAX}, not {n}"),
+        )
+        .hint(format!("Leave it out for the last {SCREEN_LINES} lines.")));
+    }
+    let _cfg = super::super::load_config()?;
+    let (_, layout, entry) = super::super::sandbox::find(&a.name)?;
+    let name = entry.leaf.to_string();
+    let live = crate::state::session::is_live(&layout.session_path(&entry.leaf));
+    let lines = live
+        .then(|| crate::watch::screen::last_lines(&layout, &entry.leaf, n as usize))
+        .flatten()
+        .ok_or_else(|| {
+            let q = crate::cmd::quote(&name);
+            CliError::new(
+                ErrorKind::NoSession,
+                format!(
+                    "box `{}` has no live agent session to read",
+                    crate::sanitize::line(&name)
+                ),
+            )
+            .hint(format!(
+                "Start its agent with `git treebox enter -d {q}`; `git treebox list` shows which boxes have one."
+            ))
+        })?;
+    Ok(ScreenDocument {
+        schema_version: V1,
+        name: &name,
+        lines: &lines,
+    }
+    .to_value())
+}
