@@ -24,6 +24,9 @@ cleanup() {
       [ -d "$w/repo" ] || continue
       "$isolation" ps -aq --filter "label=org.treebox.repo=$(cd "$w/repo" && pwd -P)" | xargs -r "$isolation" rm -f >/dev/null
     done
+    # The image the `bench` template built (each fixture's HOME is its own, the
+    # engine's images are not).
+    "$isolation" images -q --filter 'reference=treebox-bench:*' | sort -u | xargs -r "$isolation" rmi -f >/dev/null 2>&1 || true
   fi
   [ -n "${WORK:-}" ] || rm -rf "$work"
 }
