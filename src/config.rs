@@ -17,7 +17,10 @@ use crate::suggest::suggest;
 use crate::vocab::GitMode;
 
 mod keys;
+mod mcp;
+
 pub use keys::accepted_keys;
+pub use mcp::McpConfig;
 
 /// Largest configuration file read; anything bigger is refused as malformed.
 const MAX_CONFIG_BYTES: u64 = 256 * 1024;
@@ -102,6 +105,8 @@ pub struct UserConfig {
     pub limits: LimitsConfig,
     /// Whether `watch` rings the bell and posts desktop notifications (default: on).
     pub notify: Option<bool>,
+    /// What a lead agent may do through `git treebox mcp`, beyond reading and stopping.
+    pub mcp: McpConfig,
 }
 
 /// `"limits"`: each one the user set (0 switches that limit off).
@@ -144,6 +149,7 @@ const USER_KEYS: &[(&str, Kind)] = &[
     ("limits", Kind::Object),
     ("notify", Kind::Bool),
     ("land", Kind::Enum(&crate::land::onto::Strategy::NAMES)),
+    ("mcp", Kind::Object),
 ];
 
 #[derive(Debug, Clone, Copy)]
@@ -313,6 +319,10 @@ impl UserConfig {
             limits: match map.get("limits") {
                 Some(Value::Object(l)) => parse_limits(file, l)?,
                 _ => LimitsConfig::default(),
+            },
+            mcp: match map.get("mcp") {
+                Some(Value::Object(m)) => mcp::parse(file, m)?,
+                _ => McpConfig::default(),
             },
             allowlist: map
                 .get("allowlist")
@@ -678,6 +688,27 @@ mod tests {
             .contains("allowlist"));
         let p = write(d.path(), "c.json", r#"{"allowlist": "github.com"}"#);
         assert!(UserConfig::load_from(&p).is_err());
+    }
+
+    #[test]
+    fn mcp_land_is_off_unless_set_and_other_mcp_keys_are_refused() {
+        let d = tempfile::tempdir().unwrap();
+        assert!(!UserConfig::default().mcp.land);
+        let p = write(d.path(), "c.json", r#"{"mcp": {"land": true}}"#);
+        assert!(UserConfig::load_from(&p).unwrap().mcp.land);
+        let p = write(d.path(), "c.json", r#"{"mcp": {}}"#);
+        assert!(!UserConfig::load_from(&p).unwrap().mcp.land);
+        let p = write(d.path(), "c.json", r#"{"mcp": {"land": "yes"}}"#);
+        let msg = UserConfig::load_from(&p).unwrap_err().to_string();
+        assert!(msg.contains("`mcp.land` must be true or false"), "{msg}");
+        let p = write(d.path(), "c.json", r#"{"mcp": {"lands": true}}"#);
+        let msg = UserConfig::load_from(&p).unwrap_err().to_string();
+        assert!(msg.contains("unknown key `mcp.lands`"), "{msg}");
+        assert!(msg.contains("did you mean `mcp.land`"), "{msg}");
+        // Not reserved before `box_create` brings it.
+        let p = write(d.path(), "c.json", r#"{"mcp": {"isolation": ["host"]}}"#);
+        let msg = UserConfig::load_from(&p).unwrap_err().to_string();
+        assert!(msg.contains("unknown key `mcp.isolation`"), "{msg}");
     }
 
     #[test]

@@ -9,6 +9,8 @@
 //! this module only assesses and removes — and, once a worktree box is gone, deletes
 //! its branch when that loses nothing ([`settle_branch`]).
 
+pub mod objections;
+
 use std::path::{Path, PathBuf};
 
 use crate::boxes::{self, Assessment, BoxEntry};

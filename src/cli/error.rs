@@ -76,6 +76,9 @@ kinds! {
     NotAClone = "not-a-clone" => USAGE,
     /// `mcp` started inside a box: a lead agent there must not drive boxes.
     InsideABox = "inside-a-box" => USAGE,
+    /// What the user's config does not allow a lead agent (the MCP server's `box_land`
+    /// without `"mcp": {"land": true}`).
+    NotAllowed = "not-allowed" => USAGE,
     // 3: not found.
     BoxNotFound = "box-not-found" => NOT_FOUND,
     /// A checkout treebox did not make (it has no record).

@@ -4,18 +4,19 @@
 //! A front end over [`crate::land::flow`], which decides and writes (the same calls
 //! `watch` and the MCP server make): this file reads the arguments, prints what
 //! happened, asks whether to remove a landed box, and maps each refusal to its exit
-//! code and hint ([`super::land_pr`] for the publishing ones).
+//! code and hint ([`super::land_report`], which the MCP server's `box_land` shares, as it
+//! shares the `--json` document).
 
 use clap::Args;
-use serde::Serialize;
 
 use super::error::{self, CliError, ErrorKind};
 use super::json::{Document, V1};
+use super::land_report::LandDocument;
 use super::ui::Ui;
 use crate::boxes;
 use crate::git::Repo;
-use crate::land::flow::{self, NotReady};
-use crate::land::onto::{LandError, MainCheckout, Strategy};
+use crate::land::flow;
+use crate::land::onto::{MainCheckout, Strategy};
 use crate::land::publish::PublishError;
 use crate::state::Layout;
 
@@ -51,35 +52,6 @@ pub struct LandArgs {
     pub json: bool,
 }
 
-/// `docs/schema/land.schema.json`: `git treebox land --json`.
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct LandDocument<'a> {
-    pub schema_version: V1,
-    pub name: &'a str,
-    pub branch: &'a str,
-    pub base: &'a str,
-    /// `squash`, `rebase`, `merge`, or `pr`.
-    pub strategy: &'a str,
-    /// `landed`, `already-landed` or `pr-opened`.
-    pub outcome: &'a str,
-    /// The box's tip that landed (for a clone: `refs/hort/<name>/incoming`'s).
-    pub tip: String,
-    /// The base before and after (absent with `--pr`; `old` absent where there was no
-    /// local base).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub old: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub new: Option<String>,
-    pub commits: usize,
-    pub pushed: bool,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub pr_url: Option<String>,
-    pub removed: bool,
-}
-
-impl Document for LandDocument<'_> {}
-
 pub fn run(args: LandArgs, ui: &mut Ui) -> Result<i32, CliError> {
     let cfg = super::load_config()?;
     let (repo, layout, entry) = super::sandbox::find(&args.name)?;
@@ -94,13 +66,13 @@ pub fn run(args: LandArgs, ui: &mut Ui) -> Result<i32, CliError> {
         cfg.land.unwrap_or_default()
     };
     let landing = flow::prepare(&repo, &layout, &entry, ui.can_ask())
-        .map_err(|e| from_not_ready(e, &leaf))?;
+        .map_err(|e| super::land_report::from_not_ready(e, &leaf))?;
 
     if args.pr {
         let shown = crate::sanitize::line(&landing.branch);
         let url = landing
             .open_pr(&repo, || ui.info(&format!("pushed `{shown}` to origin")))
-            .map_err(|e| super::land_pr::from_pr(e, &leaf, &landing.branch, &landing.base))?;
+            .map_err(|e| super::land_report::from_pr(e, &leaf, &landing.branch, &landing.base))?;
         ui.info(&format!(
             "opened a pull request of `{shown}` onto `{}`",
             landing.base
@@ -131,7 +103,7 @@ pub fn run(args: LandArgs, ui: &mut Ui) -> Result<i32, CliError> {
     let base_name = &landing.base;
     let landed = landing
         .onto(&repo, strategy)
-        .map_err(|e| from_land(e, &leaf))?;
+        .map_err(|e| super::land_report::from_land(e, &leaf))?;
     match &landed.composed {
         Some(c) => {
             ui.info(&format!(
@@ -168,57 +140,12 @@ pub fn run(args: LandArgs, ui: &mut Ui) -> Result<i32, CliError> {
     drop(landing);
     let removed = settle_box(&repo, &layout, &leaf, args.remove, ui);
     if args.json {
-        let doc = LandDocument {
-            schema_version: V1,
-            name: &leaf,
-            branch: &branch,
-            base: &base_name,
-            strategy: strategy.as_str(),
-            outcome: if landed.composed.is_some() {
-                "landed"
-            } else {
-                "already-landed"
-            },
-            tip: tip.to_string(),
-            old: landed.base.old.map(|o| o.to_string()),
-            new: landed.composed.as_ref().map(|c| c.new.to_string()),
-            commits: landed.composed.as_ref().map_or(0, |c| c.commits),
-            pushed,
-            pr_url: None,
-            removed,
-        };
+        let mut doc = LandDocument::landed(&leaf, &branch, &base_name, tip, strategy, &landed);
+        doc.pushed = pushed;
+        doc.removed = removed;
         ui.out_json(&doc.to_value());
     }
     Ok(error::OK)
-}
-
-/// A refusal before anything was written, as the user sees it: its kind (exit code)
-/// and the step that fixes it.
-fn from_not_ready(e: NotReady, leaf: &str) -> CliError {
-    let q = crate::cmd::quote(leaf);
-    match e {
-        NotReady::NoRecord { .. } => CliError::of(ErrorKind::NotABox, e),
-        NotReady::Provision(p) => CliError::from(p),
-        NotReady::Unreviewable(r) => super::land_pr::refused(r, leaf),
-        NotReady::SessionLive { .. } => CliError::of(ErrorKind::SessionLive, e).hint(format!(
-            "Let the agent finish and exit (`git treebox enter {q}`, then quit it), then run `git treebox land {q}` again."
-        )),
-        NotReady::Dirty { ref path, .. } => {
-            let hint = format!(
-                "Commit them in {} (or remove them), then land again; `git treebox diff {q}` shows them.",
-                path.display()
-            );
-            CliError::of(ErrorKind::Dirty, e).hint(hint)
-        }
-        NotReady::Unreturned { .. } => CliError::of(ErrorKind::Unreturned, e).hint(format!(
-            "Put it on the box's branch, or drop it there, then land again; `git sandbox bundle {q}` keeps a copy of the branch."
-        )),
-        NotReady::NoBranch { .. } => CliError::of(ErrorKind::NoBranch, e).hint(
-            "Commit its work on a branch there (`git switch -c <name>`), then land again.",
-        ),
-        NotReady::Open { .. } => CliError::of(ErrorKind::Repo, e),
-        NotReady::Back(b) => super::sandbox::from_back(b, leaf),
-    }
 }
 
 /// `--push` failed after landing: the work is in the local base.
@@ -227,7 +154,7 @@ fn from_push(e: PublishError, base: &str) -> CliError {
         e @ PublishError::Push { .. } => CliError::of(ErrorKind::FetchFailed, e).hint(format!(
             "Landed here: your `{base}` holds the work; push it yourself: `git push origin {base}` (fetch and rebase first if origin moved)."
         )),
-        e => super::land_pr::from_publish(e, ""),
+        e => super::land_report::from_publish(e, ""),
     }
 }
 
@@ -272,60 +199,4 @@ fn settle_box(repo: &Repo, layout: &Layout, leaf: &str, remove: bool, ui: &mut U
 
 fn short(o: git2::Oid) -> String {
     o.to_string().chars().take(12).collect()
-}
-
-/// A landing failure as the user sees it: its kind (exit code) and the step that
-/// fixes it.
-fn from_land(e: LandError, leaf: &str) -> CliError {
-    let e = match e {
-        LandError::Refused(r) => return super::land_pr::refused(r, leaf),
-        e => e,
-    };
-    let q = crate::cmd::quote(leaf);
-    let (kind, hint) = match &e {
-        LandError::NoBase { base } => (
-            ErrorKind::BaseNotFound,
-            format!("Fetch origin (`git fetch origin`); if `{base}` is gone, land onto a branch that exists by recreating the box from it."),
-        ),
-        LandError::Diverged { base, .. } => (
-            ErrorKind::Diverged,
-            format!("Reconcile them first (`git switch {base} && git pull --rebase`), then land again."),
-        ),
-        LandError::CheckedOutElsewhere { path, .. } => (
-            ErrorKind::BranchCheckedOut,
-            format!("Switch that worktree to another branch (`git -C {} switch --detach`), then land again.", crate::cmd::quote(&path.to_string_lossy())),
-        ),
-        LandError::CheckoutInTheWay { .. } => (
-            ErrorKind::Dirty,
-            "Move the untracked files git names above out of the way (or commit them), then land again; nothing was changed.".into(),
-        ),
-        LandError::DirtyCheckout { .. } => (
-            ErrorKind::Dirty,
-            "Commit or stash your changes (`git stash`), then land again; nothing was changed.".into(),
-        ),
-        LandError::Conflict { base, .. } | LandError::Unrelated { base } => (
-            ErrorKind::LandConflict,
-            format!("Nothing was changed. Rebase the box onto `{base}` inside it (`git treebox enter {q}`, then `git rebase origin/{base}`), or land with `--pr` and resolve it there."),
-        ),
-        LandError::BaseMoved { .. } => (
-            ErrorKind::Changed,
-            format!("Run `git treebox land {q}` again."),
-        ),
-        LandError::CheckoutBehind { old, new, .. } => (
-            ErrorKind::Runtime,
-            format!("Bring your checkout along once its changes are out of the way: `git read-tree -m -u {old} {new}`."),
-        ),
-        LandError::AlreadyIn { .. }
-        | LandError::Git(_)
-        | LandError::Cmd(_)
-        | LandError::Refused(_) => {
-            (ErrorKind::Repo, String::new())
-        }
-    };
-    let e = CliError::of(kind, e);
-    if hint.is_empty() {
-        e
-    } else {
-        e.hint(hint)
-    }
 }

@@ -12,7 +12,7 @@ pub mod enter;
 pub mod error;
 pub mod json;
 pub mod land;
-mod land_pr;
+mod land_report;
 pub mod list;
 pub mod mcp;
 mod safe_json;

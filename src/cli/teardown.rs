@@ -206,6 +206,50 @@ pub(crate) fn refusal(t: &Target, can_ask: bool, delete_branch: bool) -> Option<
     None
 }
 
+/// `git sandbox down NAME` without `-f`, off a terminal (and the MCP server's
+/// `box_remove`, always): refused while anything in `objections` stands (exit 5),
+/// with the ways out.
+pub(crate) fn down_refusal(
+    t: &Target,
+    objections: &[teardown::objections::Objection],
+    repo: &Repo,
+) -> CliError {
+    let name = t.entry.leaf.to_string();
+    let q = crate::cmd::quote(&name);
+    let mut e = CliError::new(
+        ErrorKind::NeedsConfirmation,
+        teardown::objections::describe(&name, objections),
+    )
+    .hint(format!("Remove it anyway with `git sandbox down -f {q}`."));
+    if objections.contains(&teardown::objections::Objection::Unreturned) {
+        e = e.hint(if teardown::objections::current_branch_returned(t, repo) {
+            format!(
+                "Or bring the work back first: it is not on the box's current branch, which is what `git sandbox fetch` brings; in the box, switch to the branch that holds it (`git stash branch <name>` for a stash), then `git sandbox fetch {q}`."
+            )
+        } else {
+            format!("Or bring the work back first: `git sandbox fetch {q}`.")
+        });
+    }
+    e
+}
+
+/// `asked` is only a part of box `leaf`'s name: naming the box is the decision (SPEC
+/// §2), so `down` off a terminal (and `box_remove`) refuses it (exit 5).
+pub(crate) fn not_named_whole(asked: &str, leaf: &str) -> CliError {
+    CliError::new(ErrorKind::NeedsConfirmation, part_of_name(asked, leaf)).hint(format!(
+        "Name the box whole: `git sandbox down {}`.",
+        crate::cmd::quote(leaf)
+    ))
+}
+
+/// "`asked` is a part of box `leaf`'s name".
+pub(crate) fn part_of_name(asked: &str, leaf: &str) -> String {
+    format!(
+        "`{}` is a part of box `{leaf}`'s name",
+        crate::sanitize::line(asked)
+    )
+}
+
 /// The picker: every box with what removing it would lose; the user types numbers.
 fn pick(
     all: &[boxes::BoxEntry],

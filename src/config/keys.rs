@@ -3,6 +3,7 @@
 
 use serde::Deserialize;
 
+use super::mcp::MCP_KEYS;
 use super::{HarnessOverride, Kind, LIMIT_KEYS, USER_KEYS};
 
 /// Every key the user file accepts, nested ones joined with `.` and a harness's name
@@ -28,6 +29,7 @@ fn nested_keys(key: &str) -> Vec<String> {
             .iter()
             .map(|(k, _)| format!("limits.{k}"))
             .collect(),
+        "mcp" => MCP_KEYS.iter().map(|(k, _)| format!("mcp.{k}")).collect(),
         "harnesses" => harness_fields()
             .iter()
             .map(|f| format!("harnesses.<name>.{f}"))

@@ -2,7 +2,7 @@
 //! pushes the box's branch and opens a pull request with `gh`. Both run on the host,
 //! where git runs no hooks ([`GitCli`] pins `core.hooksPath`), so the guard's decision
 //! is asked here ([`guard_allows`]); `gh` runs in the main checkout, so its token never
-//! enters a box. Callers: `cli/land.rs`, `cli/land_pr.rs`.
+//! enters a box. Callers: `cli/land.rs`, `cli/land_report.rs`.
 
 use crate::cmd::{Cmd, CmdError};
 use crate::git::cli::GitCli;

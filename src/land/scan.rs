@@ -29,7 +29,7 @@
 //! whole land's walks), and [`Scan::fits`] does the same for the trees libgit2 is
 //! about to merge or cherry-pick (it builds an index of every entry). The box's
 //! history is [`crate::git::history`]'s capped walk ([`history`]), the one capped
-//! walk of the codebase. Callers: [`super::onto`], `cli/land_pr.rs`, [`super::diff`]
+//! walk of the codebase. Callers: [`super::onto`], `cli/land_report.rs`, [`super::diff`]
 //! (marks). `create`'s base check is provision's planner's, by [`is_boxes_dir`].
 
 use std::collections::HashSet;

@@ -160,7 +160,17 @@ fn mcp_initialize_names_the_server_and_lists_its_tools() {
         .block_on(served.client().list_all_tools())
         .unwrap();
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
-    assert_eq!(names, ["box_list", "box_diff", "box_screen"]);
+    assert_eq!(
+        names,
+        [
+            "box_list",
+            "box_diff",
+            "box_screen",
+            "box_stop",
+            "box_remove",
+            "box_land"
+        ]
+    );
     let pinned: Vec<Value> = tools
         .iter()
         .map(|t| json!({"name": t.name, "description": t.description, "inputSchema": t.input_schema, "annotations": t.annotations}))
@@ -453,7 +463,18 @@ fn served_a_real_client(env: &TestEnv, client: &str, run: &crate::env::Run) {
         .iter()
         .filter_map(|t| t["name"].as_str())
         .collect();
-    assert_eq!(names, ["box_list", "box_diff", "box_screen"], "{client}");
+    assert_eq!(
+        names,
+        [
+            "box_list",
+            "box_diff",
+            "box_screen",
+            "box_stop",
+            "box_remove",
+            "box_land"
+        ],
+        "{client}"
+    );
     assert_eq!(
         read("mcp.cwd").trim(),
         env.repo.to_string_lossy(),
@@ -540,4 +561,255 @@ fn mcp_the_real_codex_and_claude_start_the_server_and_list_its_tools() {
         ],
     );
     served_a_real_client(&env, "claude", &r);
+}
+
+/// `git ARGS` in `dir`, trimmed.
+fn git(env: &TestEnv, dir: &Path, args: &[&str]) -> String {
+    env.git(dir, args).trim().to_string()
+}
+
+/// The user's refs (origin's included), origin's own, and the main checkout's status:
+/// what a refused land must leave as it was.
+fn repo_state(env: &TestEnv) -> String {
+    let refs = git(
+        env,
+        &env.repo,
+        &["for-each-ref", "--format=%(refname) %(objectname)"],
+    );
+    let origin = git(env, &env.root().join("origin.git"), &["for-each-ref"]);
+    let status = git(env, &env.repo, &["status", "--porcelain"]);
+    format!("{refs}\n--\n{origin}\n--\n{status}")
+}
+
+/// A host box with one commit of its own (`<name>.txt`).
+fn worked_box(env: &TestEnv, name: &str) -> std::path::PathBuf {
+    let b = host_box(env, name);
+    env.commit_file(&b, &format!("{name}.txt"), "work\n", &format!("add {name}"));
+    b
+}
+
+/// Is the box's agent session live, as `list --json` says?
+fn live_in_list(env: &TestEnv, name: &str) -> bool {
+    let listed = env.treebox(&["list", "--json"]).ok().json();
+    named(&listed, "boxes", name)["session"] == "live"
+}
+
+#[test]
+fn mcp_box_stop_ends_a_live_session_and_does_nothing_without_one() {
+    let env = TestEnv::new();
+    write_exec(
+        &env.bin.join("claude"),
+        &crate::sessions::claude_like(AGENT),
+    );
+    host_box(&env, "quiet");
+    env.treebox(&["create", "-d", "--no-fetch", "live"]).ok();
+    assert!(live_in_list(&env, "live"));
+    let served = Served::start(&env);
+    // No session: nothing to stop, said so, and no error.
+    let doc = served.answer("box_stop", json!({"name": "quiet"}));
+    assert_valid("stop", &doc, "box_stop");
+    assert_eq!(
+        doc,
+        json!({"schemaVersion": 1, "name": "quiet", "stopped": false})
+    );
+    // The stand-in agent would stay up forever: the session ends it.
+    let doc = served.answer("box_stop", json!({"name": "live"}));
+    assert_valid("stop", &doc, "box_stop");
+    assert_eq!(doc["stopped"], true, "{doc}");
+    assert!(!live_in_list(&env, "live"));
+    let e = served.refusal("box_screen", json!({"name": "live"}));
+    assert_eq!(e["kind"], "no-session", "{e}");
+    // Its box and work stay; stopping again does nothing.
+    assert!(env.box_path("live").exists());
+    let again = served.answer("box_stop", json!({"name": "live"}));
+    assert_eq!(again["stopped"], false, "{again}");
+    let e = served.refusal("box_stop", json!({"name": "nope"}));
+    assert_eq!(
+        (e["code"].clone(), e["kind"].clone()),
+        (json!(3), json!("box-not-found"))
+    );
+    let e = served.refusal("box_stop", json!({"name": "live", "force": true}));
+    assert_eq!(e["code"], 2, "{e}");
+}
+
+#[test]
+fn mcp_box_remove_is_down_without_force_off_a_terminal() {
+    let env = TestEnv::new();
+    // Landed (its commit squash-merged into origin's main) and clean: it goes.
+    let done = worked_box(&env, "done");
+    let dirty = worked_box(&env, "dirty");
+    std::fs::write(dirty.join("scratch.txt"), "not committed\n").unwrap();
+    env.treebox(&["land", "done"]).ok();
+    git(&env, &env.repo, &["push", "-q", "origin", "main"]);
+    let served = Served::start(&env);
+
+    // Dirty: `down`'s refusal, its exit code and hints, nothing removed.
+    let cli = env.sandbox(&["down", "dirty", "--json"]);
+    cli.code(5);
+    let printed: Value = serde_json::from_str(cli.stderr.trim()).unwrap();
+    let e = served.refusal("box_remove", json!({"name": "dirty"}));
+    assert_eq!(e, printed["error"]);
+    assert_eq!(e["code"], 5, "{e}");
+    assert_eq!(e["kind"], "needs-confirmation", "{e}");
+    assert!(
+        e["message"]
+            .as_str()
+            .unwrap()
+            .contains("uncommitted or untracked changes"),
+        "{e}"
+    );
+    assert!(
+        e["hint"]
+            .as_str()
+            .unwrap()
+            .contains("git sandbox down -f dirty"),
+        "{e}"
+    );
+    assert!(dirty.join("scratch.txt").exists());
+    assert_eq!(
+        git(
+            &env,
+            &env.repo,
+            &["rev-parse", "--verify", "-q", "refs/heads/dirty"]
+        )
+        .len(),
+        40
+    );
+    // A part of a name is not naming the box.
+    let e = served.refusal("box_remove", json!({"name": "don"}));
+    assert_eq!(e["kind"], "needs-confirmation", "{e}");
+    assert!(e["hint"].as_str().unwrap().contains("down done"), "{e}");
+    assert!(done.exists());
+    // No force through the tool.
+    let e = served.refusal("box_remove", json!({"name": "dirty", "force": true}));
+    assert_eq!(e["code"], 2, "{e}");
+    assert!(dirty.exists());
+
+    let doc = served.answer("box_remove", json!({"name": "done"}));
+    assert_valid("sandbox-down", &doc, "box_remove");
+    assert_eq!(doc["removed"][0]["name"], "done", "{doc}");
+    assert!(!done.exists());
+    let listed = served.answer("box_list", json!({}));
+    let names: Vec<&str> = listed["boxes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["dirty"], "{listed}");
+}
+
+#[test]
+fn mcp_box_land_needs_the_users_leave_and_lands_as_land_json() {
+    let env = TestEnv::new();
+    worked_box(&env, "feat");
+    worked_box(&env, "twin");
+    let dirty = worked_box(&env, "dirty");
+    std::fs::write(dirty.join("scratch.txt"), "not committed\n").unwrap();
+    git(&env, &env.repo, &["fetch", "-q", "origin"]);
+    let before = repo_state(&env);
+
+    // Not allowed by the config: refused before anything is read or written.
+    {
+        let served = Served::start(&env);
+        let e = served.refusal("box_land", json!({"name": "feat"}));
+        assert_eq!(
+            (e["code"].clone(), e["kind"].clone()),
+            (json!(2), json!("not-allowed"))
+        );
+        let hint = e["hint"].as_str().unwrap();
+        assert!(hint.contains(r#""mcp": {"land": true}"#), "{e}");
+        assert!(hint.contains("git treebox land feat"), "{e}");
+        assert_eq!(repo_state(&env), before);
+    }
+
+    env.write_config(r#"{"mcp": {"land": true}}"#);
+    let served = Served::start(&env);
+    // Dirty: land's refusal, nothing written.
+    let e = served.refusal("box_land", json!({"name": "dirty"}));
+    assert_eq!(
+        (e["code"].clone(), e["kind"].clone()),
+        (json!(5), json!("dirty"))
+    );
+    assert_eq!(repo_state(&env), before);
+    let e = served.refusal("box_land", json!({"name": "feat", "strategy": "octopus"}));
+    assert_eq!(e["code"], 2, "{e}");
+    let e = served.refusal("box_land", json!({"name": "feat", "push": true}));
+    assert_eq!(e["code"], 2, "{e}");
+    assert_eq!(repo_state(&env), before);
+
+    // Allowed: the base moves, the document is land --json's.
+    let old = git(&env, &env.repo, &["rev-parse", "main"]);
+    let doc = served.answer("box_land", json!({"name": "feat", "strategy": "rebase"}));
+    assert_valid("land", &doc, "box_land");
+    let new = git(&env, &env.repo, &["rev-parse", "main"]);
+    assert_ne!(new, old);
+    assert_eq!(doc["new"], new, "{doc}");
+    assert_eq!(doc["old"], old, "{doc}");
+    assert_eq!(
+        (
+            &doc["strategy"],
+            &doc["outcome"],
+            &doc["commits"],
+            &doc["pushed"],
+            &doc["removed"]
+        ),
+        (
+            &json!("rebase"),
+            &json!("landed"),
+            &json!(1),
+            &json!(false),
+            &json!(false)
+        ),
+        "{doc}"
+    );
+    assert!(env.box_path("feat").exists(), "the box is kept");
+    // The CLI's document for the same box: the same fields, the same values.
+    let cli = env
+        .treebox(&["land", "feat", "--rebase", "--json"])
+        .ok()
+        .json();
+    let keys = |v: &Value| -> Vec<String> { v.as_object().unwrap().keys().cloned().collect() };
+    let again = served.answer("box_land", json!({"name": "feat", "strategy": "rebase"}));
+    assert_eq!(keys(&again), keys(&cli));
+    assert_eq!(again, cli);
+    assert_eq!(again["outcome"], "already-landed");
+}
+
+#[test]
+fn mcp_box_land_refuses_a_live_session_until_box_stop_ends_it() {
+    let env = TestEnv::new();
+    write_exec(
+        &env.bin.join("claude"),
+        &crate::sessions::claude_like(AGENT),
+    );
+    env.write_config(r#"{"mcp": {"land": true}}"#);
+    env.treebox(&["create", "-d", "--no-fetch", "live"]).ok();
+    env.commit_file(&env.box_path("live"), "live.txt", "work\n", "add live");
+    git(&env, &env.repo, &["fetch", "-q", "origin"]);
+    let before = repo_state(&env);
+    let served = Served::start(&env);
+    let e = served.refusal("box_land", json!({"name": "live"}));
+    assert_eq!(
+        (e["code"].clone(), e["kind"].clone()),
+        (json!(5), json!("session-live"))
+    );
+    assert_eq!(repo_state(&env), before);
+    let e = served.refusal("box_remove", json!({"name": "live"}));
+    assert_eq!(e["kind"], "needs-confirmation", "{e}");
+    assert!(
+        e["message"].as_str().unwrap().contains("a session is live"),
+        "{e}"
+    );
+    assert!(env.box_path("live").exists());
+    assert_eq!(
+        served.answer("box_stop", json!({"name": "live"}))["stopped"],
+        true
+    );
+    let doc = served.answer("box_land", json!({"name": "live"}));
+    assert_eq!(
+        (&doc["strategy"], &doc["outcome"]),
+        (&json!("squash"), &json!("landed"))
+    );
+    assert_eq!(doc["new"], git(&env, &env.repo, &["rev-parse", "main"]));
 }

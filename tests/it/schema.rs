@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use crate::env::{Run, TestEnv};
 
-const SCHEMAS: [&str; 19] = [
+const SCHEMAS: [&str; 20] = [
     "create",
     "diff",
     "land",
@@ -31,6 +31,7 @@ const SCHEMAS: [&str; 19] = [
     "sandbox-down",
     "watch",
     "screen",
+    "stop",
 ];
 
 /// Every subcommand of either binary that takes `--json`, and the schema of what it

@@ -9,11 +9,13 @@
 //!   ([`crate::stdio::take`]), a current-thread tokio runtime made only here, rmcp's
 //!   handler; engine calls run on tokio's blocking pool.
 //! - [`tools`]: the tools, their input schemas, and the blocking calls behind them.
+//! - [`act`]: the tools that change boxes (`box_stop`, `box_remove`, `box_land`).
 //! - [`result`]: a document or a refusal as a tool result, every string made harmless.
 //!
-//! This slice serves `box_list`, `box_diff` and `box_screen`; creating, typing into,
-//! waiting on, stopping, landing and removing boxes come in the next ones.
+//! Served: `box_list`, `box_diff`, `box_screen`, `box_stop`, `box_remove`,
+//! `box_land`; creating, typing into and waiting on boxes come in the next slice.
 
+mod act;
 mod result;
 mod server;
 mod tools;

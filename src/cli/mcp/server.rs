@@ -31,7 +31,8 @@ impl ServerHandler for Treebox {
             .with_instructions(
                 "The boxes of one repository: each a git worktree or clone (optionally in a \
                  container) where a coding agent works. List them, read what a box changed \
-                 and what its agent's screen shows. Refusals are results with isError and the \
+                 and what its agent's screen shows, stop an agent, remove a box (never \
+                 forced), and land one where the user's config allows it. Refusals are results with isError and the \
                  CLI's error document (code = its exit code, kind, message, hint).",
             )
     }

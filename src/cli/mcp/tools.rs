@@ -6,7 +6,8 @@
 //! command would: `box_list` is `list --json`'s document, `box_diff` `diff --json`'s,
 //! both built by the functions those commands print ([`super::super::list::json`],
 //! [`super::super::diff::json`]); `box_screen` reads the agent's pane as `watch` does.
-//! A refusal is the command's own [`CliError`], with its exit code and hint.
+//! The tools that change boxes (`box_stop`, `box_remove`, `box_land`) are in
+//! [`super::act`]. A refusal is the command's own [`CliError`], with its exit code and hint.
 //!
 //! Called by [`super::server`] on tokio's blocking pool.
 
@@ -19,6 +20,7 @@ use serde_json::Value;
 
 use super::super::error::{CliError, ErrorKind};
 use super::super::json::{Document, V1};
+use super::act;
 
 /// How many screen lines `box_screen` returns without `lines`, and at most.
 pub(super) const SCREEN_LINES: u32 = 40;
@@ -71,17 +73,30 @@ enum ToolName {
     List,
     Diff,
     Screen,
+    Stop,
+    Remove,
+    Land,
 }
 
 impl ToolName {
     /// In the order `tools/list` gives them.
-    const ALL: [ToolName; 3] = [ToolName::List, ToolName::Diff, ToolName::Screen];
+    const ALL: [ToolName; 6] = [
+        ToolName::List,
+        ToolName::Diff,
+        ToolName::Screen,
+        ToolName::Stop,
+        ToolName::Remove,
+        ToolName::Land,
+    ];
 
     fn as_str(self) -> &'static str {
         match self {
             ToolName::List => "box_list",
             ToolName::Diff => "box_diff",
             ToolName::Screen => "box_screen",
+            ToolName::Stop => "box_stop",
+            ToolName::Remove => "box_remove",
+            ToolName::Land => "box_land",
         }
     }
 
@@ -89,7 +104,7 @@ impl ToolName {
         ToolName::ALL.into_iter().find(|t| t.as_str() == name)
     }
 
-    /// Its definition: name, description, input schema, and that it only reads.
+    /// Its definition: name, description, input schema, and what it may change.
     fn definition(self) -> Tool {
         let name = self.as_str();
         let t = match self {
@@ -114,12 +129,50 @@ impl ToolName {
                  200), control characters escaped, as `git treebox watch` shows them. A \
                  box with no live session is refused.",
             ),
+            ToolName::Stop => tool::<act::StopInput>(
+                name,
+                "End a box's agent session, as the user would by quitting the agent, so \
+                 a finished box can be landed or removed; its checkout and work stay. \
+                 Answers `stopped: true` when a live session was ended, `false` when \
+                 the box had none (nothing done).",
+            ),
+            ToolName::Remove => tool::<act::RemoveInput>(
+                name,
+                "Remove a box, as `git sandbox down NAME` does without `-f` and without \
+                 a terminal: refused (exit code 5, `needs-confirmation`, nothing removed) \
+                 while it has uncommitted or untracked changes, commits the repository \
+                 does not have, or a live session; a box whose work has landed goes. \
+                 Never forced. Answers `down --json`'s document.",
+            ),
+            ToolName::Land => tool::<act::LandInput>(
+                name,
+                "Land a box's work onto its base branch, as `git treebox land NAME` does \
+                 (no push, no pull request, the box kept), only when the user's config \
+                 allows it (`\"mcp\": {\"land\": true}`). Refused, nothing written, for a \
+                 live agent session (stop it first), uncommitted work, or a conflict \
+                 with the base. Answers `land --json`'s document.",
+            ),
         };
-        let read_only = ToolAnnotations::new()
-            .read_only(true)
-            .destructive(false)
-            .open_world(false);
-        t.annotate(read_only)
+        let hints = match self {
+            ToolName::List | ToolName::Diff | ToolName::Screen => {
+                ToolAnnotations::new().read_only(true).destructive(false)
+            }
+            // Ending an agent loses nothing of its work; again, it does nothing.
+            ToolName::Stop => ToolAnnotations::new()
+                .read_only(false)
+                .destructive(false)
+                .idempotent(true),
+            ToolName::Remove => ToolAnnotations::new()
+                .read_only(false)
+                .destructive(true)
+                .idempotent(false),
+            // It adds to the base branch; what the base held stays in its history.
+            ToolName::Land => ToolAnnotations::new()
+                .read_only(false)
+                .destructive(false)
+                .idempotent(false),
+        };
+        t.annotate(hints.open_world(false))
     }
 }
 
@@ -154,6 +207,9 @@ pub(super) fn call(name: &str, args: JsonObject) -> Option<Result<Value, CliErro
             input::<DiffInput>(name, args).and_then(|a| super::super::diff::json(&a.name, a.stat))
         }
         ToolName::Screen => input::<ScreenInput>(name, args).and_then(screen),
+        ToolName::Stop => input(name, args).and_then(act::stop),
+        ToolName::Remove => input(name, args).and_then(act::remove),
+        ToolName::Land => input(name, args).and_then(act::land),
     })
 }
 

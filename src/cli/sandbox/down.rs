@@ -1,5 +1,10 @@
 //! `git sandbox down NAME [-f]`: naming the box is the decision.
 //!
+//! A front end: what stands against removing the box is the engine's
+//! ([`teardown::objections`]), the refusal's words [`crate::cli::teardown`]'s — both
+//! shared with the MCP server's `box_remove`, which is this command without `-f` and
+//! without a terminal.
+//!
 //! It asks only when something would be lost that the user may not know about:
 //! uncommitted or untracked changes (or a checkout whose changes cannot be read),
 //! commits that neither the repository nor origin has (a clone's unreturned work, a
@@ -39,79 +44,26 @@ pub fn run(a: DownArgs, ui: &mut Ui) -> Result<i32, CliError> {
     // Naming the box is the decision (SPEC §2): a part of a name is not naming it.
     if !entry.is_named(&a.name) {
         let leaf = entry.leaf.to_string();
-        let question = format!(
-            "`{}` is a part of box `{leaf}`'s name",
-            crate::sanitize::line(&a.name)
-        );
-        if ui.can_ask() {
-            if !ui.confirm(&format!("{question}; tear that box down?")) {
-                ui.info("nothing removed");
-                return Ok(error::OK);
-            }
-        } else {
-            return Err(
-                CliError::new(ErrorKind::NeedsConfirmation, question).hint(format!(
-                    "Name the box whole: `git sandbox down {}`.",
-                    crate::cmd::quote(&leaf)
-                )),
-            );
+        if !ui.can_ask() {
+            return Err(crate::cli::teardown::not_named_whole(&a.name, &leaf));
+        }
+        let question = crate::cli::teardown::part_of_name(&a.name, &leaf);
+        if !ui.confirm(&format!("{question}; tear that box down?")) {
+            ui.info("nothing removed");
+            return Ok(error::OK);
         }
     }
     let t = teardown::target_for(entry, &repo, &layout, a.force);
-    let name = t.entry.leaf.to_string();
-    let mut reasons = Vec::new();
-    match t.assessment.dirty {
-        Some(true) => reasons.push("it has uncommitted or untracked changes"),
-        None if t.entry.dir_exists => reasons.push("its changes cannot be read"),
-        _ => {}
-    }
-    // Landed work is not lost; another branch, a tag or the stash in the box may be.
-    let unreturned = match t.is_landed() {
-        true => t.assessment.unreturned_other,
-        false => t.assessment.unreturned,
-    };
-    if unreturned == Some(true) {
-        reasons.push("it holds commits the repository does not have");
-    }
-    if t.assessment.orphaned && !t.is_landed() {
-        reasons.push("it holds commits that neither the repository nor origin has");
-    }
-    if t.live {
-        reasons.push("a session is live in it (an agent, or a shell)");
-    }
-    if !a.force && !reasons.is_empty() {
-        let question = format!("box `{name}`: {}", reasons.join(", and "));
-        if ui.can_ask() {
-            let ask = format!("{}; tear it down anyway?", crate::sanitize::line(&question));
-            if !ui.confirm(&ask) {
-                ui.info("nothing removed");
-                return Ok(error::OK);
-            }
-        } else {
-            let mut e = CliError::new(ErrorKind::NeedsConfirmation, question).hint(format!(
-                "Remove it anyway with `git sandbox down -f {}`.",
-                crate::cmd::quote(&name)
-            ));
-            if unreturned == Some(true) {
-                // `fetch` brings the box's current branch; when the repository has that
-                // one, the work is on another branch, a tag or the stash.
-                let current_returned = crate::land::back::own_git(&t.entry)
-                    .head()
-                    .and_then(|(_, tip)| tip)
-                    .is_some_and(|tip| repo.git.odb().is_ok_and(|o| o.exists(tip)));
-                e = e.hint(if current_returned {
-                    format!(
-                        "Or bring the work back first: it is not on the box's current branch, which is what `git sandbox fetch` brings; in the box, switch to the branch that holds it (`git stash branch <name>` for a stash), then `git sandbox fetch {}`.",
-                        crate::cmd::quote(&name)
-                    )
-                } else {
-                    format!(
-                        "Or bring the work back first: `git sandbox fetch {}`.",
-                        crate::cmd::quote(&name)
-                    )
-                });
-            }
-            return Err(e);
+    let objections = teardown::objections::objections(&t);
+    if !a.force && !objections.is_empty() {
+        if !ui.can_ask() {
+            return Err(crate::cli::teardown::down_refusal(&t, &objections, &repo));
+        }
+        let question = teardown::objections::describe(&t.entry.leaf.to_string(), &objections);
+        let ask = format!("{}; tear it down anyway?", crate::sanitize::line(&question));
+        if !ui.confirm(&ask) {
+            ui.info("nothing removed");
+            return Ok(error::OK);
         }
     }
     let r = teardown::remove_as_decided(&repo, &layout, &t, false, a.force)
