@@ -11,10 +11,12 @@ use serde::Serialize;
 
 use super::error::{CliError, ErrorKind};
 use super::json::{Document, V1};
+use crate::land::back::BackError;
 use crate::land::flow::{Landed, NotReady, PrError};
 use crate::land::onto::{LandError, Strategy};
 use crate::land::publish::PublishError;
 use crate::land::scan::Refusal;
+use crate::provision::clone::BundleError;
 
 /// `docs/schema/land.schema.json`: `git treebox land --json`.
 #[derive(Debug, Serialize)]
@@ -104,7 +106,7 @@ pub(super) fn from_not_ready(e: NotReady, leaf: &str) -> CliError {
             "Commit its work on a branch there (`git switch -c <name>`), then land again.",
         ),
         NotReady::Open { .. } => CliError::of(ErrorKind::Repo, e),
-        NotReady::Back(b) => super::sandbox::from_back(b, leaf),
+        NotReady::Back(b) => from_back(b, leaf),
     }
 }
 
@@ -244,4 +246,42 @@ fn refused_hint(r: &Refusal, leaf: &str) -> String {
         ),
         Refusal::Git(_) => String::new(),
     }
+}
+
+/// A bringing-back failure as the user sees it.
+pub(super) fn from_back(e: BackError, leaf: &str) -> CliError {
+    match e {
+        BackError::Bundle(e) => from_bundle(e, leaf),
+        e @ BackError::Dir { .. } => CliError::of(ErrorKind::Io, e),
+    }
+}
+
+fn from_bundle(e: BundleError, leaf: &str) -> CliError {
+    let msg = crate::sanitize::line(&e.to_string());
+    let out = match e {
+        BundleError::ForeignObjects(_) => CliError::new(ErrorKind::ForeignObjects, msg).hint(format!(
+            "Nothing was read or imported. Look at what the box wrote there; to remove the box: `git sandbox down -f {}`.",
+            crate::cmd::quote(leaf)
+        )),
+        BundleError::Import(_) => CliError::new(ErrorKind::Fetch, msg),
+        // As `enter` and `run` refuse a broken box: 5, nothing read.
+        BundleError::Broken { .. } => CliError::new(ErrorKind::BlockingRegistration, msg).hint(format!(
+            "Nothing was read. Copy out what you need, then remove it: `git sandbox down -f {}`.",
+            crate::cmd::quote(leaf)
+        )),
+        BundleError::WouldDrop { ref incoming, .. } => CliError::new(ErrorKind::IncomingUnkept, msg.clone()).hint(format!(
+            "Keep it first — merge it, or `git branch <name> {incoming}` — then fetch again.",
+        )),
+        BundleError::TooLarge(_) | BundleError::TooManyCommits(_) => CliError::new(ErrorKind::TooLarge, msg).hint(format!(
+            "Nothing was fetched. Drop it from the box's branch (in the box: `git log --stat`, then rewrite the commit that added it) and try again, or remove the box: `git sandbox down -f {}`.",
+            crate::cmd::quote(leaf)
+        )),
+        BundleError::Empty => CliError::new(ErrorKind::NothingToBundle, msg)
+            .hint("This takes the box's current branch: commit there first, or, for work on another branch, switch to it in the box."),
+        BundleError::NoBranch => CliError::new(ErrorKind::NoBranch, msg).hint(
+            "Put the work on a branch in the box first (`git switch -c <name>` there), then run this again.",
+        ),
+        _ => CliError::new(ErrorKind::Bundle, msg),
+    };
+    out.caused_by(e)
 }

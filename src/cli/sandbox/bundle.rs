@@ -12,9 +12,9 @@ use clap::Args;
 
 use crate::cli::error::{self, CliError, ErrorKind};
 use crate::cli::ui::Ui;
-use crate::land::back::{self, BackError};
+use crate::land::back;
 use crate::maintain;
-use crate::provision::clone::{self, BundleError};
+use crate::provision::clone;
 
 #[derive(Debug, Args)]
 pub struct BundleArgs {
@@ -74,43 +74,6 @@ pub(super) fn write(
     entry: &crate::boxes::BoxEntry,
     output: Option<PathBuf>,
 ) -> Result<clone::Bundle, CliError> {
-    back::write_bundle(repo, layout, entry, output).map_err(|e| from_back(e, entry.leaf.as_str()))
-}
-
-/// A bringing-back failure as the user sees it.
-pub(crate) fn from_back(e: BackError, leaf: &str) -> CliError {
-    match e {
-        BackError::Bundle(e) => from_bundle(e, leaf),
-        e @ BackError::Dir { .. } => CliError::of(ErrorKind::Io, e),
-    }
-}
-
-fn from_bundle(e: BundleError, leaf: &str) -> CliError {
-    let msg = crate::sanitize::line(&e.to_string());
-    let out = match e {
-        BundleError::ForeignObjects(_) => CliError::new(ErrorKind::ForeignObjects, msg).hint(format!(
-            "Nothing was read or imported. Look at what the box wrote there; to remove the box: `git sandbox down -f {}`.",
-            crate::cmd::quote(leaf)
-        )),
-        BundleError::Import(_) => CliError::new(ErrorKind::Fetch, msg),
-        // As `enter` and `run` refuse a broken box: 5, nothing read.
-        BundleError::Broken { .. } => CliError::new(ErrorKind::BlockingRegistration, msg).hint(format!(
-            "Nothing was read. Copy out what you need, then remove it: `git sandbox down -f {}`.",
-            crate::cmd::quote(leaf)
-        )),
-        BundleError::WouldDrop { ref incoming, .. } => CliError::new(ErrorKind::IncomingUnkept, msg.clone()).hint(format!(
-            "Keep it first — merge it, or `git branch <name> {incoming}` — then fetch again.",
-        )),
-        BundleError::TooLarge(_) | BundleError::TooManyCommits(_) => CliError::new(ErrorKind::TooLarge, msg).hint(format!(
-            "Nothing was fetched. Drop it from the box's branch (in the box: `git log --stat`, then rewrite the commit that added it) and try again, or remove the box: `git sandbox down -f {}`.",
-            crate::cmd::quote(leaf)
-        )),
-        BundleError::Empty => CliError::new(ErrorKind::NothingToBundle, msg)
-            .hint("This takes the box's current branch: commit there first, or, for work on another branch, switch to it in the box."),
-        BundleError::NoBranch => CliError::new(ErrorKind::NoBranch, msg).hint(
-            "Put the work on a branch in the box first (`git switch -c <name>` there), then run this again.",
-        ),
-        _ => CliError::new(ErrorKind::Bundle, msg),
-    };
-    out.caused_by(e)
+    back::write_bundle(repo, layout, entry, output)
+        .map_err(|e| crate::cli::land_report::from_back(e, entry.leaf.as_str()))
 }

@@ -27,7 +27,7 @@ pub fn run(a: FetchArgs, ui: &mut Ui) -> Result<i32, CliError> {
     let (repo, layout, entry) = super::own_git_box(&a.name)?;
     let incoming = clone::incoming_ref(entry.leaf.as_str());
     let back = crate::land::back::fetch_back(&repo, &layout, &entry)
-        .map_err(|e| super::bundle::from_back(e, entry.leaf.as_str()))?;
+        .map_err(|e| crate::cli::land_report::from_back(e, entry.leaf.as_str()))?;
     if a.json {
         let doc = FetchDocument {
             schema_version: V1,

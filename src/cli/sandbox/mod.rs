@@ -157,7 +157,6 @@ pub(crate) fn find_any(name: &str) -> Result<Found, CliError> {
 }
 
 pub(crate) use crate::cli::here;
-pub(crate) use bundle::from_back;
 
 /// A box of this repository: the repository, its bookkeeping and the box.
 pub(crate) type InRepo = (

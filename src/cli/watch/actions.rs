@@ -6,7 +6,8 @@
 //! - `x`: teardown's assessment and its refusals ([`crate::cli::teardown::refusal`],
 //!   the very function `teardown` uses), then teardown's question on the dashboard,
 //!   then [`crate::teardown::remove_as_decided`], which assesses again under the lock.
-//! - `l`: `git treebox land NAME` in-process, after the dashboard's own question.
+//! - `l`: after the dashboard's own question, the engine calls `git treebox land`
+//!   makes ([`crate::land::flow`]), its refusals worded as `land` words them.
 //! - `d`: [`crate::land::diff::diff`], as `git treebox diff` reads it.
 
 use super::live::{open, Msg};
@@ -62,32 +63,52 @@ pub fn create(name: &str, repo: Option<String>) -> Msg {
     }
 }
 
-/// `l`, answered yes: `git treebox land NAME` (its own rules and refusals), in the
-/// box's repository, its output captured.
+/// `l`, answered yes: the box's work landed with the config's strategy, through the
+/// engine calls `git treebox land` makes ([`crate::land::flow`]: every refusal, then
+/// onto the base; no push, no pull request, no removal) and its refusals as `land`
+/// words them, in the box's repository.
 pub fn land(repo: &str, name: &str, machine: bool) -> Msg {
-    use clap::Parser;
     if machine {
         if let Err(e) = std::env::set_current_dir(repo) {
             return Msg::Done(format!("cannot land in {repo}: {e}"), true);
         }
     }
-    let cli = match crate::cli::TreeboxCli::try_parse_from(["git-treebox", "land", name]) {
-        Ok(c) => c,
-        Err(e) => return Msg::Done(e.to_string().lines().next().unwrap_or("").into(), true),
-    };
-    let (mut ui, captured) = Ui::capture(UiOptions::default());
-    match crate::cli::dispatch(cli.command, &mut ui) {
-        Ok(0) => {
-            let err = captured.stderr();
-            let said = err.lines().rfind(|l| !l.trim().is_empty()).unwrap_or("");
-            Msg::Done(format!("landed `{name}`: {said}"), false)
-        }
-        Ok(code) => Msg::Done(format!("land {name} exited {code}"), true),
+    match land_here(name) {
+        Ok(said) => Msg::Done(format!("landed `{name}`: {said}"), false),
         Err(e) => Msg::Done(
             format!("land refused (exit {}): {}", e.code(), line(&e)),
             true,
         ),
     }
+}
+
+/// [`land`] in the current directory's repository: what happened, in a line.
+fn land_here(name: &str) -> Result<String, CliError> {
+    use crate::cli::land_report::{from_land, from_not_ready};
+    let strategy = crate::cli::load_config()?.land.unwrap_or_default();
+    let here = std::env::current_dir()
+        .map_err(|e| CliError::new(ErrorKind::Io, "no current directory").caused_by(e))?;
+    let (repo, layout) = open(&here.to_string_lossy())?;
+    let entry = crate::boxes::exact(&repo, &layout, name).ok_or_else(|| {
+        CliError::new(ErrorKind::BoxNotFound, format!("box `{name}` is gone"))
+            .hint("`git treebox list` shows the boxes there are.")
+    })?;
+    let leaf = entry.leaf.to_string();
+    let landing = crate::land::flow::prepare(&repo, &layout, &entry, false)
+        .map_err(|e| from_not_ready(e, &leaf))?;
+    let landed = landing
+        .onto(&repo, strategy)
+        .map_err(|e| from_land(e, &leaf))?;
+    Ok(match &landed.composed {
+        Some(c) => format!(
+            "{} commit(s) onto `{}` ({}), now {}",
+            c.commits,
+            landing.base,
+            strategy.as_str(),
+            &c.new.to_string()[..12]
+        ),
+        None => format!("its work was already in `{}`", landing.base),
+    })
 }
 
 /// The box a row shows, found again in its repository.
