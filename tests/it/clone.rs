@@ -430,6 +430,27 @@ fn a_folder_without_git_is_sandboxed_as_itself_and_never_removed() {
         .is_empty());
 }
 
+/// `git sandbox up --harness` names the agent of a folder box too (it was the
+/// config's, the flag ignored), and the config's harness stays the default.
+#[test]
+fn a_folder_box_takes_the_harness_its_up_names() {
+    let env = TestEnv::new();
+    let folder = env.root().join("project");
+    std::fs::create_dir_all(&folder).unwrap();
+    env.write_config(r#"{"harness": "claude"}"#);
+    let doc = sandbox_in(&env, &folder, &["up", "f", "--harness", "codex", "--json"])
+        .ok()
+        .json();
+    assert_eq!(doc["harness"], "codex", "{doc}");
+    let doc = sandbox_in(&env, &folder, &["up", "g", "--json"])
+        .ok()
+        .json();
+    assert_eq!(doc["harness"], "claude", "{doc}");
+    for name in ["f", "g"] {
+        sandbox_in(&env, &folder, &["down", "-f", name]).ok();
+    }
+}
+
 #[test]
 fn a_clone_box_keeps_env_out_of_git() {
     let env = TestEnv::new();

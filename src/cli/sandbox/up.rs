@@ -233,7 +233,13 @@ fn up_folder(
             .or(cfg.template.clone())
             .unwrap_or_else(|| "default".into()),
         firewall: a.firewall || cfg.firewall.unwrap_or(false),
-        harness: cfg.harness.unwrap_or_default(),
+        // `--harness` first, as for any box; then the config's.
+        harness: a
+            .harness
+            .as_deref()
+            .and_then(|h| h.parse::<crate::harness::Harness>().ok())
+            .or(cfg.harness)
+            .unwrap_or_default(),
     };
     let done = crate::folder::up(&req, cfg, ui)?;
     let r = &done.record;
