@@ -481,14 +481,7 @@ fn parse_limits(
 ) -> Result<LimitsConfig, ConfigError> {
     let mut out = LimitsConfig::default();
     for (key, value) in map {
-        let Some((_, expected)) = LIMIT_KEYS.iter().find(|(k, _)| k == key) else {
-            return Err(ConfigError::UnknownKey {
-                file: file.to_path_buf(),
-                key: format!("limits.{key}"),
-                suggestion: suggest(key, LIMIT_KEYS.iter().map(|(k, _)| *k))
-                    .map(|k| format!("limits.{k}")),
-            });
-        };
+        let expected = keys::nested_key(file, "limits", &LIMIT_KEYS, key)?;
         let wrong = || ConfigError::WrongType {
             file: file.to_path_buf(),
             key: format!("limits.{key}"),

@@ -1,10 +1,13 @@
 //! The keys the user file accepts, listed from the parser's own tables: what
 //! docs/configuration.md must document (a test reads both).
 
+use std::path::Path;
+
 use serde::Deserialize;
 
 use super::mcp::MCP_KEYS;
-use super::{HarnessOverride, Kind, LIMIT_KEYS, USER_KEYS};
+use super::{ConfigError, HarnessOverride, Kind, LIMIT_KEYS, USER_KEYS};
+use crate::suggest::suggest;
 
 /// Every key the user file accepts, nested ones joined with `.` and a harness's name
 /// written `<name>`: `limits.memory`, `harnesses.<name>.program`. Built from the
@@ -79,6 +82,25 @@ pub(super) fn harness_fields() -> &'static [&'static str] {
     match HarnessOverride::deserialize(Recorder) {
         Err(Fields(fields)) => fields,
         Ok(_) => &[],
+    }
+}
+
+/// What the key `parent.key` must be, from its object's table of `(key, expected)`;
+/// an unknown key is an error naming `parent.key`, with a did-you-mean.
+pub(super) fn nested_key(
+    file: &Path,
+    parent: &str,
+    table: &[(&'static str, &'static str)],
+    key: &str,
+) -> Result<&'static str, ConfigError> {
+    match table.iter().find(|(k, _)| *k == key) {
+        Some((_, expected)) => Ok(expected),
+        None => Err(ConfigError::UnknownKey {
+            file: file.to_path_buf(),
+            key: format!("{parent}.{key}"),
+            suggestion: suggest(key, table.iter().map(|(k, _)| *k))
+                .map(|k| format!("{parent}.{k}")),
+        }),
     }
 }
 

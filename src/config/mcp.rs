@@ -7,7 +7,6 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::ConfigError;
-use crate::suggest::suggest;
 
 /// `"mcp"`: what the user allows a lead agent through `git treebox mcp`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -25,14 +24,7 @@ pub(super) fn parse(
 ) -> Result<McpConfig, ConfigError> {
     let mut out = McpConfig::default();
     for (key, value) in map {
-        let Some((_, expected)) = MCP_KEYS.iter().find(|(k, _)| k == key) else {
-            return Err(ConfigError::UnknownKey {
-                file: file.to_path_buf(),
-                key: format!("mcp.{key}"),
-                suggestion: suggest(key, MCP_KEYS.iter().map(|(k, _)| *k))
-                    .map(|k| format!("mcp.{k}")),
-            });
-        };
+        let expected = super::keys::nested_key(file, "mcp", &MCP_KEYS, key)?;
         // The only key so far: `land`.
         out.land = value.as_bool().ok_or_else(|| ConfigError::WrongType {
             file: file.to_path_buf(),

@@ -306,8 +306,13 @@ fn chown_inside(
         "--".into(),
     ];
     argv.extend(paths.iter().map(|p| p.to_string_lossy().into_owned()));
+    as_root(engine, name, &argv)
+}
+
+/// `argv` run as root in container `name`, its output dropped.
+fn as_root(engine: Engine, name: &str, argv: &[String]) -> Result<(), ContainerError> {
     engine
-        .exec_as_root(name, &argv)
+        .exec_as_root(name, argv)
         .output()
         .map(|_| ())
         .map_err(ContainerError::Run)
@@ -346,11 +351,7 @@ exit 0"#;
         checkout.to_string_lossy().into_owned(),
     ];
     argv.extend(paths.iter().map(|p| p.to_string_lossy().into_owned()));
-    engine
-        .exec_as_root(name, &argv)
-        .output()
-        .map(|_| ())
-        .map_err(ContainerError::Run)
+    as_root(engine, name, &argv)
 }
 
 /// Give the agent's files back to the user before its container goes, where the user
