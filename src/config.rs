@@ -684,7 +684,7 @@ mod tests {
     }
 
     #[test]
-    fn mcp_land_is_off_unless_set_and_other_mcp_keys_are_refused() {
+    fn mcp_land_and_isolation_are_read_and_checked() {
         let d = tempfile::tempdir().unwrap();
         assert!(!UserConfig::default().mcp.land);
         let p = write(d.path(), "c.json", r#"{"mcp": {"land": true}}"#);
@@ -698,10 +698,32 @@ mod tests {
         let msg = UserConfig::load_from(&p).unwrap_err().to_string();
         assert!(msg.contains("unknown key `mcp.lands`"), "{msg}");
         assert!(msg.contains("did you mean `mcp.land`"), "{msg}");
-        // Not reserved before `box_create` brings it.
-        let p = write(d.path(), "c.json", r#"{"mcp": {"isolation": ["host"]}}"#);
-        let msg = UserConfig::load_from(&p).unwrap_err().to_string();
-        assert!(msg.contains("unknown key `mcp.isolation`"), "{msg}");
+        // The runners `box_create` may use, in order, each once.
+        let p = write(
+            d.path(),
+            "c.json",
+            r#"{"mcp": {"isolation": ["docker", "host", "docker"]}}"#,
+        );
+        let isolation = UserConfig::load_from(&p).unwrap().mcp.isolation;
+        assert_eq!(
+            isolation,
+            Some(vec![
+                crate::vocab::RunnerKind::Docker,
+                crate::vocab::RunnerKind::Host
+            ])
+        );
+        for bad in [r#"[]"#, r#""docker""#, r#"["vm"]"#, r#"["auto"]"#, r#"[1]"#] {
+            let p = write(
+                d.path(),
+                "c.json",
+                &format!(r#"{{"mcp": {{"isolation": {bad}}}}}"#),
+            );
+            let msg = UserConfig::load_from(&p).unwrap_err().to_string();
+            assert!(
+                msg.contains("`mcp.isolation` must be a non-empty list of runners"),
+                "{bad}: {msg}"
+            );
+        }
     }
 
     #[test]

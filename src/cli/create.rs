@@ -15,6 +15,8 @@ use super::ui::Ui;
 use crate::cmd::Cmd;
 use crate::harness::Harness;
 use crate::provision::{self, CreateRequest, Created};
+use crate::session::detached::Started;
+use crate::session::Readiness;
 
 #[derive(Debug, Clone, Args)]
 pub struct CreateArgs {
@@ -215,14 +217,31 @@ pub fn hand_off(
         ui.out(&plan.path.to_string_lossy());
         return Ok(error::OK);
     }
+    let again = format!("git treebox enter {}", crate::cmd::quote(&plan.name));
+    if detach {
+        let agent = provision::launch::detached(created, cfg).map_err(from_launch)?;
+        say_as_root(agent.as_root, ui);
+        if let Some(w) = &agent.will_ask {
+            ui.warning(w);
+        }
+        let how = Launching {
+            marker: &created.session_path,
+            detach,
+            again,
+            path: &plan.path,
+            overrides: false,
+            ready: agent.ready.clone(),
+        };
+        return self::launch(&how, |_| agent.cmd.clone(), ui);
+    }
     let in_session = super::runner_for(&created.record, true)?;
     let mut how = Launching {
         marker: &created.session_path,
         detach,
-        again: format!("git treebox enter {}", crate::cmd::quote(&plan.name)),
+        again,
         path: &plan.path,
         overrides: false,
-        ready: ready_for(plan.harness, &plan.launch_argv, &created.session_path),
+        ready: provision::launch::ready_for(plan.harness, &plan.launch_argv, &created.session_path),
     };
     let as_root = as_root_env(
         plan.harness,
@@ -270,36 +289,6 @@ pub struct Launching<'a> {
     pub ready: crate::session::Ready,
 }
 
-/// How long `-d` waits for a new agent to be ready before saying it is not.
-const READY_LIMIT: std::time::Duration = std::time::Duration::from_secs(45);
-
-/// How to tell that `argv`, the launch of `harness` in the box whose session marker is
-/// `marker`, is ready: Claude Code with treebox's status hooks reports at `SessionStart`;
-/// Codex shows its prompt; either showing a screen that waits for a person is not.
-pub fn ready_for(
-    harness: crate::harness::Harness,
-    argv: &[String],
-    marker: &std::path::Path,
-) -> crate::session::Ready {
-    use crate::session::{Ready, Sign};
-    let sign = match harness {
-        crate::harness::Harness::Claude if argv.iter().any(|a| a == "--settings") => {
-            Sign::Reported {
-                path: crate::state::session::status_path(marker),
-            }
-        }
-        h if !h.prompt_shows().is_empty() => {
-            Sign::Shows(h.prompt_shows().iter().map(|s| s.to_string()).collect())
-        }
-        _ => Sign::Started,
-    };
-    Ready {
-        sign,
-        asks: harness.asks().iter().map(|s| s.to_string()).collect(),
-        still_asks: false,
-    }
-}
-
 /// SPEC §7 "Unattended": Claude Code started as root on the host runner refuses
 /// `--dangerously-skip-permissions` and exits. Said before launching, with the ways
 /// out; with the user's opt-in (`harnesses.claude.allowRoot`) the launch gets
@@ -311,25 +300,21 @@ pub(crate) fn as_root_env(
     allowed: bool,
     ui: &mut Ui,
 ) -> Option<(&'static str, &'static str)> {
+    let as_root = provision::launch::as_root(harness, runner, allowed);
+    say_as_root(as_root, ui);
+    (as_root == crate::harness::AsRoot::OptedIn).then_some(("IS_SANDBOX", "1"))
+}
+
+/// What the user hears of [`crate::harness::AsRoot`] before a launch.
+fn say_as_root(as_root: crate::harness::AsRoot, ui: &mut Ui) {
     use crate::harness::AsRoot;
-    // SAFETY: geteuid cannot fail and touches no memory.
-    let euid = unsafe { libc::geteuid() };
-    let is_sandbox = std::env::var_os("IS_SANDBOX");
-    match crate::harness::as_root(
-        harness,
-        runner == crate::vocab::RunnerKind::Host,
-        euid,
-        is_sandbox.as_deref(),
-        allowed,
-    ) {
-        AsRoot::Fine => None,
+    match as_root {
+        AsRoot::Fine => {}
         AsRoot::OptedIn => {
             ui.info("Claude Code runs as root on the host with IS_SANDBOX=1 (config `harnesses.claude.allowRoot`): its own root check is off");
-            Some(("IS_SANDBOX", "1"))
         }
         AsRoot::Refuses => {
             ui.warning("Claude Code refuses to run as root with --dangerously-skip-permissions and will exit: tell it this machine is a sandbox with `\"harnesses\": {\"claude\": {\"allowRoot\": true}}` in the config (it then starts with IS_SANDBOX=1), run treebox as a user who is not root, or give the box a container (`--isolation docker`)");
-            None
         }
     }
 }
@@ -354,16 +339,31 @@ pub fn launch(how: &Launching, build: impl Fn(bool) -> Cmd, ui: &mut Ui) -> Resu
         return launch_in_session(&build(ui.stdin_is_tty()), how.marker, ui);
     }
     let session = Session::for_marker(how.marker).map_err(from_session)?;
+    if how.detach {
+        let started = crate::session::detached::start(
+            how.marker,
+            &build(true),
+            &how.ready,
+            crate::session::detached::READY_LIMIT,
+        )
+        .map_err(from_session)?;
+        let live = started == Started::AlreadyRunning;
+        if live {
+            already_running(&session, how, ui);
+        }
+        if let Started::Now(seen) = started {
+            if let Some(code) = word_readiness(seen, how, ui) {
+                return Ok(code);
+            }
+        }
+        return join(&session, how, live, ui);
+    }
     let live = session.exists();
-    if live && how.overrides {
-        ui.warning(&format!(
-            "session `{}` is already running: attaching to it as it is (the agent and arguments asked for are not used)",
-            session.name()
-        ));
+    if live {
+        already_running(&session, how, ui);
     }
     let mut started_here = false;
     if !live {
-        let since = std::time::SystemTime::now();
         match session.start(&build(true)) {
             Ok(()) => started_here = true,
             // Another command started it a moment ago: join that one.
@@ -373,38 +373,34 @@ pub fn launch(how: &Launching, build: impl Fn(bool) -> Cmd, ui: &mut Ui) -> Resu
                 }
             }
         }
-        if started_here && how.detach {
-            if let Some(code) = await_ready(&session, how, since, ui)? {
-                return Ok(code);
-            }
-        }
     }
     let code = join(&session, how, live, ui)?;
-    if started_here && code != error::OK && !how.detach {
+    if started_here && code != error::OK {
         // The pane closed with the agent: what it said last is gone from the terminal.
         show_last_lines(&session, ui);
     }
     Ok(code)
 }
 
-/// After a detached start: wait until the agent is ready. One that ends first is a
+/// A live session is joined as it is: said when the command asked for a program or
+/// arguments of its own.
+fn already_running(session: &crate::session::Session, how: &Launching, ui: &mut Ui) {
+    if how.overrides {
+        ui.warning(&format!(
+            "session `{}` is already running: {} it as it is (the agent and arguments asked for are not used)",
+            session.name(),
+            if how.detach { "leaving" } else { "attaching to" }
+        ));
+    }
+}
+
+/// What a detached start's wait saw, as the user hears it. One that ends first is a
 /// failure with its exit code (never 0) and its last lines (`Some(code)`); one still
-/// not ready after [`READY_LIMIT`] is a warning with what its screen shows.
-fn await_ready(
-    session: &crate::session::Session,
-    how: &Launching,
-    since: std::time::SystemTime,
-    ui: &mut Ui,
-) -> Result<Option<i32>, CliError> {
-    use crate::session::Readiness;
-    let waiting = || crate::runner::oci::status::report_waiting(how.marker);
-    match session.wait_ready(&how.ready, since, READY_LIMIT) {
-        Readiness::Ready => {
-            if how.ready.still_asks {
-                waiting();
-            }
-            Ok(None)
-        }
+/// not ready after [`crate::session::detached::READY_LIMIT`] is a warning with what its
+/// screen shows.
+fn word_readiness(seen: Readiness, how: &Launching, ui: &mut Ui) -> Option<i32> {
+    match seen {
+        Readiness::Ready => None,
         Readiness::Exited { code, last } => {
             print_lines(&last, ui);
             ui.error(
@@ -417,29 +413,28 @@ fn await_ready(
                     how.again
                 )),
             );
-            Ok(Some(if code == error::OK {
+            Some(if code == error::OK {
                 error::RUNTIME
             } else {
                 code
-            }))
+            })
         }
         Readiness::Asks { what, last } => {
-            waiting();
             print_lines(&last, ui);
             ui.warning(&format!(
                 "the agent waits at a screen for a person (\"{what}\", its last lines are above): answer it with `{}`",
                 how.again
             ));
-            Ok(None)
+            None
         }
         Readiness::NotYet { last } => {
             print_lines(&last, ui);
             ui.warning(&format!(
                 "the agent is not at its prompt after {} s: it may be waiting at a screen for a person (its last lines are above); look with `{}`",
-                READY_LIMIT.as_secs(),
+                crate::session::detached::READY_LIMIT.as_secs(),
                 how.again
             ));
-            Ok(None)
+            None
         }
     }
 }
@@ -488,6 +483,22 @@ pub fn join(
             ));
             Ok(error::OK)
         }
+    }
+}
+
+/// A launch that cannot be made, as the user sees it.
+pub(crate) fn from_launch(e: provision::launch::LaunchError) -> CliError {
+    use provision::launch::LaunchError as L;
+    match e {
+        L::NoContainer { name, runner } => CliError::new(
+            ErrorKind::Runner,
+            format!("box `{name}` records runner `{runner}` without a container"),
+        )
+        .hint(format!(
+            "Finish it with `git treebox enter {name}`, or remove it with `git treebox rm --force {name}`."
+        )),
+        L::Session(e) => from_session(e),
+        L::Provision(e) => e.into(),
     }
 }
 

@@ -123,7 +123,7 @@ pub fn run(args: EnterArgs, ui: &mut Ui) -> Result<i32, CliError> {
         again: format!("git treebox enter {}", crate::cmd::quote(&r.name)),
         path: &r.path,
         overrides: args.harness.is_some() || !args.args.is_empty(),
-        ready: super::create::ready_for(
+        ready: crate::provision::launch::ready_for(
             entered.harness,
             &entered.launch_argv,
             &entered.session_path,

@@ -279,17 +279,10 @@ pub(crate) fn runner_for(
     tty: bool,
 ) -> Result<Box<dyn crate::runner::Runner>, CliError> {
     crate::runner::for_record(record, tty).ok_or_else(|| {
-        CliError::new(
-            ErrorKind::Runner,
-            format!(
-                "box `{}` records runner `{}` without a container",
-                record.name, record.runner
-            ),
-        )
-        .hint(format!(
-            "Finish it with `git treebox enter {}`, or remove it with `git treebox rm --force {}`.",
-            record.name, record.name
-        ))
+        create::from_launch(crate::provision::launch::LaunchError::NoContainer {
+            name: record.name.clone(),
+            runner: record.runner,
+        })
     })
 }
 

@@ -40,6 +40,7 @@ pub mod fetch;
 pub mod guard;
 pub mod host_trust;
 pub mod include;
+pub mod launch;
 pub mod lockhash;
 pub mod planner;
 pub mod repair;

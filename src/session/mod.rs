@@ -21,8 +21,10 @@
 //! Called by `cli/` (create, enter, sandbox attach/up), [`crate::teardown`] and
 //! [`crate::maintain::park`].
 
+pub mod detached;
 pub mod foreground;
 mod ready;
+pub mod typing;
 mod wrapper;
 use ready::terminal_size;
 pub use ready::{last_lines, Readiness, Ready, Sign, LAST_LINES};

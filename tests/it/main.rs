@@ -34,6 +34,7 @@ mod limits;
 mod list_cache;
 mod lost_checkout;
 mod mcp;
+mod mcp_drive;
 mod placement;
 mod probes;
 mod proof;

@@ -16,16 +16,29 @@ use serde_json::{json, Value};
 use crate::env::{named, write_exec, TestEnv, TREEBOX};
 use crate::schema::assert_valid;
 
+/// Every tool, in the order `tools/list` gives them.
+pub(crate) const TOOLS: [&str; 9] = [
+    "box_create",
+    "box_list",
+    "box_send",
+    "box_wait",
+    "box_diff",
+    "box_screen",
+    "box_stop",
+    "box_remove",
+    "box_land",
+];
+
 /// A server of the fixture's repository and the client speaking to it, on a runtime of
 /// the test's own. Dropped: the client closes the connection and the server is gone.
-struct Served {
-    runtime: tokio::runtime::Runtime,
+pub(crate) struct Served {
+    pub(crate) runtime: tokio::runtime::Runtime,
     client: Option<RunningService<RoleClient, ()>>,
     pid: u32,
 }
 
 impl Served {
-    fn start(env: &TestEnv) -> Served {
+    pub(crate) fn start(env: &TestEnv) -> Served {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
@@ -48,12 +61,12 @@ impl Served {
         }
     }
 
-    fn client(&self) -> &RunningService<RoleClient, ()> {
+    pub(crate) fn client(&self) -> &RunningService<RoleClient, ()> {
         self.client.as_ref().expect("connected")
     }
 
     /// `tools/call NAME ARGS`: the result, as the client received it.
-    fn call(&self, name: &'static str, args: Value) -> CallToolResult {
+    pub(crate) fn call(&self, name: &'static str, args: Value) -> CallToolResult {
         let args = args.as_object().expect("arguments are an object").clone();
         let params = CallToolRequestParams::new(name).with_arguments(args);
         self.runtime
@@ -63,7 +76,7 @@ impl Served {
 
     /// A call that must answer: its document.
     #[track_caller]
-    fn answer(&self, name: &'static str, args: Value) -> Value {
+    pub(crate) fn answer(&self, name: &'static str, args: Value) -> Value {
         let r = self.call(name, args);
         assert_eq!(r.is_error, Some(false), "{name}: {r:#?}");
         document(&r)
@@ -72,7 +85,7 @@ impl Served {
     /// A call that must be refused: its error document, valid against the schema of
     /// the CLI's JSON errors.
     #[track_caller]
-    fn refusal(&self, name: &'static str, args: Value) -> Value {
+    pub(crate) fn refusal(&self, name: &'static str, args: Value) -> Value {
         let r = self.call(name, args);
         assert_eq!(r.is_error, Some(true), "{name}: {r:#?}");
         let doc = document(&r);
@@ -100,7 +113,7 @@ impl Drop for Served {
 
 /// A result's structured document; its text content says the same.
 #[track_caller]
-fn document(r: &CallToolResult) -> Value {
+pub(crate) fn document(r: &CallToolResult) -> Value {
     let doc = r.structured_content.clone().expect("structuredContent");
     let text = r
         .content
@@ -113,7 +126,7 @@ fn document(r: &CallToolResult) -> Value {
 
 /// Every string of `v` (keys too) free of what a terminal would act on.
 #[track_caller]
-fn harmless(v: &Value) {
+pub(crate) fn harmless(v: &Value) {
     let bad = |s: &str| {
         s.chars().any(|c| {
             (c.is_control() && c != '\n' && c != '\t') || treebox::sanitize::is_bidi_control(c)
@@ -130,7 +143,7 @@ fn harmless(v: &Value) {
     }
 }
 
-fn host_box(env: &TestEnv, name: &str) -> std::path::PathBuf {
+pub(crate) fn host_box(env: &TestEnv, name: &str) -> std::path::PathBuf {
     env.treebox(&[
         "create",
         name,
@@ -160,17 +173,7 @@ fn mcp_initialize_names_the_server_and_lists_its_tools() {
         .block_on(served.client().list_all_tools())
         .unwrap();
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
-    assert_eq!(
-        names,
-        [
-            "box_list",
-            "box_diff",
-            "box_screen",
-            "box_stop",
-            "box_remove",
-            "box_land"
-        ]
-    );
+    assert_eq!(names, TOOLS);
     let pinned: Vec<Value> = tools
         .iter()
         .map(|t| json!({"name": t.name, "description": t.description, "inputSchema": t.input_schema, "annotations": t.annotations}))
@@ -463,18 +466,7 @@ fn served_a_real_client(env: &TestEnv, client: &str, run: &crate::env::Run) {
         .iter()
         .filter_map(|t| t["name"].as_str())
         .collect();
-    assert_eq!(
-        names,
-        [
-            "box_list",
-            "box_diff",
-            "box_screen",
-            "box_stop",
-            "box_remove",
-            "box_land"
-        ],
-        "{client}"
-    );
+    assert_eq!(names, TOOLS, "{client}");
     assert_eq!(
         read("mcp.cwd").trim(),
         env.repo.to_string_lossy(),

@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use crate::env::{Run, TestEnv};
 
-const SCHEMAS: [&str; 20] = [
+const SCHEMAS: [&str; 23] = [
     "create",
     "diff",
     "land",
@@ -32,6 +32,9 @@ const SCHEMAS: [&str; 20] = [
     "watch",
     "screen",
     "stop",
+    "box-create",
+    "send",
+    "wait",
 ];
 
 /// Every subcommand of either binary that takes `--json`, and the schema of what it

@@ -9,13 +9,16 @@
 //!   ([`crate::stdio::take`]), a current-thread tokio runtime made only here, rmcp's
 //!   handler; engine calls run on tokio's blocking pool.
 //! - [`tools`]: the tools, their input schemas, and the blocking calls behind them.
+//! - [`drive`]: the tools that start agents and talk to them (`box_create`,
+//!   `box_send`, `box_wait`).
 //! - [`act`]: the tools that change boxes (`box_stop`, `box_remove`, `box_land`).
 //! - [`result`]: a document or a refusal as a tool result, every string made harmless.
 //!
-//! Served: `box_list`, `box_diff`, `box_screen`, `box_stop`, `box_remove`,
-//! `box_land`; creating, typing into and waiting on boxes come in the next slice.
+//! Served: `box_create`, `box_list`, `box_send`, `box_wait`, `box_diff`, `box_screen`,
+//! `box_stop`, `box_remove`, `box_land`.
 
 mod act;
+mod drive;
 mod result;
 mod server;
 mod tools;

@@ -30,10 +30,14 @@ impl ServerHandler for Treebox {
             )
             .with_instructions(
                 "The boxes of one repository: each a git worktree or clone (optionally in a \
-                 container) where a coding agent works. List them, read what a box changed \
-                 and what its agent's screen shows, stop an agent, remove a box (never \
-                 forced), and land one where the user's config allows it. Refusals are results with isError and the \
-                 CLI's error document (code = its exit code, kind, message, hint).",
+                 container) where a coding agent (Claude Code or Codex) works in a session \
+                 of its own. Start boxes with a first prompt (box_create), type further \
+                 prompts (box_send), block until agents finish their turn, ask something \
+                 or exit (box_wait, with the token box_send answered), read what a box \
+                 changed (box_diff) and its agent's screen (box_screen), stop an agent \
+                 (box_stop), remove a box (never forced), and land one where the user's \
+                 config allows it. Refusals are results with isError and the CLI's error \
+                 document (code = its exit code, kind, message, hint).",
             )
     }
 
@@ -48,12 +52,17 @@ impl ServerHandler for Treebox {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let name = request.name.to_string();
         let args = request.arguments.unwrap_or_default();
         let asked = name.clone();
-        let done = tokio::task::spawn_blocking(move || super::tools::call(&asked, args)).await;
+        // A call the client cancels (`notifications/cancelled`) stops waiting.
+        let ct = context.ct.clone();
+        let done = tokio::task::spawn_blocking(move || {
+            super::tools::call(&asked, args, &|| ct.is_cancelled())
+        })
+        .await;
         let outcome = match done {
             Ok(Some(outcome)) => outcome,
             Ok(None) => {

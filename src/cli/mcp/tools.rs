@@ -6,8 +6,9 @@
 //! command would: `box_list` is `list --json`'s document, `box_diff` `diff --json`'s,
 //! both built by the functions those commands print ([`super::super::list::json`],
 //! [`super::super::diff::json`]); `box_screen` reads the agent's pane as `watch` does.
-//! The tools that change boxes (`box_stop`, `box_remove`, `box_land`) are in
-//! [`super::act`]. A refusal is the command's own [`CliError`], with its exit code and hint.
+//! The tools that start agents and talk to them (`box_create`, `box_send`,
+//! `box_wait`) are in [`super::drive`], those that change boxes (`box_stop`,
+//! `box_remove`, `box_land`) in [`super::act`]. A refusal is the command's own [`CliError`], with its exit code and hint.
 //!
 //! Called by [`super::server`] on tokio's blocking pool.
 
@@ -20,7 +21,7 @@ use serde_json::Value;
 
 use super::super::error::{CliError, ErrorKind};
 use super::super::json::{Document, V1};
-use super::act;
+use super::{act, drive};
 
 /// How many screen lines `box_screen` returns without `lines`, and at most.
 pub(super) const SCREEN_LINES: u32 = 40;
@@ -67,10 +68,13 @@ struct ScreenDocument<'a> {
 
 impl Document for ScreenDocument<'_> {}
 
-/// The tools of this slice: a closed vocabulary, spelled only by [`ToolName::as_str`].
+/// The tools: a closed vocabulary, spelled only by [`ToolName::as_str`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum ToolName {
+    Create,
     List,
+    Send,
+    Wait,
     Diff,
     Screen,
     Stop,
@@ -80,8 +84,11 @@ enum ToolName {
 
 impl ToolName {
     /// In the order `tools/list` gives them.
-    const ALL: [ToolName; 6] = [
+    const ALL: [ToolName; 9] = [
+        ToolName::Create,
         ToolName::List,
+        ToolName::Send,
+        ToolName::Wait,
         ToolName::Diff,
         ToolName::Screen,
         ToolName::Stop,
@@ -91,7 +98,10 @@ impl ToolName {
 
     fn as_str(self) -> &'static str {
         match self {
+            ToolName::Create => "box_create",
             ToolName::List => "box_list",
+            ToolName::Send => "box_send",
+            ToolName::Wait => "box_wait",
             ToolName::Diff => "box_diff",
             ToolName::Screen => "box_screen",
             ToolName::Stop => "box_stop",
@@ -108,6 +118,36 @@ impl ToolName {
     fn definition(self) -> Tool {
         let name = self.as_str();
         let t = match self {
+            ToolName::Create => tool::<drive::CreateInput>(
+                name,
+                "Make a box (a git worktree or clone of this repository, cut from a fresh \
+                 origin/<base>, optionally in a container) and start its agent (Claude \
+                 Code or Codex) detached in a session, as `git treebox create -d` does; \
+                 answers once the agent is ready or has failed. With `prompt`, the prompt \
+                 is then typed into the agent and the answer's `token` is for `box_wait`. \
+                 Only on the runners the user's config allows (`mcp.isolation`). Answers \
+                 `create --json`'s document with `agent` (what the start saw); an agent \
+                 that exits before it is ready is an error with its exit code and last \
+                 lines.",
+            ),
+            ToolName::Send => tool::<drive::SendInput>(
+                name,
+                "Type a prompt into a box's agent and submit it: pasted as a bracketed \
+                 paste (a newline is part of the prompt, not Enter), then Enter. Nothing \
+                 in the text is read as a key or an escape; control characters other than \
+                 newline and tab are refused. The box needs a live agent session. Answers \
+                 a `token`: pass it to `box_wait` as `after` to wait for the end of this \
+                 prompt's turn.",
+            ),
+            ToolName::Wait => tool::<drive::WaitInput>(
+                name,
+                "Block until one of the boxes (`names`, else every box with a live agent) \
+                 is in one of the states of `until` — `idle` (its turn done, at its \
+                 prompt), `waiting` (it asks a person something), `exited` (its session \
+                 ended) — or `timeout_s` passes, and say which boxes (`reached`) or \
+                 `timedOut`. With `after` (a `box_send` token), a state reported before \
+                 that prompt was typed does not count.",
+            ),
             ToolName::List => tool::<ListInput>(
                 name,
                 "The boxes of this repository, as `git treebox list --json` prints them: \
@@ -154,9 +194,14 @@ impl ToolName {
             ),
         };
         let hints = match self {
-            ToolName::List | ToolName::Diff | ToolName::Screen => {
+            ToolName::List | ToolName::Diff | ToolName::Screen | ToolName::Wait => {
                 ToolAnnotations::new().read_only(true).destructive(false)
             }
+            // A new box, or typing into one: nothing of anyone's work is lost.
+            ToolName::Create | ToolName::Send => ToolAnnotations::new()
+                .read_only(false)
+                .destructive(false)
+                .idempotent(false),
             // Ending an agent loses nothing of its work; again, it does nothing.
             ToolName::Stop => ToolAnnotations::new()
                 .read_only(false)
@@ -198,8 +243,16 @@ fn tool<T: JsonSchema + 'static>(name: &'static str, description: &'static str) 
 
 /// Call tool `name` with `args`, as the command would run: its document, or its
 /// refusal. `None` when there is no such tool.
-pub(super) fn call(name: &str, args: JsonObject) -> Option<Result<Value, CliError>> {
+/// `cancelled` says when the client has given up on the call (`box_wait` stops).
+pub(super) fn call(
+    name: &str,
+    args: JsonObject,
+    cancelled: &dyn Fn() -> bool,
+) -> Option<Result<Value, CliError>> {
     Some(match ToolName::parse(name)? {
+        ToolName::Create => input(name, args).and_then(drive::create),
+        ToolName::Send => input(name, args).and_then(drive::send),
+        ToolName::Wait => input(name, args).and_then(|a| drive::wait(a, cancelled)),
         ToolName::List => {
             input::<ListInput>(name, args).and_then(|_| super::super::list::json(false))
         }

@@ -1,8 +1,8 @@
 //! What `n`, `x` and `d` do, each on a worker thread of [`super::live`]: the commands'
 //! own code, run in-process, so the rules are theirs.
 //!
-//! - `n`: `git treebox create -d NAME` (parsed by the CLI's own parser), its output
-//!   captured; the box appears on the next refresh.
+//! - `n`: `git treebox create -d NAME`'s engine call
+//!   ([`crate::provision::launch::create_detached`]); the box appears on the next refresh.
 //! - `x`: teardown's assessment and its refusals ([`crate::cli::teardown::refusal`],
 //!   the very function `teardown` uses), then teardown's question on the dashboard,
 //!   then [`crate::teardown::remove_as_decided`], which assesses again under the lock.
@@ -12,7 +12,6 @@
 
 use super::live::{open, Msg};
 use crate::cli::error::{CliError, ErrorKind};
-use crate::cli::ui::{Ui, UiOptions};
 use crate::watch::Row;
 
 /// An error as one line: what failed, and the first hint.
@@ -26,41 +25,51 @@ pub fn line(e: &CliError) -> String {
 }
 
 /// `n`: create box `name` detached, in `repo` (`git sandbox watch`: the selected box's
-/// repository), else in the current directory's.
+/// repository), else in the current directory's: `create -d NAME`'s engine call
+/// ([`crate::provision::launch::create_detached`]), its outcome in one line.
 pub fn create(name: &str, repo: Option<String>) -> Msg {
-    use clap::Parser;
-    // The name was checked by `create`'s rule (never a leading `-`).
-    let argv = ["git-treebox", "create", "-d", name];
-    if let Some(repo) = repo {
-        if let Err(e) = std::env::set_current_dir(&repo) {
-            return Msg::Done(format!("cannot create in {repo}: {e}"), true);
-        }
+    match create_detached(name, repo) {
+        Ok((said, failed)) => Msg::Done(said, failed),
+        Err(e) => Msg::Done(format!("create {name}: {}", line(&e)), true),
     }
-    let cli = match crate::cli::TreeboxCli::try_parse_from(argv) {
-        Ok(c) => c,
-        Err(e) => return Msg::Done(e.to_string().lines().next().unwrap_or("").into(), true),
+}
+
+fn create_detached(name: &str, repo: Option<String>) -> Result<(String, bool), CliError> {
+    use crate::session::{detached::Started, Readiness};
+    let cfg = crate::cli::load_config()?;
+    let cwd = match repo {
+        Some(r) => std::path::PathBuf::from(r),
+        None => crate::cli::cwd()?,
     };
-    let crate::cli::TreeboxCommand::Create(args) = cli.command else {
-        return Msg::Done("not a create command".into(), true);
-    };
-    let (mut ui, captured) = Ui::capture(UiOptions {
-        quiet: true,
+    let req = crate::provision::CreateRequest {
+        cwd,
+        name: Some(name.to_string()),
+        launch: true,
         ..Default::default()
-    });
-    match crate::cli::create::run(args, &mut ui) {
-        Ok(0) => Msg::Done(
+    };
+    let (_, _, started) =
+        crate::provision::launch::create_detached(&req, &cfg, &mut crate::provision::Silent)
+            .map_err(crate::cli::create::from_launch)?;
+    let q = crate::cmd::quote(name);
+    Ok(match started {
+        Started::AlreadyRunning => (format!("box `{name}`'s agent was already running"), false),
+        Started::Now(Readiness::Ready) => (
             format!("created box `{name}`; its agent runs detached"),
             false,
         ),
-        Ok(code) => Msg::Done(
-            format!(
-                "create {name} exited {code}: {}",
-                captured.stderr().lines().last().unwrap_or("")
-            ),
+        Started::Now(Readiness::Exited { code, .. }) => (
+            format!("create {name}: the agent exited with code {code} before it was ready; start it with `git treebox enter {q}` to see it"),
             true,
         ),
-        Err(e) => Msg::Done(format!("create {name}: {}", line(&e)), true),
-    }
+        Started::Now(Readiness::Asks { what, .. }) => (
+            format!("created box `{name}`; its agent waits at a screen for a person (\"{what}\"): answer it with `git treebox enter {q}`"),
+            true,
+        ),
+        Started::Now(Readiness::NotYet { .. }) => (
+            format!("created box `{name}`; its agent is not at its prompt yet: look with `git treebox enter {q}`"),
+            true,
+        ),
+    })
 }
 
 /// `l`, answered yes: the box's work landed with the config's strategy, through the

@@ -14,7 +14,7 @@
 //! (temp file + `mv`) in the status dir: [`Layout::status_dir`] on the host,
 //! [`STATUS_DIR`] in a container.
 //!
-//! The host writes one report itself ([`report_waiting`]): `waiting`, when a launch
+//! The host writes one report itself ([`crate::session::detached::report_waiting`]): `waiting`, when a launch
 //! saw the agent at a screen that waits for a person, or knew it would ask (a trust it
 //! was not given), which the agent's own hooks never report.
 //!
@@ -94,17 +94,6 @@ pub struct Reported {
 /// (with the time the box gave it); reading never blocks and never follows a link.
 pub fn read_status(layout: &Layout, leaf: &Leaf) -> Option<Reported> {
     read_status_file(&layout.status_state_path(leaf))
-}
-
-/// Report `waiting` for the box whose session marker is `marker`, from the host: its
-/// agent sits at a screen that waits for a person (a launch saw it, or knew it would),
-/// which the agent's own hooks do not report. Written as the box's writer writes: a
-/// new file (never opened through a link the box put there) renamed over `state`.
-/// Best effort: a status dir this user may not write (a container box's, given to its
-/// agent) keeps what the agent reported.
-pub fn report_waiting(marker: &Path) {
-    let state = crate::state::session::status_path(marker);
-    let _ = atomic::write_unsynced(&state, b"waiting\n", 0o644);
 }
 
 /// [`read_status`] of one path.
@@ -261,14 +250,14 @@ mod tests {
         let outside = d.path().join("outside");
         std::fs::write(&outside, "mine\n").unwrap();
         std::os::unix::fs::symlink(&outside, status.join("state")).unwrap();
-        report_waiting(&marker);
+        crate::session::detached::report_waiting(&marker);
         assert_eq!(std::fs::read_to_string(&outside).unwrap(), "mine\n");
         let m = std::fs::symlink_metadata(status.join("state")).unwrap();
         assert!(m.file_type().is_file());
         let got = read_status_file(&status.join("state")).unwrap();
         assert_eq!(got.status, AgentStatus::Waiting);
         // A status dir that is gone (a box being removed): nothing made.
-        report_waiting(&d.path().join("boxes/gone/session.lock"));
+        crate::session::detached::report_waiting(&d.path().join("boxes/gone/session.lock"));
         assert!(!d.path().join("boxes/gone").exists());
     }
 
