@@ -806,7 +806,7 @@ _git__treebox() {
             return 0
             ;;
         git__treebox__subcmd__mcp)
-            opts="-q -v -h -V --quiet --verbose --color --help --version"
+            opts="-q -v -h -V --all --quiet --verbose --color --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

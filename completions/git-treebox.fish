@@ -274,6 +274,7 @@ complete -c git-treebox -n "__fish_git_treebox_using_subcommand claude-worktree;
 complete -c git-treebox -n "__fish_git_treebox_using_subcommand mcp" -l color -d 'When to colour stderr' -r -f -a "auto\t''
 always\t''
 never\t''"
+complete -c git-treebox -n "__fish_git_treebox_using_subcommand mcp" -l all -d 'Serve every repository `git sandbox ls` knows, not only this one: each tool then takes the repository as `repo`, and `box_list` without it lists every box'
 complete -c git-treebox -n "__fish_git_treebox_using_subcommand mcp" -s q -l quiet -d 'Less output on stderr (warnings and errors only)'
 complete -c git-treebox -n "__fish_git_treebox_using_subcommand mcp" -s v -l verbose -d 'More output on stderr (per-stage timings even off a terminal)'
 complete -c git-treebox -n "__fish_git_treebox_using_subcommand mcp" -s h -l help -d 'Print help (see more with \'--help\')'

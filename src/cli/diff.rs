@@ -58,9 +58,13 @@ fn from_diff(e: DiffError, name: &str) -> CliError {
 }
 
 /// The box NAME names, and what it changed (the patch too unless `stat`).
-fn read(name: &str, stat: bool) -> Result<(String, diff::BoxDiff), CliError> {
+fn read(
+    dir: &std::path::Path,
+    name: &str,
+    stat: bool,
+) -> Result<(String, diff::BoxDiff), CliError> {
     let _cfg = super::load_config()?;
-    let (repo, _, entry) = super::sandbox::find(name)?;
+    let (repo, _, entry) = super::sandbox::find_at(dir, name)?;
     let name = entry.leaf.to_string();
     let d = diff::diff(&entry, &repo, !stat).map_err(|e| from_diff(e, &name))?;
     Ok((name, d))
@@ -110,15 +114,19 @@ fn document(name: &str, d: &diff::BoxDiff) -> serde_json::Value {
     .to_value()
 }
 
-/// `diff NAME --json` (with `--stat`: `stat`)'s document, in the repository of the
-/// current directory: what the MCP server's `box_diff` answers.
-pub(crate) fn json(name: &str, stat: bool) -> Result<serde_json::Value, CliError> {
-    let (name, d) = read(name, stat)?;
+/// `diff NAME --json` (with `--stat`: `stat`)'s document, in the repository of `dir`:
+/// what the MCP server's `box_diff` answers.
+pub(crate) fn json(
+    dir: &std::path::Path,
+    name: &str,
+    stat: bool,
+) -> Result<serde_json::Value, CliError> {
+    let (name, d) = read(dir, name, stat)?;
     Ok(document(&name, &d))
 }
 
 pub fn run(args: DiffArgs, ui: &mut Ui) -> Result<i32, CliError> {
-    let (name, d) = read(&args.name, args.stat)?;
+    let (name, d) = read(&super::cwd()?, &args.name, args.stat)?;
     if args.json {
         ui.out_json(&document(&name, &d));
         return Ok(error::OK);

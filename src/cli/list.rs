@@ -269,11 +269,11 @@ fn document(l: &Listing, repo: &crate::git::Repo) -> serde_json::Value {
     .to_value()
 }
 
-/// `list --json`'s document for the repository of the current directory, as `list
-/// --json` (and `--dirty`) prints it: what the MCP server's `box_list` answers.
-pub(crate) fn json(dirty: bool) -> Result<serde_json::Value, CliError> {
+/// `list --json`'s document for the repository of `dir`, as `list --json` (and
+/// `--dirty`) prints it: what the MCP server's `box_list` answers.
+pub(crate) fn json(dir: &std::path::Path, dirty: bool) -> Result<serde_json::Value, CliError> {
     let _cfg = super::load_config()?;
-    let (repo, layout) = super::here()?;
+    let (repo, layout) = super::here_at(dir)?;
     Ok(document(&gather(&repo, &layout, dirty), &repo))
 }
 

@@ -303,8 +303,14 @@ pub(crate) fn cwd() -> Result<std::path::PathBuf, CliError> {
 
 /// The repository of the current directory and its bookkeeping layout.
 pub(crate) fn here() -> Result<(crate::git::Repo, crate::state::Layout), CliError> {
-    let repo =
-        crate::git::Repo::discover(&cwd()?).map_err(crate::provision::ProvisionError::from)?;
+    here_at(&cwd()?)
+}
+
+/// [`here`] for the repository of `dir` (the MCP server's `--all` acts in others).
+pub(crate) fn here_at(
+    dir: &std::path::Path,
+) -> Result<(crate::git::Repo, crate::state::Layout), CliError> {
+    let repo = crate::git::Repo::discover(dir).map_err(crate::provision::ProvisionError::from)?;
     let layout = crate::provision::enter::layout_for(&repo, None)?;
     Ok((repo, layout))
 }

@@ -39,12 +39,17 @@ pub(crate) struct Served {
 
 impl Served {
     pub(crate) fn start(env: &TestEnv) -> Served {
+        Served::start_in(env, &env.repo, &[])
+    }
+
+    /// `git treebox mcp ARGS` started in `dir`.
+    pub(crate) fn start_in(env: &TestEnv, dir: &Path, args: &[&str]) -> Served {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
             .unwrap();
-        let mut cmd = env.command(TREEBOX, &env.repo);
-        cmd.arg("mcp");
+        let mut cmd = env.command(TREEBOX, dir);
+        cmd.arg("mcp").args(args);
         let stderr = std::fs::File::create(env.root().join("mcp.stderr")).unwrap();
         let (client, pid) = runtime.block_on(async {
             let (transport, _) = TokioChildProcess::builder(tokio::process::Command::from(cmd))

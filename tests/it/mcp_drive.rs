@@ -353,3 +353,182 @@ fn mcp_box_create_reports_an_agent_that_exits_before_it_is_ready() {
     assert_eq!(named(&listed, "boxes", "dies")["exitCode"], 3, "{listed}");
     assert!(Path::new(&env.box_path("dies")).is_dir());
 }
+
+/// The real Claude Code and Codex as the box's agent (a user's returning setup, each
+/// against its stand-in API): `box_create` with a two-line prompt brings each up and
+/// types the prompt as one prompt, `box_wait` returns on the idle that ends that turn
+/// (not the one before it), and `box_send` types a second prompt the same way.
+#[test]
+fn mcp_typed_prompts_reach_the_real_agents_as_one_prompt_each() {
+    use crate::real_agents::{Agent, World};
+    for agent in [Agent::Claude, Agent::Codex] {
+        let Some(w) = World::new(agent) else {
+            return;
+        };
+        let name = agent.name();
+        let leaf = format!("lead-made-{name}");
+        let served = Served::start(w.env());
+        w.api.answer(&format!("FIRST-ANSWER-{name}"));
+        let doc = served.answer(
+            "box_create",
+            json!({"name": leaf, "harness": name, "isolation": "host",
+                   "prompt": "first line of the prompt\nsecond line, same prompt"}),
+        );
+        assert_eq!(doc["agent"]["state"], "ready", "{name}: {doc}");
+        let token = doc["token"].as_str().expect("a token").to_string();
+        let waited = served.answer(
+            "box_wait",
+            json!({"names": [leaf], "until": ["idle", "waiting", "exited"], "after": token, "timeout_s": 120}),
+        );
+        assert_eq!(
+            waited["reached"],
+            json!([{"name": leaf, "state": "idle"}]),
+            "{name}: {waited}\n{}",
+            w.screen(&leaf)
+        );
+        w.wait(&leaf, "the first answer on the screen", 30, || {
+            w.screen(&leaf).contains(&format!("FIRST-ANSWER-{name}"))
+        });
+        let asked = |text: &str| {
+            w.api
+                .model_requests()
+                .iter()
+                .filter(|r| r.body.contains(text))
+                .count()
+        };
+        assert!(
+            asked("first line of the prompt\\nsecond line, same prompt") > 0,
+            "{name}: the two lines did not reach the model as one prompt:\n{}",
+            w.api.describe()
+        );
+
+        w.api.answer(&format!("SECOND-ANSWER-{name}"));
+        let sent = served.answer(
+            "box_send",
+            json!({"name": leaf, "text": "and now\nthe second prompt"}),
+        );
+        let waited = served.answer(
+            "box_wait",
+            json!({"names": [leaf], "until": ["idle"], "after": sent["token"], "timeout_s": 120}),
+        );
+        assert_eq!(waited["timedOut"], false, "{name}: {waited}");
+        w.wait(&leaf, "the second answer on the screen", 30, || {
+            w.screen(&leaf).contains(&format!("SECOND-ANSWER-{name}"))
+        });
+        assert!(
+            asked("and now\\nthe second prompt") > 0,
+            "{name}: {}",
+            w.api.describe()
+        );
+        assert_eq!(
+            served.answer("box_stop", json!({"name": leaf}))["stopped"],
+            true
+        );
+    }
+}
+
+/// `git treebox mcp --all`: every repository `git sandbox ls` knows, each tool's `repo`
+/// picking one; a box name alone where it is found in exactly one; a server of one
+/// repository takes no other.
+#[test]
+fn mcp_all_serves_every_repository_and_repo_picks_one() {
+    let env = TestEnv::new();
+    with_paste_agent(&env, "");
+    let second = env.root().join("second");
+    env.git(
+        &env.root(),
+        &["clone", "-q", &env.origin.to_string_lossy(), "second"],
+    );
+    host_box(&env, "same");
+    host_box(&env, "only-first");
+    env.treebox_in(
+        &second,
+        &[
+            "create",
+            "same",
+            "--isolation",
+            "host",
+            "--no-launch",
+            "--no-fetch",
+        ],
+    )
+    .ok();
+    let first = env.repo.canonicalize().unwrap();
+    let second = second.canonicalize().unwrap();
+    let (first_s, second_s) = (first.to_string_lossy(), second.to_string_lossy());
+
+    let one = Served::start(&env);
+    let e = one.refusal("box_list", json!({"repo": second_s}));
+    assert_eq!(e["code"], 2, "{e}");
+    assert!(e["hint"].as_str().unwrap().contains("--all"), "{e}");
+    assert_eq!(
+        one.answer("box_list", json!({"repo": first_s}))["repo"],
+        first_s.as_ref()
+    );
+    drop(one);
+
+    // Started anywhere, even outside every repository.
+    let all = Served::start_in(&env, &env.root(), &["--all"]);
+    let every = all.answer("box_list", json!({}));
+    assert_valid("sandbox-ls", &every, "box_list --all");
+    let mut seen: Vec<(String, String)> = every["boxes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| {
+            (
+                b["repo"].as_str().unwrap().into(),
+                b["name"].as_str().unwrap().into(),
+            )
+        })
+        .collect();
+    seen.sort();
+    let mut want = vec![
+        (first_s.to_string(), "only-first".to_string()),
+        (first_s.to_string(), "same".to_string()),
+        (second_s.to_string(), "same".to_string()),
+    ];
+    want.sort();
+    assert_eq!(seen, want);
+    let listed = all.answer("box_list", json!({"repo": second_s}));
+    assert_valid("list", &listed, "box_list with repo");
+    assert_eq!(listed["repo"], second_s.as_ref());
+
+    // A name in one repository needs no `repo`; one in two does.
+    assert_eq!(
+        all.answer("box_diff", json!({"name": "only-first"}))["name"],
+        "only-first"
+    );
+    let e = all.refusal("box_diff", json!({"name": "same"}));
+    assert_eq!(e["code"], 2, "{e}");
+    assert!(
+        e["message"].as_str().unwrap().contains(second_s.as_ref()),
+        "{e}"
+    );
+    let d = all.answer("box_diff", json!({"name": "same", "repo": second_s}));
+    assert_eq!(d["name"], "same");
+    let e = all.refusal("box_diff", json!({"name": "nowhere"}));
+    assert_eq!(e["code"], 3, "{e}");
+    let e = all.refusal("box_list", json!({"repo": "/nonexistent"}));
+    assert_eq!(e["code"], 2, "{e}");
+    let e = all.refusal("box_list", json!({"repo": 5}));
+    assert_eq!(e["code"], 2, "{e}");
+
+    // box_create names its repository.
+    let before = env.snapshot();
+    let e = all.refusal("box_create", json!({"name": "fresh"}));
+    assert_eq!(e["code"], 2, "{e}");
+    assert_eq!(env.snapshot(), before);
+    let made = all.answer("box_create", json!({"name": "fresh", "repo": second_s}));
+    assert_eq!(made["box"]["repo"], second_s.as_ref(), "{made}");
+    assert_eq!(made["agent"]["state"], "ready", "{made}");
+    let waited = all.answer(
+        "box_wait",
+        json!({"names": ["fresh"], "until": ["idle"], "timeout_s": 10}),
+    );
+    assert_eq!(waited["reached"][0]["name"], "fresh", "{waited}");
+    assert_eq!(
+        all.answer("box_stop", json!({"name": "fresh"}))["stopped"],
+        true
+    );
+}

@@ -68,13 +68,13 @@ fn is_root() -> bool {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Agent {
+pub(crate) enum Agent {
     Claude,
     Codex,
 }
 
 impl Agent {
-    fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Agent::Claude => "claude",
             Agent::Codex => "codex",
@@ -82,7 +82,7 @@ impl Agent {
     }
 
     /// The screen shows the agent's prompt, ready for input.
-    fn ready(self, screen: &str) -> bool {
+    pub(crate) fn ready(self, screen: &str) -> bool {
         match self {
             Agent::Claude => screen.contains('❯') && screen.contains("bypass permissions on"),
             Agent::Codex => screen.contains('›') && screen.contains("for shortcuts"),
@@ -99,9 +99,9 @@ enum Runner {
 
 /// A returning user with the real CLI on PATH (or in the image), pointed at a stand-in
 /// of its API.
-struct World {
+pub(crate) struct World {
     runner: Runner,
-    api: StandIn,
+    pub(crate) api: StandIn,
     agent: Agent,
     /// treebox runs as this user (uid, and the group of the engine's socket) instead
     /// of the test's own.
@@ -109,7 +109,7 @@ struct World {
 }
 
 impl World {
-    fn new(agent: Agent) -> Option<World> {
+    pub(crate) fn new(agent: Agent) -> Option<World> {
         World::with(agent, true)
     }
 
@@ -230,7 +230,7 @@ impl World {
         w
     }
 
-    fn env(&self) -> &TestEnv {
+    pub(crate) fn env(&self) -> &TestEnv {
         match &self.runner {
             Runner::Host(env) => env,
             Runner::Engine(b) => &b.env,
@@ -305,7 +305,7 @@ impl World {
     }
 
     /// What box `leaf`'s pane shows now (empty when there is no pane).
-    fn screen(&self, leaf: &str) -> String {
+    pub(crate) fn screen(&self, leaf: &str) -> String {
         let Some(pane) = self.pane(leaf) else {
             return String::new();
         };
@@ -356,7 +356,7 @@ impl World {
 
     /// Wait (at most `secs`) until `done` holds; the failure shows the box's screen.
     #[track_caller]
-    fn wait(&self, leaf: &str, what: &str, secs: u64, mut done: impl FnMut() -> bool) {
+    pub(crate) fn wait(&self, leaf: &str, what: &str, secs: u64, mut done: impl FnMut() -> bool) {
         let since = Instant::now();
         while !done() {
             if since.elapsed() > Duration::from_secs(secs) {

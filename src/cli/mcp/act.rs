@@ -88,9 +88,9 @@ struct StopDocument<'a> {
 impl Document for StopDocument<'_> {}
 
 /// `box_stop`: end the box's agent session, if it has a live one.
-pub(super) fn stop(a: StopInput) -> Result<Value, CliError> {
+pub(super) fn stop(dir: &std::path::Path, a: StopInput) -> Result<Value, CliError> {
     let _cfg = super::super::load_config()?;
-    let (_, layout, entry) = super::super::sandbox::find(&a.name)?;
+    let (_, layout, entry) = super::super::sandbox::find_at(dir, &a.name)?;
     let name = entry.leaf.to_string();
     let marker = layout.session_path(&entry.leaf);
     let live = crate::state::session::is_live(&marker);
@@ -116,9 +116,9 @@ pub(super) fn stop(a: StopInput) -> Result<Value, CliError> {
 }
 
 /// `box_remove`: `git sandbox down NAME`, unforced, off a terminal.
-pub(super) fn remove(a: RemoveInput) -> Result<Value, CliError> {
+pub(super) fn remove(dir: &std::path::Path, a: RemoveInput) -> Result<Value, CliError> {
     let _cfg = super::super::load_config()?;
-    let (repo, layout, entry) = super::super::sandbox::find(&a.name)?;
+    let (repo, layout, entry) = super::super::sandbox::find_at(dir, &a.name)?;
     if !entry.is_named(&a.name) {
         return Err(not_named_whole(&a.name, &entry.leaf.to_string()));
     }
@@ -134,7 +134,7 @@ pub(super) fn remove(a: RemoveInput) -> Result<Value, CliError> {
 }
 
 /// `box_land`: `git treebox land NAME [--squash | --rebase | --merge]`, when allowed.
-pub(super) fn land(a: LandInput) -> Result<Value, CliError> {
+pub(super) fn land(dir: &std::path::Path, a: LandInput) -> Result<Value, CliError> {
     let cfg = super::super::load_config()?;
     if !cfg.mcp.land {
         let file = crate::config::user_config_path().map_or_else(
@@ -150,7 +150,7 @@ pub(super) fn land(a: LandInput) -> Result<Value, CliError> {
             crate::cmd::quote(&a.name)
         )));
     }
-    let (repo, layout, entry) = super::super::sandbox::find(&a.name)?;
+    let (repo, layout, entry) = super::super::sandbox::find_at(dir, &a.name)?;
     let leaf = entry.leaf.to_string();
     let strategy = a
         .strategy

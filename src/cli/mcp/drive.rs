@@ -19,6 +19,7 @@
 //!
 //! Called by [`super::tools::call`] on tokio's blocking pool.
 
+use std::path::Path;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use rmcp::schemars::JsonSchema;
@@ -203,14 +204,14 @@ struct Reached {
 }
 
 /// `box_create`.
-pub(super) fn create(a: CreateInput) -> Result<Value, CliError> {
+pub(super) fn create(dir: &Path, a: CreateInput) -> Result<Value, CliError> {
     let cfg = super::super::load_config()?;
     if let Some(p) = &a.prompt {
         check_prompt(p)?;
     }
     let runner = allowed_runner(a.isolation.map(RunnerKind::from), &cfg)?;
     let req = crate::provision::CreateRequest {
-        cwd: super::super::cwd()?,
+        cwd: dir.to_path_buf(),
         name: a.name.clone(),
         base: a.base.clone(),
         harness: a.harness.map(|h| match h {
@@ -339,10 +340,10 @@ fn agent_start(name: &str, agent: &AgentLaunch, started: Started) -> Result<Agen
 }
 
 /// `box_send`.
-pub(super) fn send(a: SendInput) -> Result<Value, CliError> {
+pub(super) fn send(dir: &Path, a: SendInput) -> Result<Value, CliError> {
     let _cfg = super::super::load_config()?;
     check_prompt(&a.text)?;
-    let (_, layout, entry) = super::super::sandbox::find(&a.name)?;
+    let (_, layout, entry) = super::super::sandbox::find_at(dir, &a.name)?;
     let name = entry.leaf.to_string();
     let marker = layout.session_path(&entry.leaf);
     let token = type_into(&name, &marker, &a.text)?;
@@ -363,7 +364,7 @@ fn check_prompt(text: &str) -> Result<(), CliError> {
 }
 
 /// Type `text` into the live session of box `name`; the token for `box_wait`.
-fn type_into(name: &str, marker: &std::path::Path, text: &str) -> Result<String, CliError> {
+fn type_into(name: &str, marker: &Path, text: &str) -> Result<String, CliError> {
     let session =
         crate::session::Session::for_marker(marker).map_err(super::super::create::from_session)?;
     if !crate::state::session::is_live(marker) || !session.exists() {
@@ -415,7 +416,11 @@ impl std::fmt::Display for Token {
 }
 
 /// `box_wait`; `cancelled` says when the client has given up on the call.
-pub(super) fn wait(a: WaitInput, cancelled: &dyn Fn() -> bool) -> Result<Value, CliError> {
+pub(super) fn wait(
+    dir: &Path,
+    a: WaitInput,
+    cancelled: &dyn Fn() -> bool,
+) -> Result<Value, CliError> {
     let _cfg = super::super::load_config()?;
     let usage = |m: String, h: &str| CliError::new(ErrorKind::Usage, m).hint(h.to_string());
     if !(1..=WAIT_MAX_S).contains(&a.timeout_s) {
@@ -442,7 +447,7 @@ pub(super) fn wait(a: WaitInput, cancelled: &dyn Fn() -> bool) -> Result<Value, 
             )
         })?),
     };
-    let watched = watched_boxes(a.names.as_deref())?;
+    let watched = watched_boxes(dir, a.names.as_deref())?;
     let since = Instant::now();
     let limit = Duration::from_secs(a.timeout_s);
     loop {
@@ -475,12 +480,12 @@ struct Watched {
 /// The boxes named (each found as `diff` finds it), or every box of this repository
 /// whose agent's session is live now (a box no agent ever ran in would end a wait
 /// for `exited` at once).
-fn watched_boxes(names: Option<&[String]>) -> Result<Vec<Watched>, CliError> {
-    let (repo, layout) = super::super::here()?;
+fn watched_boxes(dir: &Path, names: Option<&[String]>) -> Result<Vec<Watched>, CliError> {
+    let (repo, layout) = super::super::here_at(dir)?;
     let entries = match names {
         Some(names) if !names.is_empty() => names
             .iter()
-            .map(|n| super::super::sandbox::find(n).map(|(_, _, e)| e))
+            .map(|n| super::super::sandbox::find_at(dir, n).map(|(_, _, e)| e))
             .collect::<Result<Vec<_>, _>>()?,
         _ => crate::boxes::inventory(&repo, &layout)
             .into_iter()

@@ -12,6 +12,8 @@
 //! - [`drive`]: the tools that start agents and talk to them (`box_create`,
 //!   `box_send`, `box_wait`).
 //! - [`act`]: the tools that change boxes (`box_stop`, `box_remove`, `box_land`).
+//! - [`scope`]: which repositories it serves (`--all`: every one `git sandbox ls`
+//!   knows), and in which one a call acts.
 //! - [`result`]: a document or a refusal as a tool result, every string made harmless.
 //!
 //! Served: `box_create`, `box_list`, `box_send`, `box_wait`, `box_diff`, `box_screen`,
@@ -20,6 +22,7 @@
 mod act;
 mod drive;
 mod result;
+mod scope;
 mod server;
 mod tools;
 
@@ -29,15 +32,23 @@ use super::error::{CliError, ErrorKind};
 use super::ui::Ui;
 
 #[derive(Debug, Clone, Args)]
-pub struct McpArgs {}
+pub struct McpArgs {
+    /// Serve every repository `git sandbox ls` knows, not only this one: each tool then
+    /// takes the repository as `repo`, and `box_list` without it lists every box.
+    #[arg(long)]
+    pub all: bool,
+}
 
-pub fn run(_args: McpArgs, ui: &mut Ui) -> Result<i32, CliError> {
+pub fn run(args: McpArgs, ui: &mut Ui) -> Result<i32, CliError> {
     // What every call would fail on is said now, on stderr, with its exit code: not a
     // repository (2), a broken config (2), a server started inside a box (2).
     let here = super::here();
     refuse_inside_a_box(here.as_ref().ok())?;
     let _cfg = super::load_config()?;
-    let (repo, _) = here?;
+    let scope = match (args.all, here) {
+        (true, _) => scope::Scope::All,
+        (false, here) => scope::Scope::One(here?.0.main_root),
+    };
     let protocol = crate::stdio::take().map_err(|e| {
         CliError::new(
             ErrorKind::Io,
@@ -45,11 +56,14 @@ pub fn run(_args: McpArgs, ui: &mut Ui) -> Result<i32, CliError> {
         )
         .caused_by(e)
     })?;
-    ui.verbose(&format!(
-        "serving the boxes of {} over stdio",
-        crate::sanitize::line(&repo.main_root.to_string_lossy())
-    ));
-    server::serve(protocol)
+    ui.verbose(&match &scope {
+        scope::Scope::One(root) => format!(
+            "serving the boxes of {} over stdio",
+            crate::sanitize::line(&root.to_string_lossy())
+        ),
+        scope::Scope::All => "serving the boxes of every repository over stdio".into(),
+    });
+    server::serve(protocol, scope)
 }
 
 /// A lead agent inside a box must not drive boxes: refused when the process runs in

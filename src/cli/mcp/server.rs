@@ -19,8 +19,11 @@ use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 
 use super::super::error::{self, CliError, ErrorKind};
 
-/// The handler: it holds nothing, each call reads the repository afresh.
-struct Treebox;
+/// The handler: it holds only which repositories it serves; each call reads them
+/// afresh.
+struct Treebox {
+    scope: super::scope::Scope,
+}
 
 impl ServerHandler for Treebox {
     fn get_info(&self) -> ServerConfig {
@@ -59,8 +62,9 @@ impl ServerHandler for Treebox {
         let asked = name.clone();
         // A call the client cancels (`notifications/cancelled`) stops waiting.
         let ct = context.ct.clone();
+        let scope = self.scope.clone();
         let done = tokio::task::spawn_blocking(move || {
-            super::tools::call(&asked, args, &|| ct.is_cancelled())
+            super::tools::call(&asked, args, &scope, &|| ct.is_cancelled())
         })
         .await;
         let outcome = match done {
@@ -89,7 +93,10 @@ impl ServerHandler for Treebox {
 }
 
 /// Serve until the client closes the connection.
-pub(super) fn serve(protocol: crate::stdio::Protocol) -> Result<i32, CliError> {
+pub(super) fn serve(
+    protocol: crate::stdio::Protocol,
+    scope: super::scope::Scope,
+) -> Result<i32, CliError> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_time()
         .build()
@@ -97,7 +104,7 @@ pub(super) fn serve(protocol: crate::stdio::Protocol) -> Result<i32, CliError> {
             CliError::new(ErrorKind::Runtime, "could not start the runtime").caused_by(e)
         })?;
     let served = runtime.block_on(async move {
-        match Treebox.serve(protocol.into_async()).await {
+        match (Treebox { scope }).serve(protocol.into_async()).await {
             Ok(running) => running
                 .waiting()
                 .await

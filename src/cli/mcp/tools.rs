@@ -21,6 +21,7 @@ use serde_json::Value;
 
 use super::super::error::{CliError, ErrorKind};
 use super::super::json::{Document, V1};
+use super::scope::Scope;
 use super::{act, drive};
 
 /// How many screen lines `box_screen` returns without `lines`, and at most.
@@ -233,37 +234,80 @@ pub(super) fn all() -> Vec<Tool> {
 /// `box_list`): some clients refuse an object schema without them.
 fn tool<T: JsonSchema + 'static>(name: &'static str, description: &'static str) -> Tool {
     let mut t = Tool::new(name, description, Arc::new(JsonObject::new())).with_input_schema::<T>();
-    if !t.input_schema.contains_key("properties") {
-        let mut schema = (*t.input_schema).clone();
-        schema.insert("properties".into(), Value::Object(JsonObject::new()));
-        t.input_schema = Arc::new(schema);
+    let mut schema = (*t.input_schema).clone();
+    let properties = schema
+        .entry("properties")
+        .or_insert_with(|| Value::Object(JsonObject::new()));
+    if let Value::Object(p) = properties {
+        p.insert(
+            "repo".into(),
+            serde_json::json!({
+                "description": REPO_DESCRIPTION,
+                "type": "string",
+            }),
+        );
     }
+    t.input_schema = Arc::new(schema);
     t
 }
 
+/// Every tool's `repo` ([`super::scope`]).
+const REPO_DESCRIPTION: &str = "The repository: the absolute path of its main checkout, as `box_list` shows it. Only needed when the server serves every repository (`git treebox mcp --all`), where `box_create`, and `box_wait` without `names`, need it and a box name found in several repositories is refused without it; a server of one repository takes only that one.";
+
 /// Call tool `name` with `args`, as the command would run: its document, or its
 /// refusal. `None` when there is no such tool.
+/// In the repository of `scope` the call names (its `repo`, else its box's);
 /// `cancelled` says when the client has given up on the call (`box_wait` stops).
 pub(super) fn call(
     name: &str,
-    args: JsonObject,
+    mut args: JsonObject,
+    scope: &Scope,
     cancelled: &dyn Fn() -> bool,
 ) -> Option<Result<Value, CliError>> {
-    Some(match ToolName::parse(name)? {
-        ToolName::Create => input(name, args).and_then(drive::create),
-        ToolName::Send => input(name, args).and_then(drive::send),
-        ToolName::Wait => input(name, args).and_then(|a| drive::wait(a, cancelled)),
-        ToolName::List => {
-            input::<ListInput>(name, args).and_then(|_| super::super::list::json(false))
+    let tool = ToolName::parse(name)?;
+    Some(repo_arg(name, &mut args).and_then(|repo| {
+        let repo = repo.as_deref();
+        if tool == ToolName::List && repo.is_none() && scope.is_all() {
+            return input::<ListInput>(name, args).and_then(|_| super::super::sandbox::ls::json());
         }
-        ToolName::Diff => {
-            input::<DiffInput>(name, args).and_then(|a| super::super::diff::json(&a.name, a.stat))
+        // The box a call names: its `name` (not `box_create`'s, a box to make), else
+        // the first of `box_wait`'s `names`.
+        let named = (tool != ToolName::Create)
+            .then(|| args.get("name"))
+            .flatten()
+            .or_else(|| args.get("names").and_then(|n| n.get(0)))
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        let dir = scope.dir(repo, named.as_deref())?;
+        let dir = dir.as_path();
+        match tool {
+            ToolName::Create => input(name, args).and_then(|a| drive::create(dir, a)),
+            ToolName::Send => input(name, args).and_then(|a| drive::send(dir, a)),
+            ToolName::Wait => input(name, args).and_then(|a| drive::wait(dir, a, cancelled)),
+            ToolName::List => {
+                input::<ListInput>(name, args).and_then(|_| super::super::list::json(dir, false))
+            }
+            ToolName::Diff => input::<DiffInput>(name, args)
+                .and_then(|a| super::super::diff::json(dir, &a.name, a.stat)),
+            ToolName::Screen => input::<ScreenInput>(name, args).and_then(|a| screen(dir, a)),
+            ToolName::Stop => input(name, args).and_then(|a| act::stop(dir, a)),
+            ToolName::Remove => input(name, args).and_then(|a| act::remove(dir, a)),
+            ToolName::Land => input(name, args).and_then(|a| act::land(dir, a)),
         }
-        ToolName::Screen => input::<ScreenInput>(name, args).and_then(screen),
-        ToolName::Stop => input(name, args).and_then(act::stop),
-        ToolName::Remove => input(name, args).and_then(act::remove),
-        ToolName::Land => input(name, args).and_then(act::land),
-    })
+    }))
+}
+
+/// Every tool's `repo`, taken out of its arguments: a string, or absent.
+fn repo_arg(name: &str, args: &mut JsonObject) -> Result<Option<String>, CliError> {
+    match args.remove("repo") {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s)),
+        Some(_) => Err(CliError::new(
+            ErrorKind::Usage,
+            format!("invalid arguments to `{name}`: `repo` must be a path"),
+        )
+        .hint("`tools/list` gives each tool's input schema.")),
+    }
 }
 
 /// The arguments of tool `name`, or a usage refusal (exit 2) saying what is wrong.
@@ -278,7 +322,7 @@ fn input<T: DeserializeOwned>(name: &str, args: JsonObject) -> Result<T, CliErro
 }
 
 /// `box_screen`: the box's live pane, its last lines, sanitised.
-fn screen(a: ScreenInput) -> Result<Value, CliError> {
+fn screen(dir: &std::path::Path, a: ScreenInput) -> Result<Value, CliError> {
     let n = a.lines.unwrap_or(SCREEN_LINES);
     if !(1..=SCREEN_LINES_MAX).contains(&n) {
         return Err(CliError::new(
@@ -288,7 +332,7 @@ fn screen(a: ScreenInput) -> Result<Value, CliError> {
         .hint(format!("Leave it out for the last {SCREEN_LINES} lines.")));
     }
     let _cfg = super::super::load_config()?;
-    let (_, layout, entry) = super::super::sandbox::find(&a.name)?;
+    let (_, layout, entry) = super::super::sandbox::find_at(dir, &a.name)?;
     let name = entry.leaf.to_string();
     let live = crate::state::session::is_live(&layout.session_path(&entry.leaf));
     let lines = live

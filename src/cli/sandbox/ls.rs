@@ -190,30 +190,64 @@ fn all_rows() -> Result<Vec<Row>, CliError> {
     Ok(rows)
 }
 
+/// The main checkout of every repository on this machine with boxes (or the memory of
+/// them) whose repository is still there: the repositories `ls` lists boxes of.
+pub(crate) fn known_repos() -> Result<Vec<std::path::PathBuf>, CliError> {
+    let dirs = layout::repo_state_dirs().map_err(|e| CliError::of(ErrorKind::State, e))?;
+    let mut out = Vec::new();
+    for repo_state in dirs {
+        let main = match layout::records_in(&repo_state).first() {
+            Some(r) => r.repo.clone(),
+            None => match Layout::remembered_repo(&repo_state) {
+                Some(m) => m,
+                None => continue,
+            },
+        };
+        if let Ok(repo) = Repo::discover(&main) {
+            if Layout::is_state_dir_of(&repo_state, &repo.common_dir)
+                && !out.contains(&repo.main_root)
+            {
+                out.push(repo.main_root);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// `ls --json`'s document: what the MCP server's `box_list` answers with `--all`.
+pub(crate) fn json() -> Result<serde_json::Value, CliError> {
+    let _cfg = crate::cli::load_config()?;
+    Ok(document(&all_rows()?))
+}
+
+fn document(rows: &[Row]) -> serde_json::Value {
+    let boxes: Vec<SandboxLsBox> = rows
+        .iter()
+        .map(|r| SandboxLsBox {
+            name: &r.name,
+            repo: &r.repo,
+            path: &r.path,
+            state: r.state,
+            git_mode: r.git_mode.as_deref(),
+            mode: &r.mode_label,
+            branch: r.branch.as_deref(),
+            dirty: r.dirty,
+            runner: r.runner.as_deref(),
+            progress: Progress::of(r.agent.status, r.agent.exit, r.landed),
+        })
+        .collect();
+    SandboxLsDocument {
+        schema_version: V1,
+        boxes,
+    }
+    .to_value()
+}
+
 pub fn run(a: LsArgs, ui: &mut Ui) -> Result<i32, CliError> {
     let _cfg = crate::cli::load_config()?;
     let rows = all_rows()?;
     if a.json {
-        let boxes: Vec<SandboxLsBox> = rows
-            .iter()
-            .map(|r| SandboxLsBox {
-                name: &r.name,
-                repo: &r.repo,
-                path: &r.path,
-                state: r.state,
-                git_mode: r.git_mode.as_deref(),
-                mode: &r.mode_label,
-                branch: r.branch.as_deref(),
-                dirty: r.dirty,
-                runner: r.runner.as_deref(),
-                progress: Progress::of(r.agent.status, r.agent.exit, r.landed),
-            })
-            .collect();
-        let doc = SandboxLsDocument {
-            schema_version: V1,
-            boxes,
-        };
-        ui.out_json(&doc.to_value());
+        ui.out_json(&document(&rows));
         return Ok(error::OK);
     }
     if rows.is_empty() {

@@ -14,7 +14,7 @@ mod attach;
 mod bundle;
 mod down;
 pub(crate) mod fetch;
-mod ls;
+pub(crate) mod ls;
 mod park;
 mod prune;
 mod run;
@@ -167,7 +167,12 @@ pub(crate) type InRepo = (
 
 /// The box NAME names in this repository (same rules as `git treebox enter`).
 pub(crate) fn find(name: &str) -> Result<InRepo, CliError> {
-    let (repo, layout) = here()?;
+    find_at(&crate::cli::cwd()?, name)
+}
+
+/// [`find`] in the repository of `dir`.
+pub(crate) fn find_at(dir: &std::path::Path, name: &str) -> Result<InRepo, CliError> {
+    let (repo, layout) = crate::cli::here_at(dir)?;
     let entry = crate::boxes::find(&repo, &layout, name).map_err(|e| {
         crate::cli::box_elsewhere(
             crate::provision::ProvisionError::from(e).into(),
