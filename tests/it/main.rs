@@ -29,6 +29,7 @@ mod keys;
 mod land;
 mod land_bounds;
 mod land_cmd;
+mod lead;
 mod lifecycle;
 mod limits;
 mod list_cache;

@@ -295,7 +295,7 @@ fn wait_if_held(s: &Shared) {
         .unwrap();
 }
 
-fn read_chunked(r: &mut impl BufRead) -> std::io::Result<Vec<u8>> {
+pub(crate) fn read_chunked(r: &mut impl BufRead) -> std::io::Result<Vec<u8>> {
     let mut body = Vec::new();
     loop {
         let mut size = String::new();
@@ -313,7 +313,7 @@ fn read_chunked(r: &mut impl BufRead) -> std::io::Result<Vec<u8>> {
     }
 }
 
-fn json(out: &mut TcpStream, status: u16, v: &serde_json::Value) -> std::io::Result<()> {
+pub(crate) fn json(out: &mut TcpStream, status: u16, v: &serde_json::Value) -> std::io::Result<()> {
     let body = v.to_string();
     let reason = if status == 200 { "OK" } else { "Not Found" };
     write!(
@@ -324,19 +324,23 @@ fn json(out: &mut TcpStream, status: u16, v: &serde_json::Value) -> std::io::Res
     out.flush()
 }
 
-fn sse_head(out: &mut TcpStream) -> std::io::Result<()> {
+pub(crate) fn sse_head(out: &mut TcpStream) -> std::io::Result<()> {
     write!(
         out,
         "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nConnection: close\r\n\r\n"
     )
 }
 
-fn event(out: &mut TcpStream, name: &str, data: serde_json::Value) -> std::io::Result<()> {
+pub(crate) fn event(
+    out: &mut TcpStream,
+    name: &str,
+    data: serde_json::Value,
+) -> std::io::Result<()> {
     write!(out, "event: {name}\ndata: {data}\n\n")?;
     out.flush()
 }
 
-fn anthropic_message(model: &str, text: &str) -> serde_json::Value {
+pub(crate) fn anthropic_message(model: &str, text: &str) -> serde_json::Value {
     serde_json::json!({
         "id": "msg_stand_in",
         "type": "message",
@@ -349,7 +353,11 @@ fn anthropic_message(model: &str, text: &str) -> serde_json::Value {
     })
 }
 
-fn anthropic_stream(out: &mut TcpStream, model: &str, text: &str) -> std::io::Result<()> {
+pub(crate) fn anthropic_stream(
+    out: &mut TcpStream,
+    model: &str,
+    text: &str,
+) -> std::io::Result<()> {
     use serde_json::json;
     sse_head(out)?;
     event(
@@ -385,7 +393,7 @@ fn anthropic_stream(out: &mut TcpStream, model: &str, text: &str) -> std::io::Re
     event(out, "message_stop", json!({"type": "message_stop"}))
 }
 
-fn openai_stream(out: &mut TcpStream, model: &str, text: &str) -> std::io::Result<()> {
+pub(crate) fn openai_stream(out: &mut TcpStream, model: &str, text: &str) -> std::io::Result<()> {
     use serde_json::json;
     sse_head(out)?;
     let response = |status: &str, output: serde_json::Value| {

@@ -1,0 +1,625 @@
+//! A scripted lead agent: a stand-in of the model behind a real agent CLI (Claude Code
+//! on Anthropic's Messages API, Codex on OpenAI's Responses API, both on one loopback
+//! port) that drives treebox's MCP tools (SPEC §10d) as the test's script says.
+//!
+//! The script is a function from the last tool result the lead got back (none at the
+//! start) to the next [`Step`]: call a tool, or finish with a text. The stand-in reads
+//! that result out of the conversation each request carries, never from a count of
+//! requests, so the CLIs' side calls, warmups and retries change nothing. A request is
+//! the lead's when it offers treebox's tools; any other (a title, a summary, a real
+//! agent at work inside a box) gets a plain text answer ([`Lead::answer_others`]).
+//!
+//! What the real CLIs need, found with Claude Code 2.1.332 and Codex 0.163:
+//! - Claude Code defers MCP tools behind its `ToolSearch` tool: the request's `tools`
+//!   hold `ToolSearch`, and a message lists the deferred names (`mcp__treebox__box_list`
+//!   one a line). The stand-in then calls `ToolSearch` with `select:<name>` first; its
+//!   result holds a `tool_reference` to the tool, which from then on is in `tools`
+//!   (still marked `defer_loading`) and callable. `ENABLE_TOOL_SEARCH=false` lists the
+//!   MCP tools in `tools` at once; both work.
+//! - Codex puts a model its catalog marks `code_mode_only` (its default and every
+//!   gpt-5.6/6.x) in code mode: one `exec` tool running JavaScript, the MCP tools
+//!   deferred inside it and named nowhere in the request; `[features]` `code_mode`,
+//!   `code_mode_only` and `code_mode_host = false` change nothing. gpt-5.5 gets a
+//!   `tool_search` with the MCP tools deferred, unnamed too. A model the catalog does
+//!   not know (the test's `model = "treebox-lead"`) gets plain function tools: a
+//!   `namespace` tool `mcp__treebox` holding `box_list`…, called by a `function_call`
+//!   with `name` and `namespace`. Codex hands the result back as text (`Wall time:
+//!   …\nOutput:\n<the tool's text>`) and drops `isError`.
+//!
+//! A tool's wire name is taken from the request (`mcp__treebox__box_list`, namespace
+//! `mcp__treebox` + `box_list`, `treebox.box_list`, a bare `box_list`); the script names
+//! tools by their treebox name. Every request is logged, every tool result the lead
+//! sent is kept ([`Lead::results`]), and what the stand-in could not do is a fault
+//! ([`Lead::faults`]) rather than a hang: it then ends the lead's turn with a text.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::panic::AssertUnwindSafe;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use crate::env::{write_exec, Run, TestEnv, TREEBOX};
+use crate::stand_in::{self, Api, Request};
+
+#[cfg(test)]
+mod tests;
+mod wire;
+
+use wire::{
+    anthropic_tool_message, anthropic_tool_stream, openai_tool_stream, Call, Conversation, Reply,
+    Wire,
+};
+
+/// What the lead does next.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Step {
+    /// Call treebox's tool `tool` (`box_list`, not a CLI's spelling of it).
+    Call { tool: String, arguments: Value },
+    /// End the turn with this text.
+    Finish(String),
+}
+
+impl Step {
+    pub fn call(tool: &str, arguments: Value) -> Step {
+        Step::Call {
+            tool: tool.to_string(),
+            arguments,
+        }
+    }
+
+    pub fn finish(text: &str) -> Step {
+        Step::Finish(text.to_string())
+    }
+}
+
+/// One tool result the lead sent back, as the CLI worded it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolResult {
+    /// treebox's name of the tool (`box_list`).
+    pub tool: String,
+    /// The CLI's name of it (`mcp__treebox__box_list`, `mcp__treebox/box_list` for a
+    /// namespace and a name).
+    pub wire_name: String,
+    /// The arguments the lead called it with.
+    pub arguments: Value,
+    /// The result's text as the CLI sent it (Codex's has a `Wall time` preamble).
+    pub content: String,
+    /// The CLI's error flag; `None` where its API carries none (Codex).
+    pub is_error: Option<bool>,
+    pub call_id: String,
+    pub api: Api,
+}
+
+impl ToolResult {
+    /// The tool's JSON document (treebox's text content), `Null` when there is none.
+    pub fn document(&self) -> Value {
+        let text = match self.content.split_once("\nOutput:\n") {
+            Some((head, body)) if head.starts_with("Wall time:") => body,
+            _ => &self.content,
+        };
+        serde_json::from_str(text.trim()).unwrap_or(Value::Null)
+    }
+
+    /// The error document's `error` (code, kind, message, hint) of a refusal.
+    pub fn error(&self) -> Option<Value> {
+        self.document().get("error").cloned()
+    }
+}
+
+/// One request the stand-in received.
+#[derive(Debug, Clone)]
+pub struct Logged {
+    pub request: Request,
+    /// It offered treebox's tools: the lead's.
+    pub lead: bool,
+    /// The tools it offered by name (deferred ones marked `(deferred)`).
+    pub offered: Vec<String>,
+}
+
+type Script = dyn Fn(Option<&ToolResult>) -> Step + Send + Sync;
+
+/// The most model requests one lead may make: a CLI in a loop is a fault, not a hang.
+const LEAD_REQUEST_LIMIT: usize = 200;
+
+struct Shared {
+    script: Box<Script>,
+    others: Mutex<String>,
+    log: Mutex<Vec<Logged>>,
+    results: Mutex<Vec<ToolResult>>,
+    faults: Mutex<Vec<String>>,
+    ids: AtomicUsize,
+    lead_requests: AtomicUsize,
+    stop: AtomicBool,
+}
+
+/// A running scripted lead; stops (and closes its port) when dropped.
+pub struct Lead {
+    addr: SocketAddr,
+    shared: Arc<Shared>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Lead {
+    /// Both APIs on a free loopback port, the lead played by `script`.
+    pub fn start(script: impl Fn(Option<&ToolResult>) -> Step + Send + Sync + 'static) -> Lead {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind loopback");
+        let addr = listener.local_addr().unwrap();
+        let shared = Arc::new(Shared {
+            script: Box::new(script),
+            others: Mutex::new("done".to_string()),
+            log: Mutex::new(Vec::new()),
+            results: Mutex::new(Vec::new()),
+            faults: Mutex::new(Vec::new()),
+            ids: AtomicUsize::new(0),
+            lead_requests: AtomicUsize::new(0),
+            stop: AtomicBool::new(false),
+        });
+        let s = Arc::clone(&shared);
+        let thread = std::thread::spawn(move || {
+            for conn in listener.incoming() {
+                if s.stop.load(Ordering::SeqCst) {
+                    break;
+                }
+                let Ok(conn) = conn else { continue };
+                let s = Arc::clone(&s);
+                std::thread::spawn(move || {
+                    let _ = serve(&s, conn);
+                });
+            }
+        });
+        Lead {
+            addr,
+            shared,
+            thread: Some(thread),
+        }
+    }
+
+    /// `http://ADDR`: Claude Code's `ANTHROPIC_BASE_URL`; Codex's `base_url` is this
+    /// and `/v1`.
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The text every request that is not the lead's gets.
+    pub fn answer_others(&self, text: &str) {
+        *self.shared.others.lock().unwrap() = text.to_string();
+    }
+
+    /// Every request so far.
+    pub fn requests(&self) -> Vec<Logged> {
+        self.shared.log.lock().unwrap().clone()
+    }
+
+    /// Every tool result the lead sent, in the order it first sent them.
+    pub fn results(&self) -> Vec<ToolResult> {
+        self.shared.results.lock().unwrap().clone()
+    }
+
+    /// The last result of treebox's tool `tool` the lead sent.
+    pub fn result(&self, tool: &str) -> Option<ToolResult> {
+        self.results().into_iter().rev().find(|r| r.tool == tool)
+    }
+
+    /// What the stand-in could not do as scripted (no such tool offered, a script that
+    /// panicked, a lead that would not stop asking).
+    pub fn faults(&self) -> Vec<String> {
+        self.shared.faults.lock().unwrap().clone()
+    }
+
+    /// For a failure message: each request, whose it was, what it offered.
+    pub fn describe(&self) -> String {
+        self.requests()
+            .iter()
+            .map(|l| {
+                let r = &l.request;
+                let whose = if l.lead { "lead" } else { "other" };
+                format!("{} {} [{whose}] offered: {:?}", r.method, r.path, l.offered)
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+}
+
+impl Drop for Lead {
+    fn drop(&mut self) {
+        self.shared.stop.store(true, Ordering::SeqCst);
+        // Wake the accept loop so it sees `stop`.
+        let _ = TcpStream::connect_timeout(&self.addr, Duration::from_secs(1));
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+fn read_request(conn: &TcpStream) -> std::io::Result<Option<Request>> {
+    let mut reader = BufReader::new(conn.try_clone()?);
+    let mut line = String::new();
+    if reader.read_line(&mut line)? == 0 {
+        return Ok(None);
+    }
+    let mut parts = line.split_whitespace();
+    let method = parts.next().unwrap_or("").to_string();
+    let path = parts.next().unwrap_or("").to_string();
+    let mut headers = Vec::new();
+    loop {
+        let mut h = String::new();
+        if reader.read_line(&mut h)? == 0 {
+            break;
+        }
+        let h = h.trim_end();
+        if h.is_empty() {
+            break;
+        }
+        if let Some((k, v)) = h.split_once(':') {
+            headers.push((k.trim().to_ascii_lowercase(), v.trim().to_string()));
+        }
+    }
+    let header = |name: &str| headers.iter().find(|(k, _)| k == name).map(|(_, v)| v);
+    let body = if header("transfer-encoding").is_some_and(|v| v.contains("chunked")) {
+        stand_in::read_chunked(&mut reader)?
+    } else {
+        let n: usize = header("content-length")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0);
+        let mut b = vec![0; n];
+        reader.read_exact(&mut b)?;
+        b
+    };
+    Ok(Some(Request {
+        method,
+        path,
+        headers,
+        body: String::from_utf8_lossy(&body).into_owned(),
+    }))
+}
+
+fn serve(s: &Shared, conn: TcpStream) -> std::io::Result<()> {
+    conn.set_read_timeout(Some(Duration::from_secs(30)))?;
+    let Some(req) = read_request(&conn)? else {
+        return Ok(());
+    };
+    let mut out = conn;
+    let api = match (req.method.as_str(), req.route()) {
+        ("POST", "/v1/messages") => Api::Anthropic,
+        ("POST", "/v1/responses") => Api::OpenAi,
+        (method, route) => {
+            log(s, &req, false, Vec::new());
+            return match (method, route) {
+                ("POST", "/v1/messages/count_tokens") => {
+                    stand_in::json(&mut out, 200, &json!({"input_tokens": 12}))
+                }
+                ("GET", "/v1/models") => stand_in::json(
+                    &mut out,
+                    200,
+                    &json!({"object": "list", "data": [], "models": []}),
+                ),
+                _ => stand_in::json(
+                    &mut out,
+                    404,
+                    &json!({"type": "error", "error": {"type": "not_found_error",
+                            "message": format!("lead stand-in: no {route}")}}),
+                ),
+            };
+        }
+    };
+    let body = req.json();
+    let conv = Conversation::read(api, &body);
+    let lead = conv.is_lead();
+    log(s, &req, lead, conv.offered.describe());
+    let model = body["model"]
+        .as_str()
+        .unwrap_or("lead-stand-in")
+        .to_string();
+    let streamed = api == Api::OpenAi || body["stream"].as_bool() == Some(true);
+    let reply = if lead {
+        lead_reply(s, &conv)
+    } else {
+        Reply::Text(s.others.lock().unwrap().clone())
+    };
+    match (api, reply) {
+        (Api::Anthropic, Reply::Text(text)) if streamed => {
+            stand_in::anthropic_stream(&mut out, &model, &text)
+        }
+        (Api::Anthropic, Reply::Text(text)) => {
+            stand_in::json(&mut out, 200, &stand_in::anthropic_message(&model, &text))
+        }
+        (Api::OpenAi, Reply::Text(text)) => stand_in::openai_stream(&mut out, &model, &text),
+        (Api::Anthropic, Reply::Call(call)) if streamed => {
+            anthropic_tool_stream(&mut out, &model, &call)
+        }
+        (Api::Anthropic, Reply::Call(call)) => {
+            stand_in::json(&mut out, 200, &anthropic_tool_message(&model, &call))
+        }
+        (Api::OpenAi, Reply::Call(call)) => openai_tool_stream(&mut out, &model, &call),
+    }
+}
+
+fn log(s: &Shared, req: &Request, lead: bool, offered: Vec<String>) {
+    s.log.lock().unwrap().push(Logged {
+        request: req.clone(),
+        lead,
+        offered,
+    });
+}
+
+fn fault(s: &Shared, what: String) -> Reply {
+    s.faults.lock().unwrap().push(what.clone());
+    Reply::Text(format!("lead stand-in fault: {what}"))
+}
+
+/// The lead's next answer: the script's step for the last result, through the
+/// request's own name for the tool (after a tool search where the tool is deferred).
+fn lead_reply(s: &Shared, conv: &Conversation) -> Reply {
+    let n = s.lead_requests.fetch_add(1, Ordering::SeqCst) + 1;
+    if n > LEAD_REQUEST_LIMIT {
+        return fault(
+            s,
+            format!("the lead asked more than {LEAD_REQUEST_LIMIT} times"),
+        );
+    }
+    let history = conv.history();
+    {
+        let mut kept = s.results.lock().unwrap();
+        for r in &history {
+            if !kept.iter().any(|k| k.call_id == r.call_id) {
+                kept.push(r.clone());
+            }
+        }
+    }
+    let last = history.last();
+    let step = match std::panic::catch_unwind(AssertUnwindSafe(|| (s.script)(last))) {
+        Ok(step) => step,
+        Err(e) => {
+            let why = e
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| e.downcast_ref::<&str>().map(|m| m.to_string()))
+                .unwrap_or_default();
+            let after = last.map_or("the start".to_string(), |r| format!("{r:?}"));
+            return fault(s, format!("the script panicked after {after}: {why}"));
+        }
+    };
+    let (tool, arguments) = match step {
+        Step::Finish(text) => return Reply::Text(text),
+        Step::Call { tool, arguments } => (tool, arguments),
+    };
+    let id = s.ids.fetch_add(1, Ordering::SeqCst);
+    if let Some(wire) = conv.offered.callable(&tool) {
+        return Reply::Call(Call {
+            id,
+            wire: wire.clone(),
+            arguments,
+        });
+    }
+    match (conv.offered.deferred(&tool), &conv.offered.search) {
+        (Some(name), Some(search)) if conv.last_call_was(search) => fault(
+            s,
+            format!(
+                "`{search}` did not make `{name}` callable: {:?}",
+                conv.offered.describe()
+            ),
+        ),
+        (Some(name), Some(search)) => Reply::Call(Call {
+            id,
+            wire: Wire {
+                namespace: None,
+                name: search.clone(),
+            },
+            arguments: json!({"query": format!("select:{name}")}),
+        }),
+        _ => fault(
+            s,
+            format!(
+                "the lead's request offers no `{tool}`: {:?}",
+                conv.offered.describe()
+            ),
+        ),
+    }
+}
+
+/// A host box made without an agent (no session).
+fn host_box(env: &TestEnv, name: &str) {
+    env.treebox(&[
+        "create",
+        name,
+        "--isolation",
+        "host",
+        "--no-launch",
+        "--no-fetch",
+    ])
+    .ok();
+}
+
+/// `git treebox mcp` in the repository, for a CLI to start; its stderr goes to
+/// `mcp.err` beside the repository.
+fn mcp_server(env: &TestEnv) -> PathBuf {
+    let script = env.root().join("treebox-mcp.sh");
+    write_exec(
+        &script,
+        &format!(
+            "#!/bin/sh\nexec {TREEBOX} mcp 2>>{}\n",
+            env.root().join("mcp.err").display()
+        ),
+    );
+    script
+}
+
+/// `program ARGS` in the repository (at most 120 s), with `vars`.
+fn run_in_repo(env: &TestEnv, program: &Path, args: &[&str], vars: &[(&str, &str)]) -> Run {
+    let mut c = env.command("timeout", &env.repo);
+    c.arg("120").arg(program).args(args);
+    for (k, v) in vars {
+        c.env(k, v);
+    }
+    Run::from_output(c.output().expect("run the agent CLI"))
+}
+
+/// The processes still working in the test's directory (the CLI, its MCP server),
+/// once they have had 10 s to go.
+fn left_running(env: &TestEnv) -> Vec<i32> {
+    let root = env.root();
+    let mine = || {
+        crate::env::processes_where(|p| {
+            std::fs::read_link(p.join("cwd")).is_ok_and(|cwd| cwd.starts_with(&root))
+        })
+    };
+    let since = Instant::now();
+    while !mine().is_empty() && since.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    mine()
+}
+
+/// What the lead says when it is done.
+const DONE: &str = "LEAD-DONE: listed the boxes and read a screen";
+
+/// `box_list`, then `box_screen` on the first box it lists, then done.
+fn list_then_screen(last: Option<&ToolResult>) -> Step {
+    match last {
+        None => Step::call("box_list", json!({})),
+        Some(r) if r.tool == "box_list" => Step::call(
+            "box_screen",
+            json!({"name": r.document()["boxes"][0]["name"]}),
+        ),
+        Some(_) => Step::finish(DONE),
+    }
+}
+
+/// The CLI ran [`list_then_screen`] to its end: `box_list` answered with `list --json`'s
+/// document, `box_screen` on `alpha` refused (no session: code 3), exit 0, nothing left
+/// running. `flagged`: the CLI passes the tools' error flag to the model.
+#[track_caller]
+fn drove_list_then_screen(lead: &Lead, env: &TestEnv, what: &str, run: &Run, flagged: bool) {
+    let said = || {
+        let err = std::fs::read_to_string(env.root().join("mcp.err")).unwrap_or_default();
+        format!(
+            "{what}: {run:?}\nmcp.err: {err}\nrequests:\n{}",
+            lead.describe()
+        )
+    };
+    assert_eq!(lead.faults(), Vec::<String>::new(), "{}", said());
+    assert_eq!(run.code, 0, "{}", said());
+    assert!(run.stdout.contains(DONE), "{}", said());
+    let results = lead.results();
+    let tools: Vec<&str> = results.iter().map(|r| r.tool.as_str()).collect();
+    assert_eq!(tools, ["box_list", "box_screen"], "{}", said());
+    let (list, screen) = (&results[0], &results[1]);
+    assert_eq!(lead.result("box_screen").as_ref(), Some(screen));
+
+    let doc = list.document();
+    crate::schema::assert_valid("list", &doc, what);
+    assert_eq!(doc, env.treebox(&["list", "--json"]).ok().json(), "{what}");
+    assert_eq!(crate::env::named(&doc, "boxes", "alpha")["session"], "none");
+    assert_eq!(list.is_error, flagged.then_some(false), "{what}: {list:?}");
+
+    assert_eq!(screen.arguments, json!({"name": "alpha"}), "{what}");
+    assert_eq!(
+        screen.is_error,
+        flagged.then_some(true),
+        "{what}: {screen:?}"
+    );
+    crate::schema::assert_valid("error", &screen.document(), what);
+    let e = screen.error().unwrap_or_default();
+    assert_eq!(
+        (e["code"].clone(), e["kind"].clone()),
+        (json!(3), json!("no-session")),
+        "{what}: {screen:?}"
+    );
+    assert!(
+        e["hint"]
+            .as_str()
+            .is_some_and(|h| h.contains("git treebox enter -d alpha")),
+        "{what}: {e}"
+    );
+    assert_eq!(left_running(env), Vec::<i32>::new(), "{what} left these");
+}
+
+/// The real Claude Code as the lead (`claude -p` with treebox's server from
+/// `--mcp-config`), with its tool search on (the MCP tools deferred behind
+/// `ToolSearch`) and off (`ENABLE_TOOL_SEARCH=false`).
+#[test]
+fn lead_the_real_claude_lists_the_boxes_and_reads_a_refused_screen() {
+    let Some(dir) = crate::real_agents::agents_dir("claude") else {
+        return;
+    };
+    for tool_search in [None, Some("false")] {
+        let env = TestEnv::new();
+        host_box(&env, "alpha");
+        let lead = Lead::start(list_then_screen);
+        let mcp = json!({"mcpServers": {"treebox": {"command": mcp_server(&env)}}}).to_string();
+        let url = lead.url();
+        let mut vars = vec![
+            ("ANTHROPIC_BASE_URL", url.as_str()),
+            ("ANTHROPIC_API_KEY", "sk-ant-stand-in-0123456789abcdefghij"),
+        ];
+        if let Some(v) = tool_search {
+            vars.push(("ENABLE_TOOL_SEARCH", v));
+        }
+        let run = run_in_repo(
+            &env,
+            &dir.join("claude"),
+            &[
+                "-p",
+                "List the treebox boxes, then read the first one's screen.",
+                "--mcp-config",
+                &mcp,
+                "--strict-mcp-config",
+                "--allowedTools",
+                "mcp__treebox",
+            ],
+            &vars,
+        );
+        let what = format!("claude (ENABLE_TOOL_SEARCH={tool_search:?})");
+        drove_list_then_screen(&lead, &env, &what, &run, true);
+        if tool_search == Some("false") {
+            let deferred = lead
+                .requests()
+                .iter()
+                .any(|l| l.offered.iter().any(|o| o.ends_with("(deferred)")));
+            assert!(!deferred, "{what}: tools deferred:\n{}", lead.describe());
+        }
+    }
+}
+
+/// The real Codex as the lead (`codex exec`, treebox's server an `mcp_servers` entry),
+/// on a model its catalog does not know, so that the MCP tools are function tools
+/// rather than code mode's JavaScript.
+#[test]
+fn lead_the_real_codex_lists_the_boxes_and_reads_a_refused_screen() {
+    let Some(dir) = crate::real_agents::agents_dir("codex") else {
+        return;
+    };
+    let env = TestEnv::new();
+    host_box(&env, "alpha");
+    let lead = Lead::start(list_then_screen);
+    let config = format!(
+        "model_provider = \"stand-in\"\nmodel = \"treebox-lead\"\n\n[model_providers.stand-in]\nname = \"stand-in\"\nbase_url = \"{url}/v1\"\nwire_api = \"responses\"\nenv_key = \"{key}\"\n\n[features]\ndaemon_auto_start = false\n\n[mcp_servers.treebox]\ncommand = \"{server}\"\n",
+        url = lead.url(),
+        key = crate::real_agents::CODEX_KEY_VAR,
+        server = mcp_server(&env).display(),
+    );
+    std::fs::create_dir_all(env.home.join(".codex")).unwrap();
+    std::fs::write(env.home.join(".codex/config.toml"), config).unwrap();
+    let run = run_in_repo(
+        &env,
+        &dir.join("codex"),
+        &[
+            "exec",
+            "--skip-git-repo-check",
+            "List the treebox boxes, then read the first one's screen.",
+        ],
+        &[(crate::real_agents::CODEX_KEY_VAR, "sk-stand-in-openai")],
+    );
+    // Codex hands the model a tool's text and not its error flag.
+    drove_list_then_screen(&lead, &env, "codex", &run, false);
+    let list = lead.result("box_list").unwrap();
+    assert!(list.wire_name.contains("treebox"), "{list:?}");
+}
