@@ -17,9 +17,11 @@ use crate::suggest::suggest;
 use crate::vocab::GitMode;
 
 mod keys;
+mod machines;
 mod mcp;
 
 pub use keys::accepted_keys;
+pub use machines::Machine;
 pub use mcp::McpConfig;
 
 /// Largest configuration file read; anything bigger is refused as malformed.
@@ -107,6 +109,8 @@ pub struct UserConfig {
     pub notify: Option<bool>,
     /// What a lead agent may do through `git treebox mcp`, beyond reading and stopping.
     pub mcp: McpConfig,
+    /// The other machines boxes can run on, over SSH.
+    pub machines: Vec<Machine>,
 }
 
 /// `"limits"`: each one the user set (0 switches that limit off).
@@ -150,6 +154,7 @@ const USER_KEYS: &[(&str, Kind)] = &[
     ("notify", Kind::Bool),
     ("land", Kind::Enum(&crate::land::onto::Strategy::NAMES)),
     ("mcp", Kind::Object),
+    ("machines", Kind::Object),
 ];
 
 #[derive(Debug, Clone, Copy)]
@@ -323,6 +328,10 @@ impl UserConfig {
             mcp: match map.get("mcp") {
                 Some(Value::Object(m)) => mcp::parse(file, m)?,
                 _ => McpConfig::default(),
+            },
+            machines: match map.get("machines") {
+                Some(Value::Object(m)) => machines::parse(file, m)?,
+                _ => Vec::new(),
             },
             allowlist: map
                 .get("allowlist")

@@ -29,6 +29,8 @@
 //!   reverse.
 //! - [`watch`] is the dashboard's engine room (its model, diff sizes, screens, the
 //!   status channel's changes); `cli/watch` draws it.
+//! - [`remote`] reaches other machines' treeboxes over SSH (issue 41): one fixed
+//!   entry point there, one framed document back, read as hostile data.
 //! - [`stdio`] hands the process's stdin and stdout to a protocol (`git treebox mcp`):
 //!   private copies for it, fd 1 pointed at stderr, fd 0 at `/dev/null`.
 //! - [`cli`] is the only layer that prints or picks exit codes, and it neither touches
@@ -56,6 +58,7 @@ pub mod maintain;
 pub mod names;
 pub mod plan;
 pub mod provision;
+pub mod remote;
 pub mod runner;
 pub mod sanitize;
 pub mod session;

@@ -136,6 +136,10 @@ pub fn treebox_main() -> i32 {
     if let Some((main_target, box_target, state)) = crate::provision::warm::warmer_args() {
         return crate::provision::warm::serve(&main_target, &box_target, &state);
     }
+    // Another machine's treebox asking over SSH (issue 41): its request is on stdin.
+    if std::env::args_os().nth(1).as_deref() == Some(crate::remote::ENTRY_ARG.as_ref()) {
+        return crate::remote::serve::serve_stdio();
+    }
     let cli = match TreeboxCli::try_parse() {
         Ok(c) => c,
         Err(e) => return clap_exit(e),

@@ -5,6 +5,7 @@ use std::path::Path;
 
 use serde::Deserialize;
 
+use super::machines::MACHINE_KEYS;
 use super::mcp::MCP_KEYS;
 use super::{ConfigError, HarnessOverride, Kind, LIMIT_KEYS, USER_KEYS};
 use crate::suggest::suggest;
@@ -33,6 +34,10 @@ fn nested_keys(key: &str) -> Vec<String> {
             .map(|(k, _)| format!("limits.{k}"))
             .collect(),
         "mcp" => MCP_KEYS.iter().map(|(k, _)| format!("mcp.{k}")).collect(),
+        "machines" => MACHINE_KEYS
+            .iter()
+            .map(|(k, _)| format!("machines.<name>.{k}"))
+            .collect(),
         "harnesses" => harness_fields()
             .iter()
             .map(|f| format!("harnesses.<name>.{f}"))
@@ -140,7 +145,11 @@ mod tests {
             };
             let mut doc = value;
             for part in parts.iter().rev() {
-                let part = if *part == "<name>" { "claude" } else { part };
+                let part = match (*part, parts[0]) {
+                    ("<name>", "machines") => "big",
+                    ("<name>", _) => "claude",
+                    _ => part,
+                };
                 doc = serde_json::json!({ part: doc });
             }
             let p = d.path().join("c.json");

@@ -21,13 +21,15 @@
 //!   `runner` (the chosen isolation and its engine), `boxes` (broken boxes), `logins`
 //!   (each container box's login route, copies of one OAuth login), `versions` (the
 //!   agent CLI here against the one in each container box's image), `hooks`
-//!   (pre-commit configured but not installed).
+//!   (pre-commit configured but not installed), `machines` (each machine of the
+//!   config, over SSH: one `machines` check per machine, after the others).
 
 mod boxes;
 mod env;
 mod harness;
 mod hooks;
 mod logins;
+mod machines;
 mod origin;
 mod placement;
 mod probe;
@@ -82,7 +84,8 @@ impl Status {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Check {
     /// A stable id: `git`, `repo`, `uid`, `sessions`, `harness.claude`, `harness.codex`, `env`,
-    /// `origin`, `runner`, `limits`, `boxes`, `logins`, `versions`, `hooks`.
+    /// `origin`, `runner`, `limits`, `boxes`, `logins`, `versions`, `hooks`, then
+    /// `machines` once per machine of the config.
     pub name: &'static str,
     pub status: Status,
     /// One line saying what was found (not yet sanitised for a terminal).
@@ -126,7 +129,8 @@ pub fn run_checks(cwd: &Path, cfg: &UserConfig, isolation_flag: Option<&str>) ->
         .as_ref()
         .ok()
         .and_then(crate::runner::oci::forge::relative_origin);
-    let (origin, runner) = std::thread::scope(|s| {
+    let (origin, runner, machines) = std::thread::scope(|s| {
+        let machines = s.spawn(|| machines::check_machines(&cfg.machines));
         let origin = s.spawn(|| match &remote {
             Some((has, common, root)) => check_origin(*has, common, root, PROBE_TIMEOUT),
             None => not_checked("origin"),
@@ -139,6 +143,13 @@ pub fn run_checks(cwd: &Path, cfg: &UserConfig, isolation_flag: Option<&str>) ->
             runner.join().unwrap_or_else(|_| {
                 let crashed = Check::new("runner", Status::Fail, "the runner check crashed");
                 (crashed, None)
+            }),
+            machines.join().unwrap_or_else(|_| {
+                vec![Check::new(
+                    "machines",
+                    Status::Advisory,
+                    "the machines check crashed",
+                )]
             }),
         )
     });
@@ -179,6 +190,7 @@ pub fn run_checks(cwd: &Path, cfg: &UserConfig, isolation_flag: Option<&str>) ->
         Ok(r) => check_hooks(r),
         Err(_) => not_checked("hooks"),
     });
+    checks.extend(machines);
     checks
 }
 

@@ -34,6 +34,7 @@ mod lifecycle;
 mod limits;
 mod list_cache;
 mod lost_checkout;
+mod machines;
 mod mcp;
 mod mcp_drive;
 mod placement;

@@ -1,0 +1,235 @@
+//! The `ssh` command for a machine of the user's config, and one call over it.
+//!
+//! The program is the machine's `sshCommand` (split as a shell splits it, never run
+//! through one) or `ssh`, with `BatchMode` (no password or host-key question is ever
+//! asked: a machine that would ask is unreachable), a connect timeout, and one
+//! multiplexed connection per machine kept a minute (`ControlMaster`/`ControlPersist`,
+//! its socket in the user's runtime dir, `%C` keeping the path short). Host keys are
+//! checked as the user's ssh config says; nothing here turns that off. The remote
+//! command is fixed: the entry point's path, quoted; the request travels on stdin.
+
+use std::io::{Read, Write};
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use super::{frame, RemoteError, ENTRY_ARG, PROTOCOL};
+use crate::config::Machine;
+
+/// How long a connection may take to come up.
+const CONNECT_TIMEOUT_S: u32 = 5;
+/// How long an idle shared connection stays up.
+const PERSIST_S: u32 = 60;
+/// The most of a machine's stderr kept for an error message.
+const MAX_STDERR: usize = 16 << 10;
+
+/// Where the shared connections' sockets live: `$XDG_RUNTIME_DIR/treebox-ssh`, else
+/// `/tmp/treebox-ssh-<uid>` (0700 either way).
+pub fn control_dir() -> PathBuf {
+    let base = std::env::var_os("XDG_RUNTIME_DIR")
+        .filter(|d| !d.is_empty())
+        .map(|d| PathBuf::from(d).join("treebox-ssh"));
+    // SAFETY: getuid cannot fail and touches no memory.
+    let uid = unsafe { libc::getuid() };
+    base.unwrap_or_else(|| PathBuf::from(format!("/tmp/treebox-ssh-{uid}")))
+}
+
+/// The `ssh` argv that runs `remote` on `m`, without the program's own stdin.
+pub fn argv(m: &Machine, remote: &str) -> Vec<String> {
+    let mut argv = m
+        .ssh_command
+        .clone()
+        .unwrap_or_else(|| vec!["ssh".to_string()]);
+    let control = control_dir().join("%C");
+    for opt in [
+        "BatchMode=yes".to_string(),
+        format!("ConnectTimeout={CONNECT_TIMEOUT_S}"),
+        "ControlMaster=auto".to_string(),
+        format!("ControlPersist={PERSIST_S}"),
+        format!("ControlPath={}", control.to_string_lossy()),
+    ] {
+        argv.push("-o".into());
+        argv.push(opt);
+    }
+    argv.push(m.ssh.clone());
+    argv.push(remote.to_string());
+    argv
+}
+
+/// The command line the other machine's shell runs: its treebox's entry point.
+pub fn entry_command(m: &Machine) -> String {
+    let program = match &m.path {
+        Some(dir) => format!("{}/git-treebox", dir.trim_end_matches('/')),
+        None => "git-treebox".to_string(),
+    };
+    format!("exec {} {ENTRY_ARG}", crate::cmd::quote(&program))
+}
+
+/// Send `request` to `m`'s treebox and read its answer: at most
+/// [`frame::MAX_DOCUMENT`] bytes (and a frame line) within `limit`, else the
+/// connection is killed. A machine speaking another protocol is refused.
+pub fn call(m: &Machine, request: &Value, limit: Duration) -> Result<Value, RemoteError> {
+    let dir = control_dir();
+    let _ = std::fs::create_dir_all(&dir);
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let _ = std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700));
+    }
+    let argv = argv(m, &entry_command(m));
+    let mut c = Command::new(&argv[0]);
+    c.args(&argv[1..])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    {
+        use std::os::unix::process::CommandExt;
+        c.process_group(0);
+    }
+    let mut child = c.spawn().map_err(|source| RemoteError::Spawn {
+        program: argv[0].clone(),
+        source,
+    })?;
+    let body = serde_json::to_vec(request).expect("a JSON value serializes");
+    if let Some(mut stdin) = child.stdin.take() {
+        // A machine that does not read it makes the write fail: its answer says why.
+        let _ = stdin.write_all(&body);
+    }
+    let cap = frame::MAX_DOCUMENT + 256;
+    let out = capped(child.stdout.take(), cap);
+    let err = capped(child.stderr.take(), MAX_STDERR);
+    let deadline = Instant::now() + limit;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(st)) => break Some(st),
+            Ok(None) if Instant::now() >= deadline => break None,
+            Ok(None) => std::thread::sleep(Duration::from_millis(5)),
+            Err(_) => break None,
+        }
+    };
+    let machine = m.name.clone();
+    let Some(status) = status else {
+        kill_group(&child);
+        let _ = child.wait();
+        return Err(RemoteError::Timeout {
+            machine,
+            seconds: limit.as_secs(),
+        });
+    };
+    let (out, over) = out.join().unwrap_or_default();
+    let (err, _) = err.join().unwrap_or_default();
+    if over {
+        return Err(RemoteError::TooMuch {
+            machine,
+            limit: cap,
+        });
+    }
+    if status.code() == Some(255) {
+        let why = String::from_utf8_lossy(&err);
+        let why = why
+            .lines()
+            .rev()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or("ssh failed");
+        return Err(RemoteError::Unreachable {
+            machine,
+            why: crate::sanitize::line(why.trim()),
+        });
+    }
+    let (protocol, doc) = frame::read(&out).map_err(|source| RemoteError::Frame {
+        machine: machine.clone(),
+        source,
+    })?;
+    if protocol != PROTOCOL {
+        let version = doc["version"].as_str().unwrap_or("unknown");
+        return Err(RemoteError::Protocol {
+            machine,
+            theirs: protocol,
+            version: crate::sanitize::line(version),
+        });
+    }
+    if let Some(e) = doc.get("error") {
+        let message = e["message"].as_str().unwrap_or("no reason given");
+        return Err(RemoteError::Refused {
+            machine,
+            message: crate::sanitize::line(message),
+        });
+    }
+    Ok(doc)
+}
+
+/// Read `pipe` to its end keeping at most `cap` bytes; `true` when there was more.
+fn capped(
+    pipe: Option<impl Read + Send + 'static>,
+    cap: usize,
+) -> std::thread::JoinHandle<(Vec<u8>, bool)> {
+    std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        let Some(p) = pipe else {
+            return (buf, false);
+        };
+        let mut p = p.take(cap as u64 + 1);
+        let _ = p.read_to_end(&mut buf);
+        let over = buf.len() > cap;
+        buf.truncate(cap);
+        // Drain the rest unread, so the other side is not blocked on a full pipe.
+        let _ = std::io::copy(&mut p.into_inner(), &mut std::io::sink());
+        (buf, over)
+    })
+}
+
+/// Kill the child's process group (ssh and anything its `sshCommand` started).
+fn kill_group(child: &std::process::Child) {
+    if let Ok(pid) = i32::try_from(child.id()) {
+        // SAFETY: kill(2) with a negated pid signals that process group; no memory.
+        unsafe {
+            libc::kill(-pid, libc::SIGKILL);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn machine() -> Machine {
+        Machine {
+            name: "big".into(),
+            ssh: "me@big".into(),
+            isolation: None,
+            path: Some("/opt/tree box/bin/".into()),
+            ssh_command: Some(vec!["ssh".into(), "-F".into(), "/home/me/cfg".into()]),
+            forward_env: Vec::new(),
+            fetch_origin: false,
+        }
+    }
+
+    #[test]
+    fn the_command_is_fixed_and_the_destination_last_before_it() {
+        let m = machine();
+        let remote = entry_command(&m);
+        assert_eq!(
+            remote,
+            "exec '/opt/tree box/bin/git-treebox' __treebox-remote"
+        );
+        let argv = argv(&m, &remote);
+        assert_eq!(&argv[..3], ["ssh", "-F", "/home/me/cfg"]);
+        assert!(argv.contains(&"BatchMode=yes".to_string()), "{argv:?}");
+        assert_eq!(argv[argv.len() - 2], "me@big");
+        assert_eq!(argv[argv.len() - 1], remote);
+        let control = argv.iter().find(|a| a.starts_with("ControlPath=")).unwrap();
+        assert!(control.ends_with("/%C"), "{control}");
+        let plain = Machine {
+            path: None,
+            ssh_command: None,
+            ..machine()
+        };
+        assert_eq!(argv_program(&plain), "ssh");
+        assert_eq!(entry_command(&plain), "exec git-treebox __treebox-remote");
+    }
+
+    fn argv_program(m: &Machine) -> String {
+        argv(m, "x")[0].clone()
+    }
+}

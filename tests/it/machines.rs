@@ -1,0 +1,432 @@
+//! Other machines over real OpenSSH (issue 41, first slice: the contract and
+//! `doctor`). Each test starts its own `sshd` (Debian's openssh-server) on a loopback
+//! port with a host key of its own, for an account that is not the test's user (its
+//! own HOME and treebox state), reached through a client config of the test's own
+//! given as the machine's `sshCommand` (OpenSSH reads `~/.ssh` from the passwd entry,
+//! not `$HOME`). [`Sshd`] puts everything back when dropped: the shared connections
+//! closed, the server stopped, the account and its processes gone.
+//!
+//! Needs root (an account of its own) and `/usr/sbin/sshd`; without them the tests say
+//! so and do not run, unless `TREEBOX_REQUIRE_SSH=1` (CI), where that fails them.
+
+use std::io::Read;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::env::{write_exec, TestEnv, TREEBOX};
+
+const SSHD: &str = "/usr/sbin/sshd";
+
+/// A test's own sshd and the account it lets in.
+pub(crate) struct Sshd {
+    /// The account's name and home.
+    pub(crate) user: String,
+    pub(crate) home: PathBuf,
+    /// Where the keys, configs and logs are (a directory of the test's root).
+    dir: PathBuf,
+    pub(crate) port: u16,
+    child: Option<Child>,
+    /// The runtime dir treebox keeps its shared connections in.
+    runtime: PathBuf,
+}
+
+fn run_ok(c: &mut Command) -> String {
+    let out = c.output().unwrap_or_else(|e| panic!("{c:?}: {e}"));
+    assert!(out.status.success(), "{c:?}: {out:?}");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+impl Sshd {
+    /// Start one for `env`, or `None` (with a note) where this machine cannot.
+    pub(crate) fn start(env: &TestEnv) -> Option<Sshd> {
+        let required = std::env::var("TREEBOX_REQUIRE_SSH").as_deref() == Ok("1");
+        // SAFETY: geteuid has no preconditions.
+        let root = unsafe { libc::geteuid() } == 0;
+        if !root || !Path::new(SSHD).is_file() {
+            let why = format!("needs root and {SSHD} (openssh-server)");
+            assert!(!required, "TREEBOX_REQUIRE_SSH=1, but this test {why}");
+            eprintln!("note: this machines test {why}; it did not run");
+            return None;
+        }
+        use std::sync::atomic::{AtomicU32, Ordering};
+        static N: AtomicU32 = AtomicU32::new(0);
+        let user = format!(
+            "tbm{}x{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::Relaxed)
+        );
+        run_ok(Command::new("useradd").args(["-m", "-s", "/bin/sh", &user]));
+        let home = PathBuf::from(
+            run_ok(Command::new("getent").args(["passwd", &user]))
+                .trim()
+                .split(':')
+                .nth(5)
+                .unwrap(),
+        );
+        let dir = env.root().join("ssh");
+        let runtime = env.root().join("run");
+        let mut sshd = Sshd {
+            user,
+            home,
+            dir: dir.clone(),
+            port: 0,
+            child: None,
+            runtime: runtime.clone(),
+        };
+        // From here on, dropping `sshd` puts everything back.
+        run_ok(Command::new("usermod").args(["-p", "*", &sshd.user]));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::create_dir_all(&runtime).unwrap();
+        std::fs::set_permissions(&runtime, std::fs::Permissions::from_mode(0o700)).unwrap();
+        for key in ["client", "host"] {
+            run_ok(
+                Command::new("ssh-keygen")
+                    .args(["-q", "-t", "ed25519", "-N", "", "-f"])
+                    .arg(dir.join(key)),
+            );
+        }
+        let dot_ssh = sshd.home.join(".ssh");
+        std::fs::create_dir_all(&dot_ssh).unwrap();
+        std::fs::copy(dir.join("client.pub"), dot_ssh.join("authorized_keys")).unwrap();
+        run_ok(
+            Command::new("chown")
+                .arg("-R")
+                .arg(&sshd.user)
+                .arg(&dot_ssh),
+        );
+        std::fs::set_permissions(&dot_ssh, std::fs::Permissions::from_mode(0o700)).unwrap();
+        std::fs::create_dir_all("/run/sshd").unwrap();
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        sshd.port = port;
+        std::fs::write(
+            dir.join("sshd_config"),
+            format!(
+                "Port {port}\nListenAddress 127.0.0.1\nHostKey {host}\nPidFile {pid}\nUsePAM no\n\
+                 PasswordAuthentication no\nKbdInteractiveAuthentication no\nPubkeyAuthentication yes\n\
+                 AuthorizedKeysFile .ssh/authorized_keys\nAllowUsers {user}\nPermitRootLogin no\n",
+                host = dir.join("host").display(),
+                pid = dir.join("sshd.pid").display(),
+                user = sshd.user,
+            ),
+        )
+        .unwrap();
+        let host_pub = std::fs::read_to_string(dir.join("host.pub")).unwrap();
+        std::fs::write(
+            dir.join("known_hosts"),
+            format!("[127.0.0.1]:{port} {host_pub}"),
+        )
+        .unwrap();
+        std::fs::write(
+            dir.join("ssh_config"),
+            format!(
+                "Host big\n  HostName 127.0.0.1\n  Port {port}\n  User {user}\n  IdentityFile {key}\n  \
+                 IdentitiesOnly yes\n  UserKnownHostsFile {known}\n  StrictHostKeyChecking yes\n",
+                user = sshd.user,
+                key = dir.join("client").display(),
+                known = dir.join("known_hosts").display(),
+            ),
+        )
+        .unwrap();
+        sshd.child = Some(
+            Command::new(SSHD)
+                .args(["-D", "-e", "-f"])
+                .arg(dir.join("sshd_config"))
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(std::fs::File::create(dir.join("sshd.log")).unwrap())
+                .spawn()
+                .unwrap(),
+        );
+        let since = Instant::now();
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                since.elapsed() < Duration::from_secs(10),
+                "sshd did not listen: {}",
+                sshd.log()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Some(sshd)
+    }
+
+    /// The machine's `sshCommand`: ssh with the test's client config.
+    pub(crate) fn ssh_command(&self) -> String {
+        format!("ssh -F {}", self.dir.join("ssh_config").display())
+    }
+
+    /// A directory the account may read, for programs it runs (a fake treebox).
+    pub(crate) fn bin_dir(&self, name: &str) -> PathBuf {
+        let d = self.home.join(name);
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::set_permissions(&self.home, std::fs::Permissions::from_mode(0o755)).unwrap();
+        std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o755)).unwrap();
+        d
+    }
+
+    /// A directory the account may run this build's `git-treebox` from, whatever the
+    /// modes of the directories above the build (a hard link, else a copy).
+    pub(crate) fn treebox_dir(&self) -> String {
+        let d = self.bin_dir("treebox-bin");
+        let to = d.join("git-treebox");
+        if std::fs::hard_link(TREEBOX, &to).is_err() {
+            std::fs::copy(TREEBOX, &to).unwrap();
+        }
+        d.to_string_lossy().into_owned()
+    }
+
+    /// `env` with the runtime dir of this sshd's shared connections.
+    pub(crate) fn for_treebox(&self, env: &mut TestEnv) {
+        env.extra_env.push((
+            "XDG_RUNTIME_DIR".into(),
+            self.runtime.to_string_lossy().into_owned(),
+        ));
+    }
+
+    /// Stop the server (its port then refuses).
+    pub(crate) fn stop(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            // SAFETY: kill(2) with the server's pid; no memory is touched.
+            unsafe {
+                libc::kill(c.id() as i32, libc::SIGTERM);
+            }
+            let _ = c.wait();
+        }
+    }
+
+    fn log(&self) -> String {
+        let mut s = String::new();
+        if let Ok(mut f) = std::fs::File::open(self.dir.join("sshd.log")) {
+            let _ = f.read_to_string(&mut s);
+        }
+        s
+    }
+
+    /// The account's running processes.
+    fn processes(&self) -> Vec<i32> {
+        let uid: u32 = run_ok(Command::new("id").args(["-u", &self.user]))
+            .trim()
+            .parse()
+            .unwrap();
+        crate::env::processes_where(|p| {
+            std::fs::read_to_string(p.join("status"))
+                .unwrap_or_default()
+                .lines()
+                .find(|l| l.starts_with("Uid:"))
+                .and_then(|l| l.split_whitespace().nth(1).map(str::to_string))
+                .is_some_and(|u| u == uid.to_string())
+        })
+    }
+}
+
+impl Sshd {
+    /// treebox's shared connections: each master told to go.
+    pub(crate) fn close_connections(&self) {
+        let sockets = self.runtime.join("treebox-ssh");
+        for sock in std::fs::read_dir(&sockets).into_iter().flatten().flatten() {
+            let _ = Command::new("ssh")
+                .arg("-S")
+                .arg(sock.path())
+                .args(["-O", "exit", "big"])
+                .stdin(Stdio::null())
+                .output();
+        }
+    }
+}
+
+impl Drop for Sshd {
+    fn drop(&mut self) {
+        self.close_connections();
+        self.stop();
+        let since = Instant::now();
+        loop {
+            let left = self.processes();
+            if left.is_empty() || since.elapsed() > Duration::from_secs(10) {
+                break;
+            }
+            for pid in left {
+                // SAFETY: kill(2) with one of the account's pids.
+                unsafe {
+                    libc::kill(pid, libc::SIGKILL);
+                }
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let _ = Command::new("userdel").args(["-r", &self.user]).output();
+    }
+}
+
+/// A user config naming `machines` (JSON of the object).
+fn machines_config(env: &TestEnv, machines: Value) {
+    env.write_config(&serde_json::json!({ "machines": machines }).to_string());
+}
+
+/// [`doctor_machines`], which must answer within `secs` (a machine never hangs it).
+#[track_caller]
+fn doctor_within(env: &TestEnv, secs: u64) -> Vec<Value> {
+    let since = Instant::now();
+    let checks = doctor_machines(env);
+    let took = since.elapsed();
+    assert!(took < Duration::from_secs(secs), "doctor took {took:?}");
+    checks
+}
+
+fn doctor_machines(env: &TestEnv) -> Vec<Value> {
+    let r = env.treebox(&["doctor", "--json"]);
+    let doc = r.json();
+    crate::schema::assert_valid("doctor", &doc, "doctor --json");
+    doc["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["name"] == "machines")
+        .cloned()
+        .collect()
+}
+
+/// `doctor` asks each machine's treebox over real ssh: the real one answers with its
+/// version, tmux and engines; one whose sshd is stopped is said to be unreachable
+/// quickly, without failing the rest; each machine is one `machines` check.
+#[test]
+fn doctor_asks_each_machine_over_real_ssh() {
+    let mut env = TestEnv::new();
+    let Some(mut sshd) = Sshd::start(&env) else {
+        return;
+    };
+    sshd.for_treebox(&mut env);
+    let bin = sshd.treebox_dir();
+    machines_config(
+        &env,
+        serde_json::json!({
+            "big": {"ssh": "big", "sshCommand": sshd.ssh_command(), "path": bin},
+            "nowhere": {"ssh": "big", "sshCommand": format!("{} -p 1", sshd.ssh_command())},
+        }),
+    );
+    let checks = doctor_machines(&env);
+    assert_eq!(checks.len(), 2, "{checks:?}");
+    let big = checks[0]["summary"].as_str().unwrap();
+    assert_eq!(checks[0]["status"], "ok", "{checks:?}\n{}", sshd.log());
+    assert!(
+        big.starts_with("machine `big` (big): treebox ") && big.contains("tmux"),
+        "{big}"
+    );
+    assert!(big.contains(env!("CARGO_PKG_VERSION")), "{big}");
+    assert_eq!(checks[1]["status"], "advisory", "{checks:?}");
+    let nowhere = checks[1]["summary"].as_str().unwrap();
+    assert!(nowhere.contains("`nowhere` cannot be reached"), "{nowhere}");
+    assert!(
+        checks[1]["hint"]
+            .as_str()
+            .unwrap()
+            .contains("BatchMode=yes"),
+        "{checks:?}"
+    );
+    // The shared connection came up and is reused: the second look is quick.
+    let since = Instant::now();
+    let again = doctor_machines(&env);
+    assert_eq!(again[0]["status"], "ok");
+    assert!(
+        since.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        since.elapsed()
+    );
+
+    // The server gone: the machine is unreachable, said at once, the rest as before.
+    sshd.stop();
+    sshd.close_connections();
+    let gone = doctor_within(&env, 5);
+    assert_eq!(gone[0]["status"], "advisory", "{gone:?}");
+    assert!(
+        gone[0]["summary"]
+            .as_str()
+            .unwrap()
+            .contains("`big` cannot be reached"),
+        "{gone:?}"
+    );
+}
+
+/// A machine whose treebox speaks another protocol is refused with both versions; one
+/// whose treebox answers escapes, a lie about its length or a flood is refused or
+/// shown harmless — never trusted, never a hang.
+#[test]
+fn doctor_refuses_a_machine_that_speaks_another_protocol_or_lies() {
+    let mut env = TestEnv::new();
+    let Some(sshd) = Sshd::start(&env) else {
+        return;
+    };
+    sshd.for_treebox(&mut env);
+    let fake = |name: &str, body: &str| -> String {
+        let d = sshd.bin_dir(name);
+        write_exec(
+            &d.join("git-treebox"),
+            &format!("#!/bin/sh\ncat >/dev/null\n{body}\n"),
+        );
+        d.to_string_lossy().into_owned()
+    };
+    let old = fake(
+        "old",
+        r#"printf 'Welcome!\ntreebox-remote 0 21\n{"version": "0.0.1"}\n'"#,
+    );
+    let escapes = fake(
+        "escapes",
+        r#"doc='{"version": "9\u001b]0;owned\u0007", "tmux": "tmux 3\u009b31m"}'; printf 'treebox-remote 1 %s\n%s\n' "${#doc}" "$doc""#,
+    );
+    let liar = fake("liar", r#"printf 'treebox-remote 1 999\n{}\n'"#);
+    let flood = fake("flood", "head -c 9000000 /dev/zero | tr '\\0' x");
+    let machine = |path: &str| serde_json::json!({"ssh": "big", "sshCommand": sshd.ssh_command(), "path": path});
+    machines_config(
+        &env,
+        serde_json::json!({
+            "old": machine(&old), "escapes": machine(&escapes),
+            "liar": machine(&liar), "flood": machine(&flood),
+        }),
+    );
+    let checks = doctor_within(&env, 20);
+    let by = |name: &str| -> Value {
+        checks
+            .iter()
+            .find(|c| {
+                c["summary"]
+                    .as_str()
+                    .unwrap()
+                    .contains(&format!("`{name}`"))
+            })
+            .cloned()
+            .unwrap_or_else(|| panic!("no check of {name}: {checks:?}"))
+    };
+    let old = by("old");
+    let s = old["summary"].as_str().unwrap();
+    assert!(
+        s.contains("protocol 0 (treebox 0.0.1)") && s.contains(env!("CARGO_PKG_VERSION")),
+        "{s}"
+    );
+    assert!(
+        old["hint"].as_str().unwrap().contains("cargo install"),
+        "{old}"
+    );
+    let esc = by("escapes");
+    let s = esc["summary"].as_str().unwrap();
+    assert!(!s.chars().any(|c| c.is_control()), "{s:?}");
+    assert!(s.contains("\\u{1b}]0;owned"), "{s}");
+    assert!(
+        by("liar")["summary"]
+            .as_str()
+            .unwrap()
+            .contains("cut short"),
+        "{checks:?}"
+    );
+    assert!(
+        by("flood")["summary"]
+            .as_str()
+            .unwrap()
+            .contains("more than"),
+        "{checks:?}"
+    );
+}
