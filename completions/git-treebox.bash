@@ -360,7 +360,7 @@ _git__treebox() {
             return 0
             ;;
         git__treebox__subcmd__create)
-            opts="-d -q -v -h -V --checkout --base --no-fetch --no-launch --detach --print --json --dry-run --cold --warm --no-warm --harness --isolation --git --template --token-from --allow-forge --firewall --quiet --verbose --color --help --version"
+            opts="-d -q -v -h -V --checkout --base --no-fetch --no-launch --detach --print --json --dry-run --cold --warm --no-warm --harness --isolation --git --template --token-from --allow-forge --firewall --on --quiet --verbose --color --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -391,6 +391,10 @@ _git__treebox() {
                     return 0
                     ;;
                 --token-from)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --on)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

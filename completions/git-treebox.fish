@@ -59,6 +59,7 @@ complete -c git-treebox -n "__fish_git_treebox_using_subcommand create" -l git -
 clone\t''"
 complete -c git-treebox -n "__fish_git_treebox_using_subcommand create" -l template -d 'Container template (operator-owned; see `git treebox template list`)' -r
 complete -c git-treebox -n "__fish_git_treebox_using_subcommand create" -l token-from -d 'Forward this environment variable (e.g. a forge token, GH_TOKEN) into the box: its value goes into the box\'s 0600 env file at container start (the agent\'s environment on the host runner), never into an image, a record or output. Repeatable. Without it, GH_TOKEN, GITHUB_TOKEN and GITLAB_TOKEN are kept out. In a container, a forwarded GH_TOKEN or GITHUB_TOKEN is also git\'s credential for https://github.com (through `gh auth git-credential` where the image has gh)' -r
+complete -c git-treebox -n "__fish_git_treebox_using_subcommand create" -l on -d 'Make the box on another machine of your config (`machines`), over SSH: this repository\'s origin/<base> travels there as a bundle, that machine\'s treebox makes the box and starts its agent detached. `local`: this machine' -r
 complete -c git-treebox -n "__fish_git_treebox_using_subcommand create" -l color -d 'When to colour stderr' -r -f -a "auto\t''
 always\t''
 never\t''"

@@ -21,7 +21,7 @@ mod machines;
 mod mcp;
 
 pub use keys::accepted_keys;
-pub use machines::Machine;
+pub use machines::{Machine, LOCAL};
 pub use mcp::McpConfig;
 
 /// Largest configuration file read; anything bigger is refused as malformed.

@@ -18,6 +18,8 @@ use crate::provision::{self, CreateRequest, Created};
 use crate::session::detached::Started;
 use crate::session::Readiness;
 
+pub(crate) use super::launch_errors::{from_launch, from_session, need_sessions};
+
 #[derive(Debug, Clone, Args)]
 pub struct CreateArgs {
     /// Branch to create and work on (`fix/JIRA-12-login` → box `fix--JIRA-12-login`):
@@ -99,6 +101,11 @@ pub struct CreateArgs {
     /// Containers: deny egress except the template's allowlist.
     #[arg(long)]
     pub firewall: bool,
+    /// Make the box on another machine of your config (`machines`), over SSH: this
+    /// repository's origin/<base> travels there as a bundle, that machine's treebox
+    /// makes the box and starts its agent detached. `local`: this machine.
+    #[arg(long, value_name = "MACHINE")]
+    pub on: Option<String>,
     /// Extra arguments for the agent, appended verbatim (after `--`).
     #[arg(last = true, value_name = "ARGS")]
     pub args: Vec<String>,
@@ -112,6 +119,31 @@ fn seed() -> Option<u64> {
 
 pub fn run(args: CreateArgs, ui: &mut Ui) -> Result<i32, CliError> {
     let cfg = super::load_config()?;
+    if let Some(on) = args.on.as_deref().filter(|on| *on != crate::config::LOCAL) {
+        let unsupported = [
+            (args.checkout.is_some(), "--checkout"),
+            (args.template.is_some(), "--template"),
+            (args.firewall, "--firewall"),
+            (!args.token_from.is_empty(), "--token-from"),
+            (args.allow_forge, "--allow-forge"),
+            (args.no_fetch, "--no-fetch"),
+            (args.dry_run, "--dry-run"),
+            (args.print, "--print"),
+            (args.no_launch, "--no-launch"),
+            (!args.args.is_empty(), "-- ARGS"),
+        ];
+        let on = super::on::CreateOn {
+            on,
+            name: args.name.as_deref(),
+            base: args.base.as_deref(),
+            isolation: args.isolation.as_deref(),
+            harness: args.harness.as_deref(),
+            git_mode: args.git_mode.as_deref(),
+            json: args.json,
+            unsupported: unsupported.iter().find(|(on, _)| *on).map(|(_, f)| *f),
+        };
+        return super::on::create_on(&on, &cfg, ui);
+    }
     let cwd = crate::cli::cwd()?;
     let req = CreateRequest {
         cwd,
@@ -178,14 +210,6 @@ pub(crate) fn print_plan(
         }
     }
     Ok(error::OK)
-}
-
-/// `-d` needs tmux: refuse (exit 1) before anything is written when it is missing.
-pub fn need_sessions() -> Result<(), CliError> {
-    if crate::session::available() {
-        return Ok(());
-    }
-    Err(from_session(crate::session::missing()))
 }
 
 /// The last pipeline step: launch, print, or describe the box.
@@ -483,47 +507,6 @@ pub fn join(
             ));
             Ok(error::OK)
         }
-    }
-}
-
-/// A launch that cannot be made, as the user sees it.
-pub(crate) fn from_launch(e: provision::launch::LaunchError) -> CliError {
-    use provision::launch::LaunchError as L;
-    match e {
-        L::NoContainer { name, runner } => CliError::new(
-            ErrorKind::Runner,
-            format!("box `{name}` records runner `{runner}` without a container"),
-        )
-        .hint(format!(
-            "Finish it with `git treebox enter {name}`, or remove it with `git treebox rm --force {name}`."
-        )),
-        L::Session(e) => from_session(e),
-        L::Provision(e) => e.into(),
-    }
-}
-
-/// A session failure as the user sees it.
-pub(crate) fn from_session(e: crate::session::SessionError) -> CliError {
-    use crate::session::SessionError as S;
-    match &e {
-        S::NoTmux { .. } => CliError::new(
-            ErrorKind::Launch,
-            "cannot start a detached session: tmux is not installed",
-        )
-        .hint("Install tmux (e.g. `sudo apt-get install tmux`), or run it without -d to keep the program (agent or shell) in this terminal."),
-        S::Spawn {
-            program,
-            not_found: true,
-            ..
-        } => CliError::new(
-            ErrorKind::HarnessMissing,
-            format!(
-                "could not start `{}`: not found on PATH",
-                crate::sanitize::line(program)
-            ),
-        )
-        .hint("Install the agent CLI, or point `harnesses.<name>.program` in the config at it."),
-        _ => CliError::of(ErrorKind::Launch, e),
     }
 }
 

@@ -51,6 +51,14 @@ macro_rules! kinds {
                     $(ErrorKind::$variant => $code,)*
                 }
             }
+
+            /// The kind spelled `name` with exit code `code` (another machine's
+            /// treebox refusing: its kind kept, never one it could not have said).
+            pub fn known(name: &str, code: i32) -> Option<ErrorKind> {
+                [$(ErrorKind::$variant,)*]
+                    .into_iter()
+                    .find(|k| k.as_str() == name && k.exit_code() == code)
+            }
         }
     };
 }
@@ -91,8 +99,15 @@ kinds! {
     TemplateBundled = "template-bundled" => NOT_FOUND,
     /// A box with no live agent session (the MCP server's `box_screen`).
     NoSession = "no-session" => NOT_FOUND,
+    /// `--on` names no machine of the config.
+    MachineUnknown = "machine-unknown" => USAGE,
     // 4: fetch or authentication.
     FetchFailed = "fetch-failed" => FETCH,
+    /// Another machine that cannot be reached, or refuses the connection, over SSH.
+    MachineUnreachable = "machine-unreachable" => FETCH,
+    /// Another machine whose treebox answered what this one cannot take (another
+    /// protocol, a document that is no document).
+    MachineAnswer = "machine-answer" => RUNTIME,
     /// `land --pr`: no `gh`, not logged in, or an origin it cannot open a pull request on.
     ForgeCli = "forge-cli" => FETCH,
     // 5: conflict.

@@ -272,21 +272,50 @@ fn document(l: &Listing, repo: &crate::git::Repo) -> serde_json::Value {
 /// `list --json`'s document for the repository of `dir`, as `list --json` (and
 /// `--dirty`) prints it: what the MCP server's `box_list` answers.
 pub(crate) fn json(dir: &std::path::Path, dirty: bool) -> Result<serde_json::Value, CliError> {
-    let _cfg = super::load_config()?;
+    let cfg = super::load_config()?;
     let (repo, layout) = super::here_at(dir)?;
-    Ok(document(&gather(&repo, &layout, dirty), &repo))
+    let (there, _) = elsewhere(&cfg, &repo);
+    Ok(with_elsewhere(
+        document(&gather(&repo, &layout, dirty), &repo),
+        there,
+    ))
+}
+
+/// This repository's boxes on the config's other machines, and a warning per machine
+/// that could not be asked; nothing asked without machines.
+fn elsewhere(
+    cfg: &crate::config::UserConfig,
+    repo: &crate::git::Repo,
+) -> (Vec<serde_json::Value>, Vec<String>) {
+    if cfg.machines.is_empty() {
+        return (Vec::new(), Vec::new());
+    }
+    super::on::boxes_on_machines(&cfg.machines, repo)
+}
+
+/// `doc` with the boxes of other machines after this one's.
+fn with_elsewhere(mut doc: serde_json::Value, there: Vec<serde_json::Value>) -> serde_json::Value {
+    if let Some(boxes) = doc["boxes"].as_array_mut() {
+        boxes.extend(there);
+    }
+    doc
 }
 
 pub fn run(args: ListArgs, ui: &mut Ui) -> Result<i32, CliError> {
-    let _cfg = super::load_config()?;
+    let cfg = super::load_config()?;
     let (repo, layout) = super::here()?;
     let listing = gather(&repo, &layout, args.dirty);
+    let (there, unreached) = elsewhere(&cfg, &repo);
+    for w in &unreached {
+        ui.warning(w);
+    }
     if args.json {
-        ui.out_json(&document(&listing, &repo));
+        ui.out_json(&with_elsewhere(document(&listing, &repo), there));
         return Ok(error::OK);
     }
+    let machines = !cfg.machines.is_empty();
     let Listing { rows, dirt, .. } = listing;
-    if rows.is_empty() {
+    if rows.is_empty() && there.is_empty() {
         ui.info("no boxes in this repository (make one with `git treebox create`)");
         return Ok(error::OK);
     }
@@ -294,14 +323,21 @@ pub fn run(args: ListArgs, ui: &mut Ui) -> Result<i32, CliError> {
     let mut out = String::new();
     // Fits 80 columns (the usual states, without --dirty): long names are cut with a
     // visible `…`; JSON has everything. AGE is the box's, LAST its last commit's.
-    let line = |c: [&str; 8], dirty: Option<&str>| {
+    // With machines in the config, a MACHINE column first (`-`: this one).
+    let line = |machine: &str, c: [&str; 8], dirty: Option<&str>| {
         let dirty = dirty.map(|d| format!("{d:<5} ")).unwrap_or_default();
+        let machine = if machines {
+            format!("{:<8} ", fit(machine, 8))
+        } else {
+            String::new()
+        };
         format!(
-            "{:<14} {:<17} {:<12} {:>4} {:>4} {:<5} {:<10} {dirty}{}\n",
+            "{machine}{:<14} {:<17} {:<12} {:>4} {:>4} {:<5} {:<10} {dirty}{}\n",
             c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]
         )
     };
     out.push_str(&line(
+        "MACHINE",
         [
             "NAME", "BRANCH", "BOX", "AGE", "LAST", "DEPS", "AGENT", "STATE",
         ],
@@ -337,6 +373,7 @@ pub fn run(args: ListArgs, ui: &mut Ui) -> Result<i32, CliError> {
         };
         let ages = |t: Option<i64>| t.map(|t| age(now, t)).unwrap_or_else(|| "-".into());
         out.push_str(&line(
+            "-",
             [
                 &fit(&crate::sanitize::line(&r.name), 14),
                 &branch,
@@ -350,6 +387,24 @@ pub fn run(args: ListArgs, ui: &mut Ui) -> Result<i32, CliError> {
             dirty_cell,
         ));
     }
+    for b in &there {
+        out.push_str(&line(
+            &cell(b, "machine"),
+            [
+                &fit(&cell(b, "name"), 14),
+                &fit(&cell(b, "branch"), 17),
+                &fit(&format!("{}·{}", cell(b, "gitMode"), cell(b, "runner")), 12),
+                "-",
+                &b["lastCommit"]
+                    .as_i64()
+                    .map_or_else(|| "-".into(), |t| age(now, t)),
+                &fit(&cell(b, "deps"), 5),
+                &fit(&remote_agent(b, now), 10),
+                &fit(&cell(b, "state"), 12),
+            ],
+            args.dirty.then_some("?"),
+        ));
+    }
     if placeholders {
         out.push_str(
             "* placeholder branch: `git branch -m <type>/<name>` in the box before pushing\n",
@@ -357,6 +412,33 @@ pub fn run(args: ListArgs, ui: &mut Ui) -> Result<i32, CliError> {
     }
     ui.out(out.trim_end());
     Ok(error::OK)
+}
+
+/// A text field of a box another machine listed, sanitised; `-` when absent.
+fn cell(b: &serde_json::Value, key: &str) -> String {
+    b[key]
+        .as_str()
+        .map_or_else(|| "-".into(), crate::sanitize::line)
+}
+
+/// The AGENT cell of a box another machine listed, as [`agent_cell`] writes it.
+fn remote_agent(b: &serde_json::Value, now: i64) -> String {
+    let status = match b["status"].as_str() {
+        Some("working") => Some(crate::runner::oci::AgentStatus::Working),
+        Some("waiting") => Some(crate::runner::oci::AgentStatus::Waiting),
+        Some("idle") => Some(crate::runner::oci::AgentStatus::Idle),
+        Some(_) => Some(crate::runner::oci::AgentStatus::Unknown),
+        None => None,
+    };
+    let at = b["statusTime"].as_u64().unwrap_or(0);
+    let view = AgentView {
+        status: status.map(|status| crate::runner::oci::Reported {
+            status,
+            at: std::time::UNIX_EPOCH + std::time::Duration::from_secs(at),
+        }),
+        exit: b["exitCode"].as_i64().map(|c| c as i32),
+    };
+    agent_cell(b["session"] == "live", &view, now)
 }
 
 #[cfg(test)]

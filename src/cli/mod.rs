@@ -6,6 +6,7 @@
 pub mod claude_worktree;
 pub mod completions;
 pub mod create;
+pub(crate) mod detached;
 pub mod diff;
 pub mod doctor;
 pub mod enter;
@@ -13,8 +14,11 @@ pub mod error;
 pub mod json;
 pub mod land;
 mod land_report;
+mod launch_errors;
 pub mod list;
 pub mod mcp;
+pub(crate) mod on;
+pub(crate) mod remote;
 mod safe_json;
 pub mod sandbox;
 pub mod teardown;
@@ -138,7 +142,7 @@ pub fn treebox_main() -> i32 {
     }
     // Another machine's treebox asking over SSH (issue 41): its request is on stdin.
     if std::env::args_os().nth(1).as_deref() == Some(crate::remote::ENTRY_ARG.as_ref()) {
-        return crate::remote::serve::serve_stdio();
+        return remote::serve();
     }
     let cli = match TreeboxCli::try_parse() {
         Ok(c) => c,

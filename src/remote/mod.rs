@@ -6,18 +6,22 @@
 //!   `BatchMode`, one multiplexed connection per machine), and [`ssh::call`]: one
 //!   request on the channel's stdin, one framed answer, capped and killed at a
 //!   deadline.
-//! - [`serve`]: the entry point on the other machine, `git-treebox __treebox-remote`
-//!   (never a command line assembled for the remote shell: the request is JSON on
-//!   stdin).
+//! - [`mirror`]: what the other machine keeps of a laptop's repository (a bare mirror
+//!   seeded from bundles, a clone of it boxes are made in).
+//! - The entry point on the other machine, `git-treebox __treebox-remote`, is a front
+//!   end (`cli/remote.rs`): never a command line assembled for the remote shell, the
+//!   request is JSON on stdin.
+//! - [`boxes`]: the laptop's boxes there: making one (the mirror seeded with a
+//!   bundle of exactly what it needs, then that machine's own `create`), listing them.
 //! - [`hello`]: what the laptop asks first: that machine's treebox version and
 //!   protocol, tmux, engines, memory and disk.
 //!
-//! This slice brings the contract and `doctor`'s check of each machine; boxes there
-//! come next.
+//! So far: the contract, `doctor`'s check of each machine, `create --on` and `list`.
 
+pub mod boxes;
 pub mod frame;
 pub mod hello;
-pub mod serve;
+pub mod mirror;
 pub mod ssh;
 
 /// The version of the contract between two treeboxes. A machine answering another
@@ -57,6 +61,15 @@ pub enum RemoteError {
         theirs: u32,
         version: String,
     },
-    #[error("machine `{machine}` refused the request: {message}")]
-    Refused { machine: String, message: String },
+    #[error("machine `{machine}`: {what}")]
+    Local { machine: String, what: String },
+    #[error("machine `{machine}`: {message}")]
+    Refused {
+        machine: String,
+        /// Its error's kind and the exit code its treebox would have exited with.
+        kind: String,
+        code: i32,
+        message: String,
+        hint: Option<String>,
+    },
 }

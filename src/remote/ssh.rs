@@ -71,6 +71,17 @@ pub fn entry_command(m: &Machine) -> String {
 /// [`frame::MAX_DOCUMENT`] bytes (and a frame line) within `limit`, else the
 /// connection is killed. A machine speaking another protocol is refused.
 pub fn call(m: &Machine, request: &Value, limit: Duration) -> Result<Value, RemoteError> {
+    call_with(m, request, None, limit)
+}
+
+/// [`call`], the request's line followed on the channel by the bytes of `payload` (a
+/// bundle for the mirror there).
+pub fn call_with(
+    m: &Machine,
+    request: &Value,
+    payload: Option<&std::path::Path>,
+    limit: Duration,
+) -> Result<Value, RemoteError> {
     let dir = control_dir();
     let _ = std::fs::create_dir_all(&dir);
     {
@@ -91,10 +102,23 @@ pub fn call(m: &Machine, request: &Value, limit: Duration) -> Result<Value, Remo
         program: argv[0].clone(),
         source,
     })?;
-    let body = serde_json::to_vec(request).expect("a JSON value serializes");
+    let mut body = serde_json::to_vec(request).expect("a JSON value serializes");
+    body.push(b'\n');
+    let payload = payload.map(std::path::Path::to_path_buf);
     if let Some(mut stdin) = child.stdin.take() {
-        // A machine that does not read it makes the write fail: its answer says why.
-        let _ = stdin.write_all(&body);
+        // On a thread of its own: a machine that answers before it has read it all
+        // is not kept from answering. One that does not read it makes the write fail:
+        // its answer says why.
+        std::thread::spawn(move || {
+            if stdin.write_all(&body).is_err() {
+                return;
+            }
+            if let Some(p) = payload {
+                if let Ok(mut f) = std::fs::File::open(p) {
+                    let _ = std::io::copy(&mut f, &mut stdin);
+                }
+            }
+        });
     }
     let cap = frame::MAX_DOCUMENT + 256;
     let out = capped(child.stdout.take(), cap);
@@ -150,10 +174,21 @@ pub fn call(m: &Machine, request: &Value, limit: Duration) -> Result<Value, Remo
         });
     }
     if let Some(e) = doc.get("error") {
-        let message = e["message"].as_str().unwrap_or("no reason given");
+        let text = |k: &str, n: usize| {
+            e[k].as_str()
+                .map(|s| crate::sanitize::line(&s.chars().take(n).collect::<String>()))
+        };
+        // Its exit code, within the documented ones (a machine cannot pick 0).
+        let code = e["code"]
+            .as_i64()
+            .filter(|c| (1..=9).contains(c))
+            .map_or(1, |c| c as i32);
         return Err(RemoteError::Refused {
             machine,
-            message: crate::sanitize::line(message),
+            kind: text("kind", 40).unwrap_or_default(),
+            code,
+            message: text("message", 2000).unwrap_or_else(|| "no reason given".into()),
+            hint: text("hint", 2000),
         });
     }
     Ok(doc)

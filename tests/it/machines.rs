@@ -171,13 +171,19 @@ impl Sshd {
         d
     }
 
-    /// A directory the account may run this build's `git-treebox` from, whatever the
-    /// modes of the directories above the build (a hard link, else a copy).
+    /// A directory the account may run this build's binaries from, whatever the
+    /// modes of the directories above the build (hard links, else copies).
     pub(crate) fn treebox_dir(&self) -> String {
         let d = self.bin_dir("treebox-bin");
-        let to = d.join("git-treebox");
-        if std::fs::hard_link(TREEBOX, &to).is_err() {
-            std::fs::copy(TREEBOX, &to).unwrap();
+        for from in [
+            TREEBOX,
+            crate::env::SANDBOX,
+            env!("CARGO_BIN_EXE_git-treebox-guard"),
+        ] {
+            let to = d.join(Path::new(from).file_name().unwrap());
+            if std::fs::hard_link(from, &to).is_err() {
+                std::fs::copy(from, &to).unwrap();
+            }
         }
         d.to_string_lossy().into_owned()
     }
@@ -429,4 +435,161 @@ fn doctor_refuses_a_machine_that_speaks_another_protocol_or_lies() {
             .contains("more than"),
         "{checks:?}"
     );
+}
+
+/// The machine account's own treebox config: its Claude Code is a stand-in that
+/// reports itself ready (as Claude Code's `SessionStart` hook does) and stays up.
+fn remote_agent(sshd: &Sshd) {
+    let bin = sshd.bin_dir("agent-bin");
+    write_exec(
+        &bin.join("claude"),
+        "#!/bin/sh\nsettings= prev=\nfor a in \"$@\"; do [ \"$prev\" = --settings ] && settings=$a; prev=$a; done\n\
+         sh \"$(dirname \"$settings\")/status\" idle\nexec sleep 600\n",
+    );
+    let cfg = sshd.home.join(".config/treebox");
+    std::fs::create_dir_all(&cfg).unwrap();
+    std::fs::write(
+        cfg.join("config.json"),
+        serde_json::json!({"harnesses": {"claude": {"program": bin.join("claude")}}}).to_string(),
+    )
+    .unwrap();
+    run_ok(
+        Command::new("chown")
+            .arg("-R")
+            .arg(&sshd.user)
+            .arg(sshd.home.join(".config")),
+    );
+}
+
+/// `git -c safe.directory=* -C DIR ARGS` (a directory of the machine's account).
+fn git_in(dir: &Path, args: &[&str]) -> String {
+    run_ok(
+        Command::new("git")
+            .args(["-c", "safe.directory=*", "-C"])
+            .arg(dir)
+            .args(args),
+    )
+    .trim()
+    .to_string()
+}
+
+/// `create --on` over real ssh: origin fetched here, origin/<base> sent as a bundle,
+/// the box made by that machine's own treebox (another account, another HOME) at the
+/// fresh tip, its agent up there; `list` shows it beside this machine's boxes with its
+/// machine; a name taken here, a machine not in the config and a machine that is down
+/// are refused with their codes.
+#[test]
+fn create_on_a_machine_and_list_it_beside_this_ones() {
+    let mut env = TestEnv::new();
+    let Some(mut sshd) = Sshd::start(&env) else {
+        return;
+    };
+    sshd.for_treebox(&mut env);
+    remote_agent(&sshd);
+    let bin = sshd.treebox_dir();
+    machines_config(
+        &env,
+        serde_json::json!({"big": {"ssh": "big", "sshCommand": sshd.ssh_command(), "path": bin}}),
+    );
+    env.treebox(&[
+        "create",
+        "here",
+        "--isolation",
+        "host",
+        "--no-launch",
+        "--no-fetch",
+    ])
+    .ok();
+
+    let r = env.treebox(&[
+        "create",
+        "feat/far",
+        "--on",
+        "big",
+        "--isolation",
+        "host",
+        "--json",
+    ]);
+    let doc = r.ok().json();
+    crate::schema::assert_valid("box-create", &doc, "create --on --json");
+    assert_eq!(doc["machine"], "big", "{doc}");
+    assert_eq!(doc["agent"]["state"], "ready", "{doc}");
+    let path = PathBuf::from(doc["box"]["path"].as_str().unwrap());
+    assert!(
+        path.starts_with(&sshd.home),
+        "{path:?} is not the machine's"
+    );
+    let origin_tip = env.git(&env.repo, &["rev-parse", "origin/main"]);
+    assert_eq!(git_in(&path, &["rev-parse", "HEAD"]), origin_tip.trim());
+    assert_eq!(git_in(&path, &["branch", "--show-current"]), "feat/far");
+
+    // Work pushed to origin since: the next box there starts from it.
+    let seed = env.root().join("pusher");
+    env.git(
+        &env.root(),
+        &["clone", "-q", &env.origin.to_string_lossy(), "pusher"],
+    );
+    env.commit_file(&seed, "later.txt", "later\n", "later work");
+    env.git(&seed, &["push", "-q", "origin", "main"]);
+    let r = env.treebox(&["create", "feat/later", "--on", "big", "--isolation", "host"]);
+    r.ok();
+    assert!(r.stderr.contains("machine `big`"), "{r:?}");
+    let later = PathBuf::from(r.stdout.trim());
+    assert_eq!(
+        git_in(&later, &["rev-parse", "HEAD"]),
+        git_in(&seed, &["rev-parse", "HEAD"])
+    );
+
+    // list: both sides, the far ones with their machine.
+    let listed = env.treebox(&["list", "--json"]).ok().json();
+    crate::schema::assert_valid("list", &listed, "list --json with machines");
+    let names: Vec<(String, String)> = listed["boxes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| {
+            (
+                b["machine"].as_str().unwrap_or("-").to_string(),
+                b["name"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        names,
+        [
+            ("-".to_string(), "here".to_string()),
+            ("big".into(), "feat--far".into()),
+            ("big".into(), "feat--later".into())
+        ]
+    );
+    let far = &listed["boxes"][1];
+    assert_eq!(far["session"], "live", "{far}");
+    assert_eq!(far["status"], "idle", "{far}");
+    let table = env.treebox(&["list"]).ok().stdout.clone();
+    assert!(table.starts_with("MACHINE "), "{table}");
+    assert!(
+        table
+            .lines()
+            .any(|l| l.starts_with("big ") && l.contains("feat--far")),
+        "{table}"
+    );
+
+    // Refusals: a name taken here (5), a machine not in the config (2), nothing made.
+    let e = env.treebox(&["create", "here", "--on", "big"]);
+    e.code(5);
+    let e = env.treebox(&["create", "x", "--on", "small"]);
+    e.code(2);
+    assert!(e.stderr.contains("no machine `small`"), "{e:?}");
+    // The machine down: 4, named; list still answers, with a warning.
+    sshd.stop();
+    sshd.close_connections();
+    let e = env.treebox(&["create", "feat/down", "--on", "big"]);
+    e.code(4);
+    assert!(e.stderr.contains("machine `big`"), "{e:?}");
+    let listed = env.treebox(&["list", "--json"]).ok().json();
+    assert_eq!(listed["boxes"].as_array().unwrap().len(), 1, "{listed}");
+    let r = env.treebox(&["list"]);
+    r.ok();
+    assert!(r.stderr.contains("`big` cannot be reached"), "{r:?}");
+    assert!(r.stdout.contains("here"), "{r:?}");
 }

@@ -6,8 +6,9 @@
 //!   agent detached, wait until it is ready), on a runner the user's config allows a
 //!   lead agent (`"mcp": {"isolation": [...]}`, else only the one `create` would pick
 //!   with no flag). Its answer is `create --json`'s document with what the start saw
-//!   (`agent`); an agent that ended before it was ready is a refusal with its exit code
-//!   and last lines. With a `prompt`, the prompt is typed once the agent is ready, as
+//!   (`agent`; [`super::super::detached`], shared with another machine's `create`); an
+//!   agent that ended before it was ready is a refusal with its exit code and last
+//!   lines. With a `prompt`, the prompt is typed once the agent is ready, as
 //!   `box_send` types it, and the answer carries `box_send`'s token.
 //! - `box_send`: [`crate::session::typing`]: a bracketed paste, then Enter. Its token
 //!   is the time just before the paste: `box_wait` with `after` ignores every report
@@ -27,10 +28,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::super::error::{CliError, ErrorKind};
-use super::super::json::{CreateDocument, Document, V1};
-use crate::provision::launch::AgentLaunch;
+use super::super::json::{Document, V1};
 use crate::runner::oci::AgentStatus;
-use crate::session::{detached::Started, Readiness};
 use crate::vocab::RunnerKind;
 
 /// How often `box_wait` looks at its boxes.
@@ -133,39 +132,6 @@ enum Until {
     Exited,
 }
 
-/// `docs/schema/box-create.schema.json`: `create --json`'s document (`box`), what the
-/// start saw, and the prompt's token.
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-struct CreatedDocument<'a> {
-    schema_version: V1,
-    /// The box: `create --json`'s document, as it is.
-    #[serde(rename = "box")]
-    created: CreateDocument<'a>,
-    agent: AgentStart,
-    /// `box_send`'s token for the first prompt, when one was typed.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    token: Option<String>,
-}
-
-impl Document for CreatedDocument<'_> {}
-
-/// What starting the agent came to.
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-struct AgentStart {
-    /// `ready` (at its prompt), `asks` (it waits at a screen for a person), `notReady`
-    /// (neither within the wait), `alreadyRunning` (the box's session was live).
-    state: &'static str,
-    /// The screen's words that wait for a person (`asks`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    asks: Option<String>,
-    /// The screen's last lines (`asks`, `notReady`).
-    last_lines: Vec<String>,
-    /// Warnings about the launch (a trust the agent will ask for, root).
-    warnings: Vec<String>,
-}
-
 /// `docs/schema/send.schema.json`: what `box_send` answers.
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -229,36 +195,16 @@ pub(super) fn create(dir: &Path, a: CreateInput) -> Result<Value, CliError> {
         launch: true,
         ..Default::default()
     };
-    let mut warnings = Warnings(Vec::new());
-    let (created, agent, started) =
-        crate::provision::launch::create_detached(&req, &cfg, &mut warnings)
-            .map_err(super::super::create::from_launch)?;
-    let name = created.plan.name.clone();
-    let start = agent_start(&name, &agent, started)?;
-    let token = match (&a.prompt, start.state) {
-        (Some(p), "ready" | "alreadyRunning") => Some(type_into(&name, &created.session_path, p)?),
+    let made = super::super::detached::create(&req, &cfg)?;
+    let token = match &a.prompt {
+        Some(p) if made.takes_prompts() => Some(type_into(
+            &made.created.plan.name,
+            &made.created.session_path,
+            p,
+        )?),
         _ => None,
     };
-    let launch = agent.cmd.clone();
-    let doc = CreatedDocument {
-        schema_version: V1,
-        created: CreateDocument::created(&created, &launch, &warnings.0),
-        agent: start,
-        token,
-    };
-    Ok(doc.to_value())
-}
-
-/// Provisioning's warnings, kept for the answer.
-struct Warnings(Vec<String>);
-
-impl crate::provision::Reporter for Warnings {
-    fn stage(&mut self, _: &str) {}
-    fn stage_done(&mut self, _: &str, _: Duration) {}
-    fn warn(&mut self, message: String) {
-        self.0.push(message);
-    }
-    fn note(&mut self, _: String) {}
+    Ok(made.document(token))
 }
 
 /// The runner `box_create` uses: the one asked for, or `create`'s pick with no flag,
@@ -294,49 +240,6 @@ fn allowed_runner(
         "Ask for one of {}; the user allows more runners with `\"mcp\": {{\"isolation\": [...]}}` in {file}.",
         list.join(", ")
     )))
-}
-
-/// What the start saw, as `box_create` answers it; an agent that ended first is a
-/// refusal with its exit code and last lines.
-fn agent_start(name: &str, agent: &AgentLaunch, started: Started) -> Result<AgentStart, CliError> {
-    let mut warnings: Vec<String> = agent.will_ask.iter().cloned().collect();
-    if agent.as_root == crate::harness::AsRoot::Refuses {
-        warnings.push(
-            "Claude Code refuses to run as root with --dangerously-skip-permissions: the user allows it with `\"harnesses\": {\"claude\": {\"allowRoot\": true}}`".into(),
-        );
-    }
-    let (state, asks, last_lines) = match started {
-        Started::AlreadyRunning => ("alreadyRunning", None, Vec::new()),
-        Started::Now(Readiness::Ready) => ("ready", None, Vec::new()),
-        Started::Now(Readiness::Asks { what, last }) => ("asks", Some(what), last),
-        Started::Now(Readiness::NotYet { last }) => ("notReady", None, last),
-        Started::Now(Readiness::Exited { code, last }) => {
-            let q = crate::cmd::quote(name);
-            let mut e = CliError::new(
-                ErrorKind::AgentExited,
-                format!("the agent of box `{name}` exited with code {code} before it was ready"),
-            )
-            .hint(format!(
-                "Its last lines are below; the user can start it on a terminal with `git treebox enter {q}`, or remove the box with `box_remove`."
-            ));
-            if !last.is_empty() {
-                e = e.caused_by(std::io::Error::other(format!(
-                    "its last lines:\n{}",
-                    last.join("\n")
-                )));
-            }
-            for w in warnings {
-                e = e.hint(w);
-            }
-            return Err(e);
-        }
-    };
-    Ok(AgentStart {
-        state,
-        asks,
-        last_lines,
-        warnings,
-    })
 }
 
 /// `box_send`.

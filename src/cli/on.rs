@@ -1,0 +1,196 @@
+//! Boxes on other machines from the laptop (issue 41): `create --on MACHINE` and the
+//! rows `list` adds for each machine of the config. A front end over
+//! [`crate::remote::boxes`]; every text a machine sends is shown sanitised, and a
+//! machine that cannot be reached is one warning, never a failed listing.
+
+use serde_json::Value;
+
+use super::error::{self, CliError, ErrorKind};
+use super::ui::Ui;
+use crate::config::{Machine, UserConfig};
+use crate::remote::RemoteError;
+
+/// The most boxes taken from one machine's listing.
+const MAX_BOXES: usize = 10_000;
+
+/// The machine `on` names in the config.
+pub(crate) fn machine<'a>(cfg: &'a UserConfig, on: &str) -> Result<&'a Machine, CliError> {
+    cfg.machines.iter().find(|m| m.name == on).ok_or_else(|| {
+        let known: Vec<&str> = cfg.machines.iter().map(|m| m.name.as_str()).collect();
+        CliError::new(
+            ErrorKind::MachineUnknown,
+            format!("no machine `{}` in your config", crate::sanitize::line(on)),
+        )
+        .hint(if known.is_empty() {
+            "Name one under `machines` in your config (docs/machines.md), or leave out `--on`."
+                .to_string()
+        } else {
+            format!("Machines: local, {}.", known.join(", "))
+        })
+    })
+}
+
+/// A machine's failure as the user sees it.
+pub(crate) fn from_remote(e: RemoteError) -> CliError {
+    let text = crate::sanitize::line(&e.to_string());
+    match e {
+        RemoteError::Spawn { .. }
+        | RemoteError::Unreachable { .. }
+        | RemoteError::Timeout { .. } => CliError::new(ErrorKind::MachineUnreachable, text)
+            .hint("`git treebox doctor` checks each machine: ssh without a prompt, its treebox."),
+        RemoteError::Protocol { .. } => {
+            CliError::new(ErrorKind::MachineAnswer, text).hint(format!(
+                "Install the same treebox on both machines (this one is {}).",
+                env!("CARGO_PKG_VERSION")
+            ))
+        }
+        RemoteError::Frame { .. } | RemoteError::TooMuch { .. } => {
+            CliError::new(ErrorKind::MachineAnswer, text)
+                .hint("`git treebox doctor` checks that machine's treebox.")
+        }
+        RemoteError::Local { .. } => CliError::new(ErrorKind::BaseNotFound, text)
+            .hint("Name a branch origin has with `--base`."),
+        RemoteError::Refused {
+            kind, code, hint, ..
+        } => {
+            let kind = ErrorKind::known(&kind, code).unwrap_or(ErrorKind::MachineAnswer);
+            let e = CliError::new(kind, text);
+            match hint {
+                Some(h) => e.hint(h),
+                None => e,
+            }
+        }
+    }
+}
+
+/// What `create NAME --on MACHINE` asks for.
+pub(crate) struct CreateOn<'a> {
+    pub on: &'a str,
+    pub name: Option<&'a str>,
+    pub base: Option<&'a str>,
+    pub isolation: Option<&'a str>,
+    pub harness: Option<&'a str>,
+    pub git_mode: Option<&'a str>,
+    pub json: bool,
+    /// A flag given that does not work with `--on` yet.
+    pub unsupported: Option<&'static str>,
+}
+
+/// `create NAME --on MACHINE`: fetch origin here, then make the box there.
+pub(crate) fn create_on(args: &CreateOn, cfg: &UserConfig, ui: &mut Ui) -> Result<i32, CliError> {
+    let m = machine(cfg, args.on)?;
+    if let Some(flag) = args.unsupported {
+        return Err(CliError::new(
+            ErrorKind::Unsupported,
+            format!("`{flag}` does not work with `--on` yet"),
+        )
+        .hint("Leave it out, or make the box on this machine (`--on local`)."));
+    }
+    let Some(name) = args.name else {
+        return Err(
+            CliError::new(ErrorKind::Usage, "`--on` needs the box's name")
+                .hint(format!("`git treebox create NAME --on {}`", m.name)),
+        );
+    };
+    let boxname = crate::names::BoxName::parse(name)
+        .map_err(|e| CliError::from(crate::provision::ProvisionError::from(e)))?;
+    let (repo, layout) = super::here()?;
+    let leaf = boxname.leaf().to_string();
+    if crate::boxes::exact(&repo, &layout, &leaf).is_some() {
+        return Err(CliError::new(
+            ErrorKind::BoxExists,
+            format!("a box named `{leaf}` is on this machine already"),
+        )
+        .hint("Box names are unique across this machine and the others: pick another name."));
+    }
+    let git = crate::git::GitCli::for_repo(&repo.common_dir, None);
+    crate::provision::fetch::fetch_origin(
+        &git,
+        &repo.main_root,
+        &layout.repo_state,
+        ui.stderr_is_tty(),
+    )
+    .map_err(|e| CliError::from(crate::provision::ProvisionError::from(e)))?;
+    let base = args
+        .base
+        .map(str::to_string)
+        .or_else(|| cfg.base.clone())
+        .or_else(|| repo.origin_head_branch())
+        .unwrap_or_else(|| "main".into());
+    let c = crate::remote::boxes::Create {
+        machine: m,
+        repo: &repo,
+        scratch: &layout.repo_state,
+        name: boxname.as_str(),
+        base: &base,
+        isolation: args.isolation.or(m.isolation.as_deref()),
+        harness: args.harness,
+        git_mode: args.git_mode,
+    };
+    let mut doc = crate::remote::boxes::create_there(&c).map_err(from_remote)?;
+    doc["machine"] = Value::String(m.name.clone());
+    if args.json {
+        ui.out_json(&doc);
+        return Ok(error::OK);
+    }
+    let said = |k: &str| crate::sanitize::line(doc["box"][k].as_str().unwrap_or("?"));
+    ui.info(&format!(
+        "box `{}` made on machine `{}` ({}), branch `{}`; its agent runs there detached ({})",
+        said("name"),
+        m.name,
+        crate::sanitize::line(&m.ssh),
+        said("branch"),
+        crate::sanitize::line(doc["agent"]["state"].as_str().unwrap_or("?")),
+    ));
+    ui.out(&said("path"));
+    Ok(error::OK)
+}
+
+/// This repository's boxes on every machine of the config, asked at once: each box's
+/// `list --json` entry with `machine` set, and a warning per machine that could not
+/// be asked.
+pub(crate) fn boxes_on_machines(
+    machines: &[Machine],
+    repo: &crate::git::Repo,
+) -> (Vec<Value>, Vec<String>) {
+    let key = crate::remote::boxes::key_for(repo);
+    let key = key.as_str();
+    let answers: Vec<Result<Value, RemoteError>> = std::thread::scope(|s| {
+        let asked: Vec<_> = machines
+            .iter()
+            .map(|m| s.spawn(move || crate::remote::boxes::list_there(m, key)))
+            .collect();
+        asked
+            .into_iter()
+            .map(|a| {
+                a.join().unwrap_or_else(|_| {
+                    Err(RemoteError::Local {
+                        machine: String::new(),
+                        what: "the listing crashed".into(),
+                    })
+                })
+            })
+            .collect()
+    });
+    let mut boxes = Vec::new();
+    let mut warnings = Vec::new();
+    for (m, answer) in machines.iter().zip(answers) {
+        match answer {
+            Ok(doc) => {
+                let listed = doc["boxes"].as_array().cloned().unwrap_or_default();
+                for mut b in listed.into_iter().take(MAX_BOXES) {
+                    if !b.is_object() || !b["name"].is_string() {
+                        continue;
+                    }
+                    b["machine"] = Value::String(m.name.clone());
+                    boxes.push(b);
+                }
+            }
+            Err(e) => warnings.push(format!(
+                "{}: its boxes are not listed",
+                crate::sanitize::line(&e.to_string())
+            )),
+        }
+    }
+    (boxes, warnings)
+}

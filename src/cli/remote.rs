@@ -1,0 +1,142 @@
+//! The entry point another machine's treebox calls over SSH (issue 41):
+//! `git-treebox __treebox-remote`, a front end like the CLI and the MCP server.
+//!
+//! The channel's stdin holds one line of JSON, the request (at most [`MAX_REQUEST`]
+//! bytes), then, for `seed`, the bundle; the answer is one framed document on stdout
+//! ([`crate::remote::frame`]), and the process exits 0. The streams are taken for the
+//! protocol first ([`crate::stdio::take`]): whatever provisioning or the agent's
+//! start prints goes to stderr, never into the answer. A request it does not take,
+//! or one that fails, is answered with an `error` document (the CLI's error
+//! document: code, kind, message, hint). Nothing of a request reaches a shell or a
+//! command line: each field is checked by the call it feeds.
+//!
+//! Requests: `hello`; `heads {key}` (the mirror's branches); `seed {key, branch,
+//! tip}` + bundle; `create {key, name, base, isolation?, harness?, mode?}` (the box
+//! made in the clone of the mirror, its agent started detached: `box_create`'s
+//! document); `list {key}` (`list --json`'s document of that clone).
+
+use std::io::{BufRead, BufReader, Read, Write};
+
+use serde_json::{json, Value};
+
+use super::error::{CliError, ErrorKind};
+use super::json::{Document, ErrorDocument};
+use crate::remote::mirror;
+
+/// The largest request line read.
+pub const MAX_REQUEST: u64 = 1 << 20;
+
+/// Serve one request on this process's stdin and stdout; the exit code.
+pub fn serve() -> i32 {
+    let Ok(protocol) = crate::stdio::take() else {
+        return 1;
+    };
+    let mut input = BufReader::new(protocol.input);
+    let mut line = Vec::new();
+    let read = (&mut input)
+        .take(MAX_REQUEST + 1)
+        .read_until(b'\n', &mut line);
+    let doc = match read {
+        Err(e) => refusal(&usage(format!("could not read the request: {e}"))),
+        Ok(_) if line.len() as u64 > MAX_REQUEST => {
+            refusal(&usage(format!("the request is over {MAX_REQUEST} bytes")))
+        }
+        Ok(_) => match serde_json::from_slice::<Value>(&line) {
+            Ok(request) => answer(&request, &mut input).unwrap_or_else(|e| refusal(&e)),
+            Err(_) => refusal(&usage("the request is not JSON".into())),
+        },
+    };
+    let mut out = protocol.output;
+    let framed = crate::remote::frame::write(crate::remote::PROTOCOL, &doc);
+    if out.write_all(&framed).and_then(|()| out.flush()).is_err() {
+        return 1;
+    }
+    0
+}
+
+fn usage(message: String) -> CliError {
+    CliError::new(ErrorKind::Usage, message)
+}
+
+/// The answer to one request; `rest`: what follows it on the channel.
+fn answer(request: &Value, rest: &mut dyn Read) -> Result<Value, CliError> {
+    let text = |k: &str| {
+        request[k]
+            .as_str()
+            .ok_or_else(|| usage(format!("the request has no `{k}`")))
+    };
+    let opt = |k: &str| request[k].as_str().map(str::to_string);
+    let from_mirror = |e: mirror::MirrorError| CliError::of(ErrorKind::Usage, e);
+    match request["op"].as_str() {
+        Some("hello") => Ok(crate::remote::hello::answer()),
+        Some("heads") => {
+            let heads = mirror::heads(text("key")?).map_err(from_mirror)?;
+            let heads: serde_json::Map<String, Value> = heads
+                .into_iter()
+                .map(|(b, o)| (b, Value::String(o)))
+                .collect();
+            Ok(json!({"schemaVersion": 1, "heads": heads}))
+        }
+        Some("seed") => {
+            mirror::seed(text("key")?, text("branch")?, text("tip")?, rest).map_err(from_mirror)?;
+            Ok(json!({"schemaVersion": 1, "seeded": true}))
+        }
+        Some("create") => {
+            let cfg = super::load_config()?;
+            let repo = mirror::clone_dir(text("key")?).map_err(from_mirror)?;
+            let req = crate::provision::CreateRequest {
+                cwd: repo,
+                name: Some(text("name")?.to_string()),
+                base: Some(text("base")?.to_string()),
+                isolation: opt("isolation"),
+                harness: opt("harness").and_then(|h| h.parse().ok()),
+                git_mode: opt("mode"),
+                launch: true,
+                ..Default::default()
+            };
+            Ok(super::detached::create(&req, &cfg)?.document(None))
+        }
+        Some("list") => {
+            let dir = mirror::dir_of(text("key")?)
+                .map_err(from_mirror)?
+                .join("repo");
+            if !dir.join(".git").exists() {
+                return Ok(json!({"schemaVersion": 1, "repo": dir, "boxes": []}));
+            }
+            super::list::json(&dir, false)
+        }
+        Some(op) => Err(usage(format!(
+            "this treebox ({}) takes no request `{}`",
+            env!("CARGO_PKG_VERSION"),
+            crate::sanitize::line(op)
+        ))),
+        None => Err(usage("the request names no `op`".into())),
+    }
+}
+
+/// A refusal, as the laptop reads it: the CLI's error document, with this version.
+fn refusal(e: &CliError) -> Value {
+    let mut doc = ErrorDocument::new(e.code(), e.kind.as_str(), &e.chain(), &e.hints).to_value();
+    doc["version"] = Value::String(env!("CARGO_PKG_VERSION").into());
+    doc
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn requests_are_answered_or_refused() {
+        let mut none = std::io::empty();
+        let hello = answer(&json!({"op": "hello"}), &mut none).unwrap();
+        assert_eq!(hello["protocol"], crate::remote::PROTOCOL);
+        let e = answer(&json!({"op": "rm -rf /"}), &mut none).unwrap_err();
+        assert!(e.message.contains("no request"), "{}", e.message);
+        assert!(answer(&json!([]), &mut none).is_err());
+        let e = answer(&json!({"op": "heads", "key": "../.."}), &mut none).unwrap_err();
+        assert!(e.chain().contains("not a repository key"), "{}", e.chain());
+        let doc = refusal(&e);
+        assert_eq!(doc["error"]["code"], 2);
+        assert_eq!(doc["version"], env!("CARGO_PKG_VERSION"));
+    }
+}

@@ -1,0 +1,132 @@
+//! A laptop's boxes on another machine, from the laptop: making one there
+//! ([`create_there`]) and listing them ([`list_there`]).
+//!
+//! Making one: that machine's treebox is asked `hello` (its protocol), then what its
+//! mirror of this repository holds (`heads`); what the box needs and the mirror lacks
+//! — `origin/<base>` as the laptop just fetched it — goes over as a git bundle of
+//! exactly that ref, less what the mirror has (`seed`); then that machine's own
+//! treebox makes the box in its clone of the mirror and starts the agent there
+//! detached (`create`), answering `box_create`'s document. The laptop's config, hooks
+//! and other refs never travel. The caller has fetched origin (the freshness rule).
+
+use std::path::Path;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use super::{mirror, ssh, RemoteError};
+use crate::config::Machine;
+use crate::git::{GitCli, Repo};
+
+/// How long a quick request may take (`hello`, `heads`, `list`).
+pub const QUICK: Duration = Duration::from_secs(15);
+/// How long a bundle may take to travel and be taken in.
+pub const SEED: Duration = Duration::from_secs(600);
+/// How long making the box there may take (its setup, an image build, the agent's start).
+pub const CREATE: Duration = Duration::from_secs(1800);
+
+/// What `create --on` asks of a machine.
+#[derive(Debug, Clone)]
+pub struct Create<'a> {
+    pub machine: &'a Machine,
+    pub repo: &'a Repo,
+    /// Where the bundle is written before it travels (the repository's state dir).
+    pub scratch: &'a Path,
+    pub name: &'a str,
+    pub base: &'a str,
+    pub isolation: Option<&'a str>,
+    pub harness: Option<&'a str>,
+    pub git_mode: Option<&'a str>,
+}
+
+/// The key of `repo` on other machines.
+pub fn key_for(repo: &Repo) -> String {
+    mirror::key_of(&mirror::this_host(), &repo.common_dir)
+}
+
+/// Make the box there; its answer (`box_create`'s document, its paths that machine's).
+pub fn create_there(c: &Create) -> Result<Value, RemoteError> {
+    let m = c.machine;
+    let key = key_for(c.repo);
+    ssh::call(m, &json!({"op": "hello"}), QUICK)?;
+    let git = GitCli::for_repo(&c.repo.common_dir, None);
+    let local = |what: &str| RemoteError::Local {
+        machine: m.name.clone(),
+        what: what.to_string(),
+    };
+    let origin_ref = format!("refs/remotes/origin/{}", c.base);
+    let tip = git
+        .cmd(&c.repo.main_root)
+        .args([
+            "rev-parse",
+            "--verify",
+            "-q",
+            &format!("{origin_ref}^{{commit}}"),
+        ])
+        .stdout_string()
+        .map(|s| s.trim().to_string())
+        .map_err(|_| local(&format!("there is no `origin/{}` here to send", c.base)))?;
+    let heads = ssh::call(m, &json!({"op": "heads", "key": key}), QUICK)?;
+    let has = heads["heads"][c.base].as_str() == Some(tip.as_str());
+    if !has {
+        // The mirror's tips this repository has too: the bundle leaves them out.
+        let known: Vec<String> = heads["heads"]
+            .as_object()
+            .into_iter()
+            .flat_map(|o| o.values())
+            .filter_map(Value::as_str)
+            .filter(|o| o.len() == 40 && o.bytes().all(|b| b.is_ascii_hexdigit()))
+            .filter(|o| {
+                git.cmd(&c.repo.main_root)
+                    .args(["cat-file", "-e", &format!("{o}^{{commit}}")])
+                    .output()
+                    .is_ok()
+            })
+            .map(|o| format!("^{o}"))
+            .collect();
+        let bundle = c
+            .scratch
+            .join(format!("to-{}-{}.bundle", m.name, std::process::id()));
+        let made = git
+            .cmd(&c.repo.main_root)
+            .args(["bundle", "create", "-q"])
+            .arg(&bundle)
+            .arg(&origin_ref)
+            .args(&known)
+            .output();
+        let sent = match made {
+            Ok(_) => ssh::call_with(
+                m,
+                &json!({"op": "seed", "key": key, "branch": c.base, "tip": tip}),
+                Some(&bundle),
+                SEED,
+            ),
+            // Nothing the mirror lacks (its tip is an older one of ours, say): the
+            // ref alone moves.
+            Err(_) => ssh::call(
+                m,
+                &json!({"op": "seed", "key": key, "branch": c.base, "tip": tip}),
+                QUICK,
+            ),
+        };
+        let _ = std::fs::remove_file(&bundle);
+        sent?;
+    }
+    let mut request = json!({"op": "create", "key": key, "name": c.name, "base": c.base});
+    for (k, v) in [
+        ("isolation", c.isolation),
+        ("harness", c.harness),
+        ("mode", c.git_mode),
+    ] {
+        if let Some(v) = v {
+            request[k] = Value::String(v.to_string());
+        }
+    }
+    ssh::call(m, &request, CREATE)
+}
+
+/// `list --json`'s document of the boxes on `m` of the repository whose key is `key`
+/// ([`key_for`]).
+pub fn list_there(m: &Machine, key: &str) -> Result<Value, RemoteError> {
+    ssh::call(m, &json!({"op": "list", "key": key}), QUICK)
+}

@@ -1,0 +1,185 @@
+//! A laptop's repository on another machine: what that machine keeps of it, per
+//! laptop and repository, under `$XDG_DATA_HOME/treebox/machines/<key>/` there.
+//!
+//! - `mirror.git`: bare, holding only what the laptop pushed — `refs/heads/<base>`,
+//!   each seeded from a git bundle the laptop streams over the SSH channel
+//!   ([`seed`]); never the laptop's config, hooks or other refs, and never fetched
+//!   from a box's clone.
+//! - `repo`: a non-bare clone of the mirror (its `origin`), the repository that
+//!   machine's own treebox makes the laptop's boxes in, as it makes any box: fetch
+//!   origin, worktree, guard, setup, agent in tmux ([`clone_dir`]).
+//!
+//! `<key>` ([`key_of`]) names the laptop and the repository; it is checked to be 32
+//! hex digits before it is ever part of a path. Runs on the other machine, in the
+//! entry point's process.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use crate::git::GitCli;
+
+/// The most bytes of a bundle taken in one seed.
+pub const MAX_BUNDLE: u64 = 4 << 30;
+
+/// Why the machine could not take what the laptop sent.
+#[derive(Debug, thiserror::Error)]
+pub enum MirrorError {
+    #[error("`{0}` is not a repository key")]
+    BadKey(String),
+    #[error("`{0}` is not a branch name")]
+    BadBranch(String),
+    #[error("no data directory on this machine (set HOME or XDG_DATA_HOME)")]
+    NoDataDir,
+    #[error("the bundle is over {MAX_BUNDLE} bytes")]
+    TooLarge,
+    #[error("could not write {}", .0.display())]
+    Write(PathBuf, #[source] std::io::Error),
+    #[error("git failed: {0}")]
+    Git(String),
+    #[error("the mirror has no commit {0} and no bundle brought it")]
+    Missing(String),
+}
+
+/// The key of repository `common_dir` on the laptop named `host`: 32 hex digits.
+pub fn key_of(host: &str, common_dir: &Path) -> String {
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    h.update(host.as_bytes());
+    h.update([0]);
+    h.update(common_dir.as_os_str().as_encoded_bytes());
+    h.finalize()[..16]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// This machine's host name, as the key of its repositories elsewhere names it.
+pub fn this_host() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_string())
+        .unwrap_or_default()
+}
+
+/// `machines/<key>` in this machine's data dir, the key checked.
+pub fn dir_of(key: &str) -> Result<PathBuf, MirrorError> {
+    if key.len() != 32
+        || !key
+            .bytes()
+            .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
+    {
+        return Err(MirrorError::BadKey(crate::sanitize::line(key)));
+    }
+    let data = crate::state::layout::data_root().map_err(|_| MirrorError::NoDataDir)?;
+    Ok(data.join("machines").join(key))
+}
+
+fn git(dir: &Path) -> crate::cmd::Cmd {
+    GitCli::plain().cmd(dir)
+}
+
+fn run(c: crate::cmd::Cmd) -> Result<String, MirrorError> {
+    let out = c.output().map_err(|e| MirrorError::Git(e.to_string()))?;
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// The tips the mirror of `key` has: `(branch, commit)` per branch.
+pub fn heads(key: &str) -> Result<Vec<(String, String)>, MirrorError> {
+    let mirror = dir_of(key)?.join("mirror.git");
+    if !mirror.join("HEAD").is_file() {
+        return Ok(Vec::new());
+    }
+    let out = run(git(&mirror).args([
+        "for-each-ref",
+        "--format=%(refname:strip=2) %(objectname)",
+        "refs/heads",
+    ]))?;
+    Ok(out
+        .lines()
+        .filter_map(|l| l.split_once(' '))
+        .map(|(b, o)| (b.to_string(), o.to_string()))
+        .collect())
+}
+
+/// Take `bundle` (what the rest of the channel holds, possibly nothing) into the
+/// mirror of `key` and point its `refs/heads/<branch>` at `tip`: the bundle's
+/// `refs/remotes/origin/<branch>` is fetched first, when there is one.
+pub fn seed(key: &str, branch: &str, tip: &str, bundle: &mut dyn Read) -> Result<(), MirrorError> {
+    if crate::names::check_existing_branch(branch).is_err() {
+        return Err(MirrorError::BadBranch(crate::sanitize::line(branch)));
+    }
+    if tip.len() != 40 || !tip.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(MirrorError::Missing(crate::sanitize::line(tip)));
+    }
+    let dir = dir_of(key)?;
+    let mirror = dir.join("mirror.git");
+    std::fs::create_dir_all(&dir).map_err(|e| MirrorError::Write(dir.clone(), e))?;
+    if !mirror.join("HEAD").is_file() {
+        run(GitCli::plain()
+            .cmd(&dir)
+            .args(["init", "-q", "--bare", "mirror.git"]))?;
+    }
+    let file = dir.join(format!("incoming-{}.bundle", std::process::id()));
+    let got = {
+        let mut out =
+            std::fs::File::create(&file).map_err(|e| MirrorError::Write(file.clone(), e))?;
+        std::io::copy(&mut bundle.take(MAX_BUNDLE + 1), &mut out)
+            .map_err(|e| MirrorError::Write(file.clone(), e))?
+    };
+    let fetched = if got > MAX_BUNDLE {
+        Err(MirrorError::TooLarge)
+    } else if got > 0 {
+        let refspec = format!("+refs/remotes/origin/{branch}:refs/heads/{branch}");
+        run(git(&mirror)
+            .args(["fetch", "-q", "--no-tags"])
+            .arg(&file)
+            .arg(&refspec))
+        .map(|_| ())
+    } else {
+        Ok(())
+    };
+    let _ = std::fs::remove_file(&file);
+    fetched?;
+    let has = git(&mirror)
+        .args(["cat-file", "-e", &format!("{tip}^{{commit}}")])
+        .output()
+        .is_ok();
+    if !has {
+        return Err(MirrorError::Missing(tip.to_string()));
+    }
+    run(git(&mirror).args(["update-ref", &format!("refs/heads/{branch}"), tip]))?;
+    run(git(&mirror).args(["symbolic-ref", "HEAD", &format!("refs/heads/{branch}")]))?;
+    Ok(())
+}
+
+/// The clone of the mirror of `key` that boxes are made in, made on first use.
+pub fn clone_dir(key: &str) -> Result<PathBuf, MirrorError> {
+    let dir = dir_of(key)?;
+    let repo = dir.join("repo");
+    if !repo.join(".git").exists() {
+        run(GitCli::plain()
+            .cmd(&dir)
+            .args(["clone", "-q", "mirror.git", "repo"]))?;
+    }
+    Ok(repo)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_name_the_laptop_and_repository_and_nothing_else() {
+        let k = key_of("laptop", Path::new("/home/me/src/p/.git"));
+        assert_eq!(k.len(), 32);
+        assert_ne!(k, key_of("laptop2", Path::new("/home/me/src/p/.git")));
+        assert_ne!(k, key_of("laptop", Path::new("/home/me/src/q/.git")));
+        for bad in [
+            "../../etc",
+            "",
+            "ABCDEF0123456789ABCDEF0123456789",
+            &"a".repeat(33),
+        ] {
+            assert!(matches!(dir_of(bad), Err(MirrorError::BadKey(_))), "{bad}");
+        }
+    }
+}
