@@ -143,10 +143,12 @@ impl Harness {
         if let (Harness::Codex, Some(h)) = (self, hooks) {
             // Up means at its prompt: Codex's `SessionStart` fires only with the first
             // prompt, so the start itself reports `idle`.
+            // `start`: its turn count begins at none.
             argv.extend([
                 "sh".into(),
                 h.writer.clone(),
                 "idle".into(),
+                "start".into(),
                 "--exec".into(),
             ]);
         }
@@ -210,7 +212,8 @@ pub struct StatusHooks {
 }
 
 impl StatusHooks {
-    /// The shell command a hook runs to report `state`.
+    /// The shell command a hook runs to report `state` (and the writer's event after
+    /// it, `working submit`, `idle stop`).
     pub fn command(&self, state: &str) -> String {
         format!("sh {} {state}", crate::cmd::quote(&self.writer))
     }
@@ -238,23 +241,24 @@ struct CodexHook {
 }
 
 const CODEX_HOOKS: [CodexHook; 3] = [
+    // A prompt taken and a turn ended are counted too (the writer's `submit`, `stop`).
     CodexHook {
         event: "UserPromptSubmit",
         label: "user_prompt_submit",
-        state: "working",
+        state: "working submit",
         timeout: 30,
     },
     CodexHook {
         event: "Stop",
         label: "stop",
-        state: "idle",
+        state: "idle stop",
         timeout: 30,
     },
     // Esc ends a turn without `Stop`.
     CodexHook {
         event: "Interrupt",
         label: "interrupt",
-        state: "idle",
+        state: "idle stop",
         timeout: 1,
     },
 ];
@@ -423,11 +427,12 @@ mod tests {
         );
         let argv = Harness::Codex.launch_argv("codex", &extra, Some(&h));
         assert_eq!(
-            argv[..8],
+            argv[..9],
             [
                 "sh",
                 "/run/treebox/agent/status",
                 "idle",
+                "start",
                 "--exec",
                 "codex",
                 "--dangerously-bypass-approvals-and-sandbox",
@@ -435,7 +440,7 @@ mod tests {
                 r#"notify=["sh","/run/treebox/agent/status","idle"]"#,
             ]
         );
-        let hooks: Vec<String> = argv[8..argv.len() - 1]
+        let hooks: Vec<String> = argv[9..argv.len() - 1]
             .chunks(2)
             .map(|c| {
                 assert_eq!(c[0], "-c");

@@ -663,14 +663,17 @@ mod tests {
         assert_eq!(p.fetch, Fetch::Skipped);
         assert_eq!(p.caches, Caches::Cold);
         assert_eq!(
-            p.launch_argv[3..6],
+            p.launch_argv[4..7],
             [
                 "--exec",
                 "codex",
                 "--dangerously-bypass-approvals-and-sandbox",
             ]
         );
-        assert_eq!(p.launch_argv[..3], ["sh", &*p.launch_argv[1], "idle"]);
+        assert_eq!(
+            p.launch_argv[..4],
+            ["sh", &*p.launch_argv[1], "idle", "start"]
+        );
         assert_eq!(p.launch_argv.last().map(String::as_str), Some("do it"));
         git(&f.repo, &["remote", "remove", "origin"]);
         let p = plan(&f, &req(&f, Some("y"))).unwrap();

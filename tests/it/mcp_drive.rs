@@ -7,7 +7,8 @@
 //! terminal for bracketed paste as Claude Code does, reports `idle` through treebox's
 //! own status hooks when it is up (Claude Code's `SessionStart`), records what it
 //! reads in raw mode, and takes an Enter outside a paste as a prompt submitted
-//! (`working`, then `idle`). The real Claude Code and Codex driving these tools as the
+//! (`working`, then `idle` once its turn ends, each counted as Claude Code's hooks
+//! count them: `submit`, `stop`). The real Claude Code and Codex driving these tools as the
 //! lead are in `lead.rs`.
 
 use std::path::Path;
@@ -21,7 +22,8 @@ use crate::schema::assert_valid;
 
 /// The stand-in agent; see the module doc. `$HOME/typed` gets each byte read, in hex;
 /// `$HOME/writer` the status writer it reports through; `$HOME/turns` a line per
-/// prompt submitted.
+/// prompt submitted, `$HOME/ended` a line per turn ended; a turn takes
+/// `$HOME/turn-seconds` (default 0.3).
 const PASTE_AGENT: &str = r#"#!/bin/sh
 settings= prev=
 for a in "$@"; do [ "$prev" = --settings ] && settings=$a; prev=$a; done
@@ -29,7 +31,7 @@ writer=$(dirname "$settings")/status
 printf '%s\n' "$writer" > "$HOME/writer"
 printf '\033[?2004hpaste-agent> '
 stty raw -echo
-sh "$writer" idle
+sh "$writer" idle start
 last=
 paste=0
 while :; do
@@ -43,8 +45,9 @@ while :; do
   esac
   if [ "$c" = 0d ] && [ "$paste" = 0 ]; then
     echo submitted >> "$HOME/turns"
-    sh "$writer" working
-    (sleep 0.3; sh "$writer" idle) &
+    sh "$writer" working submit
+    turn=$(cat "$HOME/turn-seconds" 2>/dev/null || echo 0.3)
+    (sleep "$turn"; echo ended >> "$HOME/ended"; sh "$writer" idle stop) &
   fi
 done
 "#;
@@ -530,5 +533,36 @@ fn mcp_all_serves_every_repository_and_repo_picks_one() {
     assert_eq!(
         all.answer("box_stop", json!({"name": "fresh"}))["stopped"],
         true
+    );
+}
+
+/// A prompt typed while the agent's previous turn still runs: `box_wait` with its token
+/// does not end at that earlier turn's end, but at the end of the turn of the prompt
+/// it was handed out for (the hooks' counts of prompts taken and turns ended).
+#[test]
+fn mcp_box_wait_waits_for_the_turn_of_its_own_prompt() {
+    let env = TestEnv::new();
+    with_paste_agent(&env, "");
+    std::fs::write(env.home.join("turn-seconds"), "2\n").unwrap();
+    let served = Served::start(&env);
+    let doc = served.answer("box_create", json!({"name": "busy", "prompt": "first"}));
+    assert!(doc["token"].as_str().unwrap().contains('p'), "{doc}");
+    until("the first prompt to be taken", || {
+        std::fs::read_to_string(env.home.join("turns")).is_ok()
+    });
+    std::thread::sleep(Duration::from_millis(500));
+    let sent = served.answer("box_send", json!({"name": "busy", "text": "second"}));
+    let token = sent["token"].as_str().unwrap().to_string();
+    assert!(token.ends_with("p1"), "{token}");
+    let waited = served.answer(
+        "box_wait",
+        json!({"names": ["busy"], "until": ["idle"], "after": token, "timeout_s": 20}),
+    );
+    assert_eq!(waited["reached"][0]["state"], "idle", "{waited}");
+    let ended = std::fs::read_to_string(env.home.join("ended")).unwrap_or_default();
+    assert_eq!(
+        ended.lines().count(),
+        2,
+        "box_wait returned at the first turn's end: {waited}"
     );
 }

@@ -283,38 +283,72 @@ fn type_into(name: &str, marker: &Path, text: &str) -> Result<String, CliError> 
             "Its agent is not running: `box_list` shows its exit code; the user restarts it with `git treebox enter -d {q}`."
         )));
     }
-    let token = Token::now();
+    // The prompts the agent has taken so far (its hooks count them): the turn of this
+    // one ends once it has taken more and ended as many turns as it took.
+    let status_dir = crate::state::session::status_path(marker)
+        .parent()
+        .map(Path::to_path_buf);
+    let prompts = status_dir
+        .as_deref()
+        .and_then(crate::runner::oci::status::read_turns_in)
+        .map(|t| t.prompts);
+    let token = Token::now(prompts);
     session
         .type_prompt(text)
         .map_err(super::super::create::from_session)?;
     Ok(token.to_string())
 }
 
-/// A moment, as `box_send` hands it out: `t` and nanoseconds since the epoch.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-struct Token(u128);
+/// What `box_send` hands out: the moment just before the prompt was typed (`t` and
+/// nanoseconds since the epoch), and how many prompts the agent had taken then (`p`
+/// and the count), where its hooks count them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Token {
+    at: u128,
+    prompts: Option<u64>,
+}
 
 impl Token {
-    fn now() -> Token {
-        Token::of(SystemTime::now())
-    }
-
-    fn of(t: SystemTime) -> Token {
-        Token(t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos()))
+    fn now(prompts: Option<u64>) -> Token {
+        Token {
+            at: nanos(SystemTime::now()),
+            prompts,
+        }
     }
 
     fn parse(s: &str) -> Option<Token> {
-        let digits = s.strip_prefix('t')?;
-        if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-            return None;
-        }
-        digits.parse().ok().map(Token)
+        let rest = s.strip_prefix('t')?;
+        let (at, prompts) = match rest.split_once('p') {
+            Some((at, p)) => (at, Some(p)),
+            None => (rest, None),
+        };
+        let number = |d: &str| {
+            (!d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
+                .then(|| d.parse::<u128>().ok())
+                .flatten()
+        };
+        Some(Token {
+            at: number(at)?,
+            prompts: match prompts {
+                Some(p) => Some(u64::try_from(number(p)?).ok()?),
+                None => None,
+            },
+        })
     }
+}
+
+/// `t` in nanoseconds since the epoch.
+fn nanos(t: SystemTime) -> u128 {
+    t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos())
 }
 
 impl std::fmt::Display for Token {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "t{}", self.0)
+        write!(f, "t{}", self.at)?;
+        match self.prompts {
+            Some(p) => write!(f, "p{p}"),
+            None => Ok(()),
+        }
     }
 }
 
@@ -413,6 +447,22 @@ fn watched_boxes(dir: &Path, names: Option<&[String]>) -> Result<Vec<Watched>, C
 }
 
 impl Watched {
+    /// Has the agent ended the turn of the prompt `after` was handed out for? Where
+    /// its hooks count prompts and turns: it has taken that prompt (more than the
+    /// token's count) and ended as many turns as it took prompts, so a prompt typed
+    /// while an earlier turn ran, queued behind it, does not end at that turn's end.
+    /// Without counts (a token or an agent from before them), its report's time alone
+    /// says.
+    fn turn_done(&self, after: Option<Token>) -> bool {
+        let Some(before) = after.and_then(|t| t.prompts) else {
+            return true;
+        };
+        match crate::runner::oci::status::read_turns(&self.layout, &self.leaf) {
+            Some(t) => t.prompts > before && t.stops >= t.prompts,
+            None => true,
+        }
+    }
+
     /// Where the box's agent is now, as `box_wait` counts it: its report (when made
     /// after `after`) while its session is live; `exited` once it has none.
     fn state(&self, after: Option<Token>) -> Option<Reached> {
@@ -426,10 +476,11 @@ impl Watched {
             return Some(reached(Until::Exited, crate::session::exit_code(&marker)));
         }
         let report = crate::runner::oci::read_status(&self.layout, &self.leaf)?;
-        if after.is_some_and(|t| Token::of(report.at) < t) {
+        if after.is_some_and(|t| nanos(report.at) < t.at) {
             return None;
         }
         match report.status {
+            AgentStatus::Idle if !self.turn_done(after) => None,
             AgentStatus::Idle => Some(reached(Until::Idle, None)),
             AgentStatus::Waiting => Some(reached(Until::Waiting, None)),
             AgentStatus::Working | AgentStatus::Unknown => None,
@@ -442,13 +493,22 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_token_reads_back_and_orders_by_time() {
-        let a = Token::of(UNIX_EPOCH + Duration::from_nanos(1_700_000_000_123_456_789));
+    fn a_token_reads_back() {
+        let a = Token {
+            at: 1_700_000_000_123_456_789,
+            prompts: None,
+        };
         assert_eq!(a.to_string(), "t1700000000123456789");
         assert_eq!(Token::parse(&a.to_string()), Some(a));
-        let b = Token::of(UNIX_EPOCH + Duration::from_nanos(1_700_000_000_123_456_790));
-        assert!(a < b);
-        for bad in ["", "t", "1700", "t-1", "t12a", "T12", "t 1"] {
+        let b = Token {
+            prompts: Some(3),
+            ..a
+        };
+        assert_eq!(b.to_string(), "t1700000000123456789p3");
+        assert_eq!(Token::parse(&b.to_string()), Some(b));
+        for bad in [
+            "", "t", "1700", "t-1", "t12a", "T12", "t 1", "t12p", "tp3", "t1p-1", "t1p1p2",
+        ] {
             assert_eq!(Token::parse(bad), None, "{bad}");
         }
     }

@@ -134,6 +134,35 @@ pub fn read_status_file(p: &Path) -> Option<Reported> {
     })
 }
 
+/// How many prompts the agent has taken and how many turns it has ended, as its hooks
+/// counted them in the status dir's `turns` (one `p` or `s` each).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Turns {
+    pub prompts: u64,
+    pub stops: u64,
+}
+
+/// The largest `turns` file read: a box that writes more has its turns unknown.
+pub const MAX_TURNS_BYTES: u64 = 1 << 20;
+
+/// The box's [`Turns`], read as hostile data as [`read_status`] reads its report;
+/// `None` when there is no such file, or it is no regular file or too large.
+pub fn read_turns(layout: &Layout, leaf: &Leaf) -> Option<Turns> {
+    read_turns_in(&layout.status_dir(leaf))
+}
+
+/// [`read_turns`] of the status dir `dir`.
+pub fn read_turns_in(dir: &Path) -> Option<Turns> {
+    let p = dir.join("turns");
+    let bytes =
+        crate::untrusted::read_regular(&p, MAX_TURNS_BYTES, crate::untrusted::Links::Refuse)
+            .ok()?;
+    Some(Turns {
+        prompts: bytes.iter().filter(|&&b| b == b'p').count() as u64,
+        stops: bytes.iter().filter(|&&b| b == b's').count() as u64,
+    })
+}
+
 /// Where a box's status dir and producer are, as the agent sees them.
 fn agent_paths(layout: &Layout, leaf: &Leaf, runner: RunnerKind) -> (PathBuf, PathBuf) {
     if runner.is_container() {
@@ -180,10 +209,13 @@ pub fn install(layout: &Layout, leaf: &Leaf, runner: RunnerKind) -> std::io::Res
     Ok(())
 }
 
-/// The writer: `sh status STATE [--exec PROGRAM ARGS…]`. It writes STATE (one of the
-/// three; anything else is ignored) into the status dir through a temp file and `mv`,
-/// always succeeds (a failing hook must not disturb the agent), and with `--exec` then
-/// becomes PROGRAM, with [`STATUS_ENV`] naming the status dir. Extra arguments (codex's notification JSON) are ignored.
+/// The writer: `sh status STATE [EVENT] [--exec PROGRAM ARGS…]`. It writes STATE (one
+/// of the three; anything else is ignored) into the status dir through a temp file and
+/// `mv`; EVENT `start` (the agent is up) empties the dir's `turns` ([`read_turns`]),
+/// `submit` (a prompt taken) and `stop` (a turn ended) add one byte to it, `p` or `s`. It always succeeds (a failing
+/// hook must not disturb the agent), and with `--exec` then becomes PROGRAM, with
+/// [`STATUS_ENV`] naming the status dir. Extra arguments (codex's notification JSON)
+/// are ignored.
 pub fn writer_script(status_dir: &Path) -> String {
     let d = crate::cmd::quote(&status_dir.to_string_lossy());
     format!(
@@ -193,6 +225,11 @@ s=${{1-}}; [ "$#" -gt 0 ] && shift
 d={d}
 case $s in
 working|waiting|idle) t="$d/.state.$$"; {{ printf '%s\n' "$s" >"$t" && mv -f "$t" "$d/state"; }} 2>/dev/null || rm -f "$t" 2>/dev/null ;;
+esac
+case ${{1-}} in
+start) : >"$d/turns" 2>/dev/null; shift ;;
+submit) printf p >>"$d/turns" 2>/dev/null; shift ;;
+stop) printf s >>"$d/turns" 2>/dev/null; shift ;;
 esac
 if [ "${{1-}}" = --exec ]; then
   shift
@@ -216,12 +253,17 @@ pub fn claude_settings(hooks: &StatusHooks, status_dir: &Path) -> String {
     let v = serde_json::json!({
         "env": { STATUS_ENV: status_dir.to_string_lossy() },
         "hooks": {
-            // Up and at its prompt: what `create -d` waits for.
-            "SessionStart": cmd("idle"),
-            "UserPromptSubmit": cmd("working"),
+            // Up and at its prompt: what `create -d` waits for; its turn count
+            // begins at none.
+            "SessionStart": cmd("idle start"),
+            // A prompt taken and a turn ended are counted too (`turns`): a prompt
+            // typed while a turn runs is queued, and the turn before it ends first.
+            "UserPromptSubmit": cmd("working submit"),
             "PreToolUse": tools,
             "Notification": cmd("waiting"),
-            "Stop": cmd("idle"),
+            "Stop": cmd("idle stop"),
+            // A turn that ended in an API error: no `Stop`, and no longer working.
+            "StopFailure": cmd("idle stop"),
         }
     });
     serde_json::to_string_pretty(&v).expect("a JSON value serializes") + "\n"
@@ -330,6 +372,55 @@ mod tests {
         assert_eq!(out.status.code(), Some(127));
     }
 
+    /// `start` empties the count, `submit` and `stop` add to it; read back as
+    /// hostile data.
+    #[test]
+    fn the_writer_counts_prompts_and_turns() {
+        let d = tempfile::tempdir().unwrap();
+        let writer = d.path().join("status");
+        std::fs::write(&writer, writer_script(d.path())).unwrap();
+        let run = |args: &[&str]| {
+            let ok = std::process::Command::new("sh")
+                .arg(&writer)
+                .args(args)
+                .status()
+                .unwrap()
+                .success();
+            assert!(ok, "{args:?}");
+        };
+        assert_eq!(read_turns_in(d.path()), None);
+        run(&["idle", "start"]);
+        assert_eq!(read_turns_in(d.path()), Some(Turns::default()));
+        run(&["working", "submit"]);
+        run(&["working", "submit"]);
+        run(&["working"]);
+        run(&["idle", "stop"]);
+        assert_eq!(
+            read_turns_in(d.path()),
+            Some(Turns {
+                prompts: 2,
+                stops: 1
+            })
+        );
+        assert_eq!(
+            read_status_file(&d.path().join("state")).unwrap().status,
+            AgentStatus::Idle
+        );
+        run(&["idle", "start"]);
+        assert_eq!(read_turns_in(d.path()), Some(Turns::default()));
+        // A link or an oversized file: unknown.
+        std::fs::remove_file(d.path().join("turns")).unwrap();
+        std::os::unix::fs::symlink("/etc/hostname", d.path().join("turns")).unwrap();
+        assert_eq!(read_turns_in(d.path()), None);
+        std::fs::remove_file(d.path().join("turns")).unwrap();
+        std::fs::write(
+            d.path().join("turns"),
+            vec![b'p'; MAX_TURNS_BYTES as usize + 1],
+        )
+        .unwrap();
+        assert_eq!(read_turns_in(d.path()), None);
+    }
+
     #[test]
     fn claude_settings_use_the_hooks_schema() {
         let h = StatusHooks {
@@ -340,11 +431,12 @@ mod tests {
             serde_json::from_str(&claude_settings(&h, Path::new(STATUS_DIR))).unwrap();
         assert_eq!(v["env"][STATUS_ENV], STATUS_DIR);
         for (event, state) in [
-            ("SessionStart", "idle"),
-            ("UserPromptSubmit", "working"),
+            ("SessionStart", "idle start"),
+            ("UserPromptSubmit", "working submit"),
             ("PreToolUse", "working"),
             ("Notification", "waiting"),
-            ("Stop", "idle"),
+            ("Stop", "idle stop"),
+            ("StopFailure", "idle stop"),
         ] {
             let hook = &v["hooks"][event][0]["hooks"][0];
             assert_eq!(hook["type"], "command");
