@@ -50,6 +50,7 @@ use crate::env::{write_exec, Run, TestEnv, TREEBOX};
 use crate::stand_in::{self, Api, Request};
 
 mod listing;
+mod scenario;
 #[cfg(test)]
 mod tests;
 mod wire;
