@@ -31,6 +31,10 @@
 //! tools by their treebox name. Every request is logged, every tool result the lead
 //! sent is kept ([`Lead::results`]), and what the stand-in could not do is a fault
 //! ([`Lead::faults`]) rather than a hang: it then ends the lead's turn with a text.
+//!
+//! The stand-in on handmade requests is tested in `lead/tests.rs`; the real CLIs as the
+//! lead in `lead/listing.rs` (`box_list`, a refused `box_screen`) and
+//! `lead/scenario.rs` (a real Claude Code started in a box, sent a prompt, waited for).
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -45,6 +49,8 @@ use serde_json::{json, Value};
 use crate::env::{write_exec, Run, TestEnv, TREEBOX};
 use crate::stand_in::{self, Api, Request};
 
+mod listing;
+mod scenario;
 #[cfg(test)]
 mod tests;
 mod wire;
@@ -118,6 +124,10 @@ pub struct Logged {
     pub lead: bool,
     /// The tools it offered by name (deferred ones marked `(deferred)`).
     pub offered: Vec<String>,
+    /// When it came, since the stand-in started.
+    pub at: Duration,
+    /// When its answer had been written whole (`None`: not yet, or never).
+    pub answered: Option<Duration>,
 }
 
 type Script = dyn Fn(Option<&ToolResult>) -> Step + Send + Sync;
@@ -128,12 +138,17 @@ const LEAD_REQUEST_LIMIT: usize = 200;
 struct Shared {
     script: Box<Script>,
     others: Mutex<String>,
+    /// How long an answer to a request that is not the lead's takes.
+    others_after: Mutex<Duration>,
     log: Mutex<Vec<Logged>>,
     results: Mutex<Vec<ToolResult>>,
     faults: Mutex<Vec<String>>,
     ids: AtomicUsize,
     lead_requests: AtomicUsize,
     stop: AtomicBool,
+    started: Instant,
+    /// When each tool result first reached the stand-in (treebox's name of the tool).
+    arrived: Mutex<Vec<(String, Duration)>>,
 }
 
 /// A running scripted lead; stops (and closes its port) when dropped.
@@ -151,12 +166,15 @@ impl Lead {
         let shared = Arc::new(Shared {
             script: Box::new(script),
             others: Mutex::new("done".to_string()),
+            others_after: Mutex::new(Duration::ZERO),
             log: Mutex::new(Vec::new()),
             results: Mutex::new(Vec::new()),
             faults: Mutex::new(Vec::new()),
             ids: AtomicUsize::new(0),
             lead_requests: AtomicUsize::new(0),
             stop: AtomicBool::new(false),
+            started: Instant::now(),
+            arrived: Mutex::new(Vec::new()),
         });
         let s = Arc::clone(&shared);
         let thread = std::thread::spawn(move || {
@@ -193,6 +211,12 @@ impl Lead {
         *self.shared.others.lock().unwrap() = text.to_string();
     }
 
+    /// Answer every request that is not the lead's only after `delay`, as a model
+    /// that takes its time (a boxed agent's turn then lasts at least that long).
+    pub fn answer_others_after(&self, delay: Duration) {
+        *self.shared.others_after.lock().unwrap() = delay;
+    }
+
     /// Every request so far.
     pub fn requests(&self) -> Vec<Logged> {
         self.shared.log.lock().unwrap().clone()
@@ -208,6 +232,12 @@ impl Lead {
         self.results().into_iter().rev().find(|r| r.tool == tool)
     }
 
+    /// When the lead's first request came and each tool result first reached the
+    /// stand-in, since it started: `("start", t)`, then `(tool, t)` in order.
+    pub fn arrivals(&self) -> Vec<(String, Duration)> {
+        self.shared.arrived.lock().unwrap().clone()
+    }
+
     /// What the stand-in could not do as scripted (no such tool offered, a script that
     /// panicked, a lead that would not stop asking).
     pub fn faults(&self) -> Vec<String> {
@@ -221,7 +251,16 @@ impl Lead {
             .map(|l| {
                 let r = &l.request;
                 let whose = if l.lead { "lead" } else { "other" };
-                format!("{} {} [{whose}] offered: {:?}", r.method, r.path, l.offered)
+                let answered = l.answered.map_or("unanswered".to_string(), |t| {
+                    format!("answered {:.2}s", t.as_secs_f64())
+                });
+                format!(
+                    "{:.2}s {} {} [{whose}] ({answered}) offered: {:?}",
+                    l.at.as_secs_f64(),
+                    r.method,
+                    r.path,
+                    l.offered
+                )
             })
             .collect::<Vec<_>>()
             .join("\n")
@@ -313,7 +352,7 @@ fn serve(s: &Shared, conn: TcpStream) -> std::io::Result<()> {
     let body = req.json();
     let conv = Conversation::read(api, &body);
     let lead = conv.is_lead();
-    log(s, &req, lead, conv.offered.describe());
+    let logged = log(s, &req, lead, conv.offered.describe());
     let model = body["model"]
         .as_str()
         .unwrap_or("lead-stand-in")
@@ -322,9 +361,11 @@ fn serve(s: &Shared, conn: TcpStream) -> std::io::Result<()> {
     let reply = if lead {
         lead_reply(s, &conv)
     } else {
+        let delay = *s.others_after.lock().unwrap();
+        std::thread::sleep(delay);
         Reply::Text(s.others.lock().unwrap().clone())
     };
-    match (api, reply) {
+    let sent = match (api, reply) {
         (Api::Anthropic, Reply::Text(text)) if streamed => {
             stand_in::anthropic_stream(&mut out, &model, &text)
         }
@@ -339,15 +380,24 @@ fn serve(s: &Shared, conn: TcpStream) -> std::io::Result<()> {
             stand_in::json(&mut out, 200, &anthropic_tool_message(&model, &call))
         }
         (Api::OpenAi, Reply::Call(call)) => openai_tool_stream(&mut out, &model, &call),
+    };
+    if sent.is_ok() {
+        s.log.lock().unwrap()[logged].answered = Some(s.started.elapsed());
     }
+    sent
 }
 
-fn log(s: &Shared, req: &Request, lead: bool, offered: Vec<String>) {
-    s.log.lock().unwrap().push(Logged {
+/// Log a request; its index in the log.
+fn log(s: &Shared, req: &Request, lead: bool, offered: Vec<String>) -> usize {
+    let mut log = s.log.lock().unwrap();
+    log.push(Logged {
         request: req.clone(),
         lead,
         offered,
+        at: s.started.elapsed(),
+        answered: None,
     });
+    log.len() - 1
 }
 
 fn fault(s: &Shared, what: String) -> Reply {
@@ -368,9 +418,14 @@ fn lead_reply(s: &Shared, conv: &Conversation) -> Reply {
     let history = conv.history();
     {
         let mut kept = s.results.lock().unwrap();
+        let mut arrived = s.arrived.lock().unwrap();
+        if arrived.is_empty() {
+            arrived.push(("start".to_string(), s.started.elapsed()));
+        }
         for r in &history {
             if !kept.iter().any(|k| k.call_id == r.call_id) {
                 kept.push(r.clone());
+                arrived.push((r.tool.clone(), s.started.elapsed()));
             }
         }
     }
@@ -425,27 +480,15 @@ fn lead_reply(s: &Shared, conv: &Conversation) -> Reply {
     }
 }
 
-/// A host box made without an agent (no session).
-fn host_box(env: &TestEnv, name: &str) {
-    env.treebox(&[
-        "create",
-        name,
-        "--isolation",
-        "host",
-        "--no-launch",
-        "--no-fetch",
-    ])
-    .ok();
-}
-
 /// `git treebox mcp` in the repository, for a CLI to start; its stderr goes to
-/// `mcp.err` beside the repository.
+/// `mcp.err` beside the repository, the environment the CLI gave it to `mcp.env`.
 fn mcp_server(env: &TestEnv) -> PathBuf {
     let script = env.root().join("treebox-mcp.sh");
     write_exec(
         &script,
         &format!(
-            "#!/bin/sh\nexec {TREEBOX} mcp 2>>{}\n",
+            "#!/bin/sh\nenv > {}\nexec {TREEBOX} mcp 2>>{}\n",
+            env.root().join("mcp.env").display(),
             env.root().join("mcp.err").display()
         ),
     );
@@ -454,172 +497,21 @@ fn mcp_server(env: &TestEnv) -> PathBuf {
 
 /// `program ARGS` in the repository (at most 120 s), with `vars`.
 fn run_in_repo(env: &TestEnv, program: &Path, args: &[&str], vars: &[(&str, &str)]) -> Run {
+    run_in_repo_for(env, 120, program, args, vars)
+}
+
+/// [`run_in_repo`], at most `secs`.
+fn run_in_repo_for(
+    env: &TestEnv,
+    secs: u32,
+    program: &Path,
+    args: &[&str],
+    vars: &[(&str, &str)],
+) -> Run {
     let mut c = env.command("timeout", &env.repo);
-    c.arg("120").arg(program).args(args);
+    c.arg(secs.to_string()).arg(program).args(args);
     for (k, v) in vars {
         c.env(k, v);
     }
     Run::from_output(c.output().expect("run the agent CLI"))
-}
-
-/// The processes still working in the test's directory (the CLI, its MCP server),
-/// once they have had 10 s to go.
-fn left_running(env: &TestEnv) -> Vec<i32> {
-    let root = env.root();
-    let mine = || {
-        crate::env::processes_where(|p| {
-            std::fs::read_link(p.join("cwd")).is_ok_and(|cwd| cwd.starts_with(&root))
-        })
-    };
-    let since = Instant::now();
-    while !mine().is_empty() && since.elapsed() < Duration::from_secs(10) {
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    mine()
-}
-
-/// What the lead says when it is done.
-const DONE: &str = "LEAD-DONE: listed the boxes and read a screen";
-
-/// `box_list`, then `box_screen` on the first box it lists, then done.
-fn list_then_screen(last: Option<&ToolResult>) -> Step {
-    match last {
-        None => Step::call("box_list", json!({})),
-        Some(r) if r.tool == "box_list" => Step::call(
-            "box_screen",
-            json!({"name": r.document()["boxes"][0]["name"]}),
-        ),
-        Some(_) => Step::finish(DONE),
-    }
-}
-
-/// The CLI ran [`list_then_screen`] to its end: `box_list` answered with `list --json`'s
-/// document, `box_screen` on `alpha` refused (no session: code 3), exit 0, nothing left
-/// running. `flagged`: the CLI passes the tools' error flag to the model.
-#[track_caller]
-fn drove_list_then_screen(lead: &Lead, env: &TestEnv, what: &str, run: &Run, flagged: bool) {
-    let said = || {
-        let err = std::fs::read_to_string(env.root().join("mcp.err")).unwrap_or_default();
-        format!(
-            "{what}: {run:?}\nmcp.err: {err}\nrequests:\n{}",
-            lead.describe()
-        )
-    };
-    assert_eq!(lead.faults(), Vec::<String>::new(), "{}", said());
-    assert_eq!(run.code, 0, "{}", said());
-    assert!(run.stdout.contains(DONE), "{}", said());
-    let results = lead.results();
-    let tools: Vec<&str> = results.iter().map(|r| r.tool.as_str()).collect();
-    assert_eq!(tools, ["box_list", "box_screen"], "{}", said());
-    let (list, screen) = (&results[0], &results[1]);
-    assert_eq!(lead.result("box_screen").as_ref(), Some(screen));
-
-    let doc = list.document();
-    crate::schema::assert_valid("list", &doc, what);
-    assert_eq!(doc, env.treebox(&["list", "--json"]).ok().json(), "{what}");
-    assert_eq!(crate::env::named(&doc, "boxes", "alpha")["session"], "none");
-    assert_eq!(list.is_error, flagged.then_some(false), "{what}: {list:?}");
-
-    assert_eq!(screen.arguments, json!({"name": "alpha"}), "{what}");
-    assert_eq!(
-        screen.is_error,
-        flagged.then_some(true),
-        "{what}: {screen:?}"
-    );
-    crate::schema::assert_valid("error", &screen.document(), what);
-    let e = screen.error().unwrap_or_default();
-    assert_eq!(
-        (e["code"].clone(), e["kind"].clone()),
-        (json!(3), json!("no-session")),
-        "{what}: {screen:?}"
-    );
-    assert!(
-        e["hint"]
-            .as_str()
-            .is_some_and(|h| h.contains("git treebox enter -d alpha")),
-        "{what}: {e}"
-    );
-    assert_eq!(left_running(env), Vec::<i32>::new(), "{what} left these");
-}
-
-/// The real Claude Code as the lead (`claude -p` with treebox's server from
-/// `--mcp-config`), with its tool search on (the MCP tools deferred behind
-/// `ToolSearch`) and off (`ENABLE_TOOL_SEARCH=false`).
-#[test]
-fn lead_the_real_claude_lists_the_boxes_and_reads_a_refused_screen() {
-    let Some(dir) = crate::real_agents::agents_dir("claude") else {
-        return;
-    };
-    for tool_search in [None, Some("false")] {
-        let env = TestEnv::new();
-        host_box(&env, "alpha");
-        let lead = Lead::start(list_then_screen);
-        let mcp = json!({"mcpServers": {"treebox": {"command": mcp_server(&env)}}}).to_string();
-        let url = lead.url();
-        let mut vars = vec![
-            ("ANTHROPIC_BASE_URL", url.as_str()),
-            ("ANTHROPIC_API_KEY", "sk-ant-stand-in-0123456789abcdefghij"),
-        ];
-        if let Some(v) = tool_search {
-            vars.push(("ENABLE_TOOL_SEARCH", v));
-        }
-        let run = run_in_repo(
-            &env,
-            &dir.join("claude"),
-            &[
-                "-p",
-                "List the treebox boxes, then read the first one's screen.",
-                "--mcp-config",
-                &mcp,
-                "--strict-mcp-config",
-                "--allowedTools",
-                "mcp__treebox",
-            ],
-            &vars,
-        );
-        let what = format!("claude (ENABLE_TOOL_SEARCH={tool_search:?})");
-        drove_list_then_screen(&lead, &env, &what, &run, true);
-        if tool_search == Some("false") {
-            let deferred = lead
-                .requests()
-                .iter()
-                .any(|l| l.offered.iter().any(|o| o.ends_with("(deferred)")));
-            assert!(!deferred, "{what}: tools deferred:\n{}", lead.describe());
-        }
-    }
-}
-
-/// The real Codex as the lead (`codex exec`, treebox's server an `mcp_servers` entry),
-/// on a model its catalog does not know, so that the MCP tools are function tools
-/// rather than code mode's JavaScript.
-#[test]
-fn lead_the_real_codex_lists_the_boxes_and_reads_a_refused_screen() {
-    let Some(dir) = crate::real_agents::agents_dir("codex") else {
-        return;
-    };
-    let env = TestEnv::new();
-    host_box(&env, "alpha");
-    let lead = Lead::start(list_then_screen);
-    let config = format!(
-        "model_provider = \"stand-in\"\nmodel = \"treebox-lead\"\n\n[model_providers.stand-in]\nname = \"stand-in\"\nbase_url = \"{url}/v1\"\nwire_api = \"responses\"\nenv_key = \"{key}\"\n\n[features]\ndaemon_auto_start = false\n\n[mcp_servers.treebox]\ncommand = \"{server}\"\n",
-        url = lead.url(),
-        key = crate::real_agents::CODEX_KEY_VAR,
-        server = mcp_server(&env).display(),
-    );
-    std::fs::create_dir_all(env.home.join(".codex")).unwrap();
-    std::fs::write(env.home.join(".codex/config.toml"), config).unwrap();
-    let run = run_in_repo(
-        &env,
-        &dir.join("codex"),
-        &[
-            "exec",
-            "--skip-git-repo-check",
-            "List the treebox boxes, then read the first one's screen.",
-        ],
-        &[(crate::real_agents::CODEX_KEY_VAR, "sk-stand-in-openai")],
-    );
-    // Codex hands the model a tool's text and not its error flag.
-    drove_list_then_screen(&lead, &env, "codex", &run, false);
-    let list = lead.result("box_list").unwrap();
-    assert!(list.wire_name.contains("treebox"), "{list:?}");
 }

@@ -237,7 +237,7 @@ impl World {
         }
     }
 
-    fn env_mut(&mut self) -> &mut TestEnv {
+    pub(crate) fn env_mut(&mut self) -> &mut TestEnv {
         match &mut self.runner {
             Runner::Host(env) => env,
             Runner::Engine(b) => &mut b.env,
@@ -496,7 +496,7 @@ impl Drop for World {
 
 /// The processes running with `HOME=home` (this test's: its agents, their helpers,
 /// treebox's tmux server).
-fn processes_of(home: &Path) -> Vec<i32> {
+pub(crate) fn processes_of(home: &Path) -> Vec<i32> {
     let want = format!("HOME={}", home.display());
     crate::env::processes_where(|p| {
         let Ok(environ) = std::fs::read(p.join("environ")) else {

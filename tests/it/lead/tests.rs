@@ -2,6 +2,7 @@
 //! a deferred tool searched for, the answers to requests that are not the lead's, and
 //! what it cannot do as a fault.
 
+use super::listing::{list_then_screen, DONE};
 use super::*;
 
 /// `POST path body`: the answer's body.
@@ -274,4 +275,33 @@ fn a_tool_not_offered_or_a_panicking_script_is_a_fault_that_ends_the_turn() {
         "{said}"
     );
     assert_eq!(lead.faults().len(), 2, "{:?}", lead.faults());
+}
+
+#[test]
+fn others_are_answered_after_their_delay_and_each_request_is_timed() {
+    let lead = Lead::start(list_then_screen);
+    lead.answer_others("SLOW");
+    lead.answer_others_after(Duration::from_millis(300));
+    let body = json!({"model": "m", "stream": true, "tools": tools(&["Bash"]),
+        "messages": [{"role": "user", "content": "hi"}]});
+    let since = Instant::now();
+    let said = anthropic_answer(&post(&lead, "/v1/messages", &body)).unwrap_err();
+    assert!(since.elapsed() >= Duration::from_millis(300));
+    assert_eq!(said, "SLOW");
+    // The lead's own requests are never held; each result's arrival is timed.
+    let lead_body = json!({"model": "m", "stream": true,
+        "tools": tools(&["mcp__treebox__box_list"]), "messages": [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "mcp__treebox__box_list", "input": {}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "{}"}]}]});
+    let since = Instant::now();
+    post(&lead, "/v1/messages", &lead_body);
+    assert!(since.elapsed() < Duration::from_millis(300));
+    let log = lead.requests();
+    let (other, mine) = (&log[0], &log[1]);
+    let held = other.answered.unwrap() - other.at;
+    assert!(held >= Duration::from_millis(300), "{held:?}");
+    assert!(mine.answered.unwrap() >= mine.at);
+    let arrivals: Vec<String> = lead.arrivals().into_iter().map(|(t, _)| t).collect();
+    assert_eq!(arrivals, ["start", "box_list"]);
 }
