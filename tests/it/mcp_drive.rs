@@ -21,7 +21,8 @@ use crate::mcp::{harmless, host_box, Served};
 use crate::schema::assert_valid;
 
 /// The stand-in agent; see the module doc. `$HOME/typed` gets each byte read, in hex;
-/// `$HOME/writer` the status writer it reports through; `$HOME/turns` a line per
+/// `$HOME/writer` the status writer it reports through, `$HOME/agent-env` its
+/// environment; `$HOME/turns` a line per
 /// prompt submitted, `$HOME/ended` a line per turn ended; a turn takes
 /// `$HOME/turn-seconds` (default 0.3).
 const PASTE_AGENT: &str = r#"#!/bin/sh
@@ -29,6 +30,7 @@ settings= prev=
 for a in "$@"; do [ "$prev" = --settings ] && settings=$a; prev=$a; done
 writer=$(dirname "$settings")/status
 printf '%s\n' "$writer" > "$HOME/writer"
+env > "$HOME/agent-env"
 printf '\033[?2004hpaste-agent> '
 stty raw -echo
 sh "$writer" idle start
@@ -564,5 +566,39 @@ fn mcp_box_wait_waits_for_the_turn_of_its_own_prompt() {
         ended.lines().count(),
         2,
         "box_wait returned at the first turn's end: {waited}"
+    );
+}
+
+/// The lead's CLI gives the server variables of its own session (Claude Code's
+/// `CLAUDECODE`, session id, messaging socket): the agents the server starts do not
+/// get them; a login variable does.
+#[test]
+fn mcp_agents_started_by_a_lead_do_not_inherit_its_session() {
+    let mut env = TestEnv::new();
+    with_paste_agent(&env, "");
+    for (k, v) in [
+        ("CLAUDECODE", "1"),
+        ("CLAUDE_CODE_SESSION_ID", "lead-session"),
+        ("CLAUDE_CODE_MESSAGING_SOCKET", "/tmp/lead.sock"),
+        ("CLAUDE_CODE_OAUTH_TOKEN", "sk-ant-oat-kept"),
+    ] {
+        env.extra_env.push((k.into(), v.into()));
+    }
+    let served = Served::start(&env);
+    served.answer("box_create", json!({"name": "child"}));
+    let seen = std::fs::read_to_string(env.home.join("agent-env")).unwrap();
+    for gone in [
+        "CLAUDECODE=",
+        "CLAUDE_CODE_SESSION_ID=",
+        "CLAUDE_CODE_MESSAGING_SOCKET=",
+    ] {
+        assert!(
+            !seen.lines().any(|l| l.starts_with(gone)),
+            "{gone} reached the agent:\n{seen}"
+        );
+    }
+    assert!(
+        seen.contains("CLAUDE_CODE_OAUTH_TOKEN=sk-ant-oat-kept"),
+        "{seen}"
     );
 }
