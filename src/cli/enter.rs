@@ -44,6 +44,26 @@ pub struct EnterArgs {
 
 pub fn run(args: EnterArgs, ui: &mut Ui) -> Result<i32, CliError> {
     let cfg = super::load_config()?;
+    match here(&args, &cfg, ui) {
+        // Not here: on another machine of the config, enter it there.
+        Err(e) if e.kind == ErrorKind::BoxNotFound && !args.print && !args.json => {
+            match super::on::find_elsewhere(&cfg, &args.reference)? {
+                Some(far) => super::on::on_terminal(
+                    &far,
+                    crate::remote::terminal::Verb::Enter {
+                        detach: args.detach,
+                    },
+                    ui,
+                ),
+                None => Err(e),
+            }
+        }
+        other => other,
+    }
+}
+
+/// `enter` of a box of this machine.
+fn here(args: &EnterArgs, cfg: &crate::config::UserConfig, ui: &mut Ui) -> Result<i32, CliError> {
     let cwd = crate::cli::cwd()?;
     let req = EnterRequest {
         cwd,
@@ -62,11 +82,11 @@ pub fn run(args: EnterArgs, ui: &mut Ui) -> Result<i32, CliError> {
         super::create::need_sessions()?;
     }
     if !args.print && !args.json {
-        if let Some(code) = rejoin(&args, ui)? {
+        if let Some(code) = rejoin(args, ui)? {
             return Ok(code);
         }
     }
-    let entered = enter::enter(&req, &cfg, ui).map_err(|e| {
+    let entered = enter::enter(&req, cfg, ui).map_err(|e| {
         let here = crate::git::Repo::discover(&req.cwd).ok();
         super::box_elsewhere(
             e.into(),

@@ -141,8 +141,12 @@ pub fn treebox_main() -> i32 {
         return crate::provision::warm::serve(&main_target, &box_target, &state);
     }
     // Another machine's treebox asking over SSH (issue 41): its request is on stdin.
-    if std::env::args_os().nth(1).as_deref() == Some(crate::remote::ENTRY_ARG.as_ref()) {
-        return remote::serve();
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if args.get(1).map(|a| a.as_os_str()) == Some(crate::remote::ENTRY_ARG.as_ref()) {
+        return match args.len() {
+            2 => remote::serve(),
+            _ => remote::serve_terminal(&args[2..]),
+        };
     }
     let cli = match TreeboxCli::try_parse() {
         Ok(c) => c,
@@ -232,7 +236,7 @@ pub(crate) fn options(g: &GlobalOpts, json: bool) -> UiOptions {
     }
 }
 
-fn finish(result: Result<i32, CliError>, ui: &mut Ui) -> i32 {
+pub(crate) fn finish(result: Result<i32, CliError>, ui: &mut Ui) -> i32 {
     match result {
         Ok(code) => code,
         Err(e) => {

@@ -194,3 +194,87 @@ pub(crate) fn boxes_on_machines(
     }
     (boxes, warnings)
 }
+
+/// A box of this repository on another machine.
+pub(crate) struct Far {
+    pub machine: Machine,
+    pub key: String,
+    /// Its name there (the leaf of its directory).
+    pub leaf: String,
+}
+
+/// The box `name` names (its name or branch, whole) on one of the config's machines;
+/// `None` without machines or when none has it. Asked where this machine has no such
+/// box: every verb works on a box there by its name.
+pub(crate) fn find_elsewhere(cfg: &UserConfig, name: &str) -> Result<Option<Far>, CliError> {
+    if cfg.machines.is_empty() {
+        return Ok(None);
+    }
+    let (repo, _) = super::here()?;
+    let (boxes, _) = boxes_on_machines(&cfg.machines, &repo);
+    let found: Vec<&Value> = boxes
+        .iter()
+        .filter(|b| b["name"] == name || b["branch"] == name)
+        .collect();
+    let far = match found.as_slice() {
+        [] => return Ok(None),
+        [b] => *b,
+        _ => {
+            return Err(CliError::new(
+                ErrorKind::Ambiguous,
+                format!(
+                    "`{}` names boxes on more than one machine",
+                    crate::sanitize::line(name)
+                ),
+            )
+            .hint("`git treebox list` shows each box with its machine."))
+        }
+    };
+    let machine = far["machine"].as_str().unwrap_or_default();
+    let Some(m) = cfg.machines.iter().find(|m| m.name == machine) else {
+        return Ok(None);
+    };
+    Ok(Some(Far {
+        machine: m.clone(),
+        key: crate::remote::boxes::key_for(&repo),
+        leaf: far["name"].as_str().unwrap_or_default().to_string(),
+    }))
+}
+
+/// Run `verb` on the box there with this terminal; the exit code there.
+pub(crate) fn on_terminal(
+    far: &Far,
+    verb: crate::remote::terminal::Verb,
+    ui: &mut Ui,
+) -> Result<i32, CliError> {
+    ui.verbose(&format!(
+        "box `{}` is on machine `{}`",
+        crate::sanitize::line(&far.leaf),
+        far.machine.name
+    ));
+    ui.finish();
+    crate::remote::terminal::run(&far.machine, &far.key, &far.leaf, &verb, ui.stdin_is_tty())
+        .map_err(from_remote)
+}
+
+/// Remove the box there (`git sandbox down` off a terminal, with `force` as given):
+/// `down --json`'s document with `machine`, or its refusal.
+pub(crate) fn remove_there(far: &Far, force: bool) -> Result<Value, CliError> {
+    let mut doc = crate::remote::boxes::remove_there(&far.machine, &far.key, &far.leaf, force)
+        .map_err(from_remote)?;
+    doc["machine"] = Value::String(far.machine.name.clone());
+    Ok(doc)
+}
+
+/// What `down`/`teardown` say of a box removed there.
+pub(crate) fn say_removed(far: &Far, doc: &Value, json: bool, ui: &mut Ui) {
+    if json {
+        ui.out_json(doc);
+    } else {
+        ui.info(&format!(
+            "removed box `{}` on machine `{}`",
+            crate::sanitize::line(&far.leaf),
+            far.machine.name
+        ));
+    }
+}

@@ -13,7 +13,8 @@
 //! Requests: `hello`; `heads {key}` (the mirror's branches); `seed {key, branch,
 //! tip}` + bundle; `create {key, name, base, isolation?, harness?, mode?}` (the box
 //! made in the clone of the mirror, its agent started detached: `box_create`'s
-//! document); `list {key}` (`list --json`'s document of that clone).
+//! document); `list {key}` (`list --json`'s document of that clone); `remove {key,
+//! name, force}` (`git sandbox down` off a terminal: its refusals unless `force`).
 
 use std::io::{BufRead, BufReader, Read, Write};
 
@@ -52,6 +53,66 @@ pub fn serve() -> i32 {
         return 1;
     }
     0
+}
+
+/// The verbs that take the user's terminal (`enter [-d]`, `run -- CMD…`), as
+/// [`crate::remote::terminal`] sends them: `args` are the words after the entry
+/// point's argument. The box is found in the clone of the repository's mirror, then
+/// the command runs as the user would run it there; its exit code is this process's.
+pub fn serve_terminal(args: &[std::ffi::OsString]) -> i32 {
+    let words: Option<Vec<&str>> = args.iter().map(|a| a.to_str()).collect();
+    let mut ui = super::ui::Ui::new(super::ui::UiOptions::default());
+    let result = match words.as_deref() {
+        Some([verb, key, leaf, rest @ ..]) => terminal(verb, key, leaf, rest, &mut ui),
+        _ => Err(usage("no verb, key and box".into())),
+    };
+    super::finish(result, &mut ui)
+}
+
+fn terminal(
+    verb: &str,
+    key: &str,
+    leaf: &str,
+    rest: &[&str],
+    ui: &mut super::ui::Ui,
+) -> Result<i32, CliError> {
+    use clap::Parser;
+    let leaf = crate::names::Leaf::parse(leaf)
+        .map_err(|e| CliError::from(crate::provision::ProvisionError::from(e)))?
+        .to_string();
+    let dir = mirror::dir_of(key)
+        .map_err(|e| CliError::of(ErrorKind::Usage, e))?
+        .join("repo");
+    std::env::set_current_dir(&dir).map_err(|e| {
+        CliError::new(
+            ErrorKind::BoxNotFound,
+            format!(
+                "this machine has no boxes of that repository ({})",
+                dir.display()
+            ),
+        )
+        .caused_by(e)
+    })?;
+    let parse_error = |e: clap::Error| usage(e.to_string().lines().next().unwrap_or("").into());
+    match (verb, rest) {
+        ("enter", []) | ("enter", ["-d"]) => {
+            let mut argv = vec!["git-treebox", "enter", &leaf];
+            argv.extend(rest);
+            let cli = super::TreeboxCli::try_parse_from(argv).map_err(parse_error)?;
+            super::dispatch(cli.command, ui)
+        }
+        ("run", ["--", cmd @ ..]) if !cmd.is_empty() => {
+            let mut argv = vec!["git-sandbox", "run", &leaf, "--"];
+            argv.extend(cmd);
+            let cli = super::sandbox::SandboxCli::try_parse_from(argv).map_err(parse_error)?;
+            super::sandbox::run(cli, ui)
+        }
+        _ => Err(usage(format!(
+            "this treebox ({}) takes no terminal verb `{}`",
+            env!("CARGO_PKG_VERSION"),
+            crate::sanitize::line(verb)
+        ))),
+    }
 }
 
 fn usage(message: String) -> CliError {
@@ -95,6 +156,13 @@ fn answer(request: &Value, rest: &mut dyn Read) -> Result<Value, CliError> {
                 ..Default::default()
             };
             Ok(super::detached::create(&req, &cfg)?.document(None))
+        }
+        Some("remove") => {
+            let dir = mirror::dir_of(text("key")?)
+                .map_err(from_mirror)?
+                .join("repo");
+            let force = request["force"].as_bool().unwrap_or(false);
+            super::teardown::down_unasked(&dir, text("name")?, force)
         }
         Some("list") => {
             let dir = mirror::dir_of(text("key")?)

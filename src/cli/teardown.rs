@@ -56,7 +56,7 @@ pub(crate) fn from_teardown(e: TeardownError) -> CliError {
 }
 
 pub fn run(args: TeardownArgs, ui: &mut Ui) -> Result<i32, CliError> {
-    let _cfg = super::load_config()?;
+    let cfg = super::load_config()?;
     let (repo, layout) = super::here()?;
     let all = boxes::inventory(&repo, &layout);
 
@@ -74,12 +74,31 @@ pub fn run(args: TeardownArgs, ui: &mut Ui) -> Result<i32, CliError> {
         }
     } else {
         for r in &args.refs {
-            let e = boxes::resolve(&all, r, &repo).map_err(|e| {
-                super::box_elsewhere(ProvisionError::from(e).into(), r, Some(&repo.common_dir))
-            })?;
+            let e = match boxes::resolve(&all, r, &repo) {
+                Ok(e) => e,
+                Err(e) => {
+                    let e: CliError = super::box_elsewhere(
+                        ProvisionError::from(e).into(),
+                        r,
+                        Some(&repo.common_dir),
+                    );
+                    // Not here: on another machine of the config, removed there.
+                    if e.kind == ErrorKind::BoxNotFound {
+                        if let Some(far) = super::on::find_elsewhere(&cfg, r)? {
+                            let doc = super::on::remove_there(&far, args.force)?;
+                            super::on::say_removed(&far, &doc, args.json, ui);
+                            continue;
+                        }
+                    }
+                    return Err(e);
+                }
+            };
             if !chosen.iter().any(|c| c.leaf == e.leaf) {
                 chosen.push(e.clone());
             }
+        }
+        if chosen.is_empty() {
+            return Ok(error::OK);
         }
     }
     let targets: Vec<Target> = chosen
@@ -283,6 +302,31 @@ fn pick(
         out.push(all[n - 1].clone());
     }
     Ok(out)
+}
+
+/// `git sandbox down NAME` with no terminal to ask on, in the repository of `dir`: the
+/// box named whole, refused (5) while anything stands against its removal unless
+/// `force`; `down --json`'s document. What the MCP server's `box_remove` (never
+/// forced) and another machine's `remove` request do.
+pub(crate) fn down_unasked(
+    dir: &std::path::Path,
+    name: &str,
+    force: bool,
+) -> Result<serde_json::Value, CliError> {
+    use super::json::{Document, RemovedDocument};
+    let _cfg = super::load_config()?;
+    let (repo, layout, entry) = super::sandbox::find_at(dir, name)?;
+    if !entry.is_named(name) {
+        return Err(not_named_whole(name, &entry.leaf.to_string()));
+    }
+    let t = teardown::target_for(entry, &repo, &layout, force);
+    let objections = teardown::objections::objections(&t);
+    if !force && !objections.is_empty() {
+        return Err(down_refusal(&t, &objections, &repo));
+    }
+    let r = teardown::remove_as_decided(&repo, &layout, &t, false, force).map_err(from_teardown)?;
+    let doc = RemovedDocument::new(&repo.main_root, &[], std::slice::from_ref(&r));
+    Ok(doc.to_value())
 }
 
 #[cfg(test)]

@@ -130,3 +130,13 @@ pub fn create_there(c: &Create) -> Result<Value, RemoteError> {
 pub fn list_there(m: &Machine, key: &str) -> Result<Value, RemoteError> {
     ssh::call(m, &json!({"op": "list", "key": key}), QUICK)
 }
+
+/// Remove box `leaf` there, as `git sandbox down` does off a terminal (refused while
+/// anything stands against it, unless `force`); `down --json`'s document.
+pub fn remove_there(m: &Machine, key: &str, leaf: &str, force: bool) -> Result<Value, RemoteError> {
+    ssh::call(
+        m,
+        &json!({"op": "remove", "key": key, "name": leaf, "force": force}),
+        CREATE,
+    )
+}

@@ -13,6 +13,7 @@
 //!   request is JSON on stdin.
 //! - [`boxes`]: the laptop's boxes there: making one (the mirror seeded with a
 //!   bundle of exactly what it needs, then that machine's own `create`), listing them.
+//! - [`terminal`]: `enter` and `run` there, with the user's terminal (`ssh -t`).
 //! - [`hello`]: what the laptop asks first: that machine's treebox version and
 //!   protocol, tmux, engines, memory and disk.
 //!
@@ -23,6 +24,7 @@ pub mod frame;
 pub mod hello;
 pub mod mirror;
 pub mod ssh;
+pub mod terminal;
 
 /// The version of the contract between two treeboxes. A machine answering another
 /// is refused with both versions.

@@ -36,6 +36,15 @@ pub fn control_dir() -> PathBuf {
     base.unwrap_or_else(|| PathBuf::from(format!("/tmp/treebox-ssh-{uid}")))
 }
 
+/// The `ssh` argv that runs `remote` on `m` with a terminal there when `tty` (`-t`),
+/// else none (`-T`).
+pub fn argv_tty(m: &Machine, remote: &str, tty: bool) -> Vec<String> {
+    let mut a = argv(m, remote);
+    let at = a.len() - 2;
+    a.insert(at, if tty { "-t" } else { "-T" }.to_string());
+    a
+}
+
 /// The `ssh` argv that runs `remote` on `m`, without the program's own stdin.
 pub fn argv(m: &Machine, remote: &str) -> Vec<String> {
     let mut argv = m

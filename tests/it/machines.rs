@@ -574,6 +574,97 @@ fn create_on_a_machine_and_list_it_beside_this_ones() {
         "{table}"
     );
 
+    // run and enter by name, there: the command's own exit code and output.
+    let r = env.sandbox(&[
+        "run",
+        "feat/far",
+        "--",
+        "sh",
+        "-c",
+        "pwd; echo \"$TREEBOX_BOX\"; exit 3",
+    ]);
+    r.code(3);
+    assert_eq!(
+        r.stdout.lines().collect::<Vec<_>>(),
+        [path.to_string_lossy().as_ref(), "feat--far"],
+        "{r:?}"
+    );
+    let r = env.treebox(&["enter", "-d", "feat--far"]);
+    r.ok();
+    assert!(r.stderr.contains("already running"), "{r:?}");
+
+    // enter on a terminal attaches there; the SSH client killed, the agent runs on,
+    // and a second enter attaches again.
+    let socket = sshd.home.join(".local/state/treebox/tmux.sock");
+    let clients = || {
+        let out = Command::new("tmux")
+            .arg("-S")
+            .arg(&socket)
+            .args(["list-clients", "-F", "#{client_tty}"])
+            .env_remove("TMUX")
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).lines().count()
+    };
+    for round in 0..2 {
+        let mut c = env.command("script", &env.repo);
+        c.args(["-qec", &format!("{TREEBOX} enter feat--far"), "/dev/null"])
+            .env("TERM", "xterm")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        let mut attached = c.spawn().unwrap();
+        let since = Instant::now();
+        while clients() == 0 {
+            assert!(
+                since.elapsed() < Duration::from_secs(15),
+                "round {round}: no client attached there"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        // The laptop's end goes (a closed lid, a killed terminal).
+        attached.kill().unwrap();
+        attached.wait().unwrap();
+        let since = Instant::now();
+        while clients() > 0 {
+            assert!(
+                since.elapsed() < Duration::from_secs(15),
+                "round {round}: the client there outlived the connection"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let row = env.treebox(&["list", "--json"]).ok().json();
+        let far = crate::env::named(&row, "boxes", "feat--far");
+        assert_eq!(far["session"], "live", "round {round}: {far}");
+    }
+
+    // rm and down there: refused off a terminal while its agent runs and it holds work
+    // this repository does not have; removed with -f.
+    env.sandbox(&[
+        "run",
+        "feat--far",
+        "--",
+        "sh",
+        "-c",
+        "echo w > w.txt && git add w.txt && git -c user.name=a -c user.email=a@b commit -qm work",
+    ])
+    .ok();
+    let e = env.sandbox(&["down", "feat--far"]);
+    e.code(5);
+    assert!(e.stderr.contains("machine `big`"), "{e:?}");
+    let e = env.treebox(&["rm", "feat--far"]);
+    e.code(5);
+    assert!(path.is_dir(), "a refused rm removed the box there");
+    let r = env.treebox(&["rm", "--force", "feat--far", "--json"]);
+    let doc = r.ok().json();
+    assert_eq!(doc["machine"], "big", "{doc}");
+    assert!(!path.exists(), "the box is still there");
+    let r = env.sandbox(&["down", "-f", "feat--later"]);
+    r.ok();
+    assert!(r.stderr.contains("on machine `big`"), "{r:?}");
+    let left = env.treebox(&["list", "--json"]).ok().json();
+    assert_eq!(left["boxes"].as_array().unwrap().len(), 1, "{left}");
+
     // Refusals: a name taken here (5), a machine not in the config (2), nothing made.
     let e = env.treebox(&["create", "here", "--on", "big"]);
     e.code(5);

@@ -21,9 +21,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::super::error::{CliError, ErrorKind};
-use super::super::json::{Document, RemovedDocument, V1};
+use super::super::json::{Document, V1};
 use super::super::land_report::{self, LandDocument};
-use super::super::teardown::{down_refusal, from_teardown, not_named_whole};
+use super::super::teardown::down_unasked;
 use crate::land::onto::Strategy;
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -117,20 +117,7 @@ pub(super) fn stop(dir: &std::path::Path, a: StopInput) -> Result<Value, CliErro
 
 /// `box_remove`: `git sandbox down NAME`, unforced, off a terminal.
 pub(super) fn remove(dir: &std::path::Path, a: RemoveInput) -> Result<Value, CliError> {
-    let _cfg = super::super::load_config()?;
-    let (repo, layout, entry) = super::super::sandbox::find_at(dir, &a.name)?;
-    if !entry.is_named(&a.name) {
-        return Err(not_named_whole(&a.name, &entry.leaf.to_string()));
-    }
-    let t = crate::teardown::target_for(entry, &repo, &layout, false);
-    let objections = crate::teardown::objections::objections(&t);
-    if !objections.is_empty() {
-        return Err(down_refusal(&t, &objections, &repo));
-    }
-    let r = crate::teardown::remove_as_decided(&repo, &layout, &t, false, false)
-        .map_err(from_teardown)?;
-    let doc = RemovedDocument::new(&repo.main_root, &[], std::slice::from_ref(&r));
-    Ok(doc.to_value())
+    down_unasked(dir, &a.name, false)
 }
 
 /// `box_land`: `git treebox land NAME [--squash | --rebase | --merge]`, when allowed.

@@ -36,8 +36,22 @@ pub struct DownArgs {
 }
 
 pub fn run(a: DownArgs, ui: &mut Ui) -> Result<i32, CliError> {
-    let _cfg = crate::cli::load_config()?;
-    let (repo, layout, entry) = match super::find_any(&a.name)? {
+    let cfg = crate::cli::load_config()?;
+    let found = match super::find_any(&a.name) {
+        // Not here: on another machine of the config, taken down there.
+        Err(e) if e.kind == crate::cli::error::ErrorKind::BoxNotFound => {
+            return match crate::cli::on::find_elsewhere(&cfg, &a.name)? {
+                Some(far) => {
+                    let doc = crate::cli::on::remove_there(&far, a.force)?;
+                    crate::cli::on::say_removed(&far, &doc, a.json, ui);
+                    Ok(error::OK)
+                }
+                None => Err(e),
+            };
+        }
+        other => other?,
+    };
+    let (repo, layout, entry) = match found {
         super::Found::Repo(repo, layout, entry) => (repo, layout, *entry),
         super::Found::Folder(layout, record) => return down_folder(&a, &layout, &record, ui),
     };

@@ -20,8 +20,22 @@ pub struct RunArgs {
 }
 
 pub fn run(a: RunArgs, ui: &mut Ui) -> Result<i32, CliError> {
-    let _cfg = crate::cli::load_config()?;
-    let t = super::target(&a.name, ui.stdin_is_tty())?;
+    let cfg = crate::cli::load_config()?;
+    let t = match super::target(&a.name, ui.stdin_is_tty()) {
+        Ok(t) => t,
+        // Not here: on another machine of the config, run there.
+        Err(e) if e.kind == crate::cli::error::ErrorKind::BoxNotFound => {
+            return match crate::cli::on::find_elsewhere(&cfg, &a.name)? {
+                Some(far) => crate::cli::on::on_terminal(
+                    &far,
+                    crate::remote::terminal::Verb::Run(a.command.clone()),
+                    ui,
+                ),
+                None => Err(e),
+            };
+        }
+        Err(e) => return Err(e),
+    };
     let cmd = t
         .runner
         .exec(&t.path, &t.leaf, &a.command)

@@ -1,0 +1,92 @@
+//! The two verbs that give another machine the user's terminal (issue 41): entering
+//! a box there (`enter [-d]`: attaching to its agent's session, or starting it) and
+//! running one command in it (`git sandbox run`). `ssh` runs in the foreground with
+//! this terminal (`-t` when there is one), and its exit code is the command's.
+//!
+//! The command line the other machine's shell runs is fixed and quoted word by word:
+//! its entry point, the verb, the repository's key and the box's leaf (both checked
+//! here and again there), then, for `run`, the user's own command after `--`.
+
+use super::{mirror, ssh, RemoteError};
+use crate::cmd::{quote, Cmd};
+use crate::config::Machine;
+
+/// A verb that takes the terminal there.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verb {
+    /// `git treebox enter LEAF`, with `-d`: start the agent detached.
+    Enter { detach: bool },
+    /// `git sandbox run LEAF -- COMMAND…`.
+    Run(Vec<String>),
+}
+
+impl Verb {
+    /// The words after the leaf, as the other side reads them.
+    fn words(&self) -> (&'static str, Vec<String>) {
+        match self {
+            Verb::Enter { detach: true } => ("enter", vec!["-d".into()]),
+            Verb::Enter { detach: false } => ("enter", Vec::new()),
+            Verb::Run(cmd) => {
+                let mut w = vec!["--".to_string()];
+                w.extend(cmd.iter().cloned());
+                ("run", w)
+            }
+        }
+    }
+}
+
+/// The command line `m`'s shell runs for `verb` on box `leaf` of repository `key`.
+pub fn command_line(m: &Machine, key: &str, leaf: &str, verb: &Verb) -> String {
+    let (name, rest) = verb.words();
+    // `exec <program> __treebox-remote`, then the verb's words.
+    let mut line = format!("{} {name} {key} {}", ssh::entry_command(m), quote(leaf));
+    for w in rest {
+        line.push(' ');
+        line.push_str(&quote(&w));
+    }
+    line
+}
+
+/// Run `verb` on box `leaf` of repository `key` on `m`, with this terminal (`tty`:
+/// there is one, and ssh gives the other side one too); the exit code there.
+pub fn run(m: &Machine, key: &str, leaf: &str, verb: &Verb, tty: bool) -> Result<i32, RemoteError> {
+    mirror::dir_of(key).map_err(|e| RemoteError::Local {
+        machine: m.name.clone(),
+        what: e.to_string(),
+    })?;
+    let remote = command_line(m, key, leaf, verb);
+    let argv = ssh::argv_tty(m, &remote, tty);
+    let c = Cmd::new(&argv[0]).args(&argv[1..]);
+    let status = c.run_in_foreground().map_err(|source| RemoteError::Spawn {
+        program: argv[0].clone(),
+        source,
+    })?;
+    Ok(crate::cmd::exit_code(status))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_line_is_fixed_words_quoted() {
+        let m = Machine {
+            name: "big".into(),
+            ssh: "big".into(),
+            isolation: None,
+            path: Some("/opt/tb".into()),
+            ssh_command: None,
+            forward_env: Vec::new(),
+            fetch_origin: false,
+        };
+        let key = "0123456789abcdef0123456789abcdef";
+        assert_eq!(
+            command_line(&m, key, "fix--x", &Verb::Enter { detach: true }),
+            format!("exec /opt/tb/git-treebox __treebox-remote enter {key} fix--x -d")
+        );
+        assert_eq!(
+            command_line(&m, key, "b", &Verb::Run(vec!["sh".into(), "-c".into(), "echo $HOME; exit 3".into()])),
+            format!("exec /opt/tb/git-treebox __treebox-remote run {key} b -- sh -c 'echo $HOME; exit 3'")
+        );
+    }
+}
