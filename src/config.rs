@@ -111,6 +111,8 @@ pub struct UserConfig {
     pub mcp: McpConfig,
     /// The other machines boxes can run on, over SSH.
     pub machines: Vec<Machine>,
+    /// Where `create` makes boxes without `--on`: [`LOCAL`] or a machine's name.
+    pub on: Option<String>,
 }
 
 /// `"limits"`: each one the user set (0 switches that limit off).
@@ -155,6 +157,7 @@ const USER_KEYS: &[(&str, Kind)] = &[
     ("land", Kind::Enum(&crate::land::onto::Strategy::NAMES)),
     ("mcp", Kind::Object),
     ("machines", Kind::Object),
+    ("on", Kind::Str),
 ];
 
 #[derive(Debug, Clone, Copy)]
@@ -333,6 +336,7 @@ impl UserConfig {
                 Some(Value::Object(m)) => machines::parse(file, m)?,
                 _ => Vec::new(),
             },
+            on: s("on"),
             allowlist: map
                 .get("allowlist")
                 .and_then(Value::as_array)
@@ -414,6 +418,7 @@ impl UserConfig {
                 return Err(wrong("base", "a valid branch name"));
             }
         }
+        machines::check_on(file, cfg.on.as_deref(), &cfg.machines)?;
         Ok(cfg)
     }
 

@@ -119,7 +119,8 @@ fn seed() -> Option<u64> {
 
 pub fn run(args: CreateArgs, ui: &mut Ui) -> Result<i32, CliError> {
     let cfg = super::load_config()?;
-    if let Some(on) = args.on.as_deref().filter(|on| *on != crate::config::LOCAL) {
+    let on = args.on.as_deref().or(cfg.on.as_deref());
+    if let Some(on) = on.filter(|on| *on != crate::config::LOCAL) {
         let unsupported = [
             (args.checkout.is_some(), "--checkout"),
             (args.template.is_some(), "--template"),

@@ -119,10 +119,13 @@ pub enum TreeboxCommand {
     /// treebox mcp` (Claude Code), or `[mcp_servers.treebox]` with `command = "git"`
     /// and `args = ["treebox", "mcp"]` in ~/.codex/config.toml (Codex). It speaks on
     /// stdin and stdout only (no port, no socket) and serves the repository of the
-    /// directory it starts in. Tools: box_list (as `list --json`), box_diff (as `diff
-    /// --json`), box_screen (the last lines of a box's agent screen). A refusal is a
-    /// tool result with isError and the CLI's error document (exit code, kind,
-    /// message, hint).
+    /// directory it starts in (--all: every repository `git sandbox ls` knows). Tools:
+    /// box_create (a box and its agent, detached, with a first prompt), box_send (type
+    /// a prompt), box_wait (until an agent is idle, waiting or exited), box_list (as
+    /// `list --json`), box_diff (as `diff --json`), box_screen (an agent's last screen
+    /// lines), box_stop, box_remove (never forced) and box_land (where the config
+    /// allows it). A refusal is a tool result with isError and the CLI's error document
+    /// (exit code, kind, message, hint).
     ///
     /// Exit codes: 0 when the client closes the connection; 2 outside a repository,
     /// with a broken config, or inside a box (a lead agent there must not drive boxes).

@@ -1,7 +1,7 @@
 //! `"machines"` in the user file: the other machines boxes can run on, over SSH (SPEC
 //! §11, issue 41). Only the user's file may name them: a repository's `.treebox.json`
-//! holds inert keys alone (SPEC §8.3). (`"on"`, the default machine, comes with
-//! `create --on`.)
+//! holds inert keys alone (SPEC §8.3). `"on"` names the machine `create` uses without
+//! `--on`.
 //!
 //! Each machine's fields are checked as hostile input would be, since they end up on
 //! an `ssh` command line: a destination is one word that cannot be read as an option,
@@ -162,6 +162,23 @@ fn destination_ok(s: &str) -> bool {
     !s.is_empty() && !s.starts_with('-') && !s.chars().any(|c| c.is_whitespace() || c.is_control())
 }
 
+/// `"on"`: [`LOCAL`] or a machine of `machines`.
+pub(super) fn check_on(
+    file: &Path,
+    on: Option<&str>,
+    machines: &[Machine],
+) -> Result<(), ConfigError> {
+    match on {
+        None | Some(LOCAL) => Ok(()),
+        Some(name) if machines.iter().any(|m| m.name == name) => Ok(()),
+        Some(_) => Err(ConfigError::WrongType {
+            file: file.to_path_buf(),
+            key: "on".into(),
+            expected: "\"local\" or the name of a machine in `machines`",
+        }),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -266,5 +283,16 @@ mod tests {
             "{warnings:?}"
         );
         assert!(warnings.iter().any(|w| w.contains("on")), "{warnings:?}");
+    }
+
+    #[test]
+    fn on_names_local_or_a_machine() {
+        let m = parsed(r#"{"big": {"ssh": "b"}}"#).unwrap();
+        let f = Path::new("c.json");
+        assert!(check_on(f, None, &m).is_ok());
+        assert!(check_on(f, Some("local"), &m).is_ok());
+        assert!(check_on(f, Some("big"), &m).is_ok());
+        let e = check_on(f, Some("small"), &m).unwrap_err().to_string();
+        assert!(e.contains("`on` must be"), "{e}");
     }
 }
