@@ -145,6 +145,21 @@ fn answer(request: &Value, rest: &mut dyn Read) -> Result<Value, CliError> {
         Some("create") => {
             let cfg = super::load_config()?;
             let repo = mirror::clone_dir(text("key")?).map_err(from_mirror)?;
+            // The laptop's forwarded variables (its config's `forwardEnv`): into this
+            // process's environment, which the agent's session is started with (its
+            // 0600 launch file), never onto a command line.
+            if let Some(vars) = request["env"].as_object() {
+                for (k, v) in vars {
+                    let value = v.as_str().filter(|v| !v.contains('\0'));
+                    let (true, Some(v)) = (crate::names::env_name_ok(k), value) else {
+                        return Err(usage(format!(
+                            "`{}` is not a variable to forward",
+                            crate::sanitize::line(k)
+                        )));
+                    };
+                    std::env::set_var(k, v);
+                }
+            }
             let req = crate::provision::CreateRequest {
                 cwd: repo,
                 name: Some(text("name")?.to_string()),

@@ -113,6 +113,16 @@ pub fn create_there(c: &Create) -> Result<Value, RemoteError> {
         sent?;
     }
     let mut request = json!({"op": "create", "key": key, "name": c.name, "base": c.base});
+    // The variables the machine's `forwardEnv` names, from this environment: on the
+    // channel's stdin, never in an argv or ssh's `SendEnv`.
+    let forwarded: serde_json::Map<String, Value> = m
+        .forward_env
+        .iter()
+        .filter_map(|n| std::env::var(n).ok().map(|v| (n.clone(), Value::String(v))))
+        .collect();
+    if !forwarded.is_empty() {
+        request["env"] = Value::Object(forwarded);
+    }
     for (k, v) in [
         ("isolation", c.isolation),
         ("harness", c.harness),

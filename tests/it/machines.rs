@@ -444,7 +444,7 @@ fn remote_agent(sshd: &Sshd) {
     write_exec(
         &bin.join("claude"),
         "#!/bin/sh\nsettings= prev=\nfor a in \"$@\"; do [ \"$prev\" = --settings ] && settings=$a; prev=$a; done\n\
-         sh \"$(dirname \"$settings\")/status\" idle\nexec sleep 600\n",
+         env > \"$HOME/agent-env\"\nsh \"$(dirname \"$settings\")/status\" idle\nexec sleep 600\n",
     );
     let cfg = sshd.home.join(".config/treebox");
     std::fs::create_dir_all(&cfg).unwrap();
@@ -489,8 +489,12 @@ fn create_on_a_machine_and_list_it_beside_this_ones() {
     let bin = sshd.treebox_dir();
     machines_config(
         &env,
-        serde_json::json!({"big": {"ssh": "big", "sshCommand": sshd.ssh_command(), "path": bin}}),
+        serde_json::json!({"big": {"ssh": "big", "sshCommand": sshd.ssh_command(), "path": bin,
+                                    "forwardEnv": ["TREEBOX_TEST_MODEL_KEY"]}}),
     );
+    let secret = "sk-stand-in-model-key-0123456789";
+    env.extra_env
+        .push(("TREEBOX_TEST_MODEL_KEY".into(), secret.into()));
     env.treebox(&[
         "create",
         "here",
@@ -515,6 +519,17 @@ fn create_on_a_machine_and_list_it_beside_this_ones() {
     assert_eq!(doc["machine"], "big", "{doc}");
     assert_eq!(doc["agent"]["state"], "ready", "{doc}");
     let path = PathBuf::from(doc["box"]["path"].as_str().unwrap());
+    // The forwarded key reached the agent there, and no command line on either side.
+    let agent_env = std::fs::read_to_string(sshd.home.join("agent-env")).unwrap();
+    assert!(
+        agent_env.contains(&format!("TREEBOX_TEST_MODEL_KEY={secret}")),
+        "{agent_env}"
+    );
+    let shown = crate::env::processes_where(|p| {
+        String::from_utf8_lossy(&std::fs::read(p.join("cmdline")).unwrap_or_default())
+            .contains(secret)
+    });
+    assert_eq!(shown, Vec::<i32>::new(), "the key is on a command line");
     assert!(
         path.starts_with(&sshd.home),
         "{path:?} is not the machine's"
