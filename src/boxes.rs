@@ -345,6 +345,31 @@ pub fn find(repo: &Repo, layout: &Layout, reference: &str) -> Result<BoxEntry, R
     resolve(&all, reference, repo).cloned()
 }
 
+/// The main checkout of every repository on this machine with boxes (or the memory of
+/// them, [`Layout::remember_repo`]) whose repository is still there: the repositories
+/// `git sandbox ls` lists boxes of.
+pub fn known_repos() -> Result<Vec<PathBuf>, crate::state::layout::NoStateDir> {
+    use crate::state::layout;
+    let mut out = Vec::new();
+    for repo_state in layout::repo_state_dirs()? {
+        let main = match layout::records_in(&repo_state).first() {
+            Some(r) => r.repo.clone(),
+            None => match Layout::remembered_repo(&repo_state) {
+                Some(m) => m,
+                None => continue,
+            },
+        };
+        if let Ok(repo) = Repo::discover(&main) {
+            if Layout::is_state_dir_of(&repo_state, &repo.common_dir)
+                && !out.contains(&repo.main_root)
+            {
+                out.push(repo.main_root);
+            }
+        }
+    }
+    Ok(out)
+}
+
 /// The repositories of this machine, other than the one at `common_dir`, that hold a
 /// box named `name` (by its record; one direct lookup per repository).
 pub fn elsewhere(name: &str, common_dir: Option<&Path>) -> Vec<PathBuf> {

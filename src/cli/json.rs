@@ -470,6 +470,9 @@ impl Document for SandboxLsDocument<'_> {}
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SandboxLsBox<'a> {
+    /// The machine of the config the box is on; absent: this one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub machine: Option<&'a str>,
     pub name: &'a str,
     pub repo: &'a str,
     pub path: &'a str,

@@ -423,6 +423,12 @@ fn cell(b: &serde_json::Value, key: &str) -> String {
 
 /// The AGENT cell of a box another machine listed, as [`agent_cell`] writes it.
 fn remote_agent(b: &serde_json::Value, now: i64) -> String {
+    let (live, view) = view_of(b);
+    agent_cell(live, &view, now)
+}
+
+/// Whether a box another machine listed has a live session, and its [`AgentView`].
+pub(crate) fn view_of(b: &serde_json::Value) -> (bool, AgentView) {
     let status = match b["status"].as_str() {
         Some("working") => Some(crate::runner::oci::AgentStatus::Working),
         Some("waiting") => Some(crate::runner::oci::AgentStatus::Waiting),
@@ -438,7 +444,7 @@ fn remote_agent(b: &serde_json::Value, now: i64) -> String {
         }),
         exit: b["exitCode"].as_i64().map(|c| c as i32),
     };
-    agent_cell(b["session"] == "live", &view, now)
+    (b["session"] == "live", view)
 }
 
 #[cfg(test)]

@@ -129,6 +129,8 @@ pub(crate) fn create_on(args: &CreateOn, cfg: &UserConfig, ui: &mut Ui) -> Resul
     };
     let mut doc = crate::remote::boxes::create_there(&c).map_err(from_remote)?;
     doc["machine"] = Value::String(m.name.clone());
+    // `git sandbox ls` lists this repository's boxes, those on machines too.
+    layout.remember_repo(&repo.main_root);
     if args.json {
         ui.out_json(&doc);
         return Ok(error::OK);
@@ -155,23 +157,7 @@ pub(crate) fn boxes_on_machines(
 ) -> (Vec<Value>, Vec<String>) {
     let key = crate::remote::boxes::key_for(repo);
     let key = key.as_str();
-    let answers: Vec<Result<Value, RemoteError>> = std::thread::scope(|s| {
-        let asked: Vec<_> = machines
-            .iter()
-            .map(|m| s.spawn(move || crate::remote::boxes::list_there(m, key)))
-            .collect();
-        asked
-            .into_iter()
-            .map(|a| {
-                a.join().unwrap_or_else(|_| {
-                    Err(RemoteError::Local {
-                        machine: String::new(),
-                        what: "the listing crashed".into(),
-                    })
-                })
-            })
-            .collect()
-    });
+    let answers = ask_each(machines, |m| crate::remote::boxes::list_there(m, key));
     let mut boxes = Vec::new();
     let mut warnings = Vec::new();
     for (m, answer) in machines.iter().zip(answers) {
@@ -277,4 +263,81 @@ pub(crate) fn say_removed(far: &Far, doc: &Value, json: bool, ui: &mut Ui) {
             far.machine.name
         ));
     }
+}
+
+/// A box on another machine: its machine, the repository's main checkout here, and
+/// its `list --json` entry there.
+pub(crate) type FarBox = (String, String, Value);
+
+/// The boxes on the config's machines of every repository `git sandbox ls` knows here:
+/// `(machine, the repository's main checkout here, the box's list entry)`, each
+/// machine asked once for all of them, at once; a warning per machine not asked.
+pub(crate) fn boxes_of_known_repos(
+    machines: &[Machine],
+) -> Result<(Vec<FarBox>, Vec<String>), CliError> {
+    let mut keys: Vec<(String, String)> = Vec::new();
+    for root in crate::boxes::known_repos().map_err(|e| CliError::of(ErrorKind::State, e))? {
+        if let Ok(repo) = crate::git::Repo::discover(&root) {
+            let key = crate::remote::boxes::key_for(&repo);
+            keys.push((key, root.to_string_lossy().into_owned()));
+        }
+    }
+    if keys.is_empty() {
+        return Ok((Vec::new(), Vec::new()));
+    }
+    let only_keys: Vec<String> = keys.iter().map(|(k, _)| k.clone()).collect();
+    let only_keys = &only_keys;
+    let answers = ask_each(machines, |m| {
+        crate::remote::boxes::lists_there(m, only_keys)
+    });
+    let mut rows = Vec::new();
+    let mut warnings = Vec::new();
+    for (m, answer) in machines.iter().zip(answers) {
+        let doc = match answer {
+            Ok(doc) => doc,
+            Err(e) => {
+                warnings.push(format!(
+                    "{}: its boxes are not listed",
+                    crate::sanitize::line(&e.to_string())
+                ));
+                continue;
+            }
+        };
+        for (key, root) in &keys {
+            let listed = doc["lists"][key]["boxes"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default();
+            for b in listed.into_iter().take(MAX_BOXES) {
+                if b.is_object() && b["name"].is_string() {
+                    rows.push((m.name.clone(), root.clone(), b));
+                }
+            }
+        }
+    }
+    Ok((rows, warnings))
+}
+
+/// `ask(m)` for every machine at once, each on a thread of its own; the answers in
+/// the machines' order.
+fn ask_each(
+    machines: &[Machine],
+    ask: impl Fn(&Machine) -> Result<Value, RemoteError> + Sync,
+) -> Vec<Result<Value, RemoteError>> {
+    let ask = &ask;
+    std::thread::scope(|s| {
+        let asked: Vec<_> = machines.iter().map(|m| s.spawn(move || ask(m))).collect();
+        asked
+            .into_iter()
+            .zip(machines)
+            .map(|(a, m)| {
+                a.join().unwrap_or_else(|_| {
+                    Err(RemoteError::Local {
+                        machine: m.name.clone(),
+                        what: "asking it crashed".into(),
+                    })
+                })
+            })
+            .collect()
+    })
 }

@@ -13,7 +13,8 @@
 //! Requests: `hello`; `heads {key}` (the mirror's branches); `seed {key, branch,
 //! tip}` + bundle; `create {key, name, base, isolation?, harness?, mode?}` (the box
 //! made in the clone of the mirror, its agent started detached: `box_create`'s
-//! document); `list {key}` (`list --json`'s document of that clone); `remove {key,
+//! document); `list {key}` (`list --json`'s document of that clone); `lists {keys}`
+//! (each of those that has boxes here, for `git sandbox ls`); `remove {key,
 //! name, force}` (`git sandbox down` off a terminal: its refusals unless `force`).
 
 use std::io::{BufRead, BufReader, Read, Write};
@@ -26,6 +27,9 @@ use crate::remote::mirror;
 
 /// The largest request line read.
 pub const MAX_REQUEST: u64 = 1 << 20;
+
+/// The most repositories one `lists` request names.
+const MAX_KEYS: usize = 1000;
 
 /// Serve one request on this process's stdin and stdout; the exit code.
 pub fn serve() -> i32 {
@@ -177,7 +181,22 @@ fn answer(request: &Value, rest: &mut dyn Read) -> Result<Value, CliError> {
                 .map_err(from_mirror)?
                 .join("repo");
             let force = request["force"].as_bool().unwrap_or(false);
-            super::teardown::down_unasked(&dir, text("name")?, force)
+            super::sandbox::down_unasked(&dir, text("name")?, force)
+        }
+        Some("lists") => {
+            // `list` of each repository the laptop names that has boxes here.
+            let keys = request["keys"]
+                .as_array()
+                .filter(|k| k.len() <= MAX_KEYS)
+                .ok_or_else(|| usage(format!("`keys` must list at most {MAX_KEYS} keys")))?;
+            let mut lists = serde_json::Map::new();
+            for key in keys.iter().filter_map(Value::as_str) {
+                let dir = mirror::dir_of(key).map_err(from_mirror)?.join("repo");
+                if dir.join(".git").exists() {
+                    lists.insert(key.to_string(), super::list::json(&dir, false)?);
+                }
+            }
+            Ok(json!({"schemaVersion": 1, "lists": lists}))
         }
         Some("list") => {
             let dir = mirror::dir_of(text("key")?)

@@ -150,3 +150,8 @@ pub fn remove_there(m: &Machine, key: &str, leaf: &str, force: bool) -> Result<V
         CREATE,
     )
 }
+
+/// `list --json`'s document of each repository (by key) that has boxes on `m`.
+pub fn lists_there(m: &Machine, keys: &[String]) -> Result<Value, RemoteError> {
+    ssh::call(m, &json!({"op": "lists", "keys": keys}), QUICK)
+}

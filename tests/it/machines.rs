@@ -580,14 +580,25 @@ fn create_on_a_machine_and_list_it_beside_this_ones() {
     let far = &listed["boxes"][1];
     assert_eq!(far["session"], "live", "{far}");
     assert_eq!(far["status"], "idle", "{far}");
-    let table = env.treebox(&["list"]).ok().stdout.clone();
-    assert!(table.starts_with("MACHINE "), "{table}");
-    assert!(
-        table
-            .lines()
-            .any(|l| l.starts_with("big ") && l.contains("feat--far")),
-        "{table}"
+    // git sandbox ls: every repository's boxes, those on machines with theirs.
+    let ls = env.sandbox(&["ls", "--json"]).ok().json();
+    crate::schema::assert_valid("sandbox-ls", &ls, "ls --json with machines");
+    let far_ls = crate::env::named(&ls, "boxes", "feat--far");
+    assert_eq!(far_ls["machine"], "big", "{ls}");
+    assert_eq!(
+        far_ls["repo"].as_str().unwrap(),
+        env.repo.canonicalize().unwrap().to_string_lossy(),
+        "{ls}"
     );
+    // Both tables: a MACHINE column, the far box on big's row.
+    for table in [
+        env.sandbox(&["ls"]).ok().stdout.clone(),
+        env.treebox(&["list"]).ok().stdout.clone(),
+    ] {
+        assert!(table.starts_with("MACHINE "), "{table}");
+        let far_row = |l: &str| l.starts_with("big ") && l.contains("feat--far");
+        assert!(table.lines().any(far_row), "{table}");
+    }
 
     // run and enter by name, there: the command's own exit code and output.
     let r = env.sandbox(&[

@@ -23,7 +23,7 @@ use serde_json::Value;
 use super::super::error::{CliError, ErrorKind};
 use super::super::json::{Document, V1};
 use super::super::land_report::{self, LandDocument};
-use super::super::teardown::down_unasked;
+use super::super::sandbox::down_unasked;
 use crate::land::onto::Strategy;
 
 #[derive(Debug, Deserialize, JsonSchema)]

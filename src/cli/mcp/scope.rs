@@ -47,7 +47,8 @@ impl Scope {
                 .hint("Leave `repo` out; the user serves every repository with `git treebox mcp --all`."))
             }
             (Scope::All, Some(asked)) => {
-                let known = super::super::sandbox::ls::known_repos()?;
+                let known =
+                    crate::boxes::known_repos().map_err(|e| CliError::of(ErrorKind::State, e))?;
                 match main_root(asked) {
                     Some(root) if known.contains(&root) => Ok(root),
                     _ => Err(CliError::new(
@@ -86,7 +87,7 @@ fn main_root(path: &str) -> Option<PathBuf> {
 /// The one repository with a box `name` names.
 fn holding(name: &str) -> Result<PathBuf, CliError> {
     let mut found = Vec::new();
-    for root in super::super::sandbox::ls::known_repos()? {
+    for root in crate::boxes::known_repos().map_err(|e| CliError::of(ErrorKind::State, e))? {
         if super::super::sandbox::find_at(&root, name).is_ok() {
             found.push(root);
         }

@@ -145,3 +145,32 @@ fn down_folder(
     }
     Ok(error::OK)
 }
+
+/// `git sandbox down NAME` with no terminal to ask on, in the repository of `dir`: the
+/// box named whole, refused (5) while anything stands against its removal unless
+/// `force`; `down --json`'s document. What the MCP server's `box_remove` (never
+/// forced) and another machine's `remove` request do.
+pub(crate) fn down_unasked(
+    dir: &std::path::Path,
+    name: &str,
+    force: bool,
+) -> Result<serde_json::Value, CliError> {
+    use crate::cli::json::{Document, RemovedDocument};
+    let _cfg = crate::cli::load_config()?;
+    let (repo, layout, entry) = super::find_at(dir, name)?;
+    if !entry.is_named(name) {
+        return Err(crate::cli::teardown::not_named_whole(
+            name,
+            &entry.leaf.to_string(),
+        ));
+    }
+    let t = teardown::target_for(entry, &repo, &layout, force);
+    let objections = teardown::objections::objections(&t);
+    if !force && !objections.is_empty() {
+        return Err(crate::cli::teardown::down_refusal(&t, &objections, &repo));
+    }
+    let r = teardown::remove_as_decided(&repo, &layout, &t, false, force)
+        .map_err(crate::cli::teardown::from_teardown)?;
+    let doc = RemovedDocument::new(&repo.main_root, &[], std::slice::from_ref(&r));
+    Ok(doc.to_value())
+}

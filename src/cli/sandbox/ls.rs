@@ -22,10 +22,12 @@ pub struct LsArgs {
 }
 
 struct Row {
+    /// The machine of the config the box is on; `None`: this one.
+    machine: Option<String>,
     name: String,
     repo: String,
     path: String,
-    state: &'static str,
+    state: String,
     git_mode: Option<String>,
     mode_label: String,
     branch: Option<String>,
@@ -99,10 +101,11 @@ fn row(
         (None, _) => "worktree".into(),
     };
     Row {
+        machine: None,
         name: e.leaf.to_string(),
         repo: repo_path.to_string(),
         path: e.path.to_string_lossy().into_owned(),
-        state,
+        state: state.into(),
         git_mode,
         mode_label,
         branch: e.shown_branch().map(str::to_string),
@@ -180,7 +183,7 @@ fn all_rows() -> Result<Vec<Row>, CliError> {
                         // A folder box has no repository to miss.
                         row.mode_label = crate::folder::MODE.to_string();
                     } else {
-                        row.state = "repo-missing";
+                        row.state = "repo-missing".into();
                     }
                     rows.push(row);
                 }
@@ -190,34 +193,49 @@ fn all_rows() -> Result<Vec<Row>, CliError> {
     Ok(rows)
 }
 
-/// The main checkout of every repository on this machine with boxes (or the memory of
-/// them) whose repository is still there: the repositories `ls` lists boxes of.
-pub(crate) fn known_repos() -> Result<Vec<std::path::PathBuf>, CliError> {
-    let dirs = layout::repo_state_dirs().map_err(|e| CliError::of(ErrorKind::State, e))?;
-    let mut out = Vec::new();
-    for repo_state in dirs {
-        let main = match layout::records_in(&repo_state).first() {
-            Some(r) => r.repo.clone(),
-            None => match Layout::remembered_repo(&repo_state) {
-                Some(m) => m,
-                None => continue,
-            },
-        };
-        if let Ok(repo) = Repo::discover(&main) {
-            if Layout::is_state_dir_of(&repo_state, &repo.common_dir)
-                && !out.contains(&repo.main_root)
-            {
-                out.push(repo.main_root);
-            }
-        }
-    }
-    Ok(out)
-}
-
 /// `ls --json`'s document: what the MCP server's `box_list` answers with `--all`.
 pub(crate) fn json() -> Result<serde_json::Value, CliError> {
-    let _cfg = crate::cli::load_config()?;
-    Ok(document(&all_rows()?))
+    let cfg = crate::cli::load_config()?;
+    let mut rows = all_rows()?;
+    rows.extend(far_rows(&cfg)?.0);
+    Ok(document(&rows))
+}
+
+/// The rows of this machine's repositories' boxes on the config's other machines,
+/// and a warning per machine not asked.
+fn far_rows(cfg: &crate::config::UserConfig) -> Result<(Vec<Row>, Vec<String>), CliError> {
+    if cfg.machines.is_empty() {
+        return Ok((Vec::new(), Vec::new()));
+    }
+    let (far, warnings) = crate::cli::on::boxes_of_known_repos(&cfg.machines)?;
+    let text = |b: &serde_json::Value, k: &str| b[k].as_str().map(crate::sanitize::line);
+    let rows = far
+        .into_iter()
+        .map(|(machine, repo, b)| {
+            let (live, agent) = crate::cli::list::view_of(&b);
+            let git_mode = text(&b, "gitMode");
+            Row {
+                machine: Some(machine),
+                name: text(&b, "name").unwrap_or_default(),
+                repo,
+                path: text(&b, "path").unwrap_or_default(),
+                state: if live {
+                    "live".into()
+                } else {
+                    text(&b, "state").unwrap_or_else(|| "?".into())
+                },
+                mode_label: git_mode.clone().unwrap_or_else(|| "?".into()),
+                git_mode,
+                branch: text(&b, "branch"),
+                dirty: None,
+                landed: b["landed"].as_bool(),
+                runner: text(&b, "runner"),
+                live,
+                agent,
+            }
+        })
+        .collect();
+    Ok((rows, warnings))
 }
 
 fn document(rows: &[Row]) -> serde_json::Value {
@@ -227,7 +245,8 @@ fn document(rows: &[Row]) -> serde_json::Value {
             name: &r.name,
             repo: &r.repo,
             path: &r.path,
-            state: r.state,
+            machine: r.machine.as_deref(),
+            state: &r.state,
             git_mode: r.git_mode.as_deref(),
             mode: &r.mode_label,
             branch: r.branch.as_deref(),
@@ -244,8 +263,14 @@ fn document(rows: &[Row]) -> serde_json::Value {
 }
 
 pub fn run(a: LsArgs, ui: &mut Ui) -> Result<i32, CliError> {
-    let _cfg = crate::cli::load_config()?;
-    let rows = all_rows()?;
+    let cfg = crate::cli::load_config()?;
+    let mut rows = all_rows()?;
+    let (far, unreached) = far_rows(&cfg)?;
+    rows.extend(far);
+    for w in &unreached {
+        ui.warning(w);
+    }
+    let machines = !cfg.machines.is_empty();
     if a.json {
         ui.out_json(&document(&rows));
         return Ok(error::OK);
@@ -254,14 +279,30 @@ pub fn run(a: LsArgs, ui: &mut Ui) -> Result<i32, CliError> {
         ui.info("no boxes on this machine (make one with `git sandbox up NAME`)");
         return Ok(error::OK);
     }
+    // With machines in the config, a MACHINE column first (`-`: this one).
+    let machine_cell = |m: Option<&str>| {
+        if machines {
+            format!("{:<10} ", crate::sanitize::line(m.unwrap_or("-")))
+        } else {
+            String::new()
+        }
+    };
     let mut out = format!(
-        "{:<24} {:<32} {:<12} {:<30} {:<28} {:<6} {}\n",
-        "NAME", "REPO", "STATE", "GIT", "BRANCH", "DIRTY", "AGENT"
+        "{}{:<24} {:<32} {:<12} {:<30} {:<28} {:<6} {}\n",
+        machine_cell(Some("MACHINE")),
+        "NAME",
+        "REPO",
+        "STATE",
+        "GIT",
+        "BRANCH",
+        "DIRTY",
+        "AGENT"
     );
     let now = crate::state::record::now() as i64;
     for r in &rows {
         out.push_str(&format!(
-            "{:<24} {:<32} {:<12} {:<30} {:<28} {:<6} {}\n",
+            "{}{:<24} {:<32} {:<12} {:<30} {:<28} {:<6} {}\n",
+            machine_cell(r.machine.as_deref()),
             crate::sanitize::line(&r.name),
             crate::sanitize::line(&r.repo),
             r.state,

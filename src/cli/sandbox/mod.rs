@@ -15,6 +15,7 @@ mod bundle;
 mod down;
 pub(crate) mod fetch;
 pub(crate) mod ls;
+pub(crate) use down::down_unasked;
 mod park;
 mod prune;
 mod run;
