@@ -27,11 +27,6 @@ pub(crate) struct Made {
 }
 
 impl Made {
-    /// Ready for a prompt: at its prompt now, or already running.
-    pub fn takes_prompts(&self) -> bool {
-        matches!(self.start.state, "ready" | "alreadyRunning")
-    }
-
     /// The document, with `token` when a first prompt was typed.
     pub fn document(&self, token: Option<String>) -> Value {
         CreatedDocument {

@@ -145,15 +145,18 @@ fn claude_hooks_report_working_waiting_idle_on_the_host() {
     let row = text.lines().find(|l| l.starts_with("st ")).unwrap();
     assert!(row.contains(" idle "), "{text}");
     assert_eq!(agent.finish(), 0);
-    // Nothing but the state file is left in the channel (the writer's temp files are
-    // renamed into place), and the producer is not the box's to change.
+    // Nothing but the state file and the turns count is left in the channel (the
+    // writer's temp files are renamed into place), and the producer is not the box's
+    // to change.
     let st = box_state(&env, "st");
     let names: Vec<String> = std::fs::read_dir(st.join("status"))
         .unwrap()
         .flatten()
         .map(|e| e.file_name().to_string_lossy().into_owned())
         .collect();
-    assert_eq!(names, ["state"]);
+    let mut names = names;
+    names.sort();
+    assert_eq!(names, ["state", "turns"]);
     assert!(!st.join("agent").starts_with(env.box_path("st")));
 }
 

@@ -8,8 +8,9 @@
 //!   with no flag). Its answer is `create --json`'s document with what the start saw
 //!   (`agent`; [`super::super::detached`], shared with another machine's `create`); an
 //!   agent that ended before it was ready is a refusal with its exit code and last
-//!   lines. With a `prompt`, the prompt is typed once the agent is ready, as
-//!   `box_send` types it, and the answer carries `box_send`'s token.
+//!   lines. With a `prompt`, the prompt is the agent's first, on its command line
+//!   after `--` (typed as `box_send` types it into a session that was live already),
+//!   and the answer carries a token for `box_wait`.
 //! - `box_send`: [`crate::session::typing`]: a bracketed paste, then Enter. Its token
 //!   is the time just before the paste: `box_wait` with `after` ignores every report
 //!   older than that, so it cannot return on the idle the agent was in before.
@@ -193,11 +194,26 @@ pub(super) fn create(dir: &Path, a: CreateInput) -> Result<Value, CliError> {
             .to_string()
         }),
         launch: true,
+        // The first prompt goes on the agent's command line (after `--`, so nothing in
+        // it is read as an option): the agent takes it once it is up, where a paste
+        // right after its start could come before it reads its terminal as a prompt
+        // box (a newline in it then submitting early).
+        extra_args: a
+            .prompt
+            .iter()
+            .flat_map(|p| ["--".to_string(), p.clone()])
+            .collect(),
         ..Default::default()
     };
+    // A new agent has taken no prompt yet: its turn ends once it has taken one and
+    // ended as many turns as it took.
+    let before = Token::now(Some(0));
     let made = super::super::detached::create(&req, &cfg)?;
-    let token = match &a.prompt {
-        Some(p) if made.takes_prompts() => Some(type_into(
+    let token = match (&a.prompt, made.start.state) {
+        // At its prompt, or at a screen for a person: it takes the prompt once up.
+        (Some(_), "ready" | "asks" | "notReady") => Some(before.to_string()),
+        // Its session was live already (a box that existed): the prompt is typed.
+        (Some(p), "alreadyRunning") => Some(type_into(
             &made.created.plan.name,
             &made.created.session_path,
             p,

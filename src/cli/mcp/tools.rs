@@ -124,8 +124,9 @@ impl ToolName {
                 "Make a box (a git worktree or clone of this repository, cut from a fresh \
                  origin/<base>, optionally in a container) and start its agent (Claude \
                  Code or Codex) detached in a session, as `git treebox create -d` does; \
-                 answers once the agent is ready or has failed. With `prompt`, the prompt \
-                 is then typed into the agent and the answer's `token` is for `box_wait`. \
+                 answers once the agent is ready or has failed. With `prompt`, the agent \
+                 starts with it as its first prompt and the answer's `token` is for \
+                 `box_wait`. \
                  Only on the runners the user's config allows (`mcp.isolation`). Answers \
                  `create --json`'s document with `agent` (what the start saw); an agent \
                  that exits before it is ready is an error with its exit code and last \
