@@ -136,17 +136,47 @@ pub(crate) fn create_on(args: &CreateOn, cfg: &UserConfig, ui: &mut Ui) -> Resul
         return Ok(error::OK);
     }
     let said = |k: &str| crate::sanitize::line(doc["box"][k].as_str().unwrap_or("?"));
-    ui.info(&format!(
-        "box `{}` made on machine `{}` ({}), branch `{}`; its agent runs there detached ({})",
-        said("name"),
-        m.name,
-        crate::sanitize::line(&m.ssh),
-        said("branch"),
-        crate::sanitize::line(doc["agent"]["state"].as_str().unwrap_or("?")),
-    ));
+    let lines = |k: &str| -> Vec<String> {
+        doc["agent"][k]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .take(MAX_LINES)
+            .filter_map(Value::as_str)
+            .map(crate::sanitize::line)
+            .collect()
+    };
+    // What stands in the agent's way there (a trust it will ask for), said as
+    // `create` says it here.
+    for w in lines("warnings") {
+        ui.warning(&format!("machine `{}`: {w}", m.name));
+    }
+    let name = said("name");
+    let again = format!("git treebox enter {}", crate::cmd::quote(&name));
+    match doc["agent"]["state"].as_str() {
+        Some("ready") | Some("alreadyRunning") => ui.info(&format!(
+            "box `{name}` made on machine `{}` ({}), branch `{}`; its agent runs there detached; attach with `{again}`",
+            m.name,
+            crate::sanitize::line(&m.ssh),
+            said("branch"),
+        )),
+        state => {
+            for l in lines("lastLines") {
+                ui.info(&format!("  | {l}"));
+            }
+            ui.warning(&format!(
+                "box `{name}` made on machine `{}`, but its agent is not at its prompt ({}): look with `{again}`",
+                m.name,
+                crate::sanitize::line(state.unwrap_or("?"))
+            ));
+        }
+    }
     ui.out(&said("path"));
     Ok(error::OK)
 }
+
+/// The most lines of a machine's answer shown.
+const MAX_LINES: usize = 40;
 
 /// This repository's boxes on every machine of the config, asked at once: each box's
 /// `list --json` entry with `machine` set, and a warning per machine that could not

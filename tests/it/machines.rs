@@ -548,7 +548,14 @@ fn create_on_a_machine_and_list_it_beside_this_ones() {
     env.git(&seed, &["push", "-q", "origin", "main"]);
     let r = env.treebox(&["create", "feat/later", "--on", "big", "--isolation", "host"]);
     r.ok();
-    assert!(r.stderr.contains("machine `big`"), "{r:?}");
+    assert!(r.stderr.contains("made on machine `big`"), "{r:?}");
+    // What stands in the agent's way there is said here: that machine's Claude Code
+    // was never told to trust the clone the box is made from.
+    assert!(
+        r.stderr
+            .contains("machine `big`: claude will ask whether to trust"),
+        "{r:?}"
+    );
     let later = PathBuf::from(r.stdout.trim());
     assert_eq!(
         git_in(&later, &["rev-parse", "HEAD"]),
