@@ -117,6 +117,24 @@ pub(crate) fn create_on(args: &CreateOn, cfg: &UserConfig, ui: &mut Ui) -> Resul
         .or_else(|| cfg.base.clone())
         .or_else(|| repo.origin_head_branch())
         .unwrap_or_else(|| "main".into());
+    // The `.env` the box would get here travels with it (a regular file only).
+    let env_file = crate::provision::copy::env_source(&repo.main_root, cfg.env_file.as_deref())
+        .and_then(|p| {
+            let read = crate::untrusted::read_regular(
+                &p,
+                crate::remote::boxes::MAX_ENV,
+                crate::untrusted::Links::Refuse,
+            );
+            if read.is_err() {
+                ui.warning(&format!(
+                    "{} is not sent to machine `{}`: it is no regular file of at most {} KiB",
+                    crate::sanitize::line(&p.to_string_lossy()),
+                    m.name,
+                    crate::remote::boxes::MAX_ENV >> 10
+                ));
+            }
+            read.ok()
+        });
     let c = crate::remote::boxes::Create {
         machine: m,
         repo: &repo,
@@ -126,6 +144,7 @@ pub(crate) fn create_on(args: &CreateOn, cfg: &UserConfig, ui: &mut Ui) -> Resul
         isolation: args.isolation.or(m.isolation.as_deref()),
         harness: args.harness,
         git_mode: args.git_mode,
+        env_file: env_file.as_deref(),
     };
     let mut doc = crate::remote::boxes::create_there(&c).map_err(from_remote)?;
     doc["machine"] = Value::String(m.name.clone());

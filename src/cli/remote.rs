@@ -119,6 +119,17 @@ fn terminal(
     }
 }
 
+/// `hex` as bytes, when it is an even run of hex digits.
+fn unhex(hex: &str) -> Option<Vec<u8>> {
+    if hex.len() % 2 != 0 {
+        return None;
+    }
+    (0..hex.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(hex.get(i..i + 2)?, 16).ok())
+        .collect()
+}
+
 fn usage(message: String) -> CliError {
     CliError::new(ErrorKind::Usage, message)
 }
@@ -163,6 +174,10 @@ fn answer(request: &Value, rest: &mut dyn Read) -> Result<Value, CliError> {
                     };
                     std::env::set_var(k, v);
                 }
+            }
+            if let Some(hex) = request["dotenv"].as_str() {
+                let bytes = unhex(hex).ok_or_else(|| usage("`dotenv` is not hex".into()))?;
+                mirror::put_env(text("key")?, &bytes).map_err(from_mirror)?;
             }
             let req = crate::provision::CreateRequest {
                 cwd: repo,

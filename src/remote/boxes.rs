@@ -37,7 +37,12 @@ pub struct Create<'a> {
     pub isolation: Option<&'a str>,
     pub harness: Option<&'a str>,
     pub git_mode: Option<&'a str>,
+    /// The laptop's `.env`, for the box there (at most [`MAX_ENV`] bytes).
+    pub env_file: Option<&'a [u8]>,
 }
+
+/// The largest `.env` sent with a box.
+pub const MAX_ENV: u64 = 256 << 10;
 
 /// The key of `repo` on other machines.
 pub fn key_for(repo: &Repo) -> String {
@@ -122,6 +127,11 @@ pub fn create_there(c: &Create) -> Result<Value, RemoteError> {
         .collect();
     if !forwarded.is_empty() {
         request["env"] = Value::Object(forwarded);
+    }
+    // The `.env` as hex (it need not be UTF-8), on stdin as the rest.
+    if let Some(bytes) = c.env_file {
+        let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+        request["dotenv"] = Value::String(hex);
     }
     for (k, v) in [
         ("isolation", c.isolation),

@@ -151,6 +151,14 @@ pub fn seed(key: &str, branch: &str, tip: &str, bundle: &mut dyn Read) -> Result
     Ok(())
 }
 
+/// The laptop's `.env` for the boxes of `key` made here: written (0600) at the top of
+/// the clone they are made from, where provisioning copies it into each box, as it
+/// copies the main checkout's `.env` on the laptop.
+pub fn put_env(key: &str, content: &[u8]) -> Result<(), MirrorError> {
+    let file = clone_dir(key)?.join(".env");
+    crate::state::atomic::write(&file, content, 0o600).map_err(|e| MirrorError::Write(file, e))
+}
+
 /// The clone of the mirror of `key` that boxes are made in, made on first use.
 pub fn clone_dir(key: &str) -> Result<PathBuf, MirrorError> {
     let dir = dir_of(key)?;

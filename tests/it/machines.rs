@@ -505,6 +505,7 @@ fn create_on_a_machine_and_list_it_beside_this_ones() {
     ])
     .ok();
 
+    std::fs::write(env.repo.join(".env"), "DOTENV_TOKEN=dotenv-secret-42\n").unwrap();
     let r = env.treebox(&[
         "create",
         "feat/far",
@@ -530,6 +531,14 @@ fn create_on_a_machine_and_list_it_beside_this_ones() {
             .contains(secret)
     });
     assert_eq!(shown, Vec::<i32>::new(), "the key is on a command line");
+    // The .env the box would get here is the box's there, 0600.
+    let dotenv = path.join(".env");
+    assert_eq!(
+        std::fs::read_to_string(&dotenv).unwrap(),
+        "DOTENV_TOKEN=dotenv-secret-42\n"
+    );
+    use std::os::unix::fs::MetadataExt;
+    assert_eq!(std::fs::metadata(&dotenv).unwrap().mode() & 0o777, 0o600);
     assert!(
         path.starts_with(&sshd.home),
         "{path:?} is not the machine's"
