@@ -121,7 +121,7 @@ fn terminal(
 
 /// `hex` as bytes, when it is an even run of hex digits.
 fn unhex(hex: &str) -> Option<Vec<u8>> {
-    if hex.len() % 2 != 0 {
+    if !hex.len().is_multiple_of(2) {
         return None;
     }
     (0..hex.len())
