@@ -473,7 +473,7 @@ _git__sandbox() {
             return 0
             ;;
         git__sandbox__subcmd__up)
-            opts="-d -q -v -h -V --branch --base --no-fetch --isolation --git --template --token-from --allow-forge --warm --no-warm --cold --harness --dry-run --firewall --detach --json --quiet --verbose --color --help --version"
+            opts="-d -q -v -h -V --branch --base --no-fetch --isolation --git --template --token-from --allow-forge --warm --no-warm --cold --harness --dry-run --firewall --detach --json --on --quiet --verbose --color --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -505,6 +505,10 @@ _git__sandbox() {
                     ;;
                 --harness)
                     COMPREPLY=($(compgen -W "claude codex" -- "${cur}"))
+                    return 0
+                    ;;
+                --on)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --color)

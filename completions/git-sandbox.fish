@@ -55,6 +55,7 @@ complete -c git-sandbox -n "__fish_git_sandbox_using_subcommand up" -l template 
 complete -c git-sandbox -n "__fish_git_sandbox_using_subcommand up" -l token-from -d 'Forward this environment variable (e.g. GH_TOKEN) into the box\'s 0600 env file at container start, never into an image, a record or output. Repeatable. A forwarded GH_TOKEN or GITHUB_TOKEN is also git\'s credential for https://github.com' -r
 complete -c git-sandbox -n "__fish_git_sandbox_using_subcommand up" -l harness -d 'Which agent `git treebox enter` launches in the box later' -r -f -a "claude\t''
 codex\t''"
+complete -c git-sandbox -n "__fish_git_sandbox_using_subcommand up" -l on -d 'Make the box on another machine of your config (`machines`), over SSH, and open the shell there: this repository\'s origin/<base> travels as a bundle, that machine\'s treebox makes the box. `local`: this machine' -r
 complete -c git-sandbox -n "__fish_git_sandbox_using_subcommand up" -l color -d 'When to colour stderr' -r -f -a "auto\t''
 always\t''
 never\t''"

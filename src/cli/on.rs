@@ -77,7 +77,42 @@ pub(crate) struct CreateOn<'a> {
 }
 
 /// `create NAME --on MACHINE`: fetch origin here, then make the box there.
-pub(crate) fn create_on(args: &CreateOn, cfg: &UserConfig, ui: &mut Ui) -> Result<i32, CliError> {
+/// What making a box there needs, found and checked here: the machine, this
+/// repository (origin fetched), the box's name (none of this machine's), its base and
+/// the `.env` that travels with it.
+struct Prepared<'a> {
+    machine: &'a Machine,
+    repo: crate::git::Repo,
+    layout: crate::state::Layout,
+    name: crate::names::BoxName,
+    base: String,
+    env_file: Option<Vec<u8>>,
+}
+
+impl Prepared<'_> {
+    /// The request to make the box there.
+    fn create<'b>(&'b self, args: &'b CreateOn) -> crate::remote::boxes::Create<'b> {
+        crate::remote::boxes::Create {
+            machine: self.machine,
+            repo: &self.repo,
+            scratch: &self.layout.repo_state,
+            name: self.name.as_str(),
+            base: &self.base,
+            isolation: args.isolation.or(self.machine.isolation.as_deref()),
+            harness: args.harness,
+            git_mode: args.git_mode,
+            env_file: self.env_file.as_deref(),
+        }
+    }
+}
+
+/// [`Prepared`] for `args` (`verb`: the command, for the hint when a name is missing).
+fn prepare<'a>(
+    args: &CreateOn,
+    cfg: &'a UserConfig,
+    verb: &str,
+    ui: &mut Ui,
+) -> Result<Prepared<'a>, CliError> {
     let m = machine(cfg, args.on)?;
     if let Some(flag) = args.unsupported {
         return Err(CliError::new(
@@ -89,7 +124,7 @@ pub(crate) fn create_on(args: &CreateOn, cfg: &UserConfig, ui: &mut Ui) -> Resul
     let Some(name) = args.name else {
         return Err(
             CliError::new(ErrorKind::Usage, "`--on` needs the box's name")
-                .hint(format!("`git treebox create NAME --on {}`", m.name)),
+                .hint(format!("`{verb} NAME --on {}`", m.name)),
         );
     };
     let boxname = crate::names::BoxName::parse(name)
@@ -135,21 +170,43 @@ pub(crate) fn create_on(args: &CreateOn, cfg: &UserConfig, ui: &mut Ui) -> Resul
             }
             read.ok()
         });
-    let c = crate::remote::boxes::Create {
-        machine: m,
-        repo: &repo,
-        scratch: &layout.repo_state,
-        name: boxname.as_str(),
-        base: &base,
-        isolation: args.isolation.or(m.isolation.as_deref()),
-        harness: args.harness,
-        git_mode: args.git_mode,
-        env_file: env_file.as_deref(),
-    };
-    let mut doc = crate::remote::boxes::create_there(&c).map_err(from_remote)?;
-    doc["machine"] = Value::String(m.name.clone());
     // `git sandbox ls` lists this repository's boxes, those on machines too.
     layout.remember_repo(&repo.main_root);
+    Ok(Prepared {
+        machine: m,
+        repo,
+        layout,
+        name: boxname,
+        base,
+        env_file,
+    })
+}
+
+/// `git sandbox up NAME --on MACHINE`: fetch origin here, seed that machine's mirror,
+/// then make the box there and open a shell in it, with this terminal.
+pub(crate) fn up_on(args: &CreateOn, cfg: &UserConfig, ui: &mut Ui) -> Result<i32, CliError> {
+    let p = prepare(args, cfg, "git sandbox up", ui)?;
+    let c = p.create(args);
+    let key = crate::remote::boxes::seed_there(&c).map_err(from_remote)?;
+    let far = Far {
+        machine: p.machine.clone(),
+        key,
+        leaf: p.name.as_str().to_string(),
+    };
+    let verb = crate::remote::terminal::Verb::Up {
+        base: p.base.clone(),
+        isolation: c.isolation.map(str::to_string),
+        git_mode: args.git_mode.map(str::to_string),
+    };
+    on_terminal(&far, verb, ui)
+}
+
+pub(crate) fn create_on(args: &CreateOn, cfg: &UserConfig, ui: &mut Ui) -> Result<i32, CliError> {
+    let p = prepare(args, cfg, "git treebox create", ui)?;
+    let m = p.machine;
+    let c = p.create(args);
+    let mut doc = crate::remote::boxes::create_there(&c).map_err(from_remote)?;
+    doc["machine"] = Value::String(m.name.clone());
     if args.json {
         ui.out_json(&doc);
         return Ok(error::OK);

@@ -11,7 +11,7 @@
 //! command line: each field is checked by the call it feeds.
 //!
 //! Requests: `hello`; `heads {key}` (the mirror's branches); `seed {key, branch,
-//! tip}` + bundle; `create {key, name, base, isolation?, harness?, mode?}` (the box
+//! tip, dotenv?}` + bundle (and the laptop's `.env`, 0600 in the clone); `create {key, name, base, isolation?, harness?, mode?}` (the box
 //! made in the clone of the mirror, its agent started detached: `box_create`'s
 //! document); `list {key}` (`list --json`'s document of that clone); `lists {keys}`
 //! (each of those that has boxes here, for `git sandbox ls`); `remove {key,
@@ -81,9 +81,16 @@ fn terminal(
     ui: &mut super::ui::Ui,
 ) -> Result<i32, CliError> {
     use clap::Parser;
-    let leaf = crate::names::Leaf::parse(leaf)
-        .map_err(|e| CliError::from(crate::provision::ProvisionError::from(e)))?
-        .to_string();
+    let named = |e| CliError::from(crate::provision::ProvisionError::from(e));
+    // `up` names a box to make (a branch name); the others a box there (its leaf).
+    let leaf = if verb == "up" {
+        crate::names::BoxName::parse(leaf)
+            .map_err(named)?
+            .as_str()
+            .to_string()
+    } else {
+        crate::names::Leaf::parse(leaf).map_err(named)?.to_string()
+    };
     let dir = mirror::dir_of(key)
         .map_err(|e| CliError::of(ErrorKind::Usage, e))?
         .join("repo");
@@ -111,12 +118,33 @@ fn terminal(
             let cli = super::sandbox::SandboxCli::try_parse_from(argv).map_err(parse_error)?;
             super::sandbox::run(cli, ui)
         }
+        ("up", [..]) if up_words(rest) => {
+            let mut argv = vec!["git-sandbox", "up", &leaf];
+            argv.extend(rest);
+            let cli = super::sandbox::SandboxCli::try_parse_from(argv).map_err(parse_error)?;
+            super::sandbox::run(cli, ui)
+        }
         _ => Err(usage(format!(
             "this treebox ({}) takes no terminal verb `{}`",
             env!("CARGO_PKG_VERSION"),
             crate::sanitize::line(verb)
         ))),
     }
+}
+
+/// Are `rest` the words another treebox sends with `up`: `--base B`, then at most
+/// `--isolation I` and `--git M`, each once?
+fn up_words(rest: &[&str]) -> bool {
+    let mut seen = Vec::new();
+    let mut words = rest.iter();
+    while let Some(flag) = words.next() {
+        let ok = ["--base", "--isolation", "--git"].contains(flag) && !seen.contains(flag);
+        if !ok || words.next().is_none_or(|v| v.starts_with('-')) {
+            return false;
+        }
+        seen.push(flag);
+    }
+    seen.first() == Some(&"--base")
 }
 
 /// `hex` as bytes, when it is an even run of hex digits.
@@ -155,6 +183,10 @@ fn answer(request: &Value, rest: &mut dyn Read) -> Result<Value, CliError> {
         }
         Some("seed") => {
             mirror::seed(text("key")?, text("branch")?, text("tip")?, rest).map_err(from_mirror)?;
+            if let Some(hex) = request["dotenv"].as_str() {
+                let bytes = unhex(hex).ok_or_else(|| usage("`dotenv` is not hex".into()))?;
+                mirror::put_env(text("key")?, &bytes).map_err(from_mirror)?;
+            }
             Ok(json!({"schemaVersion": 1, "seeded": true}))
         }
         Some("create") => {
@@ -174,10 +206,6 @@ fn answer(request: &Value, rest: &mut dyn Read) -> Result<Value, CliError> {
                     };
                     std::env::set_var(k, v);
                 }
-            }
-            if let Some(hex) = request["dotenv"].as_str() {
-                let bytes = unhex(hex).ok_or_else(|| usage("`dotenv` is not hex".into()))?;
-                mirror::put_env(text("key")?, &bytes).map_err(from_mirror)?;
             }
             let req = crate::provision::CreateRequest {
                 cwd: repo,

@@ -51,6 +51,35 @@ pub fn key_for(repo: &Repo) -> String {
 
 /// Make the box there; its answer (`box_create`'s document, its paths that machine's).
 pub fn create_there(c: &Create) -> Result<Value, RemoteError> {
+    let key = seed_there(c)?;
+    let mut request = json!({"op": "create", "key": key, "name": c.name, "base": c.base});
+    // The variables the machine's `forwardEnv` names, from this environment: on the
+    // channel's stdin, never in an argv or ssh's `SendEnv`.
+    let forwarded: serde_json::Map<String, Value> = c
+        .machine
+        .forward_env
+        .iter()
+        .filter_map(|n| std::env::var(n).ok().map(|v| (n.clone(), Value::String(v))))
+        .collect();
+    if !forwarded.is_empty() {
+        request["env"] = Value::Object(forwarded);
+    }
+    for (k, v) in [
+        ("isolation", c.isolation),
+        ("harness", c.harness),
+        ("mode", c.git_mode),
+    ] {
+        if let Some(v) = v {
+            request[k] = Value::String(v.to_string());
+        }
+    }
+    ssh::call(c.machine, &request, CREATE)
+}
+
+/// Bring what a box of `c` needs to that machine: its treebox asked `hello`, its
+/// mirror given what it lacks of `origin/<base>` (a bundle), and this repository's
+/// `.env` (`c.env_file`). The repository's key there.
+pub fn seed_there(c: &Create) -> Result<String, RemoteError> {
     let m = c.machine;
     let key = key_for(c.repo);
     ssh::call(m, &json!({"op": "hello"}), QUICK)?;
@@ -73,6 +102,15 @@ pub fn create_there(c: &Create) -> Result<Value, RemoteError> {
         .map_err(|_| local(&format!("there is no `origin/{}` here to send", c.base)))?;
     let heads = ssh::call(m, &json!({"op": "heads", "key": key}), QUICK)?;
     let has = heads["heads"][c.base].as_str() == Some(tip.as_str());
+    let mut seed = json!({"op": "seed", "key": key, "branch": c.base, "tip": tip});
+    // The `.env` as hex (it need not be UTF-8), on stdin as the rest.
+    if let Some(bytes) = c.env_file {
+        let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+        seed["dotenv"] = Value::String(hex);
+    }
+    if has && c.env_file.is_some() {
+        ssh::call(m, &seed, QUICK)?;
+    }
     if !has {
         // The mirror's tips this repository has too: the bundle leaves them out.
         let known: Vec<String> = heads["heads"]
@@ -100,49 +138,15 @@ pub fn create_there(c: &Create) -> Result<Value, RemoteError> {
             .args(&known)
             .output();
         let sent = match made {
-            Ok(_) => ssh::call_with(
-                m,
-                &json!({"op": "seed", "key": key, "branch": c.base, "tip": tip}),
-                Some(&bundle),
-                SEED,
-            ),
+            Ok(_) => ssh::call_with(m, &seed, Some(&bundle), SEED),
             // Nothing the mirror lacks (its tip is an older one of ours, say): the
             // ref alone moves.
-            Err(_) => ssh::call(
-                m,
-                &json!({"op": "seed", "key": key, "branch": c.base, "tip": tip}),
-                QUICK,
-            ),
+            Err(_) => ssh::call(m, &seed, QUICK),
         };
         let _ = std::fs::remove_file(&bundle);
         sent?;
     }
-    let mut request = json!({"op": "create", "key": key, "name": c.name, "base": c.base});
-    // The variables the machine's `forwardEnv` names, from this environment: on the
-    // channel's stdin, never in an argv or ssh's `SendEnv`.
-    let forwarded: serde_json::Map<String, Value> = m
-        .forward_env
-        .iter()
-        .filter_map(|n| std::env::var(n).ok().map(|v| (n.clone(), Value::String(v))))
-        .collect();
-    if !forwarded.is_empty() {
-        request["env"] = Value::Object(forwarded);
-    }
-    // The `.env` as hex (it need not be UTF-8), on stdin as the rest.
-    if let Some(bytes) = c.env_file {
-        let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-        request["dotenv"] = Value::String(hex);
-    }
-    for (k, v) in [
-        ("isolation", c.isolation),
-        ("harness", c.harness),
-        ("mode", c.git_mode),
-    ] {
-        if let Some(v) = v {
-            request[k] = Value::String(v.to_string());
-        }
-    }
-    ssh::call(m, &request, CREATE)
+    Ok(key)
 }
 
 /// `list --json`'s document of the boxes on `m` of the repository whose key is `key`

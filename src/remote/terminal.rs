@@ -18,6 +18,14 @@ pub enum Verb {
     Enter { detach: bool },
     /// `git sandbox run LEAF -- COMMAND…`.
     Run(Vec<String>),
+    /// `git sandbox up NAME --base BASE [--isolation I] [--git MODE]`: the box made
+    /// there (its mirror seeded first) and a shell opened in it. NAME is the box's
+    /// name (a branch), not its leaf.
+    Up {
+        base: String,
+        isolation: Option<String>,
+        git_mode: Option<String>,
+    },
 }
 
 impl Verb {
@@ -30,6 +38,19 @@ impl Verb {
                 let mut w = vec!["--".to_string()];
                 w.extend(cmd.iter().cloned());
                 ("run", w)
+            }
+            Verb::Up {
+                base,
+                isolation,
+                git_mode,
+            } => {
+                let mut w = vec!["--base".to_string(), base.clone()];
+                for (flag, v) in [("--isolation", isolation), ("--git", git_mode)] {
+                    if let Some(v) = v {
+                        w.extend([flag.to_string(), v.clone()]);
+                    }
+                }
+                ("up", w)
             }
         }
     }

@@ -680,6 +680,51 @@ fn create_on_a_machine_and_list_it_beside_this_ones() {
         assert_eq!(far["session"], "live", "round {round}: {far}");
     }
 
+    // git sandbox up --on: the box made there, a shell in it on this terminal.
+    let mut c = env.command("script", &env.repo);
+    c.args([
+        "-qec",
+        &format!(
+            "{} up feat/shell --on big --isolation host",
+            crate::env::SANDBOX
+        ),
+        "/dev/null",
+    ])
+    .env("TERM", "xterm")
+    .stdin(Stdio::piped())
+    .stdout(Stdio::null())
+    .stderr(Stdio::null());
+    let mut up = c.spawn().unwrap();
+    let since = Instant::now();
+    while clients() == 0 {
+        assert!(since.elapsed() < Duration::from_secs(20), "no shell there");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    {
+        use std::io::Write;
+        let stdin = up.stdin.as_mut().unwrap();
+        stdin
+            .write_all(b"echo up-$((40+2)) > up-was-here; exit\r")
+            .unwrap();
+    }
+    let since = Instant::now();
+    while up.try_wait().unwrap().is_none() {
+        assert!(
+            since.elapsed() < Duration::from_secs(20),
+            "the shell there did not end"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let listed = env.treebox(&["list", "--json"]).ok().json();
+    let shell_box = crate::env::named(&listed, "boxes", "feat--shell");
+    assert_eq!(shell_box["machine"], "big", "{listed}");
+    let shell_path = PathBuf::from(shell_box["path"].as_str().unwrap());
+    assert_eq!(
+        std::fs::read_to_string(shell_path.join("up-was-here")).unwrap(),
+        "up-42\n"
+    );
+    env.sandbox(&["down", "-f", "feat--shell"]).ok();
+
     // rm and down there: refused off a terminal while its agent runs and it holds work
     // this repository does not have; removed with -f.
     env.sandbox(&[

@@ -90,10 +90,40 @@ pub struct UpArgs {
     /// Provision only (no shell, no session) and print the result as JSON.
     #[arg(long)]
     pub json: bool,
+    /// Make the box on another machine of your config (`machines`), over SSH, and open
+    /// the shell there: this repository's origin/<base> travels as a bundle, that
+    /// machine's treebox makes the box. `local`: this machine.
+    #[arg(long, value_name = "MACHINE")]
+    pub on: Option<String>,
 }
 
 pub fn run(a: UpArgs, ui: &mut Ui) -> Result<i32, CliError> {
     let cfg = crate::cli::load_config()?;
+    let on = a.on.as_deref().or(cfg.on.as_deref());
+    if let Some(on) = on.filter(|on| *on != crate::config::LOCAL) {
+        let unsupported = [
+            (a.branch.is_some(), "--branch"),
+            (a.template.is_some(), "--template"),
+            (a.firewall, "--firewall"),
+            (!a.token_from.is_empty(), "--token-from"),
+            (a.allow_forge, "--allow-forge"),
+            (a.no_fetch, "--no-fetch"),
+            (a.dry_run, "--dry-run"),
+            (a.detach, "--detach"),
+            (a.json, "--json"),
+        ];
+        let on = crate::cli::on::CreateOn {
+            on,
+            name: Some(&a.name),
+            base: a.base.as_deref(),
+            isolation: a.isolation.as_deref(),
+            harness: a.harness.as_deref(),
+            git_mode: a.git_mode.as_deref(),
+            json: false,
+            unsupported: unsupported.iter().find(|(on, _)| *on).map(|(_, f)| *f),
+        };
+        return crate::cli::on::up_on(&on, &cfg, ui);
+    }
     let cwd = crate::cli::cwd()?;
     let folder = matches!(
         crate::git::Repo::discover(&cwd),
