@@ -138,6 +138,18 @@ fn prepare<'a>(
         )
         .hint("Box names are unique across this machine and the others: pick another name."));
     }
+    // Nor any other machine's: a name is the box's wherever it is.
+    let (far, _) = boxes_on_machines(&cfg.machines, &repo);
+    if let Some(taken) = far.iter().find(|b| b["name"] == leaf.as_str()) {
+        return Err(CliError::new(
+            ErrorKind::BoxExists,
+            format!(
+                "a box named `{leaf}` is on machine `{}` already",
+                crate::sanitize::line(taken["machine"].as_str().unwrap_or("?"))
+            ),
+        )
+        .hint("Box names are unique across this machine and the others: pick another name."));
+    }
     let git = crate::git::GitCli::for_repo(&repo.common_dir, None);
     crate::provision::fetch::fetch_origin(
         &git,

@@ -571,6 +571,11 @@ fn create_on_a_machine_and_list_it_beside_this_ones() {
         git_in(&seed, &["rev-parse", "HEAD"])
     );
 
+    // A name a machine has is taken too.
+    let e = env.treebox(&["create", "feat/later", "--on", "big"]);
+    e.code(5);
+    assert!(e.stderr.contains("on machine `big` already"), "{e:?}");
+
     // list: both sides, the far ones with their machine.
     let listed = env.treebox(&["list", "--json"]).ok().json();
     crate::schema::assert_valid("list", &listed, "list --json with machines");
