@@ -87,6 +87,8 @@ struct Prepared<'a> {
     name: crate::names::BoxName,
     base: String,
     env_file: Option<Vec<u8>>,
+    /// The user's Claude Code answers for the main checkout here (its trust).
+    claude_answers: Option<Value>,
 }
 
 impl Prepared<'_> {
@@ -102,6 +104,7 @@ impl Prepared<'_> {
             harness: args.harness,
             git_mode: args.git_mode,
             env_file: self.env_file.as_deref(),
+            claude_answers: self.claude_answers.as_ref(),
         }
     }
 }
@@ -182,6 +185,10 @@ fn prepare<'a>(
             }
             read.ok()
         });
+    // The trust the user gave the main checkout here, carried to the clone there, as
+    // it is to a clone box here (only where the user gave it).
+    let claude_answers = crate::provision::host_trust::claude_config_path()
+        .and_then(|f| crate::provision::host_trust::claude_answers(&f, &repo.main_root));
     // `git sandbox ls` lists this repository's boxes, those on machines too.
     layout.remember_repo(&repo.main_root);
     Ok(Prepared {
@@ -191,6 +198,7 @@ fn prepare<'a>(
         name: boxname,
         base,
         env_file,
+        claude_answers,
     })
 }
 

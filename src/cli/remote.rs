@@ -11,8 +11,10 @@
 //! command line: each field is checked by the call it feeds.
 //!
 //! Requests: `hello`; `heads {key}` (the mirror's branches); `seed {key, branch,
-//! tip, dotenv?}` + bundle (and the laptop's `.env`, 0600 in the clone); `create {key, name, base, isolation?, harness?, mode?}` (the box
-//! made in the clone of the mirror, its agent started detached: `box_create`'s
+//! tip, dotenv?}` + bundle (and the laptop's `.env`, 0600 in the clone); `create {key,
+//! name, base, isolation?, harness?, mode?, env?, claudeProject?}` (the forwarded
+//! variables and the laptop user's Claude Code answers for their main checkout given
+//! to the clone; the box made in the clone, its agent started detached: `box_create`'s
 //! document); `list {key}` (`list --json`'s document of that clone); `lists {keys}`
 //! (each of those that has boxes here, for `git sandbox ls`); `remove {key,
 //! name, force}` (`git sandbox down` off a terminal: its refusals unless `force`).
@@ -206,6 +208,15 @@ fn answer(request: &Value, rest: &mut dyn Read) -> Result<Value, CliError> {
                     };
                     std::env::set_var(k, v);
                 }
+            }
+            // The laptop user's Claude Code answers for their main checkout (its
+            // trust), given to this clone in this user's config, as a clone box's are.
+            if let (Some(answers), Some(file)) = (
+                request.get("claudeProject").filter(|a| a.is_object()),
+                crate::provision::host_trust::claude_config_path(),
+            ) {
+                crate::provision::host_trust::set_claude_answers(&file, &repo, answers)
+                    .map_err(|e| CliError::of(ErrorKind::Io, e))?;
             }
             let req = crate::provision::CreateRequest {
                 cwd: repo,

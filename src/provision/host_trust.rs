@@ -355,6 +355,66 @@ pub fn carry_claude(file: &Path, main: &Path, box_path: &Path) -> Result<Carried
     })
 }
 
+/// The answers the user gave `main` in Claude Code's config `file` that a box carries
+/// (the keys [`carried_entry`] takes), when the user trusts it: what `create --on`
+/// sends so that the other machine's Claude Code trusts the clone its boxes are made
+/// from (issue 41). Only the picked keys of that one entry are read.
+pub fn claude_answers(file: &Path, main: &Path) -> Option<Value> {
+    use crate::runner::oci::claude_json::PROJECT_KEYS;
+    use crate::untrusted::{read_regular, Links};
+    let raw = read_regular(file, MAX_USER_CONFIG, Links::Follow).ok()?;
+    let main = main.to_string_lossy();
+    let paths: Vec<[&str; 3]> = PROJECT_KEYS
+        .iter()
+        .map(|k| ["projects", main.as_ref(), *k])
+        .collect();
+    let paths: Vec<&[&str]> = paths.iter().map(|p| p.as_slice()).collect();
+    let picked = crate::untrusted::json_pick(&raw, &paths)?;
+    let answers: serde_json::Map<String, Value> = PROJECT_KEYS
+        .iter()
+        .zip(picked)
+        .filter_map(|(k, v)| Some((k.to_string(), v?)))
+        .collect();
+    (answers.get("hasTrustDialogAccepted") == Some(&Value::Bool(true)))
+        .then_some(Value::Object(answers))
+}
+
+/// Give `path` the answers another machine's user gave their main checkout
+/// ([`claude_answers`]; only the keys a box carries are taken) in Claude Code's live
+/// config `file`, under its lock. `Ok(true)` when the file changed.
+pub fn set_claude_answers(file: &Path, path: &Path, answers: &Value) -> Result<bool, TrustError> {
+    let taken: serde_json::Map<String, Value> = crate::runner::oci::claude_json::PROJECT_KEYS
+        .iter()
+        .filter_map(|k| Some((k.to_string(), answers.get(*k)?.clone())))
+        .collect();
+    if taken.is_empty() {
+        return Ok(false);
+    }
+    edit_claude_config(file, |doc| {
+        let projects = doc
+            .entry("projects")
+            .or_insert_with(|| Value::Object(Default::default()));
+        let Some(projects) = projects.as_object_mut() else {
+            return false;
+        };
+        let entry = projects
+            .entry(path.to_string_lossy().into_owned())
+            .or_insert_with(|| Value::Object(Default::default()));
+        if !entry.is_object() {
+            *entry = Value::Object(Default::default());
+        }
+        let entry = entry.as_object_mut().expect("made an object");
+        let mut changed = false;
+        for (k, v) in &taken {
+            if entry.get(k) != Some(v) {
+                entry.insert(k.clone(), v.clone());
+                changed = true;
+            }
+        }
+        changed
+    })
+}
+
 /// Remove `box_path`'s project entry from Claude Code's live config `file` (the box
 /// is gone: what Claude Code kept for it, and the trust treebox carried, go with it).
 /// `Ok(true)` when there was one.
@@ -570,5 +630,32 @@ mod tests {
             codex_args(quoted, Path::new("/a\"b"), Path::new("/a\"b/c"))[1],
             r#"projects={"/a\"b/c"={trust_level="trusted"}}"#
         );
+    }
+
+    /// What `create --on` carries: the trusted main checkout's answers, read back and
+    /// given to another path under the lock; nothing for a main checkout not trusted.
+    #[test]
+    fn answers_travel_to_another_path_only_when_trusted() {
+        let d = tempfile::tempdir().unwrap();
+        let file = d.path().join(".claude.json");
+        std::fs::write(
+            &file,
+            r#"{"projects": {"/src/p": {"hasTrustDialogAccepted": true, "enabledMcpjsonServers": ["x"], "history": [1]},
+                             "/src/q": {"hasTrustDialogAccepted": false}}}"#,
+        )
+        .unwrap();
+        let a = claude_answers(&file, Path::new("/src/p")).unwrap();
+        assert_eq!(
+            a,
+            serde_json::json!({"hasTrustDialogAccepted": true, "enabledMcpjsonServers": ["x"]})
+        );
+        assert_eq!(claude_answers(&file, Path::new("/src/q")), None);
+        assert_eq!(claude_answers(&file, Path::new("/src/r")), None);
+        let there = d.path().join("there.json");
+        std::fs::write(&there, "{}").unwrap();
+        assert!(set_claude_answers(&there, Path::new("/m/repo"), &a).unwrap());
+        let v: Value = serde_json::from_slice(&std::fs::read(&there).unwrap()).unwrap();
+        assert_eq!(v["projects"]["/m/repo"], a);
+        assert!(!set_claude_answers(&there, Path::new("/m/repo"), &a).unwrap());
     }
 }

@@ -39,6 +39,9 @@ pub struct Create<'a> {
     pub git_mode: Option<&'a str>,
     /// The laptop's `.env`, for the box there (at most [`MAX_ENV`] bytes).
     pub env_file: Option<&'a [u8]>,
+    /// The answers the user gave the main checkout here in Claude Code's config (its
+    /// trust), for the clone the box is made from there.
+    pub claude_answers: Option<&'a Value>,
 }
 
 /// The largest `.env` sent with a box.
@@ -72,6 +75,9 @@ pub fn create_there(c: &Create) -> Result<Value, RemoteError> {
         if let Some(v) = v {
             request[k] = Value::String(v.to_string());
         }
+    }
+    if let Some(a) = c.claude_answers {
+        request["claudeProject"] = a.clone();
     }
     ssh::call(c.machine, &request, CREATE)
 }

@@ -446,6 +446,14 @@ fn remote_agent(sshd: &Sshd) {
         "#!/bin/sh\nsettings= prev=\nfor a in \"$@\"; do [ \"$prev\" = --settings ] && settings=$a; prev=$a; done\n\
          env > \"$HOME/agent-env\"\nsh \"$(dirname \"$settings\")/status\" idle\nexec sleep 600\n",
     );
+    // A returning user of Claude Code there: its config exists (trust is carried into
+    // it, never into a file Claude Code has not made).
+    std::fs::write(sshd.home.join(".claude.json"), "{}").unwrap();
+    run_ok(
+        Command::new("chown")
+            .arg(&sshd.user)
+            .arg(sshd.home.join(".claude.json")),
+    );
     let cfg = sshd.home.join(".config/treebox");
     std::fs::create_dir_all(&cfg).unwrap();
     std::fs::write(
@@ -547,6 +555,28 @@ fn create_on_a_machine_and_list_it_beside_this_ones() {
     assert_eq!(git_in(&path, &["rev-parse", "HEAD"]), origin_tip.trim());
     assert_eq!(git_in(&path, &["branch", "--show-current"]), "feat/far");
 
+    // This machine's user never trusted the main checkout: that machine's claude will
+    // ask, and create said so.
+    assert!(
+        doc["agent"]["warnings"][0]
+            .as_str()
+            .is_some_and(|w| w.contains("will ask whether to trust")),
+        "{doc}"
+    );
+    // Now they have: the trust travels to the clone there, and the next box's agent
+    // comes up without asking.
+    let main_key = env
+        .repo
+        .canonicalize()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    std::fs::write(
+        env.home.join(".claude.json"),
+        serde_json::json!({"projects": {main_key: {"hasTrustDialogAccepted": true}}}).to_string(),
+    )
+    .unwrap();
+
     // Work pushed to origin since: the next box there starts from it.
     let seed = env.root().join("pusher");
     env.git(
@@ -558,12 +588,18 @@ fn create_on_a_machine_and_list_it_beside_this_ones() {
     let r = env.treebox(&["create", "feat/later", "--on", "big", "--isolation", "host"]);
     r.ok();
     assert!(r.stderr.contains("made on machine `big`"), "{r:?}");
-    // What stands in the agent's way there is said here: that machine's Claude Code
-    // was never told to trust the clone the box is made from.
-    assert!(
-        r.stderr
-            .contains("machine `big`: claude will ask whether to trust"),
-        "{r:?}"
+    assert!(!r.stderr.contains("will ask whether to trust"), "{r:?}");
+    let there: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(sshd.home.join(".claude.json")).unwrap()).unwrap();
+    let clone = path
+        .ancestors()
+        .find(|a| a.ends_with("repo"))
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    assert_eq!(
+        there["projects"][&clone]["hasTrustDialogAccepted"], true,
+        "{there}"
     );
     let later = PathBuf::from(r.stdout.trim());
     assert_eq!(
