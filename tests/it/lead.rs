@@ -510,6 +510,11 @@ fn run_in_repo_for(
 ) -> Run {
     let mut c = env.command("timeout", &env.repo);
     c.arg(secs.to_string()).arg(program).args(args);
+    // The CLI's own temp dirs (Claude Code's `claude-<uid>`, `cc-socks`) in the test's
+    // tree, gone with it, never in the machine's /tmp.
+    let tmp = env.root().join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    c.env("TMPDIR", &tmp);
     for (k, v) in vars {
         c.env(k, v);
     }

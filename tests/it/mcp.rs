@@ -513,6 +513,10 @@ fn mcp_the_real_codex_and_claude_start_the_server_and_list_its_tools() {
     let run_in_repo = |env: &TestEnv, program: &str, args: &[&str], vars: &[(&str, &str)]| {
         let mut c = env.command("timeout", &env.repo);
         c.arg("120").arg(dir.join(program)).args(args);
+        // The CLI's own temp dirs in the test's tree, never in the machine's /tmp.
+        let tmp = env.root().join("tmp");
+        std::fs::create_dir_all(&tmp).unwrap();
+        c.env("TMPDIR", &tmp);
         for (k, v) in vars {
             c.env(k, v);
         }
