@@ -89,6 +89,8 @@ struct Prepared<'a> {
     env_file: Option<Vec<u8>>,
     /// The user's Claude Code answers for the main checkout here (its trust).
     claude_answers: Option<Value>,
+    /// The files `.worktreeinclude` names here.
+    includes: Vec<crate::remote::boxes::Included>,
 }
 
 impl Prepared<'_> {
@@ -105,6 +107,7 @@ impl Prepared<'_> {
             git_mode: args.git_mode,
             env_file: self.env_file.as_deref(),
             claude_answers: self.claude_answers.as_ref(),
+            includes: &self.includes,
         }
     }
 }
@@ -189,6 +192,7 @@ fn prepare<'a>(
     // it is to a clone box here (only where the user gave it).
     let claude_answers = crate::provision::host_trust::claude_config_path()
         .and_then(|f| crate::provision::host_trust::claude_answers(&f, &repo.main_root));
+    let includes = includes_of(&repo, m, ui);
     // `git sandbox ls` lists this repository's boxes, those on machines too.
     layout.remember_repo(&repo.main_root);
     Ok(Prepared {
@@ -199,7 +203,27 @@ fn prepare<'a>(
         base,
         env_file,
         claude_answers,
+        includes,
     })
+}
+
+/// The files `.worktreeinclude` names in the main checkout
+/// ([`crate::remote::boxes::includes_of`]); a warning for each left behind.
+fn includes_of(
+    repo: &crate::git::Repo,
+    m: &Machine,
+    ui: &mut Ui,
+) -> Vec<crate::remote::boxes::Included> {
+    let (files, left) = crate::remote::boxes::includes_of(repo);
+    for rel in left {
+        ui.warning(&format!(
+            "{} is not sent to machine `{}`: it is no regular file, or past the {} KiB the files of `.worktreeinclude` may take",
+            crate::sanitize::line(&rel.to_string_lossy()),
+            m.name,
+            crate::remote::boxes::MAX_INCLUDES >> 10
+        ));
+    }
+    files
 }
 
 /// `git sandbox up NAME --on MACHINE`: fetch origin here, seed that machine's mirror,

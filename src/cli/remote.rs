@@ -11,7 +11,8 @@
 //! command line: each field is checked by the call it feeds.
 //!
 //! Requests: `hello`; `heads {key}` (the mirror's branches); `seed {key, branch,
-//! tip, dotenv?}` + bundle (and the laptop's `.env`, 0600 in the clone); `create {key,
+//! tip, dotenv?, includes?}` + bundle (and the laptop's `.env`, 0600, and the files its
+//! `.worktreeinclude` names, in the clone); `create {key,
 //! name, base, isolation?, harness?, mode?, env?, claudeProject?}` (the forwarded
 //! variables and the laptop user's Claude Code answers for their main checkout given
 //! to the clone; the box made in the clone, its agent started detached: `box_create`'s
@@ -188,6 +189,19 @@ fn answer(request: &Value, rest: &mut dyn Read) -> Result<Value, CliError> {
             if let Some(hex) = request["dotenv"].as_str() {
                 let bytes = unhex(hex).ok_or_else(|| usage("`dotenv` is not hex".into()))?;
                 mirror::put_env(text("key")?, &bytes).map_err(from_mirror)?;
+            }
+            if let Some(files) = request["includes"].as_array() {
+                let bad = || usage("`includes` is not a list of {path, mode, hex}".into());
+                let files = files
+                    .iter()
+                    .map(|f| {
+                        let path = std::path::PathBuf::from(f["path"].as_str()?);
+                        let mode = u32::try_from(f["mode"].as_u64()?).ok()?;
+                        Some((path, mode, unhex(f["hex"].as_str()?)?))
+                    })
+                    .collect::<Option<Vec<_>>>()
+                    .ok_or_else(bad)?;
+                mirror::put_files(text("key")?, &files).map_err(from_mirror)?;
             }
             Ok(json!({"schemaVersion": 1, "seeded": true}))
         }

@@ -42,10 +42,42 @@ pub struct Create<'a> {
     /// The answers the user gave the main checkout here in Claude Code's config (its
     /// trust), for the clone the box is made from there.
     pub claude_answers: Option<&'a Value>,
+    /// The files `.worktreeinclude` names here: relative path, mode, content (at most
+    /// [`MAX_INCLUDES`] bytes in all).
+    pub includes: &'a [Included],
 }
+
+/// A file sent with a box: its path relative to the main checkout, its mode, its bytes.
+pub type Included = (std::path::PathBuf, u32, Vec<u8>);
+
+/// The most bytes of `.worktreeinclude` files sent with a box (they travel in the
+/// request's line, as hex).
+pub const MAX_INCLUDES: u64 = 384 << 10;
 
 /// The largest `.env` sent with a box.
 pub const MAX_ENV: u64 = 256 << 10;
+
+/// The files `.worktreeinclude` names in `repo`'s main checkout, read as a box would
+/// get them (regular files only, with their modes), within [`MAX_INCLUDES`] in all;
+/// and the relative paths of those left behind.
+pub fn includes_of(repo: &Repo) -> (Vec<Included>, Vec<std::path::PathBuf>) {
+    use std::os::unix::fs::PermissionsExt;
+    let mut room = MAX_INCLUDES;
+    let (mut files, mut left) = (Vec::new(), Vec::new());
+    for rel in crate::provision::include::plan(repo) {
+        let file = repo.main_root.join(&rel);
+        let read = crate::untrusted::read_regular(&file, room, crate::untrusted::Links::Refuse);
+        let mode = std::fs::symlink_metadata(&file).map_or(0o600, |md| md.permissions().mode());
+        match read {
+            Ok(content) => {
+                room -= content.len() as u64;
+                files.push((rel, mode, content));
+            }
+            Err(_) => left.push(rel),
+        }
+    }
+    (files, left)
+}
 
 /// The key of `repo` on other machines.
 pub fn key_for(repo: &Repo) -> String {
@@ -114,7 +146,21 @@ pub fn seed_there(c: &Create) -> Result<String, RemoteError> {
         let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
         seed["dotenv"] = Value::String(hex);
     }
-    if has && c.env_file.is_some() {
+    if !c.includes.is_empty() {
+        let files: Vec<Value> = c
+            .includes
+            .iter()
+            .map(|(path, mode, content)| {
+                json!({
+                    "path": path.to_string_lossy(),
+                    "mode": mode,
+                    "hex": content.iter().map(|b| format!("{b:02x}")).collect::<String>(),
+                })
+            })
+            .collect();
+        seed["includes"] = Value::Array(files);
+    }
+    if has && (c.env_file.is_some() || !c.includes.is_empty()) {
         ssh::call(m, &seed, QUICK)?;
     }
     if !has {

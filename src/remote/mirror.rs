@@ -38,6 +38,8 @@ pub enum MirrorError {
     Git(String),
     #[error("the mirror has no commit {0} and no bundle brought it")]
     Missing(String),
+    #[error("`{0}` is not a path a file may be put at in the clone")]
+    BadPath(String),
 }
 
 /// The key of repository `common_dir` on the laptop named `host`: 32 hex digits.
@@ -159,6 +161,41 @@ pub fn put_env(key: &str, content: &[u8]) -> Result<(), MirrorError> {
     crate::state::atomic::write(&file, content, 0o600).map_err(|e| MirrorError::Write(file, e))
 }
 
+/// The files `.worktreeinclude` names in the laptop's main checkout, for the boxes of
+/// `key` made here: each written at its relative path at the top of the clone (its
+/// mode's permission bits kept, at most 0755), where provisioning copies it into each
+/// box as it does on the laptop. A path that is not plainly relative, or that would
+/// land in the clone's git data or the boxes' directory, is refused and nothing of the
+/// rest is written.
+pub fn put_files(key: &str, files: &[super::boxes::Included]) -> Result<(), MirrorError> {
+    use std::path::Component;
+    for (rel, _, _) in files {
+        let plain = rel.components().all(|c| matches!(c, Component::Normal(_)));
+        let first = rel
+            .components()
+            .next()
+            .map(|c| c.as_os_str().to_ascii_lowercase());
+        let reserved = first
+            .as_deref()
+            .is_some_and(|f| f == ".git" || f == ".treebox");
+        if !plain || reserved || rel.as_os_str().is_empty() {
+            return Err(MirrorError::BadPath(crate::sanitize::line(
+                &rel.to_string_lossy(),
+            )));
+        }
+    }
+    let clone = clone_dir(key)?;
+    for (rel, mode, content) in files {
+        let file = clone.join(rel);
+        if let Some(dir) = file.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| MirrorError::Write(dir.to_path_buf(), e))?;
+        }
+        crate::state::atomic::write(&file, content, mode & 0o755)
+            .map_err(|e| MirrorError::Write(file.clone(), e))?;
+    }
+    Ok(())
+}
+
 /// The clone of the mirror of `key` that boxes are made in, made on first use.
 pub fn clone_dir(key: &str) -> Result<PathBuf, MirrorError> {
     let dir = dir_of(key)?;
@@ -188,6 +225,23 @@ mod tests {
             &"a".repeat(33),
         ] {
             assert!(matches!(dir_of(bad), Err(MirrorError::BadKey(_))), "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_file_goes_nowhere_but_plainly_inside_the_clone() {
+        for bad in [
+            "../x",
+            "/etc/passwd",
+            ".git/hooks/pre-commit",
+            ".GIT/config",
+            ".treebox/worktrees/a/x",
+            "a/../../b",
+            "",
+        ] {
+            let files = vec![(PathBuf::from(bad), 0o644, b"x".to_vec())];
+            let e = put_files("0123456789abcdef0123456789abcdef", &files);
+            assert!(matches!(e, Err(MirrorError::BadPath(_))), "{bad}: {e:?}");
         }
     }
 }

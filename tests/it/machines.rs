@@ -514,6 +514,20 @@ fn create_on_a_machine_and_list_it_beside_this_ones() {
     .ok();
 
     std::fs::write(env.repo.join(".env"), "DOTENV_TOKEN=dotenv-secret-42\n").unwrap();
+    // An ignored file `.worktreeinclude` names travels with the box too.
+    let early = env.root().join("early");
+    env.git(
+        &env.root(),
+        &["clone", "-q", &env.origin.to_string_lossy(), "early"],
+    );
+    std::fs::write(early.join(".gitignore"), "config/local.json\n").unwrap();
+    env.commit_file(&early, ".worktreeinclude", "config/local.json\n", "include");
+    env.git(&early, &["add", ".gitignore"]);
+    env.git(&early, &["commit", "-qm", "ignore"]);
+    env.git(&early, &["push", "-q", "origin", "main"]);
+    env.git(&env.repo, &["pull", "-q"]);
+    std::fs::create_dir_all(env.repo.join("config")).unwrap();
+    std::fs::write(env.repo.join("config/local.json"), "{\"local\": true}\n").unwrap();
     let r = env.treebox(&[
         "create",
         "feat/far",
@@ -539,6 +553,10 @@ fn create_on_a_machine_and_list_it_beside_this_ones() {
             .contains(secret)
     });
     assert_eq!(shown, Vec::<i32>::new(), "the key is on a command line");
+    assert_eq!(
+        std::fs::read_to_string(path.join("config/local.json")).unwrap(),
+        "{\"local\": true}\n"
+    );
     // The .env the box would get here is the box's there, 0600.
     let dotenv = path.join(".env");
     assert_eq!(
