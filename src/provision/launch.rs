@@ -1,9 +1,9 @@
 //! The last step of the pipeline, for a box just made: how its agent starts in a
 //! session ([`detached`]: the runner's launch with a terminal, how to tell it is ready,
-//! what stands in its way), and then starting it ([`start_detached`]);
-//! [`create_detached`] is all of `create -d` for the front ends that are not the CLI. `create -d`,
-//! `watch`'s `n` and the MCP server's `box_create` all call these; `create` attached
-//! and `enter` build their launch from the same [`ready_for`] and [`as_root`].
+//! what stands in its way), and [`create_detached`], all of `create -d` (provision,
+//! start, wait) for the front ends that are not the CLI: `watch`'s `n`, the MCP
+//! server's `box_create` and another machine's `create` request. `create` and `enter`
+//! build their launch from the same [`ready_for`] and [`as_root`].
 //!
 //! Never prints: what a front end should say is in the [`AgentLaunch`] it gets back.
 
@@ -56,7 +56,12 @@ pub fn create_detached(
     }
     let created = super::create(req, cfg, reporter)?;
     let agent = detached(&created, cfg)?;
-    let started = start_detached(&created.session_path, &agent)?;
+    let started = detached::start(
+        &created.session_path,
+        &agent.cmd,
+        &agent.ready,
+        detached::READY_LIMIT,
+    )?;
     Ok((created, agent, started))
 }
 
@@ -91,12 +96,6 @@ pub fn detached(created: &Created, cfg: &UserConfig) -> Result<AgentLaunch, Laun
         as_root,
         will_ask,
     })
-}
-
-/// Start `launch` detached in the session of the box whose marker is `marker`, and
-/// wait until it is ready (at most [`detached::READY_LIMIT`]).
-pub fn start_detached(marker: &Path, launch: &AgentLaunch) -> Result<Started, SessionError> {
-    detached::start(marker, &launch.cmd, &launch.ready, detached::READY_LIMIT)
 }
 
 /// How to tell that `argv`, the launch of `harness` in the box whose session marker is

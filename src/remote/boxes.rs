@@ -1,8 +1,8 @@
 //! A laptop's boxes on another machine, from the laptop: making one there
 //! ([`create_there`]) and listing them ([`list_there`]).
 //!
-//! Making one: that machine's treebox is asked `hello` (its protocol), then what its
-//! mirror of this repository holds (`heads`); what the box needs and the mirror lacks
+//! Making one: that machine's treebox is asked what its mirror of this repository
+//! holds (`heads`; a treebox of another protocol is refused there, as on every call); what the box needs and the mirror lacks
 //! — `origin/<base>` as the laptop just fetched it — goes over as a git bundle of
 //! exactly that ref, less what the mirror has (`seed`); then that machine's own
 //! treebox makes the box in its clone of the mirror and starts the agent there
@@ -114,13 +114,13 @@ pub fn create_there(c: &Create) -> Result<Value, RemoteError> {
     ssh::call(c.machine, &request, CREATE)
 }
 
-/// Bring what a box of `c` needs to that machine: its treebox asked `hello`, its
-/// mirror given what it lacks of `origin/<base>` (a bundle), and this repository's
-/// `.env` (`c.env_file`). The repository's key there.
+/// Bring what a box of `c` needs to that machine: its mirror given what it lacks of
+/// `origin/<base>` (a bundle), and this repository's `.env` and `.worktreeinclude`
+/// files. The repository's key there. (Its first request, `heads`, is refused for a
+/// treebox of another protocol, as every call is: no `hello` round trip first.)
 pub fn seed_there(c: &Create) -> Result<String, RemoteError> {
     let m = c.machine;
     let key = key_for(c.repo);
-    ssh::call(m, &json!({"op": "hello"}), QUICK)?;
     let git = GitCli::for_repo(&c.repo.common_dir, None);
     let local = |what: &str| RemoteError::Local {
         machine: m.name.clone(),
