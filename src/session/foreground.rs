@@ -28,6 +28,10 @@ const NAMING: Duration = Duration::from_millis(500);
 /// the box whose marker is `marker` while it runs.
 pub fn run(cmd: &Cmd, marker_path: &Path) -> std::io::Result<ExitStatus> {
     let mut noted: Option<Noted> = None;
+    // Not the starter's agent session's variables ([`super::OUTER_SESSION_VARS`]).
+    let cmd = super::OUTER_SESSION_VARS
+        .iter()
+        .fold(cmd.clone(), |c, v| c.env_remove(*v));
     cmd.run_in_foreground_noting(|pid| {
         let path = marker::holder_path(marker_path, pid);
         if let Some(start) = start_time(pid as i32) {

@@ -38,6 +38,27 @@ use crate::state::session as marker;
 
 pub use wrapper::{serve, wrapper_marker, ServeError, WRAPPER_ARG};
 
+/// The variables an agent CLI gives the programs it starts about its own session
+/// (Claude Code: `CLAUDECODE`, its session id, its messaging socket and token, its
+/// project dir; Codex: its thread and sandbox). A program started in a box is a
+/// session of its own, whoever started treebox — a person in a terminal, a Claude Code
+/// running `git treebox create` through its shell, or a lead agent's MCP server — so
+/// none of them reaches it, in a tmux session ([`wrapper`]) or in the foreground
+/// ([`foreground`]). Logins (`CLAUDE_CODE_OAUTH_TOKEN`, API keys) stay.
+pub const OUTER_SESSION_VARS: [&str; 11] = [
+    "CLAUDECODE",
+    "CLAUDE_PROJECT_DIR",
+    "CLAUDE_CODE_ENTRYPOINT",
+    "CLAUDE_CODE_SESSION_ID",
+    "CLAUDE_CODE_MESSAGING_SOCKET",
+    "CLAUDE_CODE_MESSAGING_TOKEN",
+    "CLAUDE_CODE_SSE_PORT",
+    "CODEX_THREAD_ID",
+    "CODEX_SANDBOX",
+    "CODEX_SANDBOX_NETWORK_DISABLED",
+    "CODEX_CI",
+];
+
 /// A box's tmux session (which may or may not exist right now).
 #[derive(Debug, Clone)]
 pub struct Session {

@@ -46,6 +46,7 @@ pub(super) fn encode(cmd: &Cmd) -> Vec<u8> {
     let mut env: Vec<(OsString, OsString)> = std::env::vars_os()
         .filter(|(k, _)| !cmd.env_remove.contains(k))
         .filter(|(k, _)| !TERMINAL_VARS.iter().any(|t| k == OsStr::new(t)))
+        .filter(|(k, _)| !super::OUTER_SESSION_VARS.iter().any(|t| k == OsStr::new(t)))
         .collect();
     for (k, v) in &cmd.env {
         env.retain(|(ek, _)| ek != k);

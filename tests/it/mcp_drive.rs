@@ -579,11 +579,13 @@ fn mcp_box_wait_waits_for_the_turn_of_its_own_prompt() {
     );
 }
 
-/// The lead's CLI gives the server variables of its own session (Claude Code's
-/// `CLAUDECODE`, session id, messaging socket): the agents the server starts do not
-/// get them; a login variable does.
+/// An agent CLI gives the programs it starts variables of its own session (Claude
+/// Code's `CLAUDECODE`, session id, messaging socket): an agent started in a box gets
+/// none of them, whoever started treebox — a lead agent's MCP server, a Claude Code
+/// running `create -d` through its shell (a tmux session), or one running `create`
+/// with no terminal (the agent in the foreground); a login variable reaches it.
 #[test]
-fn mcp_agents_started_by_a_lead_do_not_inherit_its_session() {
+fn agents_in_boxes_do_not_inherit_the_session_of_the_agent_that_started_treebox() {
     let mut env = TestEnv::new();
     with_paste_agent(&env, "");
     for (k, v) in [
@@ -594,21 +596,37 @@ fn mcp_agents_started_by_a_lead_do_not_inherit_its_session() {
     ] {
         env.extra_env.push((k.into(), v.into()));
     }
+    let seen = || {
+        let seen = std::fs::read_to_string(env.home.join("agent-env")).unwrap();
+        std::fs::remove_file(env.home.join("agent-env")).unwrap();
+        seen
+    };
     let served = Served::start(&env);
     served.answer("box_create", json!({"name": "child"}));
-    let seen = std::fs::read_to_string(env.home.join("agent-env")).unwrap();
-    for gone in [
-        "CLAUDECODE=",
-        "CLAUDE_CODE_SESSION_ID=",
-        "CLAUDE_CODE_MESSAGING_SOCKET=",
+    let by_mcp = seen();
+    env.treebox(&["create", "-d", "shelled", "--isolation", "host"])
+        .ok();
+    let by_create_d = seen();
+    env.treebox(&["create", "fg", "--isolation", "host"]).ok();
+    let in_foreground = seen();
+    for (how, seen) in [
+        ("box_create", by_mcp),
+        ("create -d", by_create_d),
+        ("create, foreground", in_foreground),
     ] {
+        for gone in [
+            "CLAUDECODE=",
+            "CLAUDE_CODE_SESSION_ID=",
+            "CLAUDE_CODE_MESSAGING_SOCKET=",
+        ] {
+            assert!(
+                !seen.lines().any(|l| l.starts_with(gone)),
+                "{how}: {gone} reached the agent:\n{seen}"
+            );
+        }
         assert!(
-            !seen.lines().any(|l| l.starts_with(gone)),
-            "{gone} reached the agent:\n{seen}"
+            seen.contains("CLAUDE_CODE_OAUTH_TOKEN=sk-ant-oat-kept"),
+            "{how}: {seen}"
         );
     }
-    assert!(
-        seen.contains("CLAUDE_CODE_OAUTH_TOKEN=sk-ant-oat-kept"),
-        "{seen}"
-    );
 }

@@ -49,7 +49,6 @@ pub fn run(args: McpArgs, ui: &mut Ui) -> Result<i32, CliError> {
         (true, _) => scope::Scope::All,
         (false, here) => scope::Scope::One(here?.0.main_root),
     };
-    forget_the_leads_session();
     let protocol = crate::stdio::take().map_err(|e| {
         CliError::new(
             ErrorKind::Io,
@@ -65,33 +64,6 @@ pub fn run(args: McpArgs, ui: &mut Ui) -> Result<i32, CliError> {
         scope::Scope::All => "serving the boxes of every repository over stdio".into(),
     });
     server::serve(protocol, scope)
-}
-
-/// The variables a lead agent's CLI gives the programs it starts about its own session
-/// (Claude Code: `CLAUDECODE`, its session id, its messaging socket and token, its
-/// project dir; Codex: its thread and sandbox): the agents this server starts in
-/// boxes are sessions of their own, and must not take themselves for the lead's.
-/// Logins (`CLAUDE_CODE_OAUTH_TOKEN`, API keys) stay.
-const LEADS_SESSION: [&str; 11] = [
-    "CLAUDECODE",
-    "CLAUDE_PROJECT_DIR",
-    "CLAUDE_CODE_ENTRYPOINT",
-    "CLAUDE_CODE_SESSION_ID",
-    "CLAUDE_CODE_MESSAGING_SOCKET",
-    "CLAUDE_CODE_MESSAGING_TOKEN",
-    "CLAUDE_CODE_SSE_PORT",
-    "CODEX_THREAD_ID",
-    "CODEX_SANDBOX",
-    "CODEX_SANDBOX_NETWORK_DISABLED",
-    "CODEX_CI",
-];
-
-/// Drop [`LEADS_SESSION`] from this process's environment, before any thread starts:
-/// every agent the server starts inherits what is left.
-fn forget_the_leads_session() {
-    for name in LEADS_SESSION {
-        std::env::remove_var(name);
-    }
 }
 
 /// A lead agent inside a box must not drive boxes: refused when the process runs in
