@@ -386,12 +386,13 @@ fn doctor_refuses_a_machine_that_speaks_another_protocol_or_lies() {
     );
     let liar = fake("liar", r#"printf 'treebox-remote 1 999\n{}\n'"#);
     let flood = fake("flood", "head -c 9000000 /dev/zero | tr '\\0' x");
+    let hangs = fake("hangs", "exec sleep 600");
     let machine = |path: &str| serde_json::json!({"ssh": "big", "sshCommand": sshd.ssh_command(), "path": path});
     machines_config(
         &env,
         serde_json::json!({
             "old": machine(&old), "escapes": machine(&escapes),
-            "liar": machine(&liar), "flood": machine(&flood),
+            "liar": machine(&liar), "flood": machine(&flood), "hangs": machine(&hangs),
         }),
     );
     let checks = doctor_within(&env, 20);
@@ -426,6 +427,14 @@ fn doctor_refuses_a_machine_that_speaks_another_protocol_or_lies() {
             .as_str()
             .unwrap()
             .contains("cut short"),
+        "{checks:?}"
+    );
+    // One that never answers is given up at its deadline (and its ssh killed).
+    assert!(
+        by("hangs")["summary"]
+            .as_str()
+            .unwrap()
+            .contains("did not answer within 10 s"),
         "{checks:?}"
     );
     assert!(
@@ -467,6 +476,31 @@ fn remote_agent(sshd: &Sshd) {
             .arg(&sshd.user)
             .arg(sshd.home.join(".config")),
     );
+}
+
+/// What the machine's treebox keeps of the laptop's repositories: each mirror's refs
+/// and each clone's boxes and records.
+fn far_state(sshd: &Sshd) -> Vec<String> {
+    let machines = sshd.home.join(".local/share/treebox/machines");
+    let mut out = Vec::new();
+    for key in std::fs::read_dir(&machines).into_iter().flatten().flatten() {
+        let k = key.file_name().to_string_lossy().into_owned();
+        out.push(format!(
+            "{k}: {}",
+            git_in(&key.path().join("mirror.git"), &["for-each-ref"])
+        ));
+        let boxes = key.path().join("repo/.treebox/worktrees");
+        let mut names: Vec<String> = std::fs::read_dir(&boxes)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        out.push(format!("{k} boxes: {names:?}"));
+    }
+    out.sort();
+    out
 }
 
 /// `git -c safe.directory=* -C DIR ARGS` (a directory of the machine's account).
@@ -625,10 +659,13 @@ fn create_on_a_machine_and_list_it_beside_this_ones() {
         git_in(&seed, &["rev-parse", "HEAD"])
     );
 
-    // A name a machine has is taken too.
+    // A name a machine has is taken too; nothing is made on either side.
+    let (here_before, there_before) = (env.snapshot(), far_state(&sshd));
     let e = env.treebox(&["create", "feat/later", "--on", "big"]);
     e.code(5);
     assert!(e.stderr.contains("on machine `big` already"), "{e:?}");
+    assert_eq!(env.snapshot(), here_before);
+    assert_eq!(far_state(&sshd), there_before);
 
     // list: both sides, the far ones with their machine.
     let listed = env.treebox(&["list", "--json"]).ok().json();
@@ -811,7 +848,9 @@ fn create_on_a_machine_and_list_it_beside_this_ones() {
     let left = env.treebox(&["list", "--json"]).ok().json();
     assert_eq!(left["boxes"].as_array().unwrap().len(), 1, "{left}");
 
-    // Refusals: a name taken here (5), a machine not in the config (2), nothing made.
+    // Refusals: a name taken here (5), a machine not in the config (2), nothing made
+    // on either side.
+    let (here_before, there_before) = (env.snapshot(), far_state(&sshd));
     let e = env.treebox(&["create", "here", "--on", "big"]);
     e.code(5);
     let e = env.treebox(&["create", "x", "--on", "small"]);
@@ -823,6 +862,16 @@ fn create_on_a_machine_and_list_it_beside_this_ones() {
     let e = env.treebox(&["create", "feat/down", "--on", "big"]);
     e.code(4);
     assert!(e.stderr.contains("machine `big`"), "{e:?}");
+    assert_eq!(
+        env.snapshot(),
+        here_before,
+        "a refused create --on wrote here"
+    );
+    assert_eq!(
+        far_state(&sshd),
+        there_before,
+        "a refused create --on wrote there"
+    );
     let listed = env.treebox(&["list", "--json"]).ok().json();
     assert_eq!(listed["boxes"].as_array().unwrap().len(), 1, "{listed}");
     let r = env.treebox(&["list"]);
