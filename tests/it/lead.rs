@@ -36,11 +36,11 @@
 //! lead in `lead/listing.rs` (`box_list`, a refused `box_screen`) and
 //! `lead/scenario.rs` (a real Claude Code started in a box, sent a prompt, waited for).
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
 use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -145,7 +145,6 @@ struct Shared {
     faults: Mutex<Vec<String>>,
     ids: AtomicUsize,
     lead_requests: AtomicUsize,
-    stop: AtomicBool,
     started: Instant,
     /// When each tool result first reached the stand-in (treebox's name of the tool).
     arrived: Mutex<Vec<(String, Duration)>>,
@@ -153,16 +152,13 @@ struct Shared {
 
 /// A running scripted lead; stops (and closes its port) when dropped.
 pub struct Lead {
-    addr: SocketAddr,
     shared: Arc<Shared>,
-    thread: Option<std::thread::JoinHandle<()>>,
+    server: stand_in::Listening,
 }
 
 impl Lead {
     /// Both APIs on a free loopback port, the lead played by `script`.
     pub fn start(script: impl Fn(Option<&ToolResult>) -> Step + Send + Sync + 'static) -> Lead {
-        let listener = TcpListener::bind("127.0.0.1:0").expect("bind loopback");
-        let addr = listener.local_addr().unwrap();
         let shared = Arc::new(Shared {
             script: Box::new(script),
             others: Mutex::new("done".to_string()),
@@ -172,38 +168,24 @@ impl Lead {
             faults: Mutex::new(Vec::new()),
             ids: AtomicUsize::new(0),
             lead_requests: AtomicUsize::new(0),
-            stop: AtomicBool::new(false),
             started: Instant::now(),
             arrived: Mutex::new(Vec::new()),
         });
         let s = Arc::clone(&shared);
-        let thread = std::thread::spawn(move || {
-            for conn in listener.incoming() {
-                if s.stop.load(Ordering::SeqCst) {
-                    break;
-                }
-                let Ok(conn) = conn else { continue };
-                let s = Arc::clone(&s);
-                std::thread::spawn(move || {
-                    let _ = serve(&s, conn);
-                });
-            }
+        let server = stand_in::Listening::start("127.0.0.1:0", move |conn| {
+            let _ = serve(&s, conn);
         });
-        Lead {
-            addr,
-            shared,
-            thread: Some(thread),
-        }
+        Lead { shared, server }
     }
 
     /// `http://ADDR`: Claude Code's `ANTHROPIC_BASE_URL`; Codex's `base_url` is this
     /// and `/v1`.
     pub fn url(&self) -> String {
-        format!("http://{}", self.addr)
+        format!("http://{}", self.server.addr())
     }
 
     pub fn addr(&self) -> SocketAddr {
-        self.addr
+        self.server.addr()
     }
 
     /// The text every request that is not the lead's gets.
@@ -267,62 +249,9 @@ impl Lead {
     }
 }
 
-impl Drop for Lead {
-    fn drop(&mut self) {
-        self.shared.stop.store(true, Ordering::SeqCst);
-        // Wake the accept loop so it sees `stop`.
-        let _ = TcpStream::connect_timeout(&self.addr, Duration::from_secs(1));
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-    }
-}
-
-fn read_request(conn: &TcpStream) -> std::io::Result<Option<Request>> {
-    let mut reader = BufReader::new(conn.try_clone()?);
-    let mut line = String::new();
-    if reader.read_line(&mut line)? == 0 {
-        return Ok(None);
-    }
-    let mut parts = line.split_whitespace();
-    let method = parts.next().unwrap_or("").to_string();
-    let path = parts.next().unwrap_or("").to_string();
-    let mut headers = Vec::new();
-    loop {
-        let mut h = String::new();
-        if reader.read_line(&mut h)? == 0 {
-            break;
-        }
-        let h = h.trim_end();
-        if h.is_empty() {
-            break;
-        }
-        if let Some((k, v)) = h.split_once(':') {
-            headers.push((k.trim().to_ascii_lowercase(), v.trim().to_string()));
-        }
-    }
-    let header = |name: &str| headers.iter().find(|(k, _)| k == name).map(|(_, v)| v);
-    let body = if header("transfer-encoding").is_some_and(|v| v.contains("chunked")) {
-        stand_in::read_chunked(&mut reader)?
-    } else {
-        let n: usize = header("content-length")
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(0);
-        let mut b = vec![0; n];
-        reader.read_exact(&mut b)?;
-        b
-    };
-    Ok(Some(Request {
-        method,
-        path,
-        headers,
-        body: String::from_utf8_lossy(&body).into_owned(),
-    }))
-}
-
 fn serve(s: &Shared, conn: TcpStream) -> std::io::Result<()> {
     conn.set_read_timeout(Some(Duration::from_secs(30)))?;
-    let Some(req) = read_request(&conn)? else {
+    let Some(req) = stand_in::read_request(&conn)? else {
         return Ok(());
     };
     let mut out = conn;

@@ -62,18 +62,84 @@ struct Shared {
     /// While true, model requests wait (at most [`HOLD_LIMIT`]).
     held: Mutex<bool>,
     released: Condvar,
-    stop: AtomicBool,
 }
 
 /// The longest a held answer waits for [`StandIn::release`]: a test that forgets to
 /// release still ends.
 const HOLD_LIMIT: Duration = Duration::from_secs(120);
 
+/// A loopback HTTP server of the test's own: a thread accepting connections, each
+/// answered on a thread of its own by `serve`; stopped (its port closed, its thread
+/// joined) when dropped. Under both stand-ins ([`StandIn`], `lead::Lead`).
+pub(crate) struct Listening {
+    addr: SocketAddr,
+    stop: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Listening {
+    /// Bind `addr` and answer every connection with `serve`.
+    pub(crate) fn start(
+        addr: &str,
+        serve: impl Fn(TcpStream) + Send + Sync + 'static,
+    ) -> Listening {
+        let listener = TcpListener::bind(addr).unwrap_or_else(|e| panic!("bind {addr}: {e}"));
+        let addr = listener.local_addr().unwrap();
+        let stop = Arc::new(AtomicBool::new(false));
+        let (stopped, serve) = (Arc::clone(&stop), Arc::new(serve));
+        let thread = std::thread::spawn(move || {
+            for conn in listener.incoming() {
+                if stopped.load(Ordering::SeqCst) {
+                    break;
+                }
+                let Ok(conn) = conn else { continue };
+                let serve = Arc::clone(&serve);
+                std::thread::spawn(move || serve(conn));
+            }
+        });
+        Listening {
+            addr,
+            stop,
+            thread: Some(thread),
+        }
+    }
+
+    pub(crate) fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+}
+
+impl Drop for Listening {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        // Wake the accept loop so it sees `stop`.
+        let _ = TcpStream::connect_timeout(&self.addr, Duration::from_secs(1));
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// `POST path` with a JSON `body` to the server at `addr`: the whole answer, head
+/// and body (each connection carries one request).
+pub(crate) fn post(addr: SocketAddr, path: &str, body: &str) -> String {
+    let mut c = TcpStream::connect(addr).unwrap();
+    write!(
+        c,
+        "POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut out = String::new();
+    c.read_to_string(&mut out).unwrap();
+    out
+}
+
 /// A running stand-in; stops (and closes its port) when dropped.
 pub struct StandIn {
-    addr: SocketAddr,
     shared: Arc<Shared>,
-    thread: Option<std::thread::JoinHandle<()>>,
+    // Dropped after `drop` released any held answer.
+    server: Listening,
 }
 
 impl StandIn {
@@ -98,43 +164,27 @@ impl StandIn {
     }
 
     fn start(api: Api, addr: &str, answer: &str) -> StandIn {
-        let listener = TcpListener::bind(addr).unwrap_or_else(|e| panic!("bind {addr}: {e}"));
-        let addr = listener.local_addr().unwrap();
         let shared = Arc::new(Shared {
             api,
             answer: Mutex::new(answer.to_string()),
             log: Mutex::new(Vec::new()),
             held: Mutex::new(false),
             released: Condvar::new(),
-            stop: AtomicBool::new(false),
         });
         let s = Arc::clone(&shared);
-        let thread = std::thread::spawn(move || {
-            for conn in listener.incoming() {
-                if s.stop.load(Ordering::SeqCst) {
-                    break;
-                }
-                let Ok(conn) = conn else { continue };
-                let s = Arc::clone(&s);
-                std::thread::spawn(move || {
-                    let _ = serve(&s, conn);
-                });
-            }
+        let server = Listening::start(addr, move |conn| {
+            let _ = serve(&s, conn);
         });
-        StandIn {
-            addr,
-            shared,
-            thread: Some(thread),
-        }
+        StandIn { shared, server }
     }
 
     pub fn addr(&self) -> SocketAddr {
-        self.addr
+        self.server.addr()
     }
 
     /// `http://ADDR` (Claude Code's `ANTHROPIC_BASE_URL`).
     pub fn url(&self) -> String {
-        format!("http://{}", self.addr)
+        format!("http://{}", self.server.addr())
     }
 
     /// The text of the next answers.
@@ -185,22 +235,18 @@ impl StandIn {
 
 impl Drop for StandIn {
     fn drop(&mut self) {
-        self.shared.stop.store(true, Ordering::SeqCst);
+        // A held answer goes; then the server stops (dropped after this).
         self.release();
-        // Wake the accept loop so it sees `stop`.
-        let _ = TcpStream::connect_timeout(&self.addr, Duration::from_secs(1));
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
     }
 }
 
-fn serve(s: &Shared, conn: TcpStream) -> std::io::Result<()> {
-    conn.set_read_timeout(Some(Duration::from_secs(30)))?;
+/// One HTTP request read off `conn` (its line, headers and body, chunked or not);
+/// `None` when the client sent nothing.
+pub(crate) fn read_request(conn: &TcpStream) -> std::io::Result<Option<Request>> {
     let mut reader = BufReader::new(conn.try_clone()?);
     let mut line = String::new();
     if reader.read_line(&mut line)? == 0 {
-        return Ok(());
+        return Ok(None);
     }
     let mut parts = line.split_whitespace();
     let method = parts.next().unwrap_or("").to_string();
@@ -219,12 +265,7 @@ fn serve(s: &Shared, conn: TcpStream) -> std::io::Result<()> {
             headers.push((k.trim().to_ascii_lowercase(), v.trim().to_string()));
         }
     }
-    let header = |name: &str| {
-        headers
-            .iter()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v.clone())
-    };
+    let header = |name: &str| headers.iter().find(|(k, _)| k == name).map(|(_, v)| v);
     let body = if header("transfer-encoding").is_some_and(|v| v.contains("chunked")) {
         read_chunked(&mut reader)?
     } else {
@@ -235,11 +276,18 @@ fn serve(s: &Shared, conn: TcpStream) -> std::io::Result<()> {
         reader.read_exact(&mut b)?;
         b
     };
-    let req = Request {
+    Ok(Some(Request {
         method,
         path,
         headers,
         body: String::from_utf8_lossy(&body).into_owned(),
+    }))
+}
+
+fn serve(s: &Shared, conn: TcpStream) -> std::io::Result<()> {
+    conn.set_read_timeout(Some(Duration::from_secs(30)))?;
+    let Some(req) = read_request(&conn)? else {
+        return Ok(());
     };
     s.log.lock().unwrap().push(req.clone());
     let mut out = conn;
@@ -456,19 +504,6 @@ pub(crate) fn openai_stream(out: &mut TcpStream, model: &str, text: &str) -> std
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn post(addr: SocketAddr, path: &str, body: &str) -> String {
-        let mut c = TcpStream::connect(addr).unwrap();
-        write!(
-            c,
-            "POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
-            body.len()
-        )
-        .unwrap();
-        let mut out = String::new();
-        c.read_to_string(&mut out).unwrap();
-        out
-    }
 
     #[test]
     fn the_stand_ins_answer_and_log() {

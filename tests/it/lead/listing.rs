@@ -8,19 +8,7 @@ use serde_json::json;
 
 use super::{mcp_server, run_in_repo, Lead, Step, ToolResult};
 use crate::env::{Run, TestEnv};
-
-/// A host box made without an agent (no session).
-fn host_box(env: &TestEnv, name: &str) {
-    env.treebox(&[
-        "create",
-        name,
-        "--isolation",
-        "host",
-        "--no-launch",
-        "--no-fetch",
-    ])
-    .ok();
-}
+use crate::mcp::host_box;
 
 /// The processes still working in the test's directory (the CLI, its MCP server),
 /// once they have had 10 s to go.
