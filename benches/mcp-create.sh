@@ -13,9 +13,10 @@
 #
 # Usage: benches/mcp-create.sh [BIN_DIR]   (holds git-treebox; default target/release)
 # Knobs: RUNS (15), WORK (fixture dir, a new temp dir, removed at the end).
-# Needs: git, tmux, python3.
+# Needs: git, tmux, python3 (and benches/mcp_bench.py beside it).
 set -euo pipefail
 bin=$(cd "${1:-target/release}" && pwd)
+here=$(cd "$(dirname "$0")" && pwd)
 runs=${RUNS:-15}
 work=${WORK:-$(mktemp -d)}
 cleanup() {
@@ -48,58 +49,29 @@ printf '{"harnesses": {"claude": {"program": "%s"}}}\n' "$work/agent" >"$XDG_CON
 )
 
 cd "$work/repo"
-python3 - "$bin/git-treebox" "$runs" <<'PY'
-import json, statistics, subprocess, sys, time
+PYTHONPATH="$here" python3 - "$bin/git-treebox" "$runs" <<'PY'
+import subprocess, sys
+
+from mcp_bench import Server, report, timed
 
 tb, runs = sys.argv[1], int(sys.argv[2])
-
-
-class Server:
-    def __init__(self):
-        self.p = subprocess.Popen([tb, "mcp"], stdin=subprocess.PIPE,
-                                  stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-        self.id = 0
-        self.call_raw("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
-                                     "clientInfo": {"name": "bench", "version": "0"}})
-        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
-
-    def send(self, msg):
-        self.p.stdin.write((json.dumps(msg) + "\n").encode())
-        self.p.stdin.flush()
-
-    def call_raw(self, method, params):
-        self.id += 1
-        self.send({"jsonrpc": "2.0", "id": self.id, "method": method, "params": params})
-        return json.loads(self.p.stdout.readline())["result"]
-
-    def box_create(self, name):
-        r = self.call_raw("tools/call", {"name": "box_create",
-                                         "arguments": {"name": name, "isolation": "host"}})
-        assert not r.get("isError"), r
-        assert r["structuredContent"]["agent"]["state"] == "ready", r
-        return r
-
-    def close(self):
-        self.p.stdin.close()
-        assert self.p.wait() == 0
 
 
 def run(*args):
     subprocess.run([tb, *args], check=True, capture_output=True)
 
 
-def timed(f):
-    s = time.perf_counter()
-    f()
-    return (time.perf_counter() - s) * 1000
+def box_create(name):
+    doc = server.call("box_create", {"name": name, "isolation": "host"})
+    assert doc["agent"]["state"] == "ready", doc
 
 
-server = Server()
+server = Server(tb)
 times = {"create -d": [], "box_create": [], "git worktree add": []}
 for i in range(runs + 2):
     got = {
         "create -d": timed(lambda: run("create", "-d", f"c{i}", "--isolation", "host")),
-        "box_create": timed(lambda: server.box_create(f"m{i}")),
+        "box_create": timed(lambda: box_create(f"m{i}")),
         "git worktree add": timed(lambda: subprocess.run(
             ["git", "worktree", "add", "-q", "-b", f"w{i}", f"../w{i}", "origin/main"],
             check=True, capture_output=True)),
@@ -111,9 +83,5 @@ for i in range(runs + 2):
         for k, v in got.items():
             times[k].append(v)
 server.close()
-base = statistics.median(times["create -d"])
-print(f"{runs} interleaved rounds, medians:")
-for k, v in times.items():
-    m = statistics.median(v)
-    print(f"  {k:<17} {m:8.1f} ms   {m / base:5.2f}x create -d")
+report(f"{runs} interleaved rounds, medians:", times, "create -d")
 PY

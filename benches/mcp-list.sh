@@ -11,9 +11,10 @@
 #
 # Usage: benches/mcp-list.sh [BIN_DIR]   (holds git-treebox; default target/release)
 # Knobs: N (100), RUNS (21), WORK (fixture dir, a new temp dir, removed at the end).
-# Needs: git, python3.
+# Needs: git, python3 (and benches/mcp_bench.py beside it).
 set -euo pipefail
 bin=$(cd "${1:-target/release}" && pwd)
+here=$(cd "$(dirname "$0")" && pwd)
 n=${N:-100} runs=${RUNS:-21}
 work=${WORK:-$(mktemp -d)}
 trap '[ -n "${WORK:-}" ] || rm -rf "$work"' EXIT
@@ -44,43 +45,12 @@ echo "making $n host boxes in $work…" >&2
 )
 
 cd "$work/repo"
-python3 - "$bin/git-treebox" "$runs" <<'PY'
-import json, statistics, subprocess, sys, time
+PYTHONPATH="$here" python3 - "$bin/git-treebox" "$runs" <<'PY'
+import json, subprocess, sys
+
+from mcp_bench import Server, report, timed
 
 tb, runs = sys.argv[1], int(sys.argv[2])
-INIT = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-    "protocolVersion": "2025-06-18", "capabilities": {},
-    "clientInfo": {"name": "bench", "version": "0"}}}
-INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
-
-
-class Server:
-    def __init__(self):
-        self.p = subprocess.Popen([tb, "mcp"], stdin=subprocess.PIPE,
-                                  stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-        self.id = 0
-        self.send(INIT)
-        self.recv()
-        self.send(INITIALIZED)
-
-    def send(self, msg):
-        self.p.stdin.write((json.dumps(msg) + "\n").encode())
-        self.p.stdin.flush()
-
-    def recv(self):
-        return json.loads(self.p.stdout.readline())
-
-    def box_list(self):
-        self.id += 1
-        self.send({"jsonrpc": "2.0", "id": self.id, "method": "tools/call",
-                   "params": {"name": "box_list", "arguments": {}}})
-        r = self.recv()["result"]
-        assert not r.get("isError"), r
-        return r["structuredContent"]
-
-    def close(self):
-        self.p.stdin.close()
-        assert self.p.wait() == 0
 
 
 def cli():
@@ -88,31 +58,22 @@ def cli():
                                      capture_output=True).stdout)
 
 
-def timed(f):
-    s = time.perf_counter()
-    f()
-    return (time.perf_counter() - s) * 1000
-
-
 def cold():
-    s = Server()
-    s.box_list()
+    s = Server(tb)
+    s.call("box_list", {})
     s.close()
 
 
-warm = Server()
-assert warm.box_list() == cli(), "box_list is not list --json's document"
+warm = Server(tb)
+assert warm.call("box_list", {}) == cli(), "box_list is not list --json's document"
 boxes = len(cli()["boxes"])
 times = {"list --json": [], "box_list": [], "cold": []}
 for i in range(runs + 2):
-    got = {"list --json": timed(cli), "box_list": timed(warm.box_list), "cold": timed(cold)}
+    got = {"list --json": timed(cli), "box_list": timed(lambda: warm.call("box_list", {})),
+           "cold": timed(cold)}
     if i >= 2:
         for k, v in got.items():
             times[k].append(v)
 warm.close()
-base = statistics.median(times["list --json"])
-print(f"{boxes} boxes, {runs} interleaved rounds, medians:")
-for k, v in times.items():
-    m = statistics.median(v)
-    print(f"  {k:<12} {m:8.1f} ms   {m / base:5.2f}x list --json")
+report(f"{boxes} boxes, {runs} interleaved rounds, medians:", times, "list --json")
 PY
