@@ -90,6 +90,38 @@ pub struct Removed {
 /// How long removing a box waits for origin to say whether it has the box's work.
 const ORIGIN_FETCH_SECS: u64 = 15;
 
+/// A box of a laptop's repository, made on this machine (SPEC §11): its work is
+/// returned only once it is on the laptop — in what the laptop sent (origin's
+/// branches of this clone, its mirror) or among `returned`, the commits the laptop
+/// has fetched back from it. Work of a worktree box here (its branch stays in this
+/// clone, which the laptop never reads) counts as unreturned like a clone's.
+pub fn returned_elsewhere(t: &mut Target, repo: &Repo, returned: &[git2::Oid]) {
+    let tip = crate::land::BoxGit::open(&t.entry, repo)
+        .ok()
+        .and_then(|g| g.tip);
+    let Some(tip) = tip else {
+        // Its tip cannot be read: it cannot be told returned.
+        t.assessment.unreturned = Some(true);
+        return;
+    };
+    let reaches = |r: git2::Oid| r == tip || repo.git.graph_descendant_of(r, tip).unwrap_or(false);
+    let sent = repo
+        .git
+        .references_glob("refs/remotes/origin/*")
+        .map(|refs| {
+            refs.flatten()
+                .filter_map(|r| r.peel_to_commit().ok().map(|c| c.id()))
+                .any(reaches)
+        })
+        .unwrap_or(false);
+    let back = sent || returned.iter().any(|r| reaches(*r));
+    let a = &mut t.assessment;
+    a.unreturned = Some(!back || a.unreturned_other == Some(true));
+    if back {
+        a.orphaned = false;
+    }
+}
+
 /// The box to remove, assessed unless `forced`: with `--force` nothing is read from
 /// the box (whatever it holds goes anyway), so a box that made its files unreadable
 /// cannot stall its removal.

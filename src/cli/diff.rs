@@ -126,7 +126,31 @@ pub(crate) fn json(
 }
 
 pub fn run(args: DiffArgs, ui: &mut Ui) -> Result<i32, CliError> {
-    let (name, d) = read(&super::cwd()?, &args.name, args.stat)?;
+    let (name, d) = match read(&super::cwd()?, &args.name, args.stat) {
+        Err(e) if e.kind == ErrorKind::BoxNotFound => {
+            // Not here: a box on another machine, its branch brought back first.
+            let cfg = super::load_config()?;
+            let Some(far) = super::on::find_elsewhere(&cfg, &args.name)? else {
+                return Err(e);
+            };
+            let (d, dirty) = super::far::diff(&far, args.stat)?;
+            if dirty != Some(false) {
+                ui.warning(&format!(
+                    "box `{}` on machine `{}` {}: this is its committed work, brought back into {}",
+                    far.leaf,
+                    far.machine.name,
+                    if dirty.is_some() {
+                        "has uncommitted work"
+                    } else {
+                        "may have uncommitted work"
+                    },
+                    crate::provision::clone::incoming_ref(&far.leaf)
+                ));
+            }
+            (far.leaf.clone(), d)
+        }
+        other => other?,
+    };
     if args.json {
         ui.out_json(&document(&name, &d));
         return Ok(error::OK);

@@ -54,8 +54,16 @@ pub struct LandArgs {
 
 pub fn run(args: LandArgs, ui: &mut Ui) -> Result<i32, CliError> {
     let cfg = super::load_config()?;
-    let (repo, layout, entry) = super::sandbox::find(&args.name)?;
-    let leaf = entry.leaf.to_string();
+    let found = match super::sandbox::find(&args.name) {
+        Err(e) if e.kind == ErrorKind::BoxNotFound => {
+            match super::on::find_elsewhere(&cfg, &args.name)? {
+                // Not here: a box on another machine, its branch brought back first.
+                Some(far) => Err(far),
+                None => return Err(e),
+            }
+        }
+        other => Ok(other?),
+    };
     let strategy = if args.squash {
         Strategy::Squash
     } else if args.rebase {
@@ -65,8 +73,18 @@ pub fn run(args: LandArgs, ui: &mut Ui) -> Result<i32, CliError> {
     } else {
         cfg.land.unwrap_or_default()
     };
-    let landing = flow::prepare(&repo, &layout, &entry, ui.can_ask())
-        .map_err(|e| super::land_report::from_not_ready(e, &leaf))?;
+    let (repo, leaf, landing, far) = match found {
+        Ok((repo, layout, entry)) => {
+            let leaf = entry.leaf.to_string();
+            let landing = flow::prepare(&repo, &layout, &entry, ui.can_ask())
+                .map_err(|e| super::land_report::from_not_ready(e, &leaf))?;
+            (repo, leaf, landing, None)
+        }
+        Err(far) => {
+            let (repo, landing) = super::far::landing(&far, ui.can_ask())?;
+            (repo, far.leaf.clone(), landing, Some(far))
+        }
+    };
 
     if args.pr {
         let shown = crate::sanitize::line(&landing.branch);
@@ -138,7 +156,13 @@ pub fn run(args: LandArgs, ui: &mut Ui) -> Result<i32, CliError> {
     let (branch, tip, base_name) = (landing.branch.clone(), landing.tip, landing.base.clone());
     // The box's lock goes before it is settled (teardown takes it again).
     drop(landing);
-    let removed = settle_box(&repo, &layout, &leaf, args.remove, ui);
+    let removed = match &far {
+        Some(far) => settle_far(far, args.remove, ui),
+        None => match super::here() {
+            Ok((_, layout)) => settle_box(&repo, &layout, &leaf, args.remove, ui),
+            Err(_) => false,
+        },
+    };
     if args.json {
         let mut doc = LandDocument::landed(&leaf, &branch, &base_name, tip, strategy, &landed);
         doc.pushed = pushed;
@@ -192,6 +216,39 @@ fn settle_box(repo: &Repo, layout: &Layout, leaf: &str, remove: bool, ui: &mut U
                 "box `{leaf}` was kept: {}",
                 crate::sanitize::chain(&e)
             ));
+            false
+        }
+    }
+}
+
+/// After a land of a box on another machine: removed there when asked (`--remove`,
+/// or yes on a terminal), with the refusals that machine makes.
+fn settle_far(far: &super::on::Far, remove: bool, ui: &mut Ui) -> bool {
+    let leaf = &far.leaf;
+    let go = remove
+        || (ui.can_ask()
+            && ui.confirm(&format!(
+                "Remove box `{leaf}` on machine `{}` (landed)?",
+                far.machine.name
+            )));
+    if !go {
+        ui.info(&format!(
+            "box `{leaf}` on machine `{}` is landed; remove it with `git treebox rm {}`",
+            far.machine.name,
+            crate::cmd::quote(leaf)
+        ));
+        return false;
+    }
+    match super::on::remove_there(far, false) {
+        Ok(_) => {
+            ui.info(&format!(
+                "removed box `{leaf}` on machine `{}`",
+                far.machine.name
+            ));
+            true
+        }
+        Err(e) => {
+            ui.warning(&format!("box `{leaf}` was kept: {}", e.message));
             false
         }
     }

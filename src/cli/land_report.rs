@@ -253,7 +253,29 @@ pub(super) fn from_back(e: BackError, leaf: &str) -> CliError {
     match e {
         BackError::Bundle(e) => from_bundle(e, leaf),
         e @ BackError::Dir { .. } => CliError::of(ErrorKind::Io, e),
+        BackError::Far(e) => from_far(e, leaf),
     }
+}
+
+/// A bundle from a box's machine, refused here: nothing was imported.
+fn from_far(e: crate::land::far::FarError, leaf: &str) -> CliError {
+    use crate::land::far::FarError as F;
+    let msg = crate::sanitize::line(&e.to_string());
+    let quoted = crate::cmd::quote(leaf);
+    let out = match e {
+        F::TooLarge(_) | F::TooManyCommits(_) | F::Slow => CliError::new(ErrorKind::TooLarge, msg)
+            .hint(format!(
+                "Nothing was fetched. Drop it from the box's branch there (`git sandbox run {quoted} -- git log --stat`), or remove the box: `git sandbox down -f {quoted}`."
+            )),
+        F::Quarantine(..) => CliError::new(ErrorKind::Io, msg),
+        F::Git(_) => CliError::new(ErrorKind::Bundle, msg),
+        F::Header(_) | F::Borrows(_) | F::Thin | F::Reaches(_) => {
+            CliError::new(ErrorKind::ForeignObjects, msg).hint(format!(
+                "Nothing was imported. That machine's treebox sent what no treebox makes: check it (`git treebox doctor`); to remove the box: `git sandbox down -f {quoted}`."
+            ))
+        }
+    };
+    out.caused_by(e)
 }
 
 fn from_bundle(e: BundleError, leaf: &str) -> CliError {

@@ -11,6 +11,7 @@ pub mod diff;
 pub mod doctor;
 pub mod enter;
 pub mod error;
+mod far;
 pub mod json;
 pub mod land;
 mod land_report;

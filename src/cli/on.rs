@@ -231,7 +231,8 @@ fn includes_of(
 pub(crate) fn up_on(args: &CreateOn, cfg: &UserConfig, ui: &mut Ui) -> Result<i32, CliError> {
     let p = prepare(args, cfg, "git sandbox up", ui)?;
     let c = p.create(args);
-    let key = crate::remote::boxes::seed_there(&c).map_err(from_remote)?;
+    let (key, tip) = crate::remote::boxes::seed_there(&c).map_err(from_remote)?;
+    crate::land::far::pin(&p.repo, p.name.leaf().as_str(), &tip);
     let far = Far {
         machine: p.machine.clone(),
         key,
@@ -249,7 +250,8 @@ pub(crate) fn create_on(args: &CreateOn, cfg: &UserConfig, ui: &mut Ui) -> Resul
     let p = prepare(args, cfg, "git treebox create", ui)?;
     let m = p.machine;
     let c = p.create(args);
-    let mut doc = crate::remote::boxes::create_there(&c).map_err(from_remote)?;
+    let (mut doc, tip) = crate::remote::boxes::create_there(&c).map_err(from_remote)?;
+    crate::land::far::pin(&p.repo, p.name.leaf().as_str(), &tip);
     doc["machine"] = Value::String(m.name.clone());
     if args.json {
         ui.out_json(&doc);
@@ -332,6 +334,7 @@ pub(crate) fn boxes_on_machines(
 }
 
 /// A box of this repository on another machine.
+#[derive(Clone)]
 pub(crate) struct Far {
     pub machine: Machine,
     pub key: String,
@@ -396,8 +399,14 @@ pub(crate) fn on_terminal(
 /// Remove the box there (`git sandbox down` off a terminal, with `force` as given):
 /// `down --json`'s document with `machine`, or its refusal.
 pub(crate) fn remove_there(far: &Far, force: bool) -> Result<Value, CliError> {
-    let mut doc = crate::remote::boxes::remove_there(&far.machine, &far.key, &far.leaf, force)
-        .map_err(from_remote)?;
+    let (repo, _) = super::here()?;
+    // What was fetched back from it is returned (SPEC §11: judged against this repository).
+    let incoming = crate::provision::clone::incoming_ref(&far.leaf);
+    let returned: Vec<git2::Oid> = repo.git.refname_to_id(&incoming).into_iter().collect();
+    let mut doc =
+        crate::remote::boxes::remove_there(&far.machine, &far.key, &far.leaf, force, &returned)
+            .map_err(from_remote)?;
+    crate::land::far::unpin(&repo, &far.leaf);
     doc["machine"] = Value::String(far.machine.name.clone());
     Ok(doc)
 }

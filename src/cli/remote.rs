@@ -18,7 +18,9 @@
 //! to the clone; the box made in the clone, its agent started detached: `box_create`'s
 //! document); `list {key}` (`list --json`'s document of that clone); `lists {keys}`
 //! (each of those that has boxes here, for `git sandbox ls`); `remove {key,
-//! name, force}` (`git sandbox down` off a terminal: its refusals unless `force`).
+//! name, force}` (`git sandbox down` off a terminal: its refusals unless `force`);
+//! `back {key, name, haves}` (the box's branch as a bundle after the document, which
+//! names its length: [`crate::remote::pack`]).
 
 use std::io::{BufRead, BufReader, Read, Write};
 
@@ -50,16 +52,60 @@ pub fn serve() -> i32 {
             refusal(&usage(format!("the request is over {MAX_REQUEST} bytes")))
         }
         Ok(_) => match serde_json::from_slice::<Value>(&line) {
+            Ok(request) if request["op"] == "back" => match back(&request) {
+                Ok((doc, bundle)) => return send(protocol.output, &doc, &bundle),
+                Err(e) => refusal(&e),
+            },
             Ok(request) => answer(&request, &mut input).unwrap_or_else(|e| refusal(&e)),
             Err(_) => refusal(&usage("the request is not JSON".into())),
         },
     };
-    let mut out = protocol.output;
-    let framed = crate::remote::frame::write(crate::remote::PROTOCOL, &doc);
-    if out.write_all(&framed).and_then(|()| out.flush()).is_err() {
-        return 1;
-    }
-    0
+    send(protocol.output, &doc, &[])
+}
+
+/// Write `doc`, framed, and `payload` after it (which `doc` names by its length).
+fn send(mut out: impl Write, doc: &Value, payload: &[u8]) -> i32 {
+    let framed = crate::remote::frame::write(crate::remote::PROTOCOL, doc);
+    let sent = out
+        .write_all(&framed)
+        .and_then(|()| out.write_all(payload))
+        .and_then(|()| out.flush());
+    i32::from(sent.is_err())
+}
+
+/// `back {key, name, haves}`: the box's branch bundled for the laptop
+/// ([`crate::remote::pack`]), and the document before it.
+fn back(request: &Value) -> Result<(Value, Vec<u8>), CliError> {
+    let text = |k: &str| {
+        request[k]
+            .as_str()
+            .ok_or_else(|| usage(format!("the request has no `{k}`")))
+    };
+    let dir = mirror::dir_of(text("key")?)
+        .map_err(|e| CliError::of(ErrorKind::Usage, e))?
+        .join("repo");
+    let haves: Vec<String> = request["haves"]
+        .as_array()
+        .filter(|h| h.len() <= crate::remote::pack::MAX_HAVES)
+        .ok_or_else(|| {
+            usage(format!(
+                "`haves` must list at most {} commits",
+                crate::remote::pack::MAX_HAVES
+            ))
+        })?
+        .iter()
+        .map(|h| h.as_str().unwrap_or_default().to_string())
+        .collect();
+    let _cfg = super::load_config()?;
+    let (repo, layout, entry) = super::sandbox::find_at(&dir, text("name")?)?;
+    crate::remote::pack::bundle(&repo, &layout, &entry, &haves).map_err(|e| {
+        let kind = match &e {
+            crate::remote::pack::PackError::NoBranch(_) => ErrorKind::NoBranch,
+            crate::remote::pack::PackError::BadHave(_) => ErrorKind::Usage,
+            _ => ErrorKind::Repo,
+        };
+        CliError::of(kind, e)
+    })
 }
 
 /// The verbs that take the user's terminal (`enter [-d]`, `run -- CMD…`), as
@@ -249,7 +295,14 @@ fn answer(request: &Value, rest: &mut dyn Read) -> Result<Value, CliError> {
                 .map_err(from_mirror)?
                 .join("repo");
             let force = request["force"].as_bool().unwrap_or(false);
-            super::sandbox::down_unasked(&dir, text("name")?, force)
+            let returned: Vec<git2::Oid> = request["returned"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .take(crate::land::far::MAX_HAVES)
+                .filter_map(|r| git2::Oid::from_str(r.as_str()?).ok())
+                .collect();
+            super::sandbox::down_unasked(&dir, text("name")?, force, &returned)
         }
         Some("lists") => {
             // `list` of each repository the laptop names that has boxes here.

@@ -23,6 +23,9 @@ pub enum BackError {
     },
     #[error(transparent)]
     Bundle(#[from] BundleError),
+    /// A box on another machine: its bundle refused here.
+    #[error(transparent)]
+    Far(super::far::FarError),
 }
 
 /// A clone's (a sandboxed worktree's) branch, brought back into
@@ -112,7 +115,7 @@ pub fn fetch_back(
         Err(e) => return Err(e),
     };
     let common = user_common_dir(repo, entry);
-    if let Err(e) = clone::check_incoming_kept(repo, entry.leaf.as_str(), &own, &b) {
+    if let Err(e) = clone::check_incoming_kept(repo, entry.leaf.as_str(), own.open().as_ref(), &b) {
         maintain::bundle::discard(&b.path);
         return Err(e.into());
     }

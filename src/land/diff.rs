@@ -128,24 +128,85 @@ pub enum DiffError {
 /// The diff of `entry` (a box of `repo`); with `patch`, the patch text too.
 pub fn diff(entry: &BoxEntry, repo: &Repo, patch: bool) -> Result<BoxDiff, DiffError> {
     let git = BoxGit::open(entry, repo)?;
-    let leaf = entry.leaf.to_string();
     let record = entry.record.as_ref().expect("BoxGit::open needs a record");
-    let fail = |source| DiffError::Git {
-        leaf: leaf.clone(),
-        source,
-    };
     let start = record
         .base_commit
         .as_deref()
         .and_then(|c| Oid::from_str(c).ok());
-    let targets = landed::targets_for_base(&repo.git, &record.base);
-    let (against, against_oid) = match (targets.first(), start) {
+    let of = Of {
+        leaf: entry.leaf.to_string(),
+        base: &record.base,
+        start,
+    };
+    diff_of(
+        repo,
+        git,
+        &of,
+        patch,
+        || worktree_within(entry),
+        || BoxGit::open(entry, repo),
+    )
+}
+
+/// The diff of a box on another machine whose branch `branch` was brought back to
+/// `tip` (its `incoming`): its commits since `base` (else since `start`, the commit it
+/// was sent), read from the user's repository; its checkout there is not read.
+pub fn diff_far(
+    repo: &Repo,
+    of: &Of,
+    branch: &str,
+    tip: Oid,
+    patch: bool,
+) -> Result<BoxDiff, DiffError> {
+    let objects =
+        git2::Repository::open_bare(&repo.common_dir).map_err(|source| DiffError::Git {
+            leaf: of.leaf.clone(),
+            source,
+        })?;
+    let git = BoxGit::of_commit(objects, branch, tip);
+    diff_of(
+        repo,
+        git,
+        of,
+        patch,
+        || false,
+        || unreachable!("no checkout is read"),
+    )
+}
+
+/// Which box a diff is of, and what it is against.
+pub struct Of<'a> {
+    pub leaf: String,
+    /// Its base branch.
+    pub base: &'a str,
+    /// The commit it started from, when known.
+    pub start: Option<Oid>,
+}
+
+/// [`diff`] of a box's opened git; `checkout_ok`: whether its checkout may be read
+/// (asked only once its commits are); `reopen`: its git again, to read its commits
+/// alone when reading the checkout ran out of time.
+fn diff_of(
+    repo: &Repo,
+    git: BoxGit,
+    of: &Of,
+    patch: bool,
+    checkout_ok: impl FnOnce() -> bool,
+    reopen: impl FnOnce() -> Result<BoxGit, super::OpenError>,
+) -> Result<BoxDiff, DiffError> {
+    let leaf = of.leaf.clone();
+    let fail = |source| DiffError::Git {
+        leaf: leaf.clone(),
+        source,
+    };
+    let targets = landed::targets_for_base(&repo.git, of.base);
+    let (against, against_oid) = match (targets.first(), of.start) {
         (Some(t), _) => (t.name.clone(), t.oid),
         (None, Some(s)) => (s.to_string(), s),
         (None, None) => {
             return Err(DiffError::NoBase {
                 leaf,
-                base: record.base.clone(),
+                base: of.base.to_string(),
             })
         }
     };
@@ -219,7 +280,7 @@ pub fn diff(entry: &BoxEntry, repo: &Repo, patch: bool) -> Result<BoxDiff, DiffE
     // there, not here), else the commits alone.
     // Attached only then: libgit2 reads attributes from an attached work tree even
     // for a diff of two trees (a FIFO `.gitattributes` would block that too).
-    let worktree = worktree_within(entry) && git.with_checkout().map_err(fail)?;
+    let worktree = checkout_ok() && git.with_checkout().map_err(fail)?;
     let compare_on = |o: git2::Repository, worktree: bool| {
         crate::boxes::deadline::within(COMPARE_DEADLINE, move || {
             compare(&o, base_tree, tip_tree, worktree, patch)
@@ -229,7 +290,7 @@ pub fn diff(entry: &BoxEntry, repo: &Repo, patch: bool) -> Result<BoxDiff, DiffE
     let mut got = compare_on(git.objects, worktree);
     if got.is_none() && worktree {
         worktree_read = false;
-        got = compare_on(BoxGit::open(entry, repo)?.objects, false);
+        got = compare_on(reopen()?.objects, false);
     }
     let Some(compared) = got else {
         let t = TooLarge {

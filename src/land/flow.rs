@@ -138,6 +138,67 @@ pub fn prepare(
     })
 }
 
+/// What a box's machine says of it before it lands (claims: see
+/// [`crate::remote::back`]); a box there is refused on them as [`prepare`] refuses one
+/// here.
+#[derive(Debug, Clone)]
+pub struct FarState {
+    pub leaf: String,
+    pub base: String,
+    /// Its checkout there (sanitised), for the messages.
+    pub path: std::path::PathBuf,
+    pub live: bool,
+    pub dirty: Option<bool>,
+    pub unreturned_other: Option<bool>,
+}
+
+/// [`prepare`] for a box on another machine: its lock here held, the machine's word on
+/// its session and work weighed, origin fetched, then its work brought back by
+/// `import` (checked, into `refs/hort/<name>/incoming`) and judged within land's
+/// bounds from the commits here.
+pub fn prepare_far(
+    repo: &Repo,
+    layout: &Layout,
+    state: &FarState,
+    import: impl FnOnce() -> Result<back::FetchedBack, BackError>,
+    can_ask: bool,
+) -> Result<Landing, NotReady> {
+    let leaf = state.leaf.clone();
+    let named = crate::names::Leaf::parse(&leaf)
+        .map_err(|e| NotReady::Provision(ProvisionError::from(e)))?;
+    let lock =
+        BoxLock::try_acquire(&layout.lock_path(&named), &leaf).map_err(ProvisionError::from)?;
+    if state.live {
+        return Err(NotReady::SessionLive { leaf });
+    }
+    if state.dirty != Some(false) {
+        return Err(NotReady::Dirty {
+            leaf,
+            path: state.path.clone(),
+            unknown: state.dirty.is_none(),
+        });
+    }
+    if state.unreturned_other == Some(true) {
+        return Err(NotReady::Unreturned { leaf });
+    }
+    let git = GitCli::for_repo(&repo.common_dir, None);
+    crate::provision::fetch::fetch_origin(&git, &repo.main_root, &layout.repo_state, can_ask)
+        .map_err(ProvisionError::from)?;
+    let b = import()?;
+    let onto = crate::git::landed::targets_for_base(&repo.git, &state.base)
+        .first()
+        .map(|t| t.oid);
+    scan::tip_fits(&repo.git, onto, b.tip).map_err(NotReady::Unreviewable)?;
+    Ok(Landing {
+        _lock: lock,
+        leaf,
+        branch: b.branch,
+        tip: b.tip,
+        base: state.base.clone(),
+        git,
+    })
+}
+
 impl Landing {
     /// Land the work onto the base with `strategy`, moving the base (and the user's
     /// checkout of it, when it follows): [`onto::compose`], then [`onto::move_base`].

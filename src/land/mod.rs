@@ -20,6 +20,7 @@
 
 pub mod back;
 pub mod diff;
+pub mod far;
 pub mod flow;
 pub mod landed;
 pub mod onto;

@@ -104,6 +104,17 @@ impl BoxGit {
 
     /// Attach the checkout (working tree and index) to [`Self::objects`]; false when
     /// there is none to read.
+    /// The git of a box whose work is already in `objects` (a box on another
+    /// machine, brought back): `branch` at `tip`, no checkout.
+    pub fn of_commit(objects: git2::Repository, branch: &str, tip: Oid) -> BoxGit {
+        BoxGit {
+            objects,
+            branch: Some(branch.to_string()),
+            tip: Some(tip),
+            checkout: None,
+        }
+    }
+
     pub(crate) fn with_checkout(&self) -> Result<bool, git2::Error> {
         let Some((workdir, index)) = &self.checkout else {
             return Ok(false);

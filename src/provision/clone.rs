@@ -296,14 +296,15 @@ pub enum BundleError {
 }
 
 /// Refuse to move `refs/hort/<leaf>/incoming` to `bundle`'s tip when the commit it
-/// names now would be kept by nothing: not the new tip's ancestor (asked of the box's
-/// own git data, which has both when the box built on it) and not on any local branch
+/// names now would be kept by nothing: not the new tip's ancestor (asked of `both`, a
+/// repository with the box's objects and the user's: the box's own git data, which
+/// has both when the box built on it) and not on any local branch
 /// or tag of the user's repository. A fetch of another branch of the box, or after a
 /// rewrite in it, would otherwise lose work brought back earlier and not merged yet.
 pub fn check_incoming_kept(
     repo: &Repo,
     leaf: &str,
-    own: &OwnGit,
+    both: Option<&git2::Repository>,
     bundle: &Bundle,
 ) -> Result<(), BundleError> {
     let incoming = incoming_ref(leaf);
@@ -313,9 +314,8 @@ pub fn check_incoming_kept(
     if old == bundle.tip {
         return Ok(());
     }
-    let builds_on = own
-        .open()
-        .and_then(|r| crate::git::history::within(&r, old, bundle.tip).ok())
+    let builds_on = both
+        .and_then(|r| crate::git::history::within(r, old, bundle.tip).ok())
         .unwrap_or(false);
     if builds_on {
         return Ok(());

@@ -20,7 +20,7 @@ use crate::git::{GitCli, Repo};
 
 /// How long a quick request may take (`hello`, `heads`, `list`).
 pub const QUICK: Duration = Duration::from_secs(15);
-/// How long a bundle may take to travel and be taken in.
+/// How long a bundle may take to travel and be taken in (either way).
 pub const SEED: Duration = Duration::from_secs(600);
 /// How long making the box there may take (its setup, an image build, the agent's start).
 pub const CREATE: Duration = Duration::from_secs(1800);
@@ -84,9 +84,10 @@ pub fn key_for(repo: &Repo) -> String {
     mirror::key_of(&mirror::this_host(), &repo.common_dir)
 }
 
-/// Make the box there; its answer (`box_create`'s document, its paths that machine's).
-pub fn create_there(c: &Create) -> Result<Value, RemoteError> {
-    let key = seed_there(c)?;
+/// Make the box there; its answer (`box_create`'s document, its paths that machine's)
+/// and the commit its base was sent at (the box's start, which the laptop pins).
+pub fn create_there(c: &Create) -> Result<(Value, String), RemoteError> {
+    let (key, tip) = seed_there(c)?;
     let mut request = json!({"op": "create", "key": key, "name": c.name, "base": c.base});
     // The variables the machine's `forwardEnv` names, from this environment: on the
     // channel's stdin, never in an argv or ssh's `SendEnv`.
@@ -111,14 +112,15 @@ pub fn create_there(c: &Create) -> Result<Value, RemoteError> {
     if let Some(a) = c.claude_answers {
         request["claudeProject"] = a.clone();
     }
-    ssh::call(c.machine, &request, CREATE)
+    Ok((ssh::call(c.machine, &request, CREATE)?, tip))
 }
 
 /// Bring what a box of `c` needs to that machine: its mirror given what it lacks of
 /// `origin/<base>` (a bundle), and this repository's `.env` and `.worktreeinclude`
-/// files. The repository's key there. (Its first request, `heads`, is refused for a
-/// treebox of another protocol, as every call is: no `hello` round trip first.)
-pub fn seed_there(c: &Create) -> Result<String, RemoteError> {
+/// files. The repository's key there and the commit `origin/<base>` was sent at. (Its
+/// first request, `heads`, is refused for a treebox of another protocol, as every
+/// call is: no `hello` round trip first.)
+pub fn seed_there(c: &Create) -> Result<(String, String), RemoteError> {
     let m = c.machine;
     let key = key_for(c.repo);
     let git = GitCli::for_repo(&c.repo.common_dir, None);
@@ -198,7 +200,7 @@ pub fn seed_there(c: &Create) -> Result<String, RemoteError> {
         let _ = std::fs::remove_file(&bundle);
         sent?;
     }
-    Ok(key)
+    Ok((key, tip))
 }
 
 /// `list --json`'s document of the boxes on `m` of the repository whose key is `key`
@@ -208,11 +210,20 @@ pub fn list_there(m: &Machine, key: &str) -> Result<Value, RemoteError> {
 }
 
 /// Remove box `leaf` there, as `git sandbox down` does off a terminal (refused while
-/// anything stands against it, unless `force`); `down --json`'s document.
-pub fn remove_there(m: &Machine, key: &str, leaf: &str, force: bool) -> Result<Value, RemoteError> {
+/// anything stands against it, unless `force`; its work counts as returned once it is
+/// among `returned`, the commits this repository fetched back from it); `down
+/// --json`'s document.
+pub fn remove_there(
+    m: &Machine,
+    key: &str,
+    leaf: &str,
+    force: bool,
+    returned: &[git2::Oid],
+) -> Result<Value, RemoteError> {
+    let returned: Vec<String> = returned.iter().map(git2::Oid::to_string).collect();
     ssh::call(
         m,
-        &json!({"op": "remove", "key": key, "name": leaf, "force": force}),
+        &json!({"op": "remove", "key": key, "name": leaf, "force": force, "returned": returned}),
         CREATE,
     )
 }
@@ -221,3 +232,23 @@ pub fn remove_there(m: &Machine, key: &str, leaf: &str, force: bool) -> Result<V
 pub fn lists_there(m: &Machine, keys: &[String]) -> Result<Value, RemoteError> {
     ssh::call(m, &json!({"op": "lists", "keys": keys}), QUICK)
 }
+
+/// Bring box `leaf`'s branch from `m` (the repository's key there: `key`) as a bundle
+/// into the file `into` (at most [`MAX_BACK`] bytes), telling it the commits `haves`
+/// this repository has: the document that came before it (its branch, tip, base and
+/// state there, all unchecked). The bundle is checked by the caller
+/// ([`crate::land::far::import`]) before anything reads it.
+pub fn back_from(
+    m: &Machine,
+    key: &str,
+    leaf: &str,
+    haves: &[git2::Oid],
+    into: &Path,
+) -> Result<Value, RemoteError> {
+    let haves: Vec<String> = haves.iter().map(git2::Oid::to_string).collect();
+    let request = json!({"op": "back", "key": key, "name": leaf, "haves": haves});
+    ssh::call_receiving(m, &request, SEED, into, MAX_BACK)
+}
+
+/// The largest bundle taken from a machine.
+pub const MAX_BACK: u64 = mirror::MAX_BUNDLE;

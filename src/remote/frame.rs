@@ -1,6 +1,7 @@
 //! The framing of a document from the other machine (issue 41's contract): whatever
 //! its login scripts print first, the answer is one line `treebox-remote <protocol>
-//! <length>` and exactly that many bytes of JSON after it. Read as hostile data: the
+//! <length>` and exactly that many bytes of JSON after it, then a newline; a document
+//! with `"payload": N` is followed by exactly N bytes (a bundle). Read as hostile data: the
 //! whole output is capped before it is looked at, the length must fit what is there,
 //! and the JSON is parsed at most [`MAX_DOCUMENT`] bytes.
 
@@ -37,6 +38,13 @@ pub fn write(protocol: u32, doc: &Value) -> Vec<u8> {
 /// The protocol and document of the first frame in `out` (a machine's whole stdout,
 /// already capped by the reader).
 pub fn read(out: &[u8]) -> Result<(u32, Value), FrameError> {
+    read_at(out).map(|(p, doc, _)| (p, doc))
+}
+
+/// [`read`], and where the bytes after the frame start: past the newline that ends
+/// the document, or `None` when `out` ends with the document (a payload, if the
+/// document names one, is what follows that newline).
+pub fn read_at(out: &[u8]) -> Result<(u32, Value, Option<usize>), FrameError> {
     let head = format!("{MARKER} ");
     let mut at = 0;
     while at <= out.len() {
@@ -55,12 +63,13 @@ pub fn read(out: &[u8]) -> Result<(u32, Value), FrameError> {
             }
             let start = line_end.ok_or(FrameError::Length)? + 1;
             let body = out.get(start..start + len).ok_or(FrameError::Length)?;
-            match out.get(start + len) {
-                None | Some(b'\n') => {}
+            let after = match out.get(start + len) {
+                None => None,
+                Some(b'\n') => Some(start + len + 1),
                 Some(_) => return Err(FrameError::Length),
-            }
+            };
             let doc = serde_json::from_slice(body).map_err(|_| FrameError::NotJson)?;
-            return Ok((protocol, doc));
+            return Ok((protocol, doc, after));
         }
         match line_end {
             Some(e) => at = e + 1,

@@ -19,10 +19,12 @@
 //!
 //! So far: the contract, `doctor`'s check of each machine, `create --on` and `list`.
 
+pub mod back;
 pub mod boxes;
 pub mod frame;
 pub mod hello;
 pub mod mirror;
+pub mod pack;
 pub mod ssh;
 pub mod terminal;
 

@@ -91,6 +91,72 @@ pub fn call_with(
     payload: Option<&std::path::Path>,
     limit: Duration,
 ) -> Result<Value, RemoteError> {
+    let mut child = start(m, request, payload)?;
+    let cap = frame::MAX_DOCUMENT + 256;
+    let out = capped(child.stdout.take(), cap);
+    let err = capped(child.stderr.take(), MAX_STDERR);
+    let status = wait(m, &mut child, limit)?;
+    let (out, over) = out.join().unwrap_or_default();
+    let (err, _) = err.join().unwrap_or_default();
+    if over {
+        return Err(RemoteError::TooMuch {
+            machine: m.name.clone(),
+            limit: cap,
+        });
+    }
+    judge(m, status, &out, &err)
+}
+
+/// [`call`] for an answer that carries a payload (`"payload": N` in its document, at
+/// most `max` bytes): the payload is written to `into` as it arrives, never held
+/// whole, and the document is returned once all N bytes are there. A document
+/// without a payload (a refusal) is returned as [`call`] returns it.
+pub fn call_receiving(
+    m: &Machine,
+    request: &Value,
+    limit: Duration,
+    into: &std::path::Path,
+    max: u64,
+) -> Result<Value, RemoteError> {
+    let mut child = start(m, request, None)?;
+    let file = std::fs::File::create(into).map_err(|e| RemoteError::Local {
+        machine: m.name.clone(),
+        what: format!("could not write {}: {e}", into.display()),
+    })?;
+    let out = receiving(child.stdout.take(), file, max);
+    let err = capped(child.stderr.take(), MAX_STDERR);
+    let status = wait(m, &mut child, limit)?;
+    let got = out.join().unwrap_or(Received::Broken);
+    let (err, _) = err.join().unwrap_or_default();
+    let local = |what: String| RemoteError::Local {
+        machine: m.name.clone(),
+        what,
+    };
+    match got {
+        Received::Document(out) => judge(m, status, &out, &err),
+        Received::Payload { head, wanted, got } if got == wanted => judge(m, status, &head, &err),
+        // A connection lost mid-way is ssh's failure; else the machine's.
+        Received::Payload { .. } if status.code() == Some(255) => judge(m, status, b"", &err),
+        Received::Payload { wanted, got, .. } => Err(local(format!(
+            "its bundle stopped at {got} of {wanted} bytes"
+        ))),
+        Received::TooLarge(n) => Err(local(format!("its bundle is {n} bytes, over {max}"))),
+        Received::Write(e) => Err(local(format!("could not write {}: {e}", into.display()))),
+        Received::Over => Err(RemoteError::TooMuch {
+            machine: m.name.clone(),
+            limit: frame::MAX_DOCUMENT + 256,
+        }),
+        Received::Broken => Err(local("reading its answer crashed".into())),
+    }
+}
+
+/// Start `ssh` for the entry point on `m`, the request (and `payload`'s bytes) fed to
+/// its stdin on a thread of its own.
+fn start(
+    m: &Machine,
+    request: &Value,
+    payload: Option<&std::path::Path>,
+) -> Result<std::process::Child, RemoteError> {
     let dir = control_dir();
     let _ = std::fs::create_dir_all(&dir);
     {
@@ -129,37 +195,42 @@ pub fn call_with(
             }
         });
     }
-    let cap = frame::MAX_DOCUMENT + 256;
-    let out = capped(child.stdout.take(), cap);
-    let err = capped(child.stderr.take(), MAX_STDERR);
+    Ok(child)
+}
+
+/// Wait for `child` until `limit`; past it, its process group is killed.
+fn wait(
+    m: &Machine,
+    child: &mut std::process::Child,
+    limit: Duration,
+) -> Result<std::process::ExitStatus, RemoteError> {
     let deadline = Instant::now() + limit;
-    let status = loop {
+    loop {
         match child.try_wait() {
-            Ok(Some(st)) => break Some(st),
-            Ok(None) if Instant::now() >= deadline => break None,
-            Ok(None) => std::thread::sleep(Duration::from_millis(5)),
-            Err(_) => break None,
+            Ok(Some(st)) => return Ok(st),
+            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(5)),
+            Ok(None) | Err(_) => break,
         }
-    };
-    let machine = m.name.clone();
-    let Some(status) = status else {
-        kill_group(&child);
-        let _ = child.wait();
-        return Err(RemoteError::Timeout {
-            machine,
-            seconds: limit.as_secs(),
-        });
-    };
-    let (out, over) = out.join().unwrap_or_default();
-    let (err, _) = err.join().unwrap_or_default();
-    if over {
-        return Err(RemoteError::TooMuch {
-            machine,
-            limit: cap,
-        });
     }
+    kill_group(child);
+    let _ = child.wait();
+    Err(RemoteError::Timeout {
+        machine: m.name.clone(),
+        seconds: limit.as_secs(),
+    })
+}
+
+/// The answer in `out` (its stdout up to the frame), judged: ssh's own failure, a
+/// frame, the protocol, a refusal.
+fn judge(
+    m: &Machine,
+    status: std::process::ExitStatus,
+    out: &[u8],
+    err: &[u8],
+) -> Result<Value, RemoteError> {
+    let machine = m.name.clone();
     if status.code() == Some(255) {
-        let why = String::from_utf8_lossy(&err);
+        let why = String::from_utf8_lossy(err);
         let why = why
             .lines()
             .rev()
@@ -170,7 +241,7 @@ pub fn call_with(
             why: crate::sanitize::line(why.trim()),
         });
     }
-    let (protocol, doc) = frame::read(&out).map_err(|source| RemoteError::Frame {
+    let (protocol, doc) = frame::read(out).map_err(|source| RemoteError::Frame {
         machine: machine.clone(),
         source,
     })?;
@@ -201,6 +272,82 @@ pub fn call_with(
         });
     }
     Ok(doc)
+}
+
+/// What [`receiving`] read.
+enum Received {
+    /// The output held no payload: all of it (capped), for [`judge`].
+    Document(Vec<u8>),
+    /// A frame whose document named a payload of `wanted` bytes; `got` were written.
+    Payload {
+        head: Vec<u8>,
+        wanted: u64,
+        got: u64,
+    },
+    /// The payload it named is over the cap: nothing was written.
+    TooLarge(u64),
+    Write(std::io::Error),
+    /// More output than a document before any frame.
+    Over,
+    Broken,
+}
+
+/// Read `pipe`: its frame (as [`capped`] would), then, when the document names a
+/// payload within `max`, exactly that many bytes into `file`; the rest is drained.
+fn receiving(
+    pipe: Option<impl Read + Send + 'static>,
+    mut file: std::fs::File,
+    max: u64,
+) -> std::thread::JoinHandle<Received> {
+    std::thread::spawn(move || {
+        let Some(mut p) = pipe else {
+            return Received::Document(Vec::new());
+        };
+        let cap = frame::MAX_DOCUMENT + 256;
+        let mut head = Vec::new();
+        let mut chunk = vec![0u8; 64 << 10];
+        let drain = |p: &mut dyn Read| {
+            let _ = std::io::copy(p, &mut std::io::sink());
+        };
+        loop {
+            let n = match p.read(&mut chunk) {
+                Ok(0) | Err(_) => return Received::Document(head),
+                Ok(n) => n,
+            };
+            head.extend_from_slice(&chunk[..n]);
+            if let Ok((_, doc, Some(after))) = frame::read_at(&head) {
+                let Some(wanted) = doc["payload"].as_u64() else {
+                    drain(&mut p);
+                    return Received::Document(head);
+                };
+                if wanted > max {
+                    drain(&mut p);
+                    return Received::TooLarge(wanted);
+                }
+                let early = head.split_off(after);
+                let early = &early[..early.len().min(wanted as usize)];
+                if let Err(e) = file.write_all(early) {
+                    drain(&mut p);
+                    return Received::Write(e);
+                }
+                let rest = wanted - early.len() as u64;
+                let copied = std::io::copy(&mut (&mut p).take(rest), &mut file);
+                drain(&mut p);
+                return match copied.and_then(|c| file.sync_all().map(|()| c)) {
+                    Ok(c) => Received::Payload {
+                        head,
+                        wanted,
+                        got: early.len() as u64 + c,
+                    },
+                    Err(e) => Received::Write(e),
+                };
+            }
+            if head.len() > cap {
+                drain(&mut p);
+                return Received::Over;
+            }
+        }
+    })
 }
 
 /// Read `pipe` to its end keeping at most `cap` bytes; `true` when there was more.

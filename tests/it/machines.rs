@@ -879,3 +879,5 @@ fn create_on_a_machine_and_list_it_beside_this_ones() {
     assert!(r.stderr.contains("`big` cannot be reached"), "{r:?}");
     assert!(r.stdout.contains("here"), "{r:?}");
 }
+
+mod back;

@@ -29,7 +29,18 @@ pub struct BundleArgs {
 }
 
 pub fn run(a: BundleArgs, ui: &mut Ui) -> Result<i32, CliError> {
-    let (repo, layout, entry) = super::own_git_box(&a.name)?;
+    let (repo, layout, entry) = match super::own_git_box(&a.name) {
+        Ok(found) => found,
+        // Not here: a box on another machine, its bundle brought from there.
+        Err(e) if e.kind == ErrorKind::BoxNotFound => {
+            let cfg = crate::cli::load_config()?;
+            return match crate::cli::on::find_elsewhere(&cfg, &a.name)? {
+                Some(far) => far_bundle(&far, a, ui),
+                None => Err(e),
+            };
+        }
+        Err(e) => return Err(e),
+    };
     if a.output.as_deref() == Some(std::path::Path::new("-")) {
         // To stdout, like `git bundle create -`: written aside first, then copied.
         let tmp = layout.scratch_path(&entry.leaf, "stdout.bundle");
@@ -45,11 +56,33 @@ pub fn run(a: BundleArgs, ui: &mut Ui) -> Result<i32, CliError> {
         ));
         return Ok(error::OK);
     }
-    let b = write(&repo, &layout, &entry, a.output)?;
+    let b = write(&repo, &layout, &entry, a.output.clone())?;
+    say(&a, entry.leaf.as_str(), &b, ui);
+    Ok(error::OK)
+}
+
+/// `bundle` of a box on another machine: checked here, kept at `-o` (`-`: stdout).
+fn far_bundle(far: &crate::cli::on::Far, a: BundleArgs, ui: &mut Ui) -> Result<i32, CliError> {
+    if a.output.as_deref() == Some(std::path::Path::new("-")) {
+        let b = crate::cli::far::bundle(far, None)?;
+        let copied = maintain::bundle::open(&b.path).and_then(|mut f| ui.out_copy(&mut f));
+        maintain::bundle::discard(&b.path);
+        copied.map_err(|e| {
+            CliError::new(ErrorKind::Io, "could not write the bundle to stdout").caused_by(e)
+        })?;
+        return Ok(error::OK);
+    }
+    let b = crate::cli::far::bundle(far, a.output.as_deref())?;
+    say(&a, &far.leaf, &b, ui);
+    Ok(error::OK)
+}
+
+/// What `bundle` says of the bundle it wrote.
+fn say(a: &BundleArgs, leaf: &str, b: &clone::Bundle, ui: &mut Ui) {
     if a.json {
         let doc = BundleDocument {
             schema_version: V1,
-            name: entry.leaf.as_str(),
+            name: leaf,
             path: &b.path,
             branch: &b.branch,
             tip: b.tip.to_string(),
@@ -64,7 +97,6 @@ pub fn run(a: BundleArgs, ui: &mut Ui) -> Result<i32, CliError> {
         ));
         ui.out(&b.path.to_string_lossy());
     }
-    Ok(error::OK)
 }
 
 /// Write the box's bundle ([`back::write_bundle`]), its failure as the user sees it.

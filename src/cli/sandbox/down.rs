@@ -154,6 +154,7 @@ pub(crate) fn down_unasked(
     dir: &std::path::Path,
     name: &str,
     force: bool,
+    returned: &[git2::Oid],
 ) -> Result<serde_json::Value, CliError> {
     use crate::cli::json::{Document, RemovedDocument};
     let _cfg = crate::cli::load_config()?;
@@ -164,7 +165,10 @@ pub(crate) fn down_unasked(
             &entry.leaf.to_string(),
         ));
     }
-    let t = teardown::target_for(entry, &repo, &layout, force);
+    let mut t = teardown::target_for(entry, &repo, &layout, force);
+    // The laptop that asks has these commits (a box of its repository on this
+    // machine, its work fetched back there): a tip among them is returned.
+    teardown::returned_elsewhere(&mut t, &repo, returned);
     let objections = teardown::objections::objections(&t);
     if !force && !objections.is_empty() {
         return Err(crate::cli::teardown::down_refusal(&t, &objections, &repo));

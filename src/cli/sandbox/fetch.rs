@@ -24,14 +24,27 @@ pub struct FetchArgs {
 }
 
 pub fn run(a: FetchArgs, ui: &mut Ui) -> Result<i32, CliError> {
-    let (repo, layout, entry) = super::own_git_box(&a.name)?;
-    let incoming = clone::incoming_ref(entry.leaf.as_str());
-    let back = crate::land::back::fetch_back(&repo, &layout, &entry)
-        .map_err(|e| crate::cli::land_report::from_back(e, entry.leaf.as_str()))?;
+    let (leaf, back) = match super::own_git_box(&a.name) {
+        Ok((repo, layout, entry)) => {
+            let back = crate::land::back::fetch_back(&repo, &layout, &entry)
+                .map_err(|e| crate::cli::land_report::from_back(e, entry.leaf.as_str()))?;
+            (entry.leaf.to_string(), back)
+        }
+        // Not here: a box on another machine, its branch brought back from there.
+        Err(e) if e.kind == crate::cli::error::ErrorKind::BoxNotFound => {
+            let cfg = crate::cli::load_config()?;
+            match crate::cli::on::find_elsewhere(&cfg, &a.name)? {
+                Some(far) => (far.leaf.clone(), crate::cli::far::fetch(&far)?),
+                None => return Err(e),
+            }
+        }
+        Err(e) => return Err(e),
+    };
+    let incoming = clone::incoming_ref(&leaf);
     if a.json {
         let doc = FetchDocument {
             schema_version: V1,
-            name: entry.leaf.as_str(),
+            name: &leaf,
             reference: &incoming,
             branch: &back.branch,
             tip: back.tip.to_string(),
