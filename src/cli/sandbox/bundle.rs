@@ -18,7 +18,8 @@ use crate::provision::clone;
 
 #[derive(Debug, Args)]
 pub struct BundleArgs {
-    /// The clone box, or the sandboxed worktree.
+    /// The clone box, the sandboxed worktree, or a box on another machine of your
+    /// config (any mode: its branch comes back as a bundle, checked here).
     pub name: String,
     /// Where to write the bundle [default: the box's bookkeeping dir].
     #[arg(short, long, value_name = "FILE")]

@@ -16,7 +16,8 @@ use crate::provision::clone;
 
 #[derive(Debug, Args)]
 pub struct FetchArgs {
-    /// The clone box, or the sandboxed worktree.
+    /// The clone box, the sandboxed worktree, or a box on another machine of your
+    /// config (any mode: its branch comes back as a bundle, checked here).
     pub name: String,
     /// Print the result as JSON.
     #[arg(long)]

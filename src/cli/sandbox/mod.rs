@@ -85,9 +85,10 @@ pub enum SandboxCommand {
     /// records of repositories that are gone) and, with `--idle`, unused boxes that hold
     /// nothing to lose.
     Prune(prune::PruneArgs),
-    /// Write a git bundle of a clone's or sandboxed worktree's branch.
+    /// Write a git bundle of a clone's, sandboxed worktree's or far box's branch.
     Bundle(bundle::BundleArgs),
-    /// Import a clone's or sandboxed worktree's branch into refs/hort/<name>/incoming.
+    /// Import a clone's, sandboxed worktree's or far box's branch into
+    /// refs/hort/<name>/incoming.
     Fetch(fetch::FetchArgs),
     /// Print the shell completion script (bash, zsh, fish, elvish, powershell).
     Completions(crate::cli::completions::CompletionsArgs),
