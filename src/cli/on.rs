@@ -71,6 +71,8 @@ pub(crate) struct CreateOn<'a> {
     pub isolation: Option<&'a str>,
     pub harness: Option<&'a str>,
     pub git_mode: Option<&'a str>,
+    /// A container template of that machine's own, by name.
+    pub template: Option<&'a str>,
     pub json: bool,
     /// A flag given that does not work with `--on` yet.
     pub unsupported: Option<&'static str>,
@@ -105,6 +107,7 @@ impl Prepared<'_> {
             isolation: args.isolation.or(self.machine.isolation.as_deref()),
             harness: args.harness,
             git_mode: args.git_mode,
+            template: args.template,
             env_file: self.env_file.as_deref(),
             claude_answers: self.claude_answers.as_ref(),
             includes: &self.includes,

@@ -11,8 +11,9 @@
 //! command line: each field is checked by the call it feeds.
 //!
 //! Requests: `hello`; `heads {key}` (the mirror's branches); `seed {key, branch,
-//! tip, dotenv?, includes?}` + bundle (and the laptop's `.env`, 0600, and the files its
-//! `.worktreeinclude` names, in the clone); `create {key,
+//! tip, dotenv?, includes?}` + bundle, or `seed {key, branch, fetchFrom}` (origin
+//! fetched by this machine; the answer names the tip), and the laptop's `.env`, 0600,
+//! and the files its `.worktreeinclude` names, in the clone; `create {key,
 //! name, base, isolation?, harness?, mode?, env?, claudeProject?}` (the forwarded
 //! variables and the laptop user's Claude Code answers for their main checkout given
 //! to the clone; the box made in the clone, its agent started detached: `box_create`'s
@@ -231,7 +232,13 @@ fn answer(request: &Value, rest: &mut dyn Read) -> Result<Value, CliError> {
             Ok(json!({"schemaVersion": 1, "heads": heads}))
         }
         Some("seed") => {
-            mirror::seed(text("key")?, text("branch")?, text("tip")?, rest).map_err(from_mirror)?;
+            // `fetchFrom`: this machine fetches origin itself; else the bundle that follows.
+            let tip = match request["fetchFrom"].as_str() {
+                Some(url) => mirror::fetch_from(text("key")?, text("branch")?, url),
+                None => mirror::seed(text("key")?, text("branch")?, text("tip")?, rest)
+                    .map(|()| text("tip").unwrap_or_default().to_string()),
+            }
+            .map_err(from_mirror)?;
             if let Some(hex) = request["dotenv"].as_str() {
                 let bytes = unhex(hex).ok_or_else(|| usage("`dotenv` is not hex".into()))?;
                 mirror::put_env(text("key")?, &bytes).map_err(from_mirror)?;
@@ -249,7 +256,7 @@ fn answer(request: &Value, rest: &mut dyn Read) -> Result<Value, CliError> {
                     .ok_or_else(bad)?;
                 mirror::put_files(text("key")?, &files).map_err(from_mirror)?;
             }
-            Ok(json!({"schemaVersion": 1, "seeded": true}))
+            Ok(json!({"schemaVersion": 1, "seeded": true, "tip": tip}))
         }
         Some("create") => {
             let cfg = super::load_config()?;
@@ -285,6 +292,7 @@ fn answer(request: &Value, rest: &mut dyn Read) -> Result<Value, CliError> {
                 isolation: opt("isolation"),
                 harness: opt("harness").and_then(|h| h.parse().ok()),
                 git_mode: opt("mode"),
+                template: opt("template"),
                 launch: true,
                 ..Default::default()
             };

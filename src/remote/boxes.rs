@@ -37,6 +37,8 @@ pub struct Create<'a> {
     pub isolation: Option<&'a str>,
     pub harness: Option<&'a str>,
     pub git_mode: Option<&'a str>,
+    /// A container template of that machine's operator, by name.
+    pub template: Option<&'a str>,
     /// The laptop's `.env`, for the box there (at most [`MAX_ENV`] bytes).
     pub env_file: Option<&'a [u8]>,
     /// The answers the user gave the main checkout here in Claude Code's config (its
@@ -104,6 +106,7 @@ pub fn create_there(c: &Create) -> Result<(Value, String), RemoteError> {
         ("isolation", c.isolation),
         ("harness", c.harness),
         ("mode", c.git_mode),
+        ("template", c.template),
     ] {
         if let Some(v) = v {
             request[k] = Value::String(v.to_string());
@@ -128,6 +131,9 @@ pub fn seed_there(c: &Create) -> Result<(String, String), RemoteError> {
         machine: m.name.clone(),
         what: what.to_string(),
     };
+    if m.fetch_origin {
+        return fetched_there(c, &key).map(|tip| (key, tip));
+    }
     let origin_ref = format!("refs/remotes/origin/{}", c.base);
     let tip = git
         .cmd(&c.repo.main_root)
@@ -143,25 +149,7 @@ pub fn seed_there(c: &Create) -> Result<(String, String), RemoteError> {
     let heads = ssh::call(m, &json!({"op": "heads", "key": key}), QUICK)?;
     let has = heads["heads"][c.base].as_str() == Some(tip.as_str());
     let mut seed = json!({"op": "seed", "key": key, "branch": c.base, "tip": tip});
-    // The `.env` as hex (it need not be UTF-8), on stdin as the rest.
-    if let Some(bytes) = c.env_file {
-        let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-        seed["dotenv"] = Value::String(hex);
-    }
-    if !c.includes.is_empty() {
-        let files: Vec<Value> = c
-            .includes
-            .iter()
-            .map(|(path, mode, content)| {
-                json!({
-                    "path": path.to_string_lossy(),
-                    "mode": mode,
-                    "hex": content.iter().map(|b| format!("{b:02x}")).collect::<String>(),
-                })
-            })
-            .collect();
-        seed["includes"] = Value::Array(files);
-    }
+    with_files(&mut seed, c);
     if has && (c.env_file.is_some() || !c.includes.is_empty()) {
         ssh::call(m, &seed, QUICK)?;
     }
@@ -201,6 +189,57 @@ pub fn seed_there(c: &Create) -> Result<(String, String), RemoteError> {
         sent?;
     }
     Ok((key, tip))
+}
+
+/// `seed` with the laptop's `.env` (as hex: it need not be UTF-8) and the files
+/// `.worktreeinclude` names, when there are any.
+fn with_files(seed: &mut Value, c: &Create) {
+    if let Some(bytes) = c.env_file {
+        let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+        seed["dotenv"] = Value::String(hex);
+    }
+    if !c.includes.is_empty() {
+        let files: Vec<Value> = c
+            .includes
+            .iter()
+            .map(|(path, mode, content)| {
+                json!({
+                    "path": path.to_string_lossy(),
+                    "mode": mode,
+                    "hex": content.iter().map(|b| format!("{b:02x}")).collect::<String>(),
+                })
+            })
+            .collect();
+        seed["includes"] = Value::Array(files);
+    }
+}
+
+/// [`seed_there`] for a machine that fetches origin itself (`"fetch": "origin"`): it
+/// is given origin's URL as this repository has it, fetches `<base>` into its mirror,
+/// and names the commit it got (which it may have got ahead of this repository).
+fn fetched_there(c: &Create, key: &str) -> Result<String, RemoteError> {
+    let m = c.machine;
+    let url = c
+        .repo
+        .git
+        .find_remote("origin")
+        .ok()
+        .and_then(|r| r.url().ok().map(str::to_string))
+        .ok_or_else(|| RemoteError::Local {
+            machine: m.name.clone(),
+            what: "this repository has no origin for it to fetch".into(),
+        })?;
+    let mut seed = json!({"op": "seed", "key": key, "branch": c.base, "fetchFrom": url});
+    with_files(&mut seed, c);
+    let answer = ssh::call(m, &seed, SEED)?;
+    answer["tip"]
+        .as_str()
+        .filter(|t| t.len() == 40 && t.bytes().all(|b| b.is_ascii_hexdigit()))
+        .map(str::to_string)
+        .ok_or_else(|| RemoteError::Local {
+            machine: m.name.clone(),
+            what: format!("it fetched no `{}` from origin", c.base),
+        })
 }
 
 /// `list --json`'s document of the boxes on `m` of the repository whose key is `key`

@@ -40,6 +40,8 @@ pub enum MirrorError {
     Missing(String),
     #[error("`{0}` is not a path a file may be put at in the clone")]
     BadPath(String),
+    #[error("`{0}` is not a URL to fetch origin from")]
+    BadUrl(String),
 }
 
 /// The key of repository `common_dir` on the laptop named `host`: 32 hex digits.
@@ -151,6 +153,46 @@ pub fn seed(key: &str, branch: &str, tip: &str, bundle: &mut dyn Read) -> Result
     run(git(&mirror).args(["update-ref", &format!("refs/heads/{branch}"), tip]))?;
     run(git(&mirror).args(["symbolic-ref", "HEAD", &format!("refs/heads/{branch}")]))?;
     Ok(())
+}
+
+/// Fetch `branch` of origin at `url` into the mirror of `key` (the machine's
+/// `"fetch": "origin"`: this machine reaches origin itself, with its own credentials);
+/// the commit the mirror's `refs/heads/<branch>` names then. git runs with the usual
+/// pins, no prompt, and no transport that runs a command (`ext::`).
+pub fn fetch_from(key: &str, branch: &str, url: &str) -> Result<String, MirrorError> {
+    if crate::names::check_existing_branch(branch).is_err() {
+        return Err(MirrorError::BadBranch(crate::sanitize::line(branch)));
+    }
+    if url.is_empty() || url.starts_with('-') || url.chars().any(char::is_control) {
+        return Err(MirrorError::BadUrl(crate::sanitize::line(url)));
+    }
+    let dir = dir_of(key)?;
+    let mirror = dir.join("mirror.git");
+    std::fs::create_dir_all(&dir).map_err(|e| MirrorError::Write(dir.clone(), e))?;
+    if !mirror.join("HEAD").is_file() {
+        run(GitCli::plain()
+            .cmd(&dir)
+            .args(["init", "-q", "--bare", "mirror.git"]))?;
+    }
+    let refspec = format!("+refs/heads/{branch}:refs/heads/{branch}");
+    run(git(&mirror)
+        .args(["-c", "protocol.ext.allow=never"])
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .args([
+            "fetch",
+            "-q",
+            "--no-tags",
+            "--end-of-options",
+            url,
+            &refspec,
+        ]))?;
+    run(git(&mirror).args(["symbolic-ref", "HEAD", &format!("refs/heads/{branch}")]))?;
+    let tip = run(git(&mirror).args([
+        "rev-parse",
+        "--verify",
+        &format!("refs/heads/{branch}^{{commit}}"),
+    ]))?;
+    Ok(tip.trim().to_string())
 }
 
 /// The laptop's `.env` for the boxes of `key` made here: written (0600) at the top of

@@ -284,3 +284,65 @@ fn a_bundle_that_borrows_what_it_was_not_sent_is_refused() {
         );
     }
 }
+
+/// A machine that fetches origin itself (`"fetch": "origin"`): no bundle is sent, the
+/// box there starts at origin's tip as that machine fetched it, and its work still
+/// comes back here.
+#[test]
+fn a_machine_that_fetches_origin_itself() {
+    use std::os::unix::fs::PermissionsExt;
+    let mut env = TestEnv::new();
+    let Some(sshd) = Sshd::start(&env) else {
+        return;
+    };
+    sshd.for_treebox(&mut env);
+    remote_agent(&sshd);
+    let bin = sshd.treebox_dir();
+    // Origin is a path here that the machine's account reads, as a shared server's
+    // would be; its user says it trusts it.
+    std::fs::set_permissions(env.root(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    run_ok(
+        std::process::Command::new("chmod")
+            .args(["-R", "a+rX"])
+            .arg(&env.origin),
+    );
+    std::fs::write(sshd.home.join(".gitconfig"), "[safe]\n\tdirectory = *\n").unwrap();
+    machines_config(
+        &env,
+        json!({"big": {"ssh": "big", "sshCommand": sshd.ssh_command(), "path": bin, "fetch": "origin"}}),
+    );
+    let tip = env.push_to_origin("fresh.txt", "fresh\n");
+    let r = env.treebox(&["create", "feat/own", "--on", "big", "--isolation", "host"]);
+    r.ok();
+    let path = PathBuf::from(r.stdout.trim());
+    assert_eq!(git_in(&path, &["rev-parse", "HEAD"]), tip);
+    // Its mirror fetched origin: no bundle of ours ever arrived there.
+    let mirror_log = sshd.home.join(".local/share/treebox/machines");
+    let bundles: Vec<_> = walk(&mirror_log)
+        .into_iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "bundle"))
+        .collect();
+    assert!(bundles.is_empty(), "{bundles:?}");
+    let sent = env.git(&env.repo, &["rev-parse", "refs/hort/feat--own/sent"]);
+    assert_eq!(sent.trim(), tip);
+    let commit = "echo own > own.txt && git add own.txt && git -c user.name=a -c user.email=a@b commit -qm own";
+    env.sandbox(&["run", "feat/own", "--", "sh", "-c", commit])
+        .ok();
+    let doc = env.sandbox(&["fetch", "feat/own", "--json"]).ok().json();
+    assert_eq!(doc["commits"], 1, "{doc}");
+    env.sandbox(&["down", "-f", "feat/own"]).ok();
+}
+
+/// Every file under `dir`.
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
