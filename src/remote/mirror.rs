@@ -86,6 +86,19 @@ fn run(c: crate::cmd::Cmd) -> Result<String, MirrorError> {
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
+/// The directory of `key` and its mirror, made bare when it is not there yet.
+fn mirror_made(key: &str) -> Result<(PathBuf, PathBuf), MirrorError> {
+    let dir = dir_of(key)?;
+    let mirror = dir.join("mirror.git");
+    std::fs::create_dir_all(&dir).map_err(|e| MirrorError::Write(dir.clone(), e))?;
+    if !mirror.join("HEAD").is_file() {
+        run(GitCli::plain()
+            .cmd(&dir)
+            .args(["init", "-q", "--bare", "mirror.git"]))?;
+    }
+    Ok((dir, mirror))
+}
+
 /// The tips the mirror of `key` has: `(branch, commit)` per branch.
 pub fn heads(key: &str) -> Result<Vec<(String, String)>, MirrorError> {
     let mirror = dir_of(key)?.join("mirror.git");
@@ -114,14 +127,7 @@ pub fn seed(key: &str, branch: &str, tip: &str, bundle: &mut dyn Read) -> Result
     if tip.len() != 40 || !tip.bytes().all(|b| b.is_ascii_hexdigit()) {
         return Err(MirrorError::Missing(crate::sanitize::line(tip)));
     }
-    let dir = dir_of(key)?;
-    let mirror = dir.join("mirror.git");
-    std::fs::create_dir_all(&dir).map_err(|e| MirrorError::Write(dir.clone(), e))?;
-    if !mirror.join("HEAD").is_file() {
-        run(GitCli::plain()
-            .cmd(&dir)
-            .args(["init", "-q", "--bare", "mirror.git"]))?;
-    }
+    let (dir, mirror) = mirror_made(key)?;
     let file = dir.join(format!("incoming-{}.bundle", std::process::id()));
     let got = {
         let mut out =
@@ -166,14 +172,7 @@ pub fn fetch_from(key: &str, branch: &str, url: &str) -> Result<String, MirrorEr
     if url.is_empty() || url.starts_with('-') || url.chars().any(char::is_control) {
         return Err(MirrorError::BadUrl(crate::sanitize::line(url)));
     }
-    let dir = dir_of(key)?;
-    let mirror = dir.join("mirror.git");
-    std::fs::create_dir_all(&dir).map_err(|e| MirrorError::Write(dir.clone(), e))?;
-    if !mirror.join("HEAD").is_file() {
-        run(GitCli::plain()
-            .cmd(&dir)
-            .args(["init", "-q", "--bare", "mirror.git"]))?;
-    }
+    let (_, mirror) = mirror_made(key)?;
     let refspec = format!("+refs/heads/{branch}:refs/heads/{branch}");
     run(git(&mirror)
         .args(["-c", "protocol.ext.allow=never"])

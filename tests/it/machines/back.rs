@@ -10,6 +10,22 @@ use serde_json::json;
 use super::{git_in, machines_config, remote_agent, run_ok, Sshd};
 use crate::env::{write_exec, TestEnv};
 
+/// A test environment whose config names machine `big` (this test's sshd, this
+/// build's treebox there, with `extra` keys), its account a returning user of a
+/// stand-in Claude Code; `None` where sshd cannot run.
+fn big(extra: serde_json::Value) -> Option<(TestEnv, Sshd)> {
+    let mut env = TestEnv::new();
+    let sshd = Sshd::start(&env)?;
+    sshd.for_treebox(&mut env);
+    remote_agent(&sshd);
+    let mut m = json!({"ssh": "big", "sshCommand": sshd.ssh_command(), "path": sshd.treebox_dir()});
+    for (k, v) in extra.as_object().into_iter().flatten() {
+        m[k] = v.clone();
+    }
+    machines_config(&env, json!({ "big": m }));
+    Some((env, sshd))
+}
+
 /// Wait until `f` holds, at most `secs`.
 #[track_caller]
 fn until(secs: u64, what: &str, mut f: impl FnMut() -> bool) {
@@ -26,17 +42,9 @@ fn until(secs: u64, what: &str, mut f: impl FnMut() -> bool) {
 /// takes it down there.
 #[test]
 fn fetch_bundle_diff_and_land_bring_a_box_back_from_its_machine() {
-    let mut env = TestEnv::new();
-    let Some(sshd) = Sshd::start(&env) else {
+    let Some((env, _sshd)) = big(json!({})) else {
         return;
     };
-    sshd.for_treebox(&mut env);
-    remote_agent(&sshd);
-    let bin = sshd.treebox_dir();
-    machines_config(
-        &env,
-        json!({"big": {"ssh": "big", "sshCommand": sshd.ssh_command(), "path": bin}}),
-    );
     let r = env.treebox(&["create", "feat/far", "--on", "big", "--isolation", "host"]);
     r.ok();
     let path = PathBuf::from(r.stdout.trim());
@@ -291,13 +299,9 @@ fn a_bundle_that_borrows_what_it_was_not_sent_is_refused() {
 #[test]
 fn a_machine_that_fetches_origin_itself() {
     use std::os::unix::fs::PermissionsExt;
-    let mut env = TestEnv::new();
-    let Some(sshd) = Sshd::start(&env) else {
+    let Some((env, sshd)) = big(json!({"fetch": "origin"})) else {
         return;
     };
-    sshd.for_treebox(&mut env);
-    remote_agent(&sshd);
-    let bin = sshd.treebox_dir();
     // Origin is a path here that the machine's account reads, as a shared server's
     // would be; its user says it trusts it.
     std::fs::set_permissions(env.root(), std::fs::Permissions::from_mode(0o755)).unwrap();
@@ -307,10 +311,6 @@ fn a_machine_that_fetches_origin_itself() {
             .arg(&env.origin),
     );
     std::fs::write(sshd.home.join(".gitconfig"), "[safe]\n\tdirectory = *\n").unwrap();
-    machines_config(
-        &env,
-        json!({"big": {"ssh": "big", "sshCommand": sshd.ssh_command(), "path": bin, "fetch": "origin"}}),
-    );
     let tip = env.push_to_origin("fresh.txt", "fresh\n");
     let r = env.treebox(&["create", "feat/own", "--on", "big", "--isolation", "host"]);
     r.ok();
