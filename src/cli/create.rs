@@ -122,7 +122,6 @@ pub fn run(args: CreateArgs, ui: &mut Ui) -> Result<i32, CliError> {
     let on = args.on.as_deref().or(cfg.on.as_deref());
     if let Some(on) = on.filter(|on| *on != crate::config::LOCAL) {
         let unsupported = [
-            (args.checkout.is_some(), "--checkout"),
             (args.firewall, "--firewall"),
             (!args.token_from.is_empty(), "--token-from"),
             (args.allow_forge, "--allow-forge"),
@@ -140,6 +139,7 @@ pub fn run(args: CreateArgs, ui: &mut Ui) -> Result<i32, CliError> {
             harness: args.harness.as_deref(),
             git_mode: args.git_mode.as_deref(),
             template: args.template.as_deref(),
+            checkout: args.checkout.as_deref(),
             json: args.json,
             unsupported: unsupported.iter().find(|(on, _)| *on).map(|(_, f)| *f),
         };

@@ -73,6 +73,8 @@ pub(crate) struct CreateOn<'a> {
     pub git_mode: Option<&'a str>,
     /// A container template of that machine's own, by name.
     pub template: Option<&'a str>,
+    /// An existing branch of this repository to check out there.
+    pub checkout: Option<&'a str>,
     pub json: bool,
     /// A flag given that does not work with `--on` yet.
     pub unsupported: Option<&'static str>,
@@ -108,6 +110,7 @@ impl Prepared<'_> {
             harness: args.harness,
             git_mode: args.git_mode,
             template: args.template,
+            checkout: args.checkout,
             env_file: self.env_file.as_deref(),
             claude_answers: self.claude_answers.as_ref(),
             includes: &self.includes,
@@ -130,7 +133,8 @@ fn prepare<'a>(
         )
         .hint("Leave it out, or make the box on this machine (`--on local`)."));
     }
-    let Some(name) = args.name else {
+    // `--checkout BRANCH` alone names the box after the branch, as here.
+    let Some(name) = args.name.or(args.checkout) else {
         return Err(
             CliError::new(ErrorKind::Usage, "`--on` needs the box's name")
                 .hint(format!("`{verb} NAME --on {}`", m.name)),

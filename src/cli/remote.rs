@@ -235,8 +235,14 @@ fn answer(request: &Value, rest: &mut dyn Read) -> Result<Value, CliError> {
             // `fetchFrom`: this machine fetches origin itself; else the bundle that follows.
             let tip = match request["fetchFrom"].as_str() {
                 Some(url) => mirror::fetch_from(text("key")?, text("branch")?, url),
-                None => mirror::seed(text("key")?, text("branch")?, text("tip")?, rest)
-                    .map(|()| text("tip").unwrap_or_default().to_string()),
+                None => mirror::seed(
+                    text("key")?,
+                    text("branch")?,
+                    request["ref"].as_str(),
+                    text("tip")?,
+                    rest,
+                )
+                .map(|()| text("tip").unwrap_or_default().to_string()),
             }
             .map_err(from_mirror)?;
             if let Some(hex) = request["dotenv"].as_str() {
@@ -293,6 +299,7 @@ fn answer(request: &Value, rest: &mut dyn Read) -> Result<Value, CliError> {
                 harness: opt("harness").and_then(|h| h.parse().ok()),
                 git_mode: opt("mode"),
                 template: opt("template"),
+                checkout: opt("checkout"),
                 launch: true,
                 ..Default::default()
             };

@@ -39,6 +39,8 @@ pub struct Create<'a> {
     pub git_mode: Option<&'a str>,
     /// A container template of that machine's operator, by name.
     pub template: Option<&'a str>,
+    /// An existing branch to check out (`--checkout`), sent as this repository has it.
+    pub checkout: Option<&'a str>,
     /// The laptop's `.env`, for the box there (at most [`MAX_ENV`] bytes).
     pub env_file: Option<&'a [u8]>,
     /// The answers the user gave the main checkout here in Claude Code's config (its
@@ -107,6 +109,7 @@ pub fn create_there(c: &Create) -> Result<(Value, String), RemoteError> {
         ("harness", c.harness),
         ("mode", c.git_mode),
         ("template", c.template),
+        ("checkout", c.checkout),
     ] {
         if let Some(v) = v {
             request[k] = Value::String(v.to_string());
@@ -124,33 +127,57 @@ pub fn create_there(c: &Create) -> Result<(Value, String), RemoteError> {
 /// first request, `heads`, is refused for a treebox of another protocol, as every
 /// call is: no `hello` round trip first.)
 pub fn seed_there(c: &Create) -> Result<(String, String), RemoteError> {
-    let m = c.machine;
     let key = key_for(c.repo);
-    let git = GitCli::for_repo(&c.repo.common_dir, None);
-    let local = |what: &str| RemoteError::Local {
-        machine: m.name.clone(),
-        what: what.to_string(),
+    let base_tip = if c.machine.fetch_origin {
+        fetched_there(c, &key)?
+    } else {
+        let origin_ref = format!("refs/remotes/origin/{}", c.base);
+        seed_ref(c, &key, c.base, &origin_ref, true)?
     };
-    if m.fetch_origin {
-        return fetched_there(c, &key).map(|tip| (key, tip));
-    }
-    let origin_ref = format!("refs/remotes/origin/{}", c.base);
+    // `--checkout`: that branch too, as this repository has it (its own, else origin's).
+    let start = match c.checkout.filter(|b| *b != c.base) {
+        Some(b) => {
+            let own = format!("refs/heads/{b}");
+            let from = match c.repo.git.refname_to_id(&own) {
+                Ok(_) => own,
+                Err(_) => format!("refs/remotes/origin/{b}"),
+            };
+            seed_ref(c, &key, b, &from, false)?
+        }
+        None => base_tip,
+    };
+    Ok((key, start))
+}
+
+/// Give the mirror `branch` at this repository's `from` (a bundle of what it lacks,
+/// or the ref alone when it has the commit), with the laptop's files when `files`;
+/// the commit sent.
+fn seed_ref(
+    c: &Create,
+    key: &str,
+    branch: &str,
+    from: &str,
+    files: bool,
+) -> Result<String, RemoteError> {
+    let m = c.machine;
+    let git = GitCli::for_repo(&c.repo.common_dir, None);
     let tip = git
         .cmd(&c.repo.main_root)
-        .args([
-            "rev-parse",
-            "--verify",
-            "-q",
-            &format!("{origin_ref}^{{commit}}"),
-        ])
+        .args(["rev-parse", "--verify", "-q", &format!("{from}^{{commit}}")])
         .stdout_string()
         .map(|s| s.trim().to_string())
-        .map_err(|_| local(&format!("there is no `origin/{}` here to send", c.base)))?;
+        .map_err(|_| RemoteError::Local {
+            machine: m.name.clone(),
+            what: format!("there is no `{branch}` here to send"),
+        })?;
     let heads = ssh::call(m, &json!({"op": "heads", "key": key}), QUICK)?;
-    let has = heads["heads"][c.base].as_str() == Some(tip.as_str());
-    let mut seed = json!({"op": "seed", "key": key, "branch": c.base, "tip": tip});
-    with_files(&mut seed, c);
-    if has && (c.env_file.is_some() || !c.includes.is_empty()) {
+    let has = heads["heads"][branch].as_str() == Some(tip.as_str());
+    let mut seed = json!({"op": "seed", "key": key, "branch": branch, "tip": tip, "ref": from});
+    let with = files && (c.env_file.is_some() || !c.includes.is_empty());
+    if files {
+        with_files(&mut seed, c);
+    }
+    if has && with {
         ssh::call(m, &seed, QUICK)?;
     }
     if !has {
@@ -176,7 +203,7 @@ pub fn seed_there(c: &Create) -> Result<(String, String), RemoteError> {
             .cmd(&c.repo.main_root)
             .args(["bundle", "create", "-q"])
             .arg(&bundle)
-            .arg(&origin_ref)
+            .arg(from)
             .args(&known)
             .output();
         let sent = match made {
@@ -188,7 +215,7 @@ pub fn seed_there(c: &Create) -> Result<(String, String), RemoteError> {
         let _ = std::fs::remove_file(&bundle);
         sent?;
     }
-    Ok((key, tip))
+    Ok(tip)
 }
 
 /// `seed` with the laptop's `.env` (as hex: it need not be UTF-8) and the files

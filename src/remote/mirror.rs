@@ -118,12 +118,25 @@ pub fn heads(key: &str) -> Result<Vec<(String, String)>, MirrorError> {
 }
 
 /// Take `bundle` (what the rest of the channel holds, possibly nothing) into the
-/// mirror of `key` and point its `refs/heads/<branch>` at `tip`: the bundle's
-/// `refs/remotes/origin/<branch>` is fetched first, when there is one.
-pub fn seed(key: &str, branch: &str, tip: &str, bundle: &mut dyn Read) -> Result<(), MirrorError> {
+/// mirror of `key` and point its `refs/heads/<branch>` at `tip`: the bundle's `from`
+/// (`refs/heads/<branch>` or, by default, `refs/remotes/origin/<branch>`) is fetched
+/// first, when there is a bundle.
+pub fn seed(
+    key: &str,
+    branch: &str,
+    from: Option<&str>,
+    tip: &str,
+    bundle: &mut dyn Read,
+) -> Result<(), MirrorError> {
     if crate::names::check_existing_branch(branch).is_err() {
         return Err(MirrorError::BadBranch(crate::sanitize::line(branch)));
     }
+    let origin = format!("refs/remotes/origin/{branch}");
+    let from = match from {
+        None => origin,
+        Some(f) if f == origin || f == format!("refs/heads/{branch}") => f.to_string(),
+        Some(f) => return Err(MirrorError::BadBranch(crate::sanitize::line(f))),
+    };
     if tip.len() != 40 || !tip.bytes().all(|b| b.is_ascii_hexdigit()) {
         return Err(MirrorError::Missing(crate::sanitize::line(tip)));
     }
@@ -138,7 +151,7 @@ pub fn seed(key: &str, branch: &str, tip: &str, bundle: &mut dyn Read) -> Result
     let fetched = if got > MAX_BUNDLE {
         Err(MirrorError::TooLarge)
     } else if got > 0 {
-        let refspec = format!("+refs/remotes/origin/{branch}:refs/heads/{branch}");
+        let refspec = format!("+{from}:refs/heads/{branch}");
         run(git(&mirror)
             .args(["fetch", "-q", "--no-tags"])
             .arg(&file)
@@ -157,7 +170,10 @@ pub fn seed(key: &str, branch: &str, tip: &str, bundle: &mut dyn Read) -> Result
         return Err(MirrorError::Missing(tip.to_string()));
     }
     run(git(&mirror).args(["update-ref", &format!("refs/heads/{branch}"), tip]))?;
-    run(git(&mirror).args(["symbolic-ref", "HEAD", &format!("refs/heads/{branch}")]))?;
+    // A base names the mirror's HEAD; a branch to check out does not.
+    if !from.starts_with("refs/heads/") {
+        run(git(&mirror).args(["symbolic-ref", "HEAD", &format!("refs/heads/{branch}")]))?;
+    }
     Ok(())
 }
 
@@ -237,7 +253,8 @@ pub fn put_files(key: &str, files: &[super::boxes::Included]) -> Result<(), Mirr
     Ok(())
 }
 
-/// The clone of the mirror of `key` that boxes are made in, made on first use.
+/// The clone of the mirror of `key` that boxes are made in, made on first use (its
+/// HEAD detached).
 pub fn clone_dir(key: &str) -> Result<PathBuf, MirrorError> {
     let dir = dir_of(key)?;
     let repo = dir.join("repo");
@@ -245,6 +262,8 @@ pub fn clone_dir(key: &str) -> Result<PathBuf, MirrorError> {
         run(GitCli::plain()
             .cmd(&dir)
             .args(["clone", "-q", "mirror.git", "repo"]))?;
+        // Detached: the clone's own checkout holds no branch a box may want.
+        run(git(&repo).args(["checkout", "-q", "--detach"]))?;
     }
     Ok(repo)
 }

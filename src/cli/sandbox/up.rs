@@ -120,6 +120,7 @@ pub fn run(a: UpArgs, ui: &mut Ui) -> Result<i32, CliError> {
             harness: a.harness.as_deref(),
             git_mode: a.git_mode.as_deref(),
             template: None,
+            checkout: None,
             json: false,
             unsupported: unsupported.iter().find(|(on, _)| *on).map(|(_, f)| *f),
         };

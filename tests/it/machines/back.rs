@@ -346,3 +346,39 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
     }
     out
 }
+
+/// `create --checkout BRANCH --on`: a branch of this repository that origin never had
+/// travels as a bundle, and the box there starts on it; its work comes back.
+#[test]
+fn a_branch_of_this_repository_is_checked_out_there() {
+    let Some((env, sshd)) = big(json!({})) else {
+        return;
+    };
+    env.git(&env.repo, &["switch", "-q", "-c", "mine"]);
+    env.commit_file(&env.repo, "mine.txt", "mine\n", "mine");
+    env.git(&env.repo, &["switch", "-q", "main"]);
+    let mine = env.git(&env.repo, &["rev-parse", "mine"]);
+    let doc = env
+        .treebox(&[
+            "create",
+            "--checkout",
+            "mine",
+            "--on",
+            "big",
+            "--isolation",
+            "host",
+            "--json",
+        ])
+        .ok()
+        .json();
+    let path = PathBuf::from(doc["box"]["path"].as_str().unwrap());
+    assert!(path.starts_with(&sshd.home), "{doc}");
+    assert_eq!(git_in(&path, &["rev-parse", "HEAD"]), mine.trim());
+    assert_eq!(git_in(&path, &["branch", "--show-current"]), "mine");
+    let commit = "echo more >> mine.txt && git -c user.name=a -c user.email=a@b commit -qam more";
+    env.sandbox(&["run", "mine", "--", "sh", "-c", commit]).ok();
+    let doc = env.sandbox(&["fetch", "mine", "--json"]).ok().json();
+    assert_eq!(doc["commits"], 1, "{doc}");
+    assert_eq!(doc["branch"], "mine", "{doc}");
+    env.sandbox(&["down", "-f", "mine"]).ok();
+}
