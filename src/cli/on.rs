@@ -38,11 +38,8 @@ pub(crate) fn from_remote(e: RemoteError) -> CliError {
         | RemoteError::Unreachable { .. }
         | RemoteError::Timeout { .. } => CliError::new(ErrorKind::MachineUnreachable, text)
             .hint("`git treebox doctor` checks each machine: ssh without a prompt, its treebox."),
-        RemoteError::Protocol { .. } => {
-            CliError::new(ErrorKind::MachineAnswer, text).hint(format!(
-                "Install the same treebox on both machines (this one is {}).",
-                env!("CARGO_PKG_VERSION")
-            ))
+        RemoteError::Protocol { ref machine, .. } => {
+            CliError::new(ErrorKind::MachineAnswer, text).hint(crate::remote::upgrade_hint(machine))
         }
         RemoteError::Frame { .. } | RemoteError::TooMuch { .. } => {
             CliError::new(ErrorKind::MachineAnswer, text)
@@ -200,8 +197,6 @@ fn prepare<'a>(
     let claude_answers = crate::provision::host_trust::claude_config_path()
         .and_then(|f| crate::provision::host_trust::claude_answers(&f, &repo.main_root));
     let includes = includes_of(&repo, m, ui);
-    // `git sandbox ls` lists this repository's boxes, those on machines too.
-    layout.remember_repo(&repo.main_root);
     Ok(Prepared {
         machine: m,
         repo,
@@ -233,13 +228,20 @@ fn includes_of(
     files
 }
 
+/// What this machine keeps of a box made there: the commit it was sent to start from,
+/// pinned, and the repository remembered (`git sandbox ls` lists its boxes there too).
+fn made_there(p: &Prepared, tip: &str) {
+    crate::land::far::pin(&p.repo, p.name.leaf().as_str(), tip);
+    p.layout.remember_repo(&p.repo.main_root);
+}
+
 /// `git sandbox up NAME --on MACHINE`: fetch origin here, seed that machine's mirror,
 /// then make the box there and open a shell in it, with this terminal.
 pub(crate) fn up_on(args: &CreateOn, cfg: &UserConfig, ui: &mut Ui) -> Result<i32, CliError> {
     let p = prepare(args, cfg, "git sandbox up", ui)?;
     let c = p.create(args);
     let (key, tip) = crate::remote::boxes::seed_there(&c).map_err(from_remote)?;
-    crate::land::far::pin(&p.repo, p.name.leaf().as_str(), &tip);
+    made_there(&p, &tip);
     let far = Far {
         machine: p.machine.clone(),
         key,
@@ -258,7 +260,7 @@ pub(crate) fn create_on(args: &CreateOn, cfg: &UserConfig, ui: &mut Ui) -> Resul
     let m = p.machine;
     let c = p.create(args);
     let (mut doc, tip) = crate::remote::boxes::create_there(&c).map_err(from_remote)?;
-    crate::land::far::pin(&p.repo, p.name.leaf().as_str(), &tip);
+    made_there(&p, &tip);
     doc["machine"] = Value::String(m.name.clone());
     if args.json {
         ui.out_json(&doc);

@@ -47,10 +47,7 @@ fn check_of(m: &Machine, answer: Result<serde_json::Value, RemoteError>) -> Chec
         Ok(doc) => doc,
         Err(e) => {
             let hint = match &e {
-                RemoteError::Protocol { .. } => format!(
-                    "Install the same treebox on both: `cargo install --git <treebox repo> --tag v{}` on `{dest}` (or upgrade this one).",
-                    env!("CARGO_PKG_VERSION")
-                ),
+                RemoteError::Protocol { .. } => crate::remote::upgrade_hint(&m.ssh),
                 RemoteError::Unreachable { .. } | RemoteError::Timeout { .. } => format!(
                     "Check that `ssh -o BatchMode=yes {dest} true` works without a prompt (an SSH key, the host key known)."
                 ),

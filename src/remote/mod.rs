@@ -35,6 +35,17 @@ pub const PROTOCOL: u32 = 1;
 /// The argument that makes `git-treebox` the entry point for another machine.
 pub const ENTRY_ARG: &str = "__treebox-remote";
 
+/// How to put the same treebox on machine `dest` (its SSH destination, shown
+/// sanitised), for a machine whose treebox speaks another protocol.
+pub fn upgrade_hint(dest: &str) -> String {
+    format!(
+        "Install the same treebox on both: on `{}`, in a checkout of treebox v{} (`git checkout v{}`), run `sh install.sh` (or upgrade this one).",
+        crate::sanitize::line(dest),
+        env!("CARGO_PKG_VERSION"),
+        env!("CARGO_PKG_VERSION")
+    )
+}
+
 /// Why another machine gave no usable answer.
 #[derive(Debug, thiserror::Error)]
 pub enum RemoteError {

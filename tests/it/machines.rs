@@ -415,9 +415,21 @@ fn doctor_refuses_a_machine_that_speaks_another_protocol_or_lies() {
         "{s}"
     );
     assert!(
-        old["hint"].as_str().unwrap().contains("cargo install"),
+        old["hint"].as_str().unwrap().contains("sh install.sh"),
         "{old}"
     );
+    // create --on there: refused before anything is made, naming both versions and
+    // how to install the same one.
+    let before = env.snapshot();
+    let e = env.treebox(&["create", "feat/x", "--on", "old"]);
+    e.code(1);
+    assert!(
+        e.stderr.contains("protocol 0 (treebox 0.0.1)")
+            && e.stderr.contains(env!("CARGO_PKG_VERSION"))
+            && e.stderr.contains("sh install.sh"),
+        "{e:?}"
+    );
+    assert_eq!(env.snapshot(), before, "a refused create --on wrote here");
     let esc = by("escapes");
     let s = esc["summary"].as_str().unwrap();
     assert!(!s.chars().any(|c| c.is_control()), "{s:?}");
