@@ -893,3 +893,4 @@ fn create_on_a_machine_and_list_it_beside_this_ones() {
 }
 
 mod back;
+mod hostile;
