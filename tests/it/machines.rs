@@ -574,6 +574,24 @@ fn create_on_a_machine_and_list_it_beside_this_ones() {
     env.git(&env.repo, &["pull", "-q"]);
     std::fs::create_dir_all(env.repo.join("config")).unwrap();
     std::fs::write(env.repo.join("config/local.json"), "{\"local\": true}\n").unwrap();
+    // Every process's command line on this machine (both sides of the channel are
+    // here) watched while the create runs: the key is on none of them.
+    let watching = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let watcher = {
+        let watching = watching.clone();
+        let secret = secret.to_string();
+        std::thread::spawn(move || {
+            let mut seen = Vec::new();
+            while watching.load(std::sync::atomic::Ordering::Relaxed) {
+                seen.extend(crate::env::processes_where(|p| {
+                    String::from_utf8_lossy(&std::fs::read(p.join("cmdline")).unwrap_or_default())
+                        .contains(&secret)
+                }));
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            seen
+        })
+    };
     let r = env.treebox(&[
         "create",
         "feat/far",
@@ -583,6 +601,13 @@ fn create_on_a_machine_and_list_it_beside_this_ones() {
         "host",
         "--json",
     ]);
+    watching.store(false, std::sync::atomic::Ordering::Relaxed);
+    let seen = watcher.join().unwrap();
+    assert_eq!(
+        seen,
+        Vec::<i32>::new(),
+        "the key was on a command line during the create"
+    );
     let doc = r.ok().json();
     crate::schema::assert_valid("box-create", &doc, "create --on --json");
     assert_eq!(doc["machine"], "big", "{doc}");
