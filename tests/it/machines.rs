@@ -918,4 +918,5 @@ fn create_on_a_machine_and_list_it_beside_this_ones() {
 }
 
 mod back;
+mod far_agents;
 mod hostile;
