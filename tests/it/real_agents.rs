@@ -22,12 +22,12 @@ use crate::stand_in::StandIn;
 
 /// The model key the fixture's user has answered "yes" for (Claude Code names a key in
 /// `customApiKeyResponses` by its last 20 characters).
-const CLAUDE_KEY: &str = "sk-ant-api03-stand-in-key-0123456789abcdefghij";
+pub(crate) const CLAUDE_KEY: &str = "sk-ant-api03-stand-in-key-0123456789abcdefghij";
 /// The variable Codex reads its key from (the fixture's `model_providers` entry).
 pub(crate) const CODEX_KEY_VAR: &str = "TREEBOX_STAND_IN_OPENAI_KEY";
 
 /// What a screen that waits for a person says: none of it may show.
-const DIALOGS: &[&str] = &[
+pub(crate) const DIALOGS: &[&str] = &[
     // Claude Code: trust, API key, onboarding, login, bypass-mode confirmation, root.
     "Quick safety check",
     "trust this folder",
@@ -523,14 +523,23 @@ pub(crate) fn processes_of(home: &Path) -> Vec<i32> {
 
 /// Claude Code's state for a returning user who trusts the main checkout: onboarding
 /// done, the model key approved, `main` trusted, bypass mode's warning accepted.
-fn claude_user(home: &Path, main: &Path, trusts_main: bool) {
+pub(crate) fn claude_user(home: &Path, main: &Path, trusts_main: bool) {
+    claude_returning_user(
+        home,
+        serde_json::json!({
+            main.to_string_lossy(): {"hasTrustDialogAccepted": trusts_main}
+        }),
+    );
+}
+
+/// Claude Code's state for a returning user: onboarding done, the model key approved,
+/// bypass mode's warning accepted, and `projects` (its answers per directory).
+pub(crate) fn claude_returning_user(home: &Path, projects: serde_json::Value) {
     let tail = &CLAUDE_KEY[CLAUDE_KEY.len() - 20..];
     let user = serde_json::json!({
         "hasCompletedOnboarding": true,
         "customApiKeyResponses": {"approved": [tail], "rejected": []},
-        "projects": {
-            main.to_string_lossy(): {"hasTrustDialogAccepted": trusts_main}
-        }
+        "projects": projects
     });
     std::fs::write(home.join(".claude.json"), user.to_string()).unwrap();
     std::fs::create_dir_all(home.join(".claude")).unwrap();
