@@ -117,7 +117,18 @@ pub fn serve_terminal(args: &[std::ffi::OsString]) -> i32 {
     let words: Option<Vec<&str>> = args.iter().map(|a| a.to_str()).collect();
     let mut ui = super::ui::Ui::new(super::ui::UiOptions::default());
     let result = match words.as_deref() {
-        Some([verb, key, leaf, rest @ ..]) => terminal(verb, key, leaf, rest, &mut ui),
+        Some([verb, key, leaf, rest @ ..]) => {
+            // The laptop's terminal takes UTF-8: so does this side's (tmux reads it
+            // from the locale, which a non-interactive SSH command may not have).
+            let rest = match rest {
+                [w, more @ ..] if *w == crate::remote::terminal::UTF8 => {
+                    std::env::set_var("LC_CTYPE", "C.UTF-8");
+                    more
+                }
+                _ => rest,
+            };
+            terminal(verb, key, leaf, rest, &mut ui)
+        }
         _ => Err(usage("no verb, key and box".into())),
     };
     super::finish(result, &mut ui)

@@ -56,11 +56,33 @@ impl Verb {
     }
 }
 
-/// The command line `m`'s shell runs for `verb` on box `leaf` of repository `key`.
-pub fn command_line(m: &Machine, key: &str, leaf: &str, verb: &Verb) -> String {
+/// The word that tells the other side this terminal takes UTF-8: a non-interactive
+/// SSH command there gets no locale of the laptop's (unless ssh sends `LANG`), and its
+/// tmux would then draw every non-ASCII character as `_`.
+pub const UTF8: &str = "--utf8";
+
+/// Whether this terminal takes UTF-8, as its locale says (`LC_ALL`, else
+/// `LC_CTYPE`, else `LANG`).
+pub fn utf8_here() -> bool {
+    ["LC_ALL", "LC_CTYPE", "LANG"]
+        .iter()
+        .find_map(|k| std::env::var(k).ok().filter(|v| !v.is_empty()))
+        .is_some_and(|v| {
+            let v = v.to_ascii_lowercase();
+            v.contains("utf-8") || v.contains("utf8")
+        })
+}
+
+/// The command line `m`'s shell runs for `verb` on box `leaf` of repository `key`
+/// (`utf8`: this terminal takes UTF-8, said with [`UTF8`] after the leaf).
+pub fn command_line(m: &Machine, key: &str, leaf: &str, verb: &Verb, utf8: bool) -> String {
     let (name, rest) = verb.words();
     // `exec <program> __treebox-remote`, then the verb's words.
     let mut line = format!("{} {name} {key} {}", ssh::entry_command(m), quote(leaf));
+    if utf8 {
+        line.push(' ');
+        line.push_str(UTF8);
+    }
     for w in rest {
         line.push(' ');
         line.push_str(&quote(&w));
@@ -75,7 +97,7 @@ pub fn run(m: &Machine, key: &str, leaf: &str, verb: &Verb, tty: bool) -> Result
         machine: m.name.clone(),
         what: e.to_string(),
     })?;
-    let remote = command_line(m, key, leaf, verb);
+    let remote = command_line(m, key, leaf, verb, tty && utf8_here());
     let argv = ssh::argv_tty(m, &remote, tty);
     let c = Cmd::new(&argv[0]).args(&argv[1..]);
     let status = c.run_in_foreground().map_err(|source| RemoteError::Spawn {
@@ -102,11 +124,15 @@ mod tests {
         };
         let key = "0123456789abcdef0123456789abcdef";
         assert_eq!(
-            command_line(&m, key, "fix--x", &Verb::Enter { detach: true }),
+            command_line(&m, key, "fix--x", &Verb::Enter { detach: true }, false),
             format!("exec /opt/tb/git-treebox __treebox-remote enter {key} fix--x -d")
         );
         assert_eq!(
-            command_line(&m, key, "b", &Verb::Run(vec!["sh".into(), "-c".into(), "echo $HOME; exit 3".into()])),
+            command_line(&m, key, "fix--x", &Verb::Enter { detach: false }, true),
+            format!("exec /opt/tb/git-treebox __treebox-remote enter {key} fix--x --utf8")
+        );
+        assert_eq!(
+            command_line(&m, key, "b", &Verb::Run(vec!["sh".into(), "-c".into(), "echo $HOME; exit 3".into()]), false),
             format!("exec /opt/tb/git-treebox __treebox-remote run {key} b -- sh -c 'echo $HOME; exit 3'")
         );
     }

@@ -180,8 +180,10 @@ impl Terminal {
                 exit.display()
             ),
         );
+        // A UTF-8 terminal, as most are: `enter` says so to the other side.
         let out = env
             .command("tmux", &env.repo)
+            .env("LC_ALL", "C.UTF-8")
             .arg("-S")
             .arg(&socket)
             .args([
@@ -457,6 +459,13 @@ fn a_turn_through_enter(env: &TestEnv, api: &StandIn, sshd: &Sshd, leaf: &str) {
     term.wait("the agent's prompt, here", 60, there, || {
         term.screen().contains("bypass permissions on")
     });
+    // Drawn as it is drawn there: Claude Code's lines and marks, not tmux's ASCII
+    // stand-ins (`_`, `qqq`) for a terminal it thinks takes no UTF-8.
+    let screen = term.screen();
+    assert!(
+        screen.chars().any(|c| !c.is_ascii()) && !screen.contains("qqqqqqqq"),
+        "the other side drew for a terminal without UTF-8:\n{screen}"
+    );
     let marker = format!("STAND-IN-ANSWER-FROM-{leaf}");
     api.answer(&marker);
     // The stand-in holds its answer while the test sees `working` from here.
