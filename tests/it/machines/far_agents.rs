@@ -463,7 +463,7 @@ fn a_turn_through_enter(env: &TestEnv, api: &StandIn, sshd: &Sshd, leaf: &str) {
     // stand-ins (`_`, `qqq`) for a terminal it thinks takes no UTF-8.
     let screen = term.screen();
     assert!(
-        screen.chars().any(|c| !c.is_ascii()) && !screen.contains("qqqqqqqq"),
+        !screen.is_ascii() && !screen.contains("qqqqqqqq"),
         "the other side drew for a terminal without UTF-8:\n{screen}"
     );
     let marker = format!("STAND-IN-ANSWER-FROM-{leaf}");
