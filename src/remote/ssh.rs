@@ -145,10 +145,7 @@ pub fn call_with(
     let Some(status) = status else {
         kill_group(&child);
         let _ = child.wait();
-        return Err(RemoteError::Timeout {
-            machine,
-            seconds: limit.as_secs(),
-        });
+        return Err(RemoteError::Timeout { machine, limit });
     };
     let (out, over) = out.join().unwrap_or_default();
     let (err, _) = err.join().unwrap_or_default();
