@@ -418,6 +418,24 @@ pub(crate) fn find_elsewhere(cfg: &UserConfig, name: &str) -> Result<Option<Far>
     }))
 }
 
+/// The box `leaf` on machine `machine` of the config, of the repository whose main
+/// checkout here is `main_root` (a row `watch` shows).
+pub(crate) fn far_box(
+    cfg: &UserConfig,
+    machine: &str,
+    main_root: &str,
+    leaf: &str,
+) -> Result<Far, CliError> {
+    let m = self::machine(cfg, machine)?;
+    let repo = crate::git::Repo::discover(std::path::Path::new(main_root))
+        .map_err(crate::provision::ProvisionError::from)?;
+    Ok(Far {
+        machine: m.clone(),
+        key: crate::remote::boxes::key_for(&repo),
+        leaf: leaf.to_string(),
+    })
+}
+
 /// Run `verb` on the box there with this terminal; the exit code there.
 pub(crate) fn on_terminal(
     far: &Far,

@@ -1,10 +1,12 @@
-//! Listing across machines over real OpenSSH (issue 41): `list` and `ls` show this
-//! machine's boxes and each machine's together; a machine that takes the connection
-//! and never answers, or whose sshd is down, costs the listing its short deadline —
-//! under 2 s, exit 0, one warning naming it — and shows its last-known boxes marked
-//! stale.
+//! Listing across machines over real OpenSSH (issue 41): `list`, `ls` and `watch` show
+//! this machine's boxes and each machine's together; a machine that takes the
+//! connection and never answers, or whose sshd is down, costs the listing its short
+//! deadline — under 2 s, exit 0, one warning naming it — and shows its last-known
+//! boxes marked stale; the dashboard never waits for a slow machine, and Enter on a
+//! box there attaches as `enter NAME` does.
 
 use std::net::TcpListener;
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
@@ -104,12 +106,13 @@ fn asking(env: &TestEnv) -> Vec<String> {
         .collect()
 }
 
-/// `list` and `git sandbox ls` (`--json` each, schema-checked) show the box here and
-/// the box on `big` together, the far one with its machine, none stale. The first
-/// listing, which sets up the shared connection, is well within the listing's
-/// deadline.
+/// `list`, `git sandbox ls`, `watch --once` and `git sandbox watch --once` (`--json`
+/// each, schema-checked) show the box here and the box on `big` together, the far one
+/// with its machine and as that machine says (its agent live and idle), none stale;
+/// the tables and the screen add a column naming the machine. The first listing,
+/// which sets up the shared connection, is well within the listing's deadline.
 #[test]
-fn list_and_ls_show_both_sides_each_far_box_with_its_machine() {
+fn list_ls_and_watch_show_both_sides_each_far_box_with_its_machine() {
     let Some((env, sshd, _)) = world(&["feat/far"]) else {
         return;
     };
@@ -140,11 +143,55 @@ fn list_and_ls_show_both_sides_each_far_box_with_its_machine() {
         crate::env::named(&ls, "boxes", "feat--far")["state"],
         "live"
     );
+
+    for (what, r) in [
+        ("watch", env.treebox(&["watch", "--once", "--json"])),
+        ("sandbox watch", env.sandbox(&["watch", "--once", "--json"])),
+    ] {
+        let doc = r.ok().json();
+        crate::schema::assert_valid("watch", &doc, what);
+        assert_eq!(
+            sides(&doc),
+            [side("-", "here", false), side("big", "feat--far", false)],
+            "{what}: {doc}"
+        );
+        let far = crate::env::named(&doc, "boxes", "feat--far");
+        assert_eq!(far["session"], "live", "{what}: {far}");
+        assert_eq!(far["agent"], "idle", "{what}: {far}");
+        assert_eq!(far["box"], "wt", "{what}: {far}");
+        assert!(
+            PathBuf::from(far["path"].as_str().unwrap()).starts_with(&sshd.home),
+            "{what}: {far}"
+        );
+        let main = env.repo.canonicalize().unwrap();
+        assert_eq!(
+            far["repo"],
+            main.to_string_lossy().as_ref(),
+            "{what}: {far}"
+        );
+        let here = crate::env::named(&doc, "boxes", "here");
+        assert!(here.get("machine").is_none(), "{what}: {here}");
+    }
+
+    // The screen: an ON column, `-` here, `big` there.
+    let screen = env.treebox(&["watch", "--once"]).ok().stdout.clone();
+    assert!(screen.lines().nth(1).unwrap().contains(" ON "), "{screen}");
+    let row = |name: &str| {
+        screen
+            .lines()
+            .find(|l| l.contains(&format!(" {name} ")))
+            .unwrap_or_else(|| panic!("no row {name}:\n{screen}"))
+            .to_string()
+    };
+    assert!(row("feat--far").contains(" big "), "{screen}");
+    assert!(row("here").contains(" - "), "{screen}");
+    // Selected (sorted first), the far box's pane says where its screen is.
+    assert!(screen.contains("on machine `big`"), "{screen}");
 }
 
 /// A machine that never answers — its treebox hangs, or its address takes the
-/// connection and says nothing — and one whose sshd is stopped: `list` and `ls` each
-/// answer within 2 s, exit 0, with one warning naming it, and
+/// connection and says nothing — and one whose sshd is stopped: `list`, `ls` and
+/// `watch --once` each answer within 2 s, exit 0, with one warning naming it, and
 /// show the boxes it listed last, each `"stale": true` (the table says `stale`);
 /// a box treebox removed there since is not among them; the laptop's ssh is gone
 /// when the listing answers; `enter` of a stale box says the machine is down (4).
@@ -196,16 +243,17 @@ fn a_machine_that_hangs_or_is_down_leaves_its_last_boxes_stale_within_2s() {
     assert!(e.stderr.contains("when it last answered"), "{e:?}");
 }
 
-/// `list --json`, `list`, `ls --json` and `ls` with `big` not
+/// `list --json`, `list`, `ls --json` and `watch --once --json` with `big` not
 /// answering (`why` in its one warning, or in the document's `unreachable`): each
 /// within 2 s, exit 0, `expected` boxes.
 #[track_caller]
 fn check_unreached(env: &TestEnv, expected: &[(String, String, bool)], why: &str, case: &str) {
-    let commands: [(&str, bool, &[&str]); 4] = [
+    let commands: [(&str, bool, &[&str]); 5] = [
         ("list", true, &["list", "--json"]),
         ("list", true, &["list"]),
         ("sandbox-ls", false, &["ls", "--json"]),
         ("sandbox-ls", false, &["ls"]),
+        ("watch", true, &["watch", "--once", "--json"]),
     ];
     for (schema, treebox, args) in commands {
         let (r, took) = timed(|| {
@@ -255,4 +303,90 @@ fn check_unreached(env: &TestEnv, expected: &[(String, String, bool)], why: &str
             assert!(!r.stdout.contains("feat--gone"), "{what}: {}", r.stdout);
         }
     }
+}
+
+/// The row of box `name` on a dashboard screen (with its ON column).
+fn screen_row<'a>(screen: &'a str, name: &str) -> Option<&'a str> {
+    screen.lines().find(|l| l.contains(&format!(" {name} ")))
+}
+
+/// The live dashboard, with a machine that answers and one that never does: the box
+/// here shows before any machine's (the slow one holds up none of this machine's
+/// rows), then the far box with its machine, the slow machine named in the title; `d`
+/// on the far box says it is there; Enter attaches to its agent there, as `enter NAME`
+/// does (its tmux there has a client), and detaching comes back to the dashboard; `q`
+/// leaves no ssh behind, though the slow machine was being asked.
+#[test]
+fn the_dashboard_never_waits_for_a_slow_machine_and_enter_attaches_there() {
+    let Some((env, sshd, bin)) = world(&["feat/far"]) else {
+        return;
+    };
+    let hangs = sshd.bin_dir("hangs");
+    write_exec(
+        &hangs.join("git-treebox"),
+        "#!/bin/sh\ncat >/dev/null\nexec sleep 600\n",
+    );
+    let hangs = hangs.to_string_lossy().into_owned();
+    machines_config(
+        &env,
+        json!({ "big": machine(&sshd, &bin), "slow": machine(&sshd, &hangs) }),
+    );
+    let since = Instant::now();
+    let pane = crate::watch::Pane::start(&env, "--no-notify");
+    let first = pane.wait_for("the box here", |s| screen_row(s, "here").is_some());
+    eprintln!("the box here shows after {:?}", since.elapsed());
+    assert!(screen_row(&first, "feat--far").is_none(), "{first}");
+    let s = pane.wait_for("the far box and the slow machine", |s| {
+        screen_row(s, "feat--far").is_some() && s.contains("no answer: slow")
+    });
+    eprintln!("the far box shows after {:?}", since.elapsed());
+    assert!(
+        screen_row(&s, "feat--far").unwrap().contains(" big "),
+        "{s}"
+    );
+    assert!(screen_row(&s, "here").unwrap().contains(" - "), "{s}");
+
+    // The far box sorts first; the selection stayed on the box here: up to it.
+    pane.keys(&["k", "d"]);
+    pane.wait_for("d refused", |s| {
+        s.contains("`feat--far` is on machine `big`: its diff is not shown here yet")
+    });
+    let socket = sshd.home.join(".local/state/treebox/tmux.sock");
+    let clients = || {
+        let out = std::process::Command::new("tmux")
+            .arg("-S")
+            .arg(&socket)
+            .args(["list-clients", "-F", "#{session_name}"])
+            .env_remove("TMUX")
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    pane.keys(&["Enter"]);
+    let waited = Instant::now();
+    while !clients().contains("feat--far") {
+        assert!(
+            waited.elapsed() < Duration::from_secs(15),
+            "no client there; the screen:\n{}",
+            pane.wait_for("anything", |_| true)
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // That machine's tmux has its default prefix: detach, back to the dashboard.
+    pane.keys(&["C-b", "d"]);
+    pane.wait_for("the dashboard again", |s| {
+        s.contains("back from `feat--far` on machine `big`")
+    });
+    assert_eq!(clients(), "");
+    pane.keys(&["q"]);
+    let waited = Instant::now();
+    while pane.exit_code().is_none() && waited.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(pane.exit_code(), Some(0));
+    let waited = Instant::now();
+    while !asking(&env).is_empty() && waited.elapsed() < Duration::from_secs(2) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(asking(&env), Vec::<String>::new(), "ssh left running");
 }
