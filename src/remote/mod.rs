@@ -92,3 +92,21 @@ fn seconds(d: std::time::Duration) -> String {
         format!("{:.1} s", d.as_secs_f64())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::RemoteError;
+
+    #[test]
+    fn a_deadline_is_said_in_seconds_whole_or_tenths() {
+        let said = |ms| {
+            RemoteError::Timeout {
+                machine: "big".into(),
+                limit: std::time::Duration::from_millis(ms),
+            }
+            .to_string()
+        };
+        assert_eq!(said(10_000), "machine `big` did not answer within 10 s");
+        assert_eq!(said(1500), "machine `big` did not answer within 1.5 s");
+    }
+}
