@@ -462,6 +462,9 @@ impl Document for TemplatePathDocument<'_> {}
 pub struct SandboxLsDocument<'a> {
     pub schema_version: V1,
     pub boxes: Vec<SandboxLsBox<'a>>,
+    /// The machines of the config not asked this time; absent when all answered.
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    pub unreachable: &'a [crate::remote::listing::Unreached],
 }
 
 impl Document for SandboxLsDocument<'_> {}
@@ -484,6 +487,9 @@ pub struct SandboxLsBox<'a> {
     pub runner: Option<&'a str>,
     #[serde(flatten)]
     pub progress: Progress<'a>,
+    /// A box of a machine not asked now, as it last listed it; absent otherwise.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub stale: bool,
 }
 
 /// `docs/schema/sandbox-bundle.schema.json`: `git sandbox bundle --json`.

@@ -163,17 +163,19 @@ fn fit(s: &str, width: usize) -> String {
 /// What a box is, as the table shows it: `wt`, `clone`, `folder`, with `@docker` or
 /// `@podman` in a container.
 pub(crate) fn kind(record: Option<&crate::state::Record>) -> String {
+    record.map_or_else(|| "-".into(), |r| kind_of(r.git_mode, r.runner))
+}
+
+/// [`kind`] of a box of this git mode and runner.
+pub(crate) fn kind_of(git_mode: crate::vocab::GitMode, runner: crate::vocab::RunnerKind) -> String {
     use crate::vocab::GitMode;
-    let Some(r) = record else {
-        return "-".into();
-    };
-    let mode = match r.git_mode {
+    let mode = match git_mode {
         GitMode::Worktree => "wt",
         GitMode::Clone => "clone",
         GitMode::Folder => "folder",
     };
-    if r.runner.is_container() {
-        format!("{mode}@{}", r.runner)
+    if runner.is_container() {
+        format!("{mode}@{runner}")
     } else {
         mode.to_string()
     }
@@ -274,29 +276,48 @@ fn document(l: &Listing, repo: &crate::git::Repo) -> serde_json::Value {
 pub(crate) fn json(dir: &std::path::Path, dirty: bool) -> Result<serde_json::Value, CliError> {
     let cfg = super::load_config()?;
     let (repo, layout) = super::here_at(dir)?;
-    let (there, _) = elsewhere(&cfg, &repo);
+    let there = elsewhere(&cfg, &repo);
     Ok(with_elsewhere(
         document(&gather(&repo, &layout, dirty), &repo),
         there,
     ))
 }
 
-/// This repository's boxes on the config's other machines, and a warning per machine
-/// that could not be asked; nothing asked without machines.
-fn elsewhere(
-    cfg: &crate::config::UserConfig,
-    repo: &crate::git::Repo,
-) -> (Vec<serde_json::Value>, Vec<String>) {
+/// This repository's boxes on the config's other machines, within a listing's
+/// deadline (last-known and stale for a machine not asked now, with a warning);
+/// nothing asked without machines.
+fn elsewhere(cfg: &crate::config::UserConfig, repo: &crate::git::Repo) -> super::on::FarListing {
     if cfg.machines.is_empty() {
-        return (Vec::new(), Vec::new());
+        return super::on::FarListing::default();
     }
-    super::on::boxes_on_machines(&cfg.machines, repo)
+    super::on::boxes_on_machines(&cfg.machines, repo, crate::remote::listing::LISTING)
 }
 
-/// `doc` with the boxes of other machines after this one's.
-fn with_elsewhere(mut doc: serde_json::Value, there: Vec<serde_json::Value>) -> serde_json::Value {
+/// The warning lines of `far`, one per machine not asked: why, and whether its boxes
+/// are shown as it last listed them (and how long ago that was).
+pub(crate) fn far_warnings(far: &super::on::FarListing) -> Vec<String> {
+    let now = crate::state::record::now() as i64;
+    far.unreached
+        .iter()
+        .map(|u| match u.last_answer {
+            Some(at) => format!(
+                "{}: its boxes as it listed them {} ago, marked stale",
+                u.message,
+                age(now, at as i64)
+            ),
+            None => format!("{}: its boxes are not listed", u.message),
+        })
+        .collect()
+}
+
+/// `doc` with the boxes of other machines after this one's, and the machines not
+/// asked (`unreachable`, only when there are some).
+fn with_elsewhere(mut doc: serde_json::Value, there: super::on::FarListing) -> serde_json::Value {
     if let Some(boxes) = doc["boxes"].as_array_mut() {
-        boxes.extend(there);
+        boxes.extend(there.boxes.into_iter().map(|(_, _, b)| b));
+    }
+    if !there.unreached.is_empty() {
+        doc["unreachable"] = serde_json::to_value(&there.unreached).expect("a document serializes");
     }
     doc
 }
@@ -305,14 +326,15 @@ pub fn run(args: ListArgs, ui: &mut Ui) -> Result<i32, CliError> {
     let cfg = super::load_config()?;
     let (repo, layout) = super::here()?;
     let listing = gather(&repo, &layout, args.dirty);
-    let (there, unreached) = elsewhere(&cfg, &repo);
-    for w in &unreached {
-        ui.warning(w);
+    let far = elsewhere(&cfg, &repo);
+    for w in far_warnings(&far) {
+        ui.warning(&w);
     }
     if args.json {
-        ui.out_json(&with_elsewhere(document(&listing, &repo), there));
+        ui.out_json(&with_elsewhere(document(&listing, &repo), far));
         return Ok(error::OK);
     }
+    let there: Vec<serde_json::Value> = far.boxes.into_iter().map(|(_, _, b)| b).collect();
     let machines = !cfg.machines.is_empty();
     let Listing { rows, dirt, .. } = listing;
     if rows.is_empty() && there.is_empty() {
@@ -400,7 +422,12 @@ pub fn run(args: ListArgs, ui: &mut Ui) -> Result<i32, CliError> {
                     .map_or_else(|| "-".into(), |t| age(now, t)),
                 &fit(&cell(b, "deps"), 5),
                 &fit(&remote_agent(b, now), 10),
-                &fit(&cell(b, "state"), 12),
+                // What a machine that cannot be asked now last said: shown as such.
+                &if b["stale"] == true {
+                    "stale".to_string()
+                } else {
+                    fit(&cell(b, "state"), 12)
+                },
             ],
             args.dirty.then_some("?"),
         ));
@@ -425,6 +452,18 @@ fn cell(b: &serde_json::Value, key: &str) -> String {
 fn remote_agent(b: &serde_json::Value, now: i64) -> String {
     let (live, view) = view_of(b);
     agent_cell(live, &view, now)
+}
+
+/// The git mode and runner of a box another machine listed, where they are words of
+/// this treebox's vocabularies.
+pub(crate) fn modes_of(
+    b: &serde_json::Value,
+) -> (
+    Option<crate::vocab::GitMode>,
+    Option<crate::vocab::RunnerKind>,
+) {
+    let word = |k: &str| b[k].as_str().unwrap_or_default();
+    (word("gitMode").parse().ok(), word("runner").parse().ok())
 }
 
 /// Whether a box another machine listed has a live session, and its [`AgentView`].

@@ -10,9 +10,6 @@ use super::ui::Ui;
 use crate::config::{Machine, UserConfig};
 use crate::remote::RemoteError;
 
-/// The most boxes taken from one machine's listing.
-const MAX_BOXES: usize = 10_000;
-
 /// The machine `on` names in the config.
 pub(crate) fn machine<'a>(cfg: &'a UserConfig, on: &str) -> Result<&'a Machine, CliError> {
     cfg.machines.iter().find(|m| m.name == on).ok_or_else(|| {
@@ -148,9 +145,14 @@ fn prepare<'a>(
         )
         .hint("Box names are unique across this machine and the others: pick another name."));
     }
-    // Nor any other machine's: a name is the box's wherever it is.
-    let (far, _) = boxes_on_machines(&cfg.machines, &repo);
-    if let Some(taken) = far.iter().find(|b| b["name"] == leaf.as_str()) {
+    // Nor any other machine's: a name is the box's wherever it is (as far as the
+    // machines that answer tell).
+    let far = boxes_on_machines(&cfg.machines, &repo, crate::remote::boxes::QUICK);
+    if let Some((_, _, taken)) = far
+        .boxes
+        .iter()
+        .find(|(_, _, b)| b["name"] == leaf.as_str() && b["stale"] != true)
+    {
         return Err(CliError::new(
             ErrorKind::BoxExists,
             format!(
@@ -309,37 +311,60 @@ pub(crate) fn create_on(args: &CreateOn, cfg: &UserConfig, ui: &mut Ui) -> Resul
 /// The most lines of a machine's answer shown.
 const MAX_LINES: usize = 40;
 
-/// This repository's boxes on every machine of the config, asked at once: each box's
-/// `list --json` entry with `machine` set, and a warning per machine that could not
-/// be asked.
+/// Boxes on the config's machines, as asked for by [`far_boxes`].
+#[derive(Default)]
+pub(crate) struct FarListing {
+    /// Each box: its machine, the repository's main checkout here, and its `list
+    /// --json` entry there (with `machine`; `"stale": true` when it is what that
+    /// machine last answered, as it cannot be asked now).
+    pub boxes: Vec<FarBox>,
+    /// The machines that could not be asked, in the config's order.
+    pub unreached: Vec<crate::remote::listing::Unreached>,
+    /// Why each of those could not be asked.
+    errors: Vec<RemoteError>,
+}
+
+/// The boxes of `repos` (each: its key there, its main checkout here) on every one of
+/// `machines`, asked at once within `limit` ([`crate::remote::boxes::QUICK`], or a
+/// listing's [`crate::remote::listing::LISTING`]); a machine that cannot be asked
+/// gives its last-known boxes, stale, and one warning.
+pub(crate) fn far_boxes(
+    machines: &[Machine],
+    repos: &[(String, String)],
+    limit: std::time::Duration,
+) -> FarListing {
+    let keys: Vec<String> = repos.iter().map(|(k, _)| k.clone()).collect();
+    let mut out = FarListing::default();
+    for asked in crate::remote::listing::ask_each(machines, &keys, limit) {
+        out.unreached.extend(asked.unreached());
+        let crate::remote::listing::Asked {
+            machine,
+            boxes,
+            failed,
+        } = asked;
+        for ((_, root), boxes) in repos.iter().zip(boxes) {
+            out.boxes.extend(
+                boxes
+                    .into_iter()
+                    .map(|b| (machine.clone(), root.clone(), b)),
+            );
+        }
+        out.errors.extend(failed.map(|(e, _)| e));
+    }
+    out
+}
+
+/// This repository's boxes on every machine of the config, asked at once within
+/// `limit`: each box's `list --json` entry with `machine` set (`"stale": true` on
+/// those of a machine not asked now), and a warning per machine not asked.
 pub(crate) fn boxes_on_machines(
     machines: &[Machine],
     repo: &crate::git::Repo,
-) -> (Vec<Value>, Vec<String>) {
+    limit: std::time::Duration,
+) -> FarListing {
     let key = crate::remote::boxes::key_for(repo);
-    let key = key.as_str();
-    let answers = ask_each(machines, |m| crate::remote::boxes::list_there(m, key));
-    let mut boxes = Vec::new();
-    let mut warnings = Vec::new();
-    for (m, answer) in machines.iter().zip(answers) {
-        match answer {
-            Ok(doc) => {
-                let listed = doc["boxes"].as_array().cloned().unwrap_or_default();
-                for mut b in listed.into_iter().take(MAX_BOXES) {
-                    if !b.is_object() || !b["name"].is_string() {
-                        continue;
-                    }
-                    b["machine"] = Value::String(m.name.clone());
-                    boxes.push(b);
-                }
-            }
-            Err(e) => warnings.push(format!(
-                "{}: its boxes are not listed",
-                crate::sanitize::line(&e.to_string())
-            )),
-        }
-    }
-    (boxes, warnings)
+    let root = repo.main_root.to_string_lossy().into_owned();
+    far_boxes(machines, &[(key, root)], limit)
 }
 
 /// A box of this repository on another machine.
@@ -359,13 +384,29 @@ pub(crate) fn find_elsewhere(cfg: &UserConfig, name: &str) -> Result<Option<Far>
         return Ok(None);
     }
     let (repo, _) = super::here()?;
-    let (boxes, _) = boxes_on_machines(&cfg.machines, &repo);
-    let found: Vec<&Value> = boxes
+    let mut listing = boxes_on_machines(&cfg.machines, &repo, crate::remote::boxes::QUICK);
+    let named = |b: &Value| b["name"] == name || b["branch"] == name;
+    let found: Vec<&Value> = listing
+        .boxes
         .iter()
-        .filter(|b| b["name"] == name || b["branch"] == name)
+        .map(|(_, _, b)| b)
+        .filter(|b| named(b) && b["stale"] != true)
         .collect();
     let far = match found.as_slice() {
-        [] => return Ok(None),
+        [] => {
+            // Only a machine that cannot be asked now had it when it last answered:
+            // that machine is the trouble, not the name.
+            let last = listing.boxes.iter().find(|(_, _, b)| named(b));
+            let down =
+                last.and_then(|(m, _, _)| listing.unreached.iter().position(|u| &u.machine == m));
+            return match down {
+                Some(i) => Err(from_remote(listing.errors.swap_remove(i)).hint(format!(
+                    "`{}` was on it when it last answered.",
+                    crate::sanitize::line(name)
+                ))),
+                None => Ok(None),
+            };
+        }
         [b] => *b,
         _ => {
             return Err(CliError::new(
@@ -387,6 +428,24 @@ pub(crate) fn find_elsewhere(cfg: &UserConfig, name: &str) -> Result<Option<Far>
         key: crate::remote::boxes::key_for(&repo),
         leaf: far["name"].as_str().unwrap_or_default().to_string(),
     }))
+}
+
+/// The box `leaf` on machine `machine` of the config, of the repository whose main
+/// checkout here is `main_root` (a row `watch` shows).
+pub(crate) fn far_box(
+    cfg: &UserConfig,
+    machine: &str,
+    main_root: &str,
+    leaf: &str,
+) -> Result<Far, CliError> {
+    let m = self::machine(cfg, machine)?;
+    let repo = crate::git::Repo::discover(std::path::Path::new(main_root))
+        .map_err(crate::provision::ProvisionError::from)?;
+    Ok(Far {
+        machine: m.clone(),
+        key: crate::remote::boxes::key_for(&repo),
+        leaf: leaf.to_string(),
+    })
 }
 
 /// Run `verb` on the box there with this terminal; the exit code there.
@@ -416,6 +475,7 @@ pub(crate) fn remove_there(far: &Far, force: bool) -> Result<Value, CliError> {
         crate::remote::boxes::remove_there(&far.machine, &far.key, &far.leaf, force, &returned)
             .map_err(from_remote)?;
     crate::land::far::unpin(&repo, &far.leaf);
+    crate::remote::listing::forget(&far.machine, &far.key, &far.leaf);
     doc["machine"] = Value::String(far.machine.name.clone());
     Ok(doc)
 }
@@ -437,75 +497,17 @@ pub(crate) fn say_removed(far: &Far, doc: &Value, json: bool, ui: &mut Ui) {
 /// its `list --json` entry there.
 pub(crate) type FarBox = (String, String, Value);
 
-/// The boxes on the config's machines of every repository `git sandbox ls` knows here:
-/// `(machine, the repository's main checkout here, the box's list entry)`, each
-/// machine asked once for all of them, at once; a warning per machine not asked.
-pub(crate) fn boxes_of_known_repos(
-    machines: &[Machine],
-) -> Result<(Vec<FarBox>, Vec<String>), CliError> {
-    let mut keys: Vec<(String, String)> = Vec::new();
+/// The boxes on the config's machines of every repository `git sandbox ls` knows here,
+/// each machine asked once for all of them, at once, within a listing's deadline.
+pub(crate) fn boxes_of_known_repos(machines: &[Machine]) -> Result<FarListing, CliError> {
+    let mut repos: Vec<(String, String)> = Vec::new();
     for root in crate::boxes::known_repos().map_err(|e| CliError::of(ErrorKind::State, e))? {
         if let Ok(repo) = crate::git::Repo::discover(&root) {
             let key = crate::remote::boxes::key_for(&repo);
-            keys.push((key, root.to_string_lossy().into_owned()));
+            repos.push((key, root.to_string_lossy().into_owned()));
         }
     }
-    if keys.is_empty() {
-        return Ok((Vec::new(), Vec::new()));
-    }
-    let only_keys: Vec<String> = keys.iter().map(|(k, _)| k.clone()).collect();
-    let only_keys = &only_keys;
-    let answers = ask_each(machines, |m| {
-        crate::remote::boxes::lists_there(m, only_keys)
-    });
-    let mut rows = Vec::new();
-    let mut warnings = Vec::new();
-    for (m, answer) in machines.iter().zip(answers) {
-        let doc = match answer {
-            Ok(doc) => doc,
-            Err(e) => {
-                warnings.push(format!(
-                    "{}: its boxes are not listed",
-                    crate::sanitize::line(&e.to_string())
-                ));
-                continue;
-            }
-        };
-        for (key, root) in &keys {
-            let listed = doc["lists"][key]["boxes"]
-                .as_array()
-                .cloned()
-                .unwrap_or_default();
-            for b in listed.into_iter().take(MAX_BOXES) {
-                if b.is_object() && b["name"].is_string() {
-                    rows.push((m.name.clone(), root.clone(), b));
-                }
-            }
-        }
-    }
-    Ok((rows, warnings))
-}
-
-/// `ask(m)` for every machine at once, each on a thread of its own; the answers in
-/// the machines' order.
-fn ask_each(
-    machines: &[Machine],
-    ask: impl Fn(&Machine) -> Result<Value, RemoteError> + Sync,
-) -> Vec<Result<Value, RemoteError>> {
-    let ask = &ask;
-    std::thread::scope(|s| {
-        let asked: Vec<_> = machines.iter().map(|m| s.spawn(move || ask(m))).collect();
-        asked
-            .into_iter()
-            .zip(machines)
-            .map(|(a, m)| {
-                a.join().unwrap_or_else(|_| {
-                    Err(RemoteError::Local {
-                        machine: m.name.clone(),
-                        what: "asking it crashed".into(),
-                    })
-                })
-            })
-            .collect()
-    })
+    // No repository here has boxes anywhere: no machine is asked.
+    let machines = if repos.is_empty() { &[][..] } else { machines };
+    Ok(far_boxes(machines, &repos, crate::remote::listing::LISTING))
 }

@@ -270,9 +270,9 @@ fn fetched_there(c: &Create, key: &str) -> Result<String, RemoteError> {
 }
 
 /// `list --json`'s document of the boxes on `m` of the repository whose key is `key`
-/// ([`key_for`]).
-pub fn list_there(m: &Machine, key: &str) -> Result<Value, RemoteError> {
-    ssh::call(m, &json!({"op": "list", "key": key}), QUICK)
+/// ([`key_for`]), within `limit` ([`QUICK`], or a listing's shorter deadline).
+pub fn list_there(m: &Machine, key: &str, limit: Duration) -> Result<Value, RemoteError> {
+    ssh::call(m, &json!({"op": "list", "key": key}), limit)
 }
 
 /// Remove box `leaf` there, as `git sandbox down` does off a terminal (refused while
@@ -294,9 +294,10 @@ pub fn remove_there(
     )
 }
 
-/// `list --json`'s document of each repository (by key) that has boxes on `m`.
-pub fn lists_there(m: &Machine, keys: &[String]) -> Result<Value, RemoteError> {
-    ssh::call(m, &json!({"op": "lists", "keys": keys}), QUICK)
+/// `list --json`'s document of each repository (by key) that has boxes on `m`, within
+/// `limit`.
+pub fn lists_there(m: &Machine, keys: &[String], limit: Duration) -> Result<Value, RemoteError> {
+    ssh::call(m, &json!({"op": "lists", "keys": keys}), limit)
 }
 
 /// Bring box `leaf`'s branch from `m` (the repository's key there: `key`) as a bundle

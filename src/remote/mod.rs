@@ -17,12 +17,16 @@
 //! - [`hello`]: what the laptop asks first: that machine's treebox version and
 //!   protocol, tmux, engines, memory and disk.
 //!
+//! - [`listing`]: the laptop's boxes on every machine at once, within a deadline, each
+//!   answer kept and the last one shown, stale, for a machine that cannot be asked.
+//!
 //! So far: the contract, `doctor`'s check of each machine, `create --on` and `list`.
 
 pub mod back;
 pub mod boxes;
 pub mod frame;
 pub mod hello;
+pub mod listing;
 pub mod mirror;
 pub mod pack;
 pub mod ssh;
@@ -57,8 +61,11 @@ pub enum RemoteError {
     },
     #[error("machine `{machine}` cannot be reached: {why}")]
     Unreachable { machine: String, why: String },
-    #[error("machine `{machine}` did not answer within {seconds} s")]
-    Timeout { machine: String, seconds: u64 },
+    #[error("machine `{machine}` did not answer within {}", seconds(*.limit))]
+    Timeout {
+        machine: String,
+        limit: std::time::Duration,
+    },
     #[error("machine `{machine}` answered more than {limit} bytes")]
     TooMuch { machine: String, limit: usize },
     #[error("machine `{machine}`: {source}")]
@@ -87,4 +94,32 @@ pub enum RemoteError {
         message: String,
         hint: Option<String>,
     },
+}
+
+/// `10 s`, `1.5 s`: a deadline as an error message says it.
+fn seconds(d: std::time::Duration) -> String {
+    let ms = d.as_millis();
+    if ms.is_multiple_of(1000) {
+        format!("{} s", ms / 1000)
+    } else {
+        format!("{:.1} s", d.as_secs_f64())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::RemoteError;
+
+    #[test]
+    fn a_deadline_is_said_in_seconds_whole_or_tenths() {
+        let said = |ms| {
+            RemoteError::Timeout {
+                machine: "big".into(),
+                limit: std::time::Duration::from_millis(ms),
+            }
+            .to_string()
+        };
+        assert_eq!(said(10_000), "machine `big` did not answer within 10 s");
+        assert_eq!(said(1500), "machine `big` did not answer within 1.5 s");
+    }
 }

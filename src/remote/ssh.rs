@@ -172,6 +172,19 @@ fn start(
     {
         use std::os::unix::process::CommandExt;
         c.process_group(0);
+        // Killed with the thread that asks: a call this process gives up by ending
+        // (a `watch` quit while a machine was being asked) leaves no ssh behind,
+        // waiting on a machine that may never answer. A shared connection's master
+        // has forked away from it and lives on.
+        // SAFETY: prctl(2) is async-signal-safe and touches no memory of this process.
+        unsafe {
+            c.pre_exec(|| {
+                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) == -1 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
     }
     let mut child = c.spawn().map_err(|source| RemoteError::Spawn {
         program: argv[0].clone(),
@@ -216,7 +229,7 @@ fn wait(
     let _ = child.wait();
     Err(RemoteError::Timeout {
         machine: m.name.clone(),
-        seconds: limit.as_secs(),
+        limit,
     })
 }
 

@@ -3,6 +3,7 @@
 //! ```text
 //! $XDG_STATE_HOME/treebox/                     state_root()
 //!   guard-runs/<key>                           guard_run_marker
+//!   machines/<machine>/<key>.json              machine_lists::path_of: a machine's last listing
 //!   repos/<repo-key>/                          Store::repo_state (repo_state_dirs() walks them)
 //!     repo                                     the main checkout's path (remember_repo)
 //!     worktrees.lock                           registration_lock_path

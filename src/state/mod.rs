@@ -12,6 +12,7 @@ pub mod hooks;
 pub mod layout;
 pub mod list_cache;
 pub mod lock;
+pub mod machine_lists;
 pub mod record;
 pub mod session;
 

@@ -8,6 +8,9 @@
 //!   idle with work of its own.
 //! - [`screen`] reads the selected box's screen from treebox's own tmux server
 //!   (`capture-pane` without `-e`: text only; nothing runs in the box).
+//! - A row can be a box on another machine of the config ([`Row::machine`]), as that
+//!   machine's `list` answered, or as it last answered ([`Row::stale`]) when it cannot
+//!   be asked now.
 //! - [`changes`] watches the status channel (inotify) so a refresh re-reads only the
 //!   boxes whose files moved; [`notify`] says when a box turns to need the user.
 //!
@@ -109,6 +112,11 @@ pub struct Row {
     pub landed: Option<bool>,
     /// `ok`, `landed`, `broken`, `missing`, … as `list` says.
     pub state: String,
+    /// The machine of the config the box is on (`None`: this one); `path` is its path
+    /// there.
+    pub machine: Option<String>,
+    /// A box of a machine that cannot be asked now, as that machine last listed it.
+    pub stale: bool,
 }
 
 /// Why a box needs the user, most urgent first.
@@ -132,8 +140,12 @@ impl Need {
     }
 }
 
-/// Does `row` need the user, and why?
+/// Does `row` need the user, and why? Never for a stale row: what its agent did then
+/// is no news now.
 pub fn needs(row: &Row) -> Option<Need> {
+    if row.stale {
+        return None;
+    }
     match row.agent {
         Agent::Waiting => Some(Need::Waiting),
         Agent::Exited(_) => Some(Need::Exited),
@@ -196,6 +208,8 @@ pub(crate) mod tests {
             size: None,
             landed: None,
             state: "ok".into(),
+            machine: None,
+            stale: false,
         }
     }
 
@@ -233,6 +247,12 @@ pub(crate) mod tests {
         );
         assert_eq!(needs(&rows[2]), Some(Need::IdleWithCommits));
         assert_eq!(needs(&rows[4]), None);
+        // What a machine that cannot be asked last said needs no one now.
+        let mut stale = row("far", Agent::Waiting);
+        stale.machine = Some("big".into());
+        assert_eq!(needs(&stale), Some(Need::Waiting));
+        stale.stale = true;
+        assert_eq!(needs(&stale), None);
     }
 
     #[test]

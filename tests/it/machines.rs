@@ -207,7 +207,7 @@ impl Sshd {
         }
     }
 
-    fn log(&self) -> String {
+    pub(crate) fn log(&self) -> String {
         let mut s = String::new();
         if let Ok(mut f) = std::fs::File::open(self.dir.join("sshd.log")) {
             let _ = f.read_to_string(&mut s);
@@ -270,7 +270,7 @@ impl Drop for Sshd {
 }
 
 /// A user config naming `machines` (JSON of the object).
-fn machines_config(env: &TestEnv, machines: Value) {
+pub(crate) fn machines_config(env: &TestEnv, machines: Value) {
     env.write_config(&serde_json::json!({ "machines": machines }).to_string());
 }
 
@@ -460,7 +460,7 @@ fn doctor_refuses_a_machine_that_speaks_another_protocol_or_lies() {
 
 /// The machine account's own treebox config: its Claude Code is a stand-in that
 /// reports itself ready (as Claude Code's `SessionStart` hook does) and stays up.
-fn remote_agent(sshd: &Sshd) {
+pub(crate) fn remote_agent(sshd: &Sshd) {
     let bin = sshd.bin_dir("agent-bin");
     write_exec(
         &bin.join("claude"),
@@ -920,3 +920,4 @@ fn create_on_a_machine_and_list_it_beside_this_ones() {
 mod back;
 mod far_agents;
 mod hostile;
+mod listing;

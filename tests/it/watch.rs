@@ -109,14 +109,14 @@ while [ ! -f "$HOME/stop-$TREEBOX_BOX" ]; do sleep 0.05; done
 /// The user's terminal: a tmux server of the test's own (80×24, no config) whose one
 /// pane runs the dashboard. Killed on drop with treebox's own server, so nothing is
 /// left behind (the agents end with their sessions).
-struct Pane {
+pub(crate) struct Pane {
     socket: PathBuf,
     treebox_socket: PathBuf,
     exit: PathBuf,
 }
 
 impl Pane {
-    fn start(env: &TestEnv, args: &str) -> Pane {
+    pub(crate) fn start(env: &TestEnv, args: &str) -> Pane {
         let socket = env.root().join("outer.sock");
         let exit = env.root().join("watch.exit");
         let script = env.root().join("watch.sh");
@@ -169,7 +169,7 @@ impl Pane {
         self.tmux(&["capture-pane", "-p"])
     }
 
-    fn keys(&self, keys: &[&str]) {
+    pub(crate) fn keys(&self, keys: &[&str]) {
         let mut args = vec!["send-keys"];
         args.extend(keys);
         self.tmux(&args);
@@ -177,7 +177,7 @@ impl Pane {
 
     /// Wait (at most 20 s) until the screen shows what `done` wants; the screen then.
     #[track_caller]
-    fn wait_for(&self, what: &str, done: impl Fn(&str) -> bool) -> String {
+    pub(crate) fn wait_for(&self, what: &str, done: impl Fn(&str) -> bool) -> String {
         let since = Instant::now();
         loop {
             let s = self.screen();
@@ -192,7 +192,7 @@ impl Pane {
         }
     }
 
-    fn exit_code(&self) -> Option<i32> {
+    pub(crate) fn exit_code(&self) -> Option<i32> {
         std::fs::read_to_string(&self.exit)
             .ok()
             .and_then(|t| t.trim().parse().ok())

@@ -37,6 +37,8 @@ struct Row {
     live: bool,
     /// What the agent last reported (live), or how it ended.
     agent: crate::cli::list::AgentView,
+    /// A box of a machine that cannot be asked now, as it last listed it.
+    stale: bool,
 }
 
 /// Each engine's containers, asked once per engine per `ls` (not once per box).
@@ -115,6 +117,7 @@ fn row(
         runner: e.record.as_ref().map(|r| r.runner.to_string()),
         live,
         agent: crate::cli::list::agent_view(layout, &e.leaf, live),
+        stale: false,
     }
 }
 
@@ -197,48 +200,82 @@ fn all_rows() -> Result<Vec<Row>, CliError> {
 pub(crate) fn json() -> Result<serde_json::Value, CliError> {
     let cfg = crate::cli::load_config()?;
     let mut rows = all_rows()?;
-    rows.extend(far_rows(&cfg)?.0);
-    Ok(document(&rows))
+    let far = far_rows(&cfg)?;
+    rows.extend(far.rows);
+    Ok(document(&rows, &far.unreached))
+}
+
+/// What `ls` says of a box another machine's `list` calls `state` (its session
+/// `live`): `list`'s `ok` and `landed` are `ls`'s `ready` (`mode` says landed), as is
+/// `unregistered` (`ls` does not look at registrations); a word no treebox of this
+/// protocol says is a record that cannot be read.
+fn far_state(state: Option<&str>, live: bool) -> &'static str {
+    match state {
+        _ if live => "live",
+        Some("ok" | "landed" | "unregistered") => "ready",
+        Some("missing") => "missing",
+        Some("no-record") => "no-record",
+        Some("broken") => "broken",
+        _ => "bad-record",
+    }
 }
 
 /// The rows of this machine's repositories' boxes on the config's other machines,
-/// and a warning per machine not asked.
-fn far_rows(cfg: &crate::config::UserConfig) -> Result<(Vec<Row>, Vec<String>), CliError> {
+/// a warning per machine not asked, and those machines.
+#[derive(Default)]
+struct Far {
+    rows: Vec<Row>,
+    warnings: Vec<String>,
+    unreached: Vec<crate::remote::listing::Unreached>,
+}
+
+fn far_rows(cfg: &crate::config::UserConfig) -> Result<Far, CliError> {
     if cfg.machines.is_empty() {
-        return Ok((Vec::new(), Vec::new()));
+        return Ok(Far::default());
     }
-    let (far, warnings) = crate::cli::on::boxes_of_known_repos(&cfg.machines)?;
+    let far = crate::cli::on::boxes_of_known_repos(&cfg.machines)?;
+    let warnings = crate::cli::list::far_warnings(&far);
+    let unreached = far.unreached;
     let text = |b: &serde_json::Value, k: &str| b[k].as_str().map(crate::sanitize::line);
     let rows = far
+        .boxes
         .into_iter()
         .map(|(machine, repo, b)| {
             let (live, agent) = crate::cli::list::view_of(&b);
-            let git_mode = text(&b, "gitMode");
+            let landed = b["landed"].as_bool();
+            // In this document's words: what `ls` would say there.
+            let (git_mode, runner) = crate::cli::list::modes_of(&b);
+            let mode = git_mode.map_or("worktree".to_string(), |m| m.to_string());
             Row {
                 machine: Some(machine),
                 name: text(&b, "name").unwrap_or_default(),
                 repo,
                 path: text(&b, "path").unwrap_or_default(),
-                state: if live {
-                    "live".into()
+                state: far_state(b["state"].as_str(), live).into(),
+                mode_label: if landed == Some(true) {
+                    format!("{mode}, landed")
                 } else {
-                    text(&b, "state").unwrap_or_else(|| "?".into())
+                    mode
                 },
-                mode_label: git_mode.clone().unwrap_or_else(|| "?".into()),
-                git_mode,
+                git_mode: git_mode.map(|m| m.to_string()),
                 branch: text(&b, "branch"),
                 dirty: None,
-                landed: b["landed"].as_bool(),
-                runner: text(&b, "runner"),
+                landed,
+                runner: runner.map(|r| r.to_string()),
                 live,
                 agent,
+                stale: b["stale"] == true,
             }
         })
         .collect();
-    Ok((rows, warnings))
+    Ok(Far {
+        rows,
+        warnings,
+        unreached,
+    })
 }
 
-fn document(rows: &[Row]) -> serde_json::Value {
+fn document(rows: &[Row], unreachable: &[crate::remote::listing::Unreached]) -> serde_json::Value {
     let boxes: Vec<SandboxLsBox> = rows
         .iter()
         .map(|r| SandboxLsBox {
@@ -253,11 +290,13 @@ fn document(rows: &[Row]) -> serde_json::Value {
             dirty: r.dirty,
             runner: r.runner.as_deref(),
             progress: Progress::of(r.agent.status, r.agent.exit, r.landed),
+            stale: r.stale,
         })
         .collect();
     SandboxLsDocument {
         schema_version: V1,
         boxes,
+        unreachable,
     }
     .to_value()
 }
@@ -265,14 +304,14 @@ fn document(rows: &[Row]) -> serde_json::Value {
 pub fn run(a: LsArgs, ui: &mut Ui) -> Result<i32, CliError> {
     let cfg = crate::cli::load_config()?;
     let mut rows = all_rows()?;
-    let (far, unreached) = far_rows(&cfg)?;
-    rows.extend(far);
-    for w in &unreached {
+    let far = far_rows(&cfg)?;
+    rows.extend(far.rows);
+    for w in &far.warnings {
         ui.warning(w);
     }
     let machines = !cfg.machines.is_empty();
     if a.json {
-        ui.out_json(&document(&rows));
+        ui.out_json(&document(&rows, &far.unreached));
         return Ok(error::OK);
     }
     if rows.is_empty() {
@@ -305,7 +344,7 @@ pub fn run(a: LsArgs, ui: &mut Ui) -> Result<i32, CliError> {
             machine_cell(r.machine.as_deref()),
             crate::sanitize::line(&r.name),
             crate::sanitize::line(&r.repo),
-            r.state,
+            if r.stale { "stale" } else { &r.state },
             r.mode_label,
             crate::sanitize::line(r.branch.as_deref().unwrap_or("-")),
             match r.dirty {

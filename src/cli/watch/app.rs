@@ -96,6 +96,10 @@ pub struct App {
     pub in_tmux: bool,
     /// Rows carry the repository (`git sandbox watch`): grouped by it.
     pub grouped: bool,
+    /// The config names other machines: an ON column says where each box is.
+    pub machines: bool,
+    /// The machines not asked on the last look (their rows are stale).
+    pub unreached: Vec<String>,
     /// Now, in seconds since the epoch (ages are computed against it).
     pub now: i64,
     /// Without tmux, no screens (attach falls back as `enter` does).
@@ -104,9 +108,29 @@ pub struct App {
     pub quit_armed: bool,
 }
 
-/// The key of a row.
+/// The key of a row: `repo\0name`, and `\0machine` for a box on another machine.
 pub fn key_of(r: &Row) -> String {
-    format!("{}\0{}", r.repo, r.name)
+    match &r.machine {
+        Some(m) => format!("{}\0{}\0{m}", r.repo, r.name),
+        None => format!("{}\0{}", r.repo, r.name),
+    }
+}
+
+/// What the dashboard says when `key` asks for what it cannot do to a box on another
+/// machine yet, or when that machine cannot be asked now; `None` when it can.
+fn far_refusal(key: char, r: &Row) -> Option<String> {
+    let m = crate::watch::clean(r.machine.as_deref()?);
+    let name = crate::watch::clean(&r.name);
+    let q = crate::cmd::quote(&name);
+    Some(match key {
+        '\n' if r.stale => format!(
+            "`{name}` is on machine `{m}`, which did not answer: its row is what it last listed"
+        ),
+        '\n' => return None,
+        'd' => format!("`{name}` is on machine `{m}`: its diff is not shown here yet"),
+        'l' => format!("`{name}` is on machine `{m}`: landing it from here is not there yet"),
+        _ => format!("`{name}` is on machine `{m}`: remove it with `git treebox rm {q}`"),
+    })
 }
 
 impl App {
@@ -123,6 +147,8 @@ impl App {
             color,
             in_tmux: false,
             grouped: false,
+            machines: false,
+            unreached: Vec::new(),
             now: 0,
             tmux: true,
             quit_armed: false,
@@ -321,6 +347,18 @@ impl App {
             self.quit_armed = false;
         }
         let row = self.selected_row().cloned();
+        // A box on another machine: Enter attaches there; what cannot reach it yet
+        // says so.
+        let far = |c: char| row.as_ref().and_then(|r| far_refusal(c, r));
+        let said = match k.code {
+            KeyCode::Enter => far('\n'),
+            KeyCode::Char(c @ ('d' | 'x' | 'l')) => far(c),
+            _ => None,
+        };
+        if let Some(said) = said {
+            self.message = Some((said, true));
+            return Action::None;
+        }
         match k.code {
             // Quitting ends an action half-way (a create's fetch or build): say so once.
             KeyCode::Char('q') if self.busy.is_some() && !self.quit_armed => {
@@ -505,5 +543,33 @@ mod tests {
             a.on_key(key(KeyCode::Char('y'))),
             Action::Land("/r\0c".into())
         );
+    }
+
+    /// A box on another machine: Enter attaches there (as `enter NAME` does), unless
+    /// its machine did not answer; diff, remove and land say they cannot reach it yet,
+    /// and change nothing.
+    #[test]
+    fn keys_on_a_box_of_another_machine() {
+        let mut a = App::new("t".into(), false);
+        let mut far = row("far", Agent::Working);
+        far.machine = Some("big".into());
+        let mut here = row("far", Agent::Working);
+        here.machine = None;
+        a.set_rows(vec![far.clone(), here.clone()]);
+        // The same name here and there: two rows, two keys.
+        assert_ne!(key_of(&far), key_of(&here));
+        assert_eq!(a.on_key(key(KeyCode::Enter)), Action::Attach(far.clone()));
+        for c in ['d', 'x', 'l'] {
+            assert_eq!(a.on_key(key(KeyCode::Char(c))), Action::None, "{c}");
+            let (said, failed) = a.message.clone().unwrap();
+            assert!(failed && said.contains("on machine `big`"), "{c}: {said}");
+            assert_eq!(c == 'x', said.contains("`git treebox rm far`"), "{said}");
+            assert_eq!(a.mode, Mode::Normal, "{c}");
+        }
+        let mut stale = far.clone();
+        stale.stale = true;
+        a.set_rows(vec![stale]);
+        assert_eq!(a.on_key(key(KeyCode::Enter)), Action::None);
+        assert!(a.message.unwrap().0.contains("did not answer"));
     }
 }

@@ -76,6 +76,54 @@ pub fn row(e: &BoxEntry, facts: &Facts, layout: &Layout, repo: &str) -> Row {
         size: None,
         landed: None,
         state: state.into(),
+        machine: None,
+        stale: false,
+    }
+}
+
+/// A box on another machine as a row: its `list --json` entry there (hostile data:
+/// every field checked or dropped), `repo` this machine's repository it belongs to.
+/// Its diff size and subject are not read from here.
+pub fn far_row(machine: String, repo: String, b: &serde_json::Value) -> Row {
+    let (live, view) = crate::cli::list::view_of(b);
+    let (agent, since) = Agent::of(view.status, view.exit, live);
+    let text = |k: &str| b[k].as_str().map(str::to_string);
+    let (git_mode, runner) = crate::cli::list::modes_of(b);
+    let harness = b["harness"]
+        .as_str()
+        .and_then(|h| h.parse::<crate::harness::Harness>().ok());
+    let landed = b["landed"].as_bool();
+    // In the dashboard's words: `unregistered` is `list`'s alone; a word no treebox of
+    // this protocol says is a record that cannot be read.
+    let state = match b["state"].as_str() {
+        Some(s @ ("ok" | "landed" | "missing" | "no-record" | "bad-record" | "broken")) => s,
+        Some("unregistered") => "ok",
+        _ => "bad-record",
+    };
+    Row {
+        repo,
+        name: text("name").unwrap_or_default(),
+        path: text("path").unwrap_or_default(),
+        branch: text("branch"),
+        placeholder: b["placeholder"] == true,
+        kind: match (git_mode, runner) {
+            (Some(m), Some(r)) => crate::cli::list::kind_of(m, r),
+            _ => "-".into(),
+        },
+        git_mode: git_mode.map(|m| m.to_string()),
+        runner: runner.map(|r| r.to_string()),
+        harness: harness.map(|h| h.to_string()),
+        live,
+        agent,
+        since,
+        created: None,
+        last_commit: b["lastCommit"].as_i64(),
+        subject: None,
+        size: None,
+        landed,
+        state: state.into(),
+        stale: b["stale"] == true,
+        machine: Some(machine),
     }
 }
 

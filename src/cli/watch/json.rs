@@ -16,6 +16,9 @@ pub struct WatchDocument<'a> {
     /// When the snapshot was taken, in seconds since the epoch.
     pub time: i64,
     pub boxes: Vec<WatchBox<'a>>,
+    /// The machines of the config not asked this time; absent when every one answered.
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    pub unreachable: &'a [crate::remote::listing::Unreached],
 }
 
 impl Document for WatchDocument<'_> {}
@@ -56,6 +59,13 @@ pub struct WatchBox<'a> {
     pub state: &'a str,
     /// `waiting`, `exited`, `idle-with-commits`, or `None`.
     pub needs_me: Option<&'static str>,
+    /// The machine of the config the box is on; absent: this one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub machine: Option<&'a str>,
+    /// A box of a machine that cannot be asked now, as it last listed it; absent
+    /// otherwise.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub stale: bool,
 }
 
 impl<'a> WatchBox<'a> {
@@ -86,6 +96,8 @@ impl<'a> WatchBox<'a> {
             landed: r.landed,
             state: &r.state,
             needs_me: needs(r).map(|n| n.word()),
+            machine: r.machine.as_deref(),
+            stale: r.stale,
         }
     }
 }

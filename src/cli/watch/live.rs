@@ -41,6 +41,8 @@ pub enum Msg {
     Trouble(String),
     /// A diff to show.
     Diff(String, Vec<String>),
+    /// The machines of the config not asked this time (their rows are stale).
+    Unreached(Vec<String>),
 }
 
 /// Raw mode and the alternate screen, undone on drop (also on a panic's unwind).
@@ -82,7 +84,13 @@ pub fn open(repo: &str) -> Result<(Repo, Layout), CliError> {
 }
 
 /// Run the live screen until `q`.
-pub fn run(scope: Scope, title: String, ui: &mut Ui, notify: bool) -> Result<i32, CliError> {
+pub fn run(
+    scope: Scope,
+    title: String,
+    machines: &[crate::config::Machine],
+    ui: &mut Ui,
+    notify: bool,
+) -> Result<i32, CliError> {
     if !ui.stdout_is_tty() || !ui.stdin_is_tty() {
         let bin = match scope {
             Scope::Machine => "git sandbox",
@@ -99,13 +107,21 @@ pub fn run(scope: Scope, title: String, ui: &mut Ui, notify: bool) -> Result<i32
     let color = std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
     let mut app = App::new(title, color);
     app.grouped = matches!(scope, Scope::Machine);
+    app.machines = !machines.is_empty();
     app.in_tmux = std::env::var_os("TMUX").is_some_and(|v| !v.is_empty());
     app.tmux = crate::session::available();
     let (tx, rx) = std::sync::mpsc::channel::<Msg>();
     let selected = Arc::new(Mutex::new(None::<String>));
     let (wake_tx, wake_rx) = std::sync::mpsc::channel::<Wake>();
     let machine = matches!(scope, Scope::Machine);
-    super::refresh::spawn(scope, tx.clone(), wake_rx, selected.clone(), app.tmux);
+    super::refresh::spawn(
+        scope,
+        machines.to_vec(),
+        tx.clone(),
+        wake_rx,
+        selected.clone(),
+        app.tmux,
+    );
     let mut screen = Some(Screen::enter().map_err(io_error)?);
     let mut term = Terminal::new(CrosstermBackend::new(std::io::stdout())).map_err(io_error)?;
     let mut pending: Option<crate::teardown::Target> = None;
@@ -174,7 +190,7 @@ pub fn run(scope: Scope, title: String, ui: &mut Ui, notify: bool) -> Result<i32
                 worker(tx.clone(), move || remove(&repo, &t));
             }
             Action::Land(key) => {
-                let mut parts = key.splitn(2, '\0');
+                let mut parts = key.split('\0');
                 let repo = parts.next().unwrap_or_default().to_string();
                 let name = parts.next().unwrap_or_default().to_string();
                 app.busy = Some(format!("landing {name}"));
@@ -207,6 +223,7 @@ fn take(app: &mut App, m: Msg, pending: &mut Option<crate::teardown::Target>) {
             app.message = Some((crate::watch::clean(&text), failed));
         }
         Msg::Trouble(text) => app.message = Some((crate::watch::clean(&text), true)),
+        Msg::Unreached(machines) => app.unreached = machines,
         Msg::Ask(key, question, target) => {
             app.busy = None;
             *pending = Some(*target);
@@ -229,6 +246,9 @@ fn take(app: &mut App, m: Msg, pending: &mut Option<crate::teardown::Target>) {
 
 /// Attach to `row`'s agent, off the dashboard's screen. Returns what to say after.
 fn attach(row: &Row, ui: &mut Ui, machine: bool) -> (String, bool) {
+    if let Some(m) = &row.machine {
+        return attach_far(row, m, ui);
+    }
     let leaf = crate::watch::clean(&row.name);
     let (_, layout) = match open(&row.repo) {
         Ok(x) => x,
@@ -259,6 +279,26 @@ fn attach(row: &Row, ui: &mut Ui, machine: bool) -> (String, bool) {
             Ok(code) => (format!("`{leaf}`: enter exited {code}"), true),
             Err(e) => (super::actions::line(&e), true),
         },
+    }
+}
+
+/// Attach to the agent of a box on machine `m`, as `git treebox enter NAME` does for a
+/// box there (`ssh -t`; detaching comes back here, the agent works on there).
+fn attach_far(row: &Row, m: &str, ui: &mut Ui) -> (String, bool) {
+    let leaf = crate::watch::clean(&row.name);
+    let far = crate::cli::load_config()
+        .and_then(|cfg| crate::cli::on::far_box(&cfg, m, &row.repo, &row.name));
+    let entered = far.and_then(|far| {
+        let verb = crate::remote::terminal::Verb::Enter { detach: false };
+        crate::cli::on::on_terminal(&far, verb, ui)
+    });
+    match entered {
+        Ok(0) => (format!("back from `{leaf}` on machine `{m}`"), false),
+        Ok(code) => (
+            format!("`{leaf}` on machine `{m}`: enter exited {code}"),
+            true,
+        ),
+        Err(e) => (super::actions::line(&e), true),
     }
 }
 

@@ -2,7 +2,10 @@
 //! repository's): the dashboard (SPEC §10c, issue 31).
 //!
 //! The rows come from [`gather`] (the sources `list` reads), ordered needs-me first
-//! ([`crate::watch::sort`]). `--once --json` prints one snapshot ([`json`]).
+//! ([`crate::watch::sort`]), and from the config's machines ([`far_snapshot`]: what
+//! `list` asks them, within its deadline; in the live screen on a thread of its own,
+//! so a slow machine never holds the screen). `--once --json` prints one snapshot
+//! ([`json`]).
 //!
 //! Called by [`crate::cli`] (`git treebox watch`) and `cli/sandbox/watch.rs`.
 
@@ -42,7 +45,79 @@ pub enum Scope {
     Machine,
 }
 
-/// One snapshot of every box in `scope`, needs-me first.
+impl Scope {
+    /// What to ask the config's machines about for this scope.
+    pub fn far(&self) -> FarScope {
+        match self {
+            Scope::Repo(repo, _) => FarScope::Repo(
+                crate::remote::boxes::key_for(repo),
+                repo.main_root.to_string_lossy().into_owned(),
+            ),
+            Scope::Machine => FarScope::Machine,
+        }
+    }
+
+    /// Sort rows as this scope's screen orders them.
+    pub fn sort(&self, rows: &mut [Row]) {
+        match self {
+            Scope::Repo(..) => crate::watch::sort(rows),
+            Scope::Machine => crate::watch::sort_grouped(rows),
+        }
+    }
+}
+
+/// What the dashboard asks the config's machines about: one repository (its key
+/// there, its main checkout here), or every repository `git sandbox ls` knows.
+#[derive(Debug, Clone)]
+pub enum FarScope {
+    Repo(String, String),
+    Machine,
+}
+
+/// The boxes of a [`FarScope`] on the config's machines, as rows.
+#[derive(Debug, Default)]
+pub struct FarRows {
+    /// Unsorted; a machine not asked now gives the rows it last listed, stale.
+    pub rows: Vec<Row>,
+    /// One line per machine not asked (or why none could be).
+    pub warnings: Vec<String>,
+    pub unreached: Vec<crate::remote::listing::Unreached>,
+}
+
+/// The boxes of `far` on `machines`, each machine asked at once within a listing's
+/// deadline.
+pub fn far_snapshot(far: &FarScope, machines: &[crate::config::Machine]) -> FarRows {
+    if machines.is_empty() {
+        return FarRows::default();
+    }
+    let listing = match far {
+        FarScope::Repo(key, root) => super::on::far_boxes(
+            machines,
+            &[(key.clone(), root.clone())],
+            crate::remote::listing::LISTING,
+        ),
+        FarScope::Machine => match super::on::boxes_of_known_repos(machines) {
+            Ok(l) => l,
+            Err(e) => {
+                return FarRows {
+                    warnings: vec![actions::line(&e)],
+                    ..FarRows::default()
+                }
+            }
+        },
+    };
+    FarRows {
+        warnings: super::list::far_warnings(&listing),
+        rows: listing
+            .boxes
+            .into_iter()
+            .map(|(m, repo, b)| gather::far_row(m, repo, &b))
+            .collect(),
+        unreached: listing.unreached,
+    }
+}
+
+/// One snapshot of every box of this machine in `scope`, needs-me first.
 pub fn snapshot(scope: &Scope) -> Result<Vec<Row>, CliError> {
     let mut rows = match scope {
         Scope::Repo(repo, layout) => gather::rows(repo, layout).0,
@@ -54,10 +129,7 @@ pub fn snapshot(scope: &Scope) -> Result<Vec<Row>, CliError> {
             all
         }
     };
-    match scope {
-        Scope::Repo(..) => crate::watch::sort(&mut rows),
-        Scope::Machine => crate::watch::sort_grouped(&mut rows),
-    }
+    scope.sort(&mut rows);
     Ok(rows)
 }
 
@@ -97,14 +169,22 @@ pub fn watch(
     if !args.once {
         let title = title_of(&scope);
         let notify = !args.no_notify && cfg.notify != Some(false);
-        return live::run(scope, title, ui, notify);
+        return live::run(scope, title, &cfg.machines, ui, notify);
     }
-    let rows = snapshot(&scope)?;
+    // This machine's boxes and the machines' together, each machine named.
+    let mut rows = snapshot(&scope)?;
+    let far = far_snapshot(&scope.far(), &cfg.machines);
+    rows.extend(far.rows);
+    scope.sort(&mut rows);
+    for w in &far.warnings {
+        ui.warning(w);
+    }
     if args.json {
         let doc = json::WatchDocument {
             schema_version: V1,
             time: crate::state::record::now() as i64,
             boxes: rows.iter().map(json::WatchBox::of).collect(),
+            unreachable: &far.unreached,
         };
         ui.out_json(&doc.to_value());
         return Ok(error::OK);
@@ -112,6 +192,8 @@ pub fn watch(
     // The screen, drawn once as text (80×24, no colour), with the first box's pane.
     let mut app = app::App::new(title_of(&scope), false);
     app.grouped = matches!(scope, Scope::Machine);
+    app.machines = !cfg.machines.is_empty();
+    app.unreached = far.unreached.into_iter().map(|u| u.machine).collect();
     app.tmux = crate::session::available();
     app.now = crate::state::record::now() as i64;
     app.set_rows(rows);

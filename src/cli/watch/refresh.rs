@@ -9,6 +9,10 @@
 //!   have their agent re-read, each at most once per [`DEBOUNCE`].
 //! - The selected box's details (its screen, uncommitted changes, recent commits),
 //!   for that box alone, after every full snapshot and when the selection moves.
+//! - The config's machines' boxes ([`super::far_snapshot`]) from a thread of their own
+//!   every [`FAR_TICK`] (and on `r`): a machine that is slow to answer holds up its
+//!   own rows, within the listing's deadline, never this thread or the screen. Each
+//!   snapshot shows the machines' rows as last gathered.
 
 use std::collections::HashMap;
 use std::sync::mpsc::{Receiver, Sender, TryRecvError};
@@ -31,6 +35,9 @@ pub const DEBOUNCE: Duration = Duration::from_millis(250);
 /// How often the thread looks for the screen's requests while it waits.
 const POLL: Duration = Duration::from_millis(50);
 
+/// How often the config's machines are asked again (each ask starts a treebox there).
+pub const FAR_TICK: Duration = Duration::from_secs(5);
+
 /// How many of a box's screen lines the pane can show, at most.
 const SCREEN_LINES: usize = 60;
 
@@ -43,15 +50,55 @@ pub enum Wake {
     Full,
 }
 
+/// The machines' rows as last gathered, and a count of the gatherings.
+#[derive(Default)]
+struct Far {
+    gathered: u64,
+    rows: Vec<Row>,
+    /// The machines not asked this time.
+    unreached: Vec<String>,
+}
+
+/// Start the machines' thread (none without machines): it gathers their rows into
+/// `far` every [`FAR_TICK`], and at once when nudged; it ends with the nudger.
+fn spawn_far(
+    far_scope: super::FarScope,
+    machines: Vec<crate::config::Machine>,
+    far: Arc<Mutex<Far>>,
+) -> Option<Sender<()>> {
+    if machines.is_empty() {
+        return None;
+    }
+    let (nudge, nudged) = std::sync::mpsc::channel::<()>();
+    std::thread::spawn(move || loop {
+        let got = super::far_snapshot(&far_scope, &machines);
+        {
+            let mut f = far.lock().expect("never poisoned");
+            f.gathered += 1;
+            f.rows = got.rows;
+            f.unreached = got.unreached.into_iter().map(|u| u.machine).collect();
+        }
+        match nudged.recv_timeout(FAR_TICK) {
+            Ok(()) => while nudged.try_recv().is_ok() {},
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => return,
+        }
+    });
+    Some(nudge)
+}
+
 /// Start the refresher; it ends when the screen's receiver is gone.
 pub fn spawn(
     scope: Scope,
+    machines: Vec<crate::config::Machine>,
     tx: Sender<Msg>,
     wake: Receiver<Wake>,
     selected: Arc<Mutex<Option<String>>>,
     tmux: bool,
 ) {
     std::thread::spawn(move || {
+        let far = Arc::new(Mutex::new(Far::default()));
+        let nudge = spawn_far(scope.far(), machines, far.clone());
         let mut r = Refresher {
             scope,
             tx,
@@ -61,6 +108,9 @@ pub fn spawn(
             debounce: Debounce::new(DEBOUNCE),
             rows: Vec::new(),
             layouts: HashMap::new(),
+            far,
+            far_seen: 0,
+            far_rows: Vec::new(),
         };
         let mut full_at = Instant::now();
         let mut details = true;
@@ -95,10 +145,18 @@ pub fn spawn(
             loop {
                 match wake.try_recv() {
                     Ok(Wake::Details) => details = true,
-                    Ok(Wake::Full) => full_at = Instant::now(),
+                    Ok(Wake::Full) => {
+                        full_at = Instant::now();
+                        if let Some(n) = &nudge {
+                            let _ = n.send(());
+                        }
+                    }
                     Err(TryRecvError::Empty) => break,
                     Err(TryRecvError::Disconnected) => return,
                 }
+            }
+            if !r.far_news() {
+                return;
             }
             let ready = r.debounce.changed(changed, Instant::now());
             if !ready.is_empty() {
@@ -121,6 +179,11 @@ struct Refresher {
     rows: Vec<Row>,
     /// Each repository's layout, by its path.
     layouts: HashMap<String, Layout>,
+    /// What the machines' thread gathered, how many gatherings were taken, and the
+    /// rows of the last one taken.
+    far: Arc<Mutex<Far>>,
+    far_seen: u64,
+    far_rows: Vec<Row>,
 }
 
 impl Refresher {
@@ -132,19 +195,47 @@ impl Refresher {
         self.layouts.get(repo).cloned()
     }
 
+    /// The machines' rows, when their thread gathered them anew since last looked:
+    /// shown with this machine's; false once the screen is gone.
+    fn far_news(&mut self) -> bool {
+        let (rows, unreached) = {
+            let f = self.far.lock().expect("never poisoned");
+            if f.gathered == self.far_seen {
+                return true;
+            }
+            self.far_seen = f.gathered;
+            (f.rows.clone(), f.unreached.clone())
+        };
+        self.far_rows = rows;
+        let mut all: Vec<Row> = std::mem::take(&mut self.rows)
+            .into_iter()
+            .filter(|r| r.machine.is_none())
+            .chain(self.far_rows.iter().cloned())
+            .collect();
+        self.scope.sort(&mut all);
+        self.rows = all;
+        self.tx.send(Msg::Unreached(unreached)).is_ok()
+            && self.tx.send(Msg::Rows(self.rows.clone())).is_ok()
+    }
+
     /// A full snapshot; false once the screen is gone.
     fn full(&mut self) -> bool {
-        self.rows = match super::snapshot(&self.scope) {
+        let mut rows = match super::snapshot(&self.scope) {
             Ok(r) => r,
             Err(e) => {
                 let _ = self.tx.send(Msg::Trouble(super::actions::line(&e)));
                 Vec::new()
             }
         };
+        rows.extend(self.far_rows.iter().cloned());
+        self.scope.sort(&mut rows);
+        self.rows = rows;
         if self.changes.is_some() {
+            // This machine's boxes: the machines' have no files here.
             let boxes: Vec<(String, String, String)> = self
                 .rows
                 .iter()
+                .filter(|r| r.machine.is_none())
                 .map(|r| (r.repo.clone(), r.name.clone(), key_of(r)))
                 .collect();
             for (repo, name, key) in boxes {
@@ -165,15 +256,15 @@ impl Refresher {
     /// among them (`None` once the screen is gone).
     fn agents(&mut self, keys: &[String]) -> Option<bool> {
         let mut rows = std::mem::take(&mut self.rows);
-        for row in rows.iter_mut().filter(|r| keys.contains(&key_of(r))) {
+        for row in rows
+            .iter_mut()
+            .filter(|r| r.machine.is_none() && keys.contains(&key_of(r)))
+        {
             if let Some(layout) = self.layout(&row.repo) {
                 super::gather::agent(row, &layout);
             }
         }
-        match self.scope {
-            Scope::Repo(..) => crate::watch::sort(&mut rows),
-            Scope::Machine => crate::watch::sort_grouped(&mut rows),
-        }
+        self.scope.sort(&mut rows);
         self.rows = rows;
         self.tx.send(Msg::Rows(self.rows.clone())).ok()?;
         let selected = self.selected.lock().expect("never poisoned").clone();
@@ -201,6 +292,13 @@ pub fn details(row: &Row, tmux: bool) -> Details {
         key: key_of(row),
         ..Details::default()
     };
+    if let Some(m) = &row.machine {
+        d.error = Some(format!(
+            "on machine `{}`: its screen and changes are not shown here yet",
+            crate::watch::clean(m)
+        ));
+        return d;
+    }
     let Ok((repo, layout)) = open(&row.repo) else {
         d.error = Some("its repository cannot be read".into());
         return d;

@@ -9,7 +9,10 @@
 //! then STATE, then BRANCH, then LAST; NAME, AGENT and DIFF always stay (at 80 columns
 //! only BOX is dropped). `git sandbox watch` adds REPO (the repository's directory
 //! name; rows are grouped by it), which drops last of all (at 80 columns BOX, AGE and
-//! STATE make room for it).
+//! STATE make room for it). With machines in the config, ON (the machine a box is on,
+//! `-` for this one) comes after REPO, and drops just before it (at 80 columns AGE
+//! makes room for it). A box of a machine that cannot be asked now shows its last-known
+//! row with the state `stale`.
 
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style};
@@ -32,8 +35,15 @@ struct Col {
 const REPO: Col = Col {
     title: "REPO",
     width: 12,
+    drop: Some(7),
+};
+/// The machine a box is on: index [`ON_AT`].
+const ON: Col = Col {
+    title: "ON",
+    width: 6,
     drop: Some(6),
 };
+const ON_AT: usize = COLS.len() + 1;
 const COLS: [Col; 8] = [
     Col {
         title: "NAME",
@@ -77,10 +87,21 @@ const COLS: [Col; 8] = [
     },
 ];
 
-/// The columns that fit `width` (indices into REPO + COLS, REPO being 0), in order.
-fn columns(width: u16, grouped: bool) -> Vec<usize> {
-    let mut cols: Vec<usize> = (usize::from(!grouped)..=COLS.len()).collect();
-    let col = |i: usize| if i == 0 { &REPO } else { &COLS[i - 1] };
+/// The column of index `i`: REPO, then COLS, then ON.
+fn col(i: usize) -> &'static Col {
+    match i {
+        0 => &REPO,
+        ON_AT => &ON,
+        i => &COLS[i - 1],
+    }
+}
+
+/// The columns that fit `width` (indices, see [`col`]), in order: REPO when
+/// `grouped`, ON with `machines`, then COLS.
+fn columns(width: u16, grouped: bool, machines: bool) -> Vec<usize> {
+    let mut cols: Vec<usize> = grouped.then_some(0).into_iter().collect();
+    cols.extend(machines.then_some(ON_AT));
+    cols.extend(1..=COLS.len());
     // The selection mark, then one space between columns.
     let need = |cols: &[usize]| -> u16 { 3 + cols.iter().map(|&i| col(i).width + 1).sum::<u16>() };
     while need(&cols) > width {
@@ -151,6 +172,8 @@ fn cell(r: &Row, i: usize, now: i64) -> String {
         5 => ages(r.created),
         6 => ages(r.last_commit),
         7 => diff_cell(r),
+        ON_AT => r.machine.as_deref().map_or("-".into(), clean),
+        _ if r.stale => "stale".into(),
         _ => match r.state.as_str() {
             "ok" => String::new(),
             s => s.to_string(),
@@ -236,6 +259,12 @@ fn draw_title(f: &mut Frame, area: Rect, app: &App, shown: usize) {
     if waiting > 0 {
         text.push_str(&format!(" · {waiting} need you"));
     }
+    if !app.unreached.is_empty() {
+        text.push_str(&format!(
+            " · no answer: {}",
+            clean(&app.unreached.join(", "))
+        ));
+    }
     if let Some(b) = &app.busy {
         text.push_str(&format!(" · {}…", clean(b)));
     }
@@ -256,8 +285,7 @@ fn draw_table(f: &mut Frame, area: Rect, app: &App, visible: &[&Row]) {
         f.render_widget(Paragraph::new(text), area);
         return;
     }
-    let cols = columns(area.width, app.grouped);
-    let col = |i: usize| if i == 0 { &REPO } else { &COLS[i - 1] };
+    let cols = columns(area.width, app.grouped, app.machines);
     let header = TRow::new(
         std::iter::once("  ".to_string()).chain(cols.iter().map(|&i| col(i).title.to_string())),
     )
@@ -322,6 +350,12 @@ fn draw_pane(f: &mut Frame, area: Rect, app: &App) {
         Layout::horizontal([Constraint::Percentage(60), Constraint::Percentage(40)]).areas(inner);
     let h = left.height as usize;
     let screen: Vec<Line> = match details.map(|d| &d.screen) {
+        _ if r.machine.is_some() && r.stale => {
+            vec![Line::from(
+                "(its machine did not answer: what it last listed)",
+            )]
+        }
+        _ if r.machine.is_some() => vec![Line::from("(Enter attaches to it there)")],
         _ if !app.tmux => vec![Line::from("(no tmux: no screen preview)")],
         Some(Some(lines)) if lines.is_empty() => vec![Line::from("(an empty screen)")],
         Some(Some(lines)) => {

@@ -30,6 +30,8 @@ fn row(name: &str, agent: Agent, since: i64) -> Row {
         }),
         landed: None,
         state: "ok".into(),
+        machine: None,
+        stale: false,
     }
 }
 
@@ -136,18 +138,13 @@ fn screen_120x30_shows_every_column() {
 
 #[test]
 fn columns_drop_in_the_stated_order() {
-    let titles = |w: u16, grouped: bool| -> Vec<&str> {
-        columns(w, grouped)
+    let with = |w: u16, grouped: bool, machines: bool| -> Vec<&str> {
+        columns(w, grouped, machines)
             .into_iter()
-            .map(|i| {
-                if i == 0 {
-                    REPO.title
-                } else {
-                    COLS[i - 1].title
-                }
-            })
+            .map(|i| col(i).title)
             .collect()
     };
+    let titles = |w: u16, grouped: bool| with(w, grouped, false);
     assert_eq!(titles(200, false).len(), 8);
     assert!(!titles(80, false).contains(&"BOX"));
     assert!(titles(80, false).contains(&"AGE"));
@@ -159,6 +156,56 @@ fn columns_drop_in_the_stated_order() {
     );
     assert_eq!(titles(40, false), ["NAME", "AGENT", "DIFF"]);
     assert_eq!(titles(60, false), ["NAME", "AGENT", "LAST", "DIFF"]);
+    // With machines, ON: at 80 columns AGE makes room for it; it drops before REPO.
+    assert_eq!(
+        with(80, false, true),
+        ["ON", "NAME", "BRANCH", "AGENT", "LAST", "DIFF", "STATE"]
+    );
+    assert_eq!(with(200, true, true)[..3], ["REPO", "ON", "NAME"]);
+    assert_eq!(
+        with(80, true, true),
+        ["REPO", "ON", "NAME", "AGENT", "LAST", "DIFF"]
+    );
+    assert_eq!(with(60, true, true), ["REPO", "NAME", "AGENT", "DIFF"]);
+}
+
+/// With machines in the config: the ON column names each box's machine (`-`: this
+/// one), a machine that did not answer is named in the title and its boxes' rows are
+/// `stale` (never counted as needing you); a box there has no screen here.
+#[test]
+fn screen_with_machines_80x24() {
+    let mut a = app(false);
+    let mut far = row("feat--far", Agent::Idle, 60);
+    far.machine = Some("big".into());
+    far.repo = "/home/me/src/app".into();
+    far.path =
+        "/home/them/.local/share/treebox/machines/k/repo/.treebox/worktrees/feat--far".into();
+    far.size = None;
+    let mut gone = row("feat--gone", Agent::Waiting, 600);
+    gone.machine = Some("gpu".into());
+    gone.stale = true;
+    gone.size = None;
+    let mut rows = a.rows.clone();
+    rows.extend([far.clone(), gone.clone()]);
+    crate::watch::sort(&mut rows);
+    a.machines = true;
+    a.unreached = vec!["gpu".into()];
+    a.set_rows(rows);
+    let t = text(&a, 80, 24);
+    assert_clean(&t);
+    let line = |name: &str| t.lines().find(|l| l.contains(name)).unwrap().to_string();
+    assert!(line("feat--far").contains(" big "), "{t}");
+    assert!(line("feat--gone").trim_end().ends_with("stale"), "{t}");
+    assert!(line("fix--login").contains(" -  "), "{t}");
+    assert!(t.lines().next().unwrap().contains("no answer: gpu"), "{t}");
+    // 3 need you, as without the machines: the stale waiting box is not news.
+    assert!(t.lines().next().unwrap().contains("3 need you"), "{t}");
+    insta::assert_snapshot!("screen_with_machines_80x24", t);
+    a.selected = Some(key_of(&far));
+    a.details = Some(super::super::refresh::details(&far, true));
+    let t = text(&a, 80, 24);
+    assert!(t.contains("(Enter attaches to it there)"), "{t}");
+    assert!(t.contains("on machine `big`"), "{t}");
 }
 
 #[test]
