@@ -147,7 +147,9 @@ fn prepare<'a>(
     }
     // Nor any other machine's: a name is the box's wherever it is (as far as the
     // machines that answer tell).
-    let far = boxes_on_machines(&cfg.machines, &repo, crate::remote::boxes::QUICK);
+    // Within a listing's deadline: a machine that cannot be asked now answers with the
+    // boxes it last listed, and the machine the box goes to refuses a name it has.
+    let far = boxes_on_machines(&cfg.machines, &repo, crate::remote::listing::LISTING);
     if let Some((_, _, taken)) = far
         .boxes
         .iter()
@@ -384,8 +386,31 @@ pub(crate) fn find_elsewhere(cfg: &UserConfig, name: &str) -> Result<Option<Far>
         return Ok(None);
     }
     let (repo, _) = super::here()?;
-    let mut listing = boxes_on_machines(&cfg.machines, &repo, crate::remote::boxes::QUICK);
+    let mut listing = boxes_on_machines(&cfg.machines, &repo, crate::remote::listing::LISTING);
     let named = |b: &Value| b["name"] == name || b["branch"] == name;
+    let fresh = |l: &FarListing| {
+        l.boxes
+            .iter()
+            .any(|(_, _, b)| named(b) && b["stale"] != true)
+    };
+    if !fresh(&listing) && !listing.unreached.is_empty() {
+        // Not found among the machines that answered at once: those that did not (a
+        // first connection over a long link, say) get the longer deadline before the
+        // name is judged.
+        let slow: Vec<Machine> = cfg
+            .machines
+            .iter()
+            .filter(|m| listing.unreached.iter().any(|u| u.machine == m.name))
+            .cloned()
+            .collect();
+        let again = boxes_on_machines(&slow, &repo, crate::remote::boxes::QUICK);
+        listing
+            .boxes
+            .retain(|(m, _, _)| !slow.iter().any(|s| &s.name == m));
+        listing.boxes.extend(again.boxes);
+        listing.unreached = again.unreached;
+        listing.errors = again.errors;
+    }
     let found: Vec<&Value> = listing
         .boxes
         .iter()
