@@ -276,21 +276,33 @@ fn document(l: &Listing, repo: &crate::git::Repo) -> serde_json::Value {
 pub(crate) fn json(dir: &std::path::Path, dirty: bool) -> Result<serde_json::Value, CliError> {
     let cfg = super::load_config()?;
     let (repo, layout) = super::here_at(dir)?;
-    let there = elsewhere(&cfg, &repo);
-    Ok(with_elsewhere(
-        document(&gather(&repo, &layout, dirty), &repo),
-        there,
-    ))
+    let (listing, there) = here_and_elsewhere(&cfg, &repo, &layout, dirty);
+    Ok(with_elsewhere(document(&listing, &repo), there))
 }
 
-/// This repository's boxes on the config's other machines, within a listing's
-/// deadline (last-known and stale for a machine not asked now, with a warning);
-/// nothing asked without machines.
-fn elsewhere(cfg: &crate::config::UserConfig, repo: &crate::git::Repo) -> super::on::FarListing {
-    if cfg.machines.is_empty() {
-        return super::on::FarListing::default();
-    }
-    super::on::boxes_on_machines(&cfg.machines, repo, crate::remote::listing::LISTING)
+/// This repository's boxes here, and on the config's other machines within a
+/// listing's deadline (last-known and stale for a machine not asked now, with a
+/// warning; nothing asked without machines). The machines are asked while this
+/// machine's boxes are read: a listing takes the longer of the two, not their sum.
+fn here_and_elsewhere(
+    cfg: &crate::config::UserConfig,
+    repo: &crate::git::Repo,
+    layout: &Layout,
+    dirty: bool,
+) -> (Listing, super::on::FarListing) {
+    let repos = [(
+        crate::remote::boxes::key_for(repo),
+        repo.main_root.to_string_lossy().into_owned(),
+    )];
+    let machines = &cfg.machines;
+    std::thread::scope(|s| {
+        let far = s.spawn(|| match machines.is_empty() {
+            true => super::on::FarListing::default(),
+            false => super::on::far_boxes(machines, &repos, crate::remote::listing::LISTING),
+        });
+        let listing = gather(repo, layout, dirty);
+        (listing, far.join().unwrap_or_default())
+    })
 }
 
 /// The warning lines of `far`, one per machine not asked: why, and whether its boxes
@@ -325,8 +337,7 @@ fn with_elsewhere(mut doc: serde_json::Value, there: super::on::FarListing) -> s
 pub fn run(args: ListArgs, ui: &mut Ui) -> Result<i32, CliError> {
     let cfg = super::load_config()?;
     let (repo, layout) = super::here()?;
-    let listing = gather(&repo, &layout, args.dirty);
-    let far = elsewhere(&cfg, &repo);
+    let (listing, far) = here_and_elsewhere(&cfg, &repo, &layout, args.dirty);
     for w in far_warnings(&far) {
         ui.warning(&w);
     }

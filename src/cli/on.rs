@@ -146,10 +146,24 @@ fn prepare<'a>(
         .hint("Box names are unique across this machine and the others: pick another name."));
     }
     // Nor any other machine's: a name is the box's wherever it is (as far as the
-    // machines that answer tell).
-    // Within a listing's deadline: a machine that cannot be asked now answers with the
-    // boxes it last listed, and the machine the box goes to refuses a name it has.
-    let far = boxes_on_machines(&cfg.machines, &repo, crate::remote::listing::LISTING);
+    // machines that answer within a listing's deadline tell; the machine the box goes
+    // to refuses a name it has). Asked while origin is fetched here.
+    let repos = [(
+        crate::remote::boxes::key_for(&repo),
+        repo.main_root.to_string_lossy().into_owned(),
+    )];
+    let git = crate::git::GitCli::for_repo(&repo.common_dir, None);
+    let can_ask = ui.stderr_is_tty();
+    let (far, fetched) = std::thread::scope(|s| {
+        let far = s.spawn(|| far_boxes(&cfg.machines, &repos, crate::remote::listing::LISTING));
+        let fetched = crate::provision::fetch::fetch_origin(
+            &git,
+            &repo.main_root,
+            &layout.repo_state,
+            can_ask,
+        );
+        (far.join().unwrap_or_default(), fetched)
+    });
     if let Some((_, _, taken)) = far
         .boxes
         .iter()
@@ -164,14 +178,7 @@ fn prepare<'a>(
         )
         .hint("Box names are unique across this machine and the others: pick another name."));
     }
-    let git = crate::git::GitCli::for_repo(&repo.common_dir, None);
-    crate::provision::fetch::fetch_origin(
-        &git,
-        &repo.main_root,
-        &layout.repo_state,
-        ui.stderr_is_tty(),
-    )
-    .map_err(|e| CliError::from(crate::provision::ProvisionError::from(e)))?;
+    fetched.map_err(|e| CliError::from(crate::provision::ProvisionError::from(e)))?;
     let base = args
         .base
         .map(str::to_string)
