@@ -328,7 +328,7 @@ fn answer(request: &Value, rest: &mut dyn Read) -> Result<Value, CliError> {
                 .take(crate::land::far::MAX_HAVES)
                 .filter_map(|r| git2::Oid::from_str(r.as_str()?).ok())
                 .collect();
-            super::sandbox::down_unasked(&dir, text("name")?, force, &returned)
+            super::sandbox::down_unasked(&dir, text("name")?, force, Some(&returned))
         }
         Some("lists") => {
             // `list` of each repository the laptop names that has boxes here.

@@ -117,7 +117,7 @@ pub(super) fn stop(dir: &std::path::Path, a: StopInput) -> Result<Value, CliErro
 
 /// `box_remove`: `git sandbox down NAME`, unforced, off a terminal.
 pub(super) fn remove(dir: &std::path::Path, a: RemoveInput) -> Result<Value, CliError> {
-    down_unasked(dir, &a.name, false, &[])
+    down_unasked(dir, &a.name, false, None)
 }
 
 /// `box_land`: `git treebox land NAME [--squash | --rebase | --merge]`, when allowed.

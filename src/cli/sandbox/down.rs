@@ -154,7 +154,7 @@ pub(crate) fn down_unasked(
     dir: &std::path::Path,
     name: &str,
     force: bool,
-    returned: &[git2::Oid],
+    returned: Option<&[git2::Oid]>,
 ) -> Result<serde_json::Value, CliError> {
     use crate::cli::json::{Document, RemovedDocument};
     let _cfg = crate::cli::load_config()?;
@@ -166,9 +166,11 @@ pub(crate) fn down_unasked(
         ));
     }
     let mut t = teardown::target_for(entry, &repo, &layout, force);
-    // The laptop that asks has these commits (a box of its repository on this
-    // machine, its work fetched back there): a tip among them is returned.
-    teardown::returned_elsewhere(&mut t, &repo, returned);
+    // A box of a laptop's repository made here, asked by that laptop: its work is
+    // returned once the laptop has it (these commits, fetched back there).
+    if let Some(returned) = returned {
+        teardown::returned_elsewhere(&mut t, &repo, returned);
+    }
     let objections = teardown::objections::objections(&t);
     if !force && !objections.is_empty() {
         return Err(crate::cli::teardown::down_refusal(&t, &objections, &repo));
