@@ -243,39 +243,18 @@ fn answer(request: &Value, rest: &mut dyn Read) -> Result<Value, CliError> {
             Ok(json!({"schemaVersion": 1, "heads": heads}))
         }
         Some("seed") => {
-            // `fetchFrom`: this machine fetches origin itself; else the bundle that follows.
-            let tip = match request["fetchFrom"].as_str() {
-                Some(url) => mirror::fetch_from(text("key")?, text("branch")?, url),
-                None => mirror::seed(
-                    text("key")?,
-                    text("branch")?,
-                    request["ref"].as_str(),
-                    text("tip")?,
-                    rest,
-                )
-                .map(|()| text("tip").unwrap_or_default().to_string()),
-            }
-            .map_err(from_mirror)?;
-            if let Some(hex) = request["dotenv"].as_str() {
-                let bytes = unhex(hex).ok_or_else(|| usage("`dotenv` is not hex".into()))?;
-                mirror::put_env(text("key")?, &bytes).map_err(from_mirror)?;
-            }
-            if let Some(files) = request["includes"].as_array() {
-                let bad = || usage("`includes` is not a list of {path, mode, hex}".into());
-                let files = files
-                    .iter()
-                    .map(|f| {
-                        let path = std::path::PathBuf::from(f["path"].as_str()?);
-                        let mode = u32::try_from(f["mode"].as_u64()?).ok()?;
-                        Some((path, mode, unhex(f["hex"].as_str()?)?))
-                    })
-                    .collect::<Option<Vec<_>>>()
-                    .ok_or_else(bad)?;
-                mirror::put_files(text("key")?, &files).map_err(from_mirror)?;
-            }
+            let tip = seed(request, rest)?;
             Ok(json!({"schemaVersion": 1, "seeded": true, "tip": tip}))
         }
         Some("create") => {
+            // The mirror seeded first when the laptop sends the seed with it (one round
+            // trip less): its request, and its bundle after the line.
+            if let Some(s) = request.get("seed").filter(|s| s.is_object()) {
+                if s["key"] != request["key"] {
+                    return Err(usage("the seed is of another repository".into()));
+                }
+                seed(s, rest)?;
+            }
             let cfg = super::load_config()?;
             let repo = mirror::clone_dir(text("key")?).map_err(from_mirror)?;
             // The laptop's forwarded variables (its config's `forwardEnv`): into this
@@ -361,6 +340,49 @@ fn answer(request: &Value, rest: &mut dyn Read) -> Result<Value, CliError> {
         ))),
         None => Err(usage("the request names no `op`".into())),
     }
+}
+
+/// `seed`: the mirror given `branch` (the bundle in `rest`, or fetched from origin by
+/// this machine), and the laptop's `.env` and `.worktreeinclude` files put in the
+/// clone; the commit the mirror's branch names now.
+fn seed(request: &Value, rest: &mut dyn Read) -> Result<String, CliError> {
+    let text = |k: &str| {
+        request[k]
+            .as_str()
+            .ok_or_else(|| usage(format!("the request has no `{k}`")))
+    };
+    let from_mirror = |e: mirror::MirrorError| CliError::of(ErrorKind::Usage, e);
+    // `fetchFrom`: this machine fetches origin itself; else the bundle that follows.
+    let tip = match request["fetchFrom"].as_str() {
+        Some(url) => mirror::fetch_from(text("key")?, text("branch")?, url),
+        None => mirror::seed(
+            text("key")?,
+            text("branch")?,
+            request["ref"].as_str(),
+            text("tip")?,
+            rest,
+        )
+        .map(|()| text("tip").unwrap_or_default().to_string()),
+    }
+    .map_err(from_mirror)?;
+    if let Some(hex) = request["dotenv"].as_str() {
+        let bytes = unhex(hex).ok_or_else(|| usage("`dotenv` is not hex".into()))?;
+        mirror::put_env(text("key")?, &bytes).map_err(from_mirror)?;
+    }
+    if let Some(files) = request["includes"].as_array() {
+        let bad = || usage("`includes` is not a list of {path, mode, hex}".into());
+        let files = files
+            .iter()
+            .map(|f| {
+                let path = std::path::PathBuf::from(f["path"].as_str()?);
+                let mode = u32::try_from(f["mode"].as_u64()?).ok()?;
+                Some((path, mode, unhex(f["hex"].as_str()?)?))
+            })
+            .collect::<Option<Vec<_>>>()
+            .ok_or_else(bad)?;
+        mirror::put_files(text("key")?, &files).map_err(from_mirror)?;
+    }
+    Ok(tip)
 }
 
 /// A refusal, as the laptop reads it: the CLI's error document, with this version.

@@ -91,7 +91,17 @@ pub fn key_for(repo: &Repo) -> String {
 /// Make the box there; its answer (`box_create`'s document, its paths that machine's)
 /// and the commit its base was sent at (the box's start, which the laptop pins).
 pub fn create_there(c: &Create) -> Result<(Value, String), RemoteError> {
-    let (key, tip) = seed_there(c)?;
+    // The base's seed rides on the create request (one round trip less), unless the
+    // machine fetches origin itself or a `--checkout` branch is sent too.
+    let key = key_for(c.repo);
+    let (tip, last) = if c.machine.fetch_origin || checkout_ref(c).is_some() {
+        let (_, tip) = seed_there(c)?;
+        (tip, None)
+    } else {
+        let origin_ref = format!("refs/remotes/origin/{}", c.base);
+        let s = seed_for(c, &key, c.base, &origin_ref, true)?;
+        (s.tip.clone(), Some(s))
+    };
     let mut request = json!({"op": "create", "key": key, "name": c.name, "base": c.base});
     // The variables the machine's `forwardEnv` names, from this environment: on the
     // channel's stdin, never in an argv or ssh's `SendEnv`.
@@ -118,7 +128,11 @@ pub fn create_there(c: &Create) -> Result<(Value, String), RemoteError> {
     if let Some(a) = c.claude_answers {
         request["claudeProject"] = a.clone();
     }
-    Ok((ssh::call(c.machine, &request, CREATE)?, tip))
+    let answer = match &last {
+        Some(s) => send(c, s, Some(request), CREATE)?,
+        None => ssh::call(c.machine, &request, CREATE)?,
+    };
+    Ok((answer, tip))
 }
 
 /// Bring what a box of `c` needs to that machine: its mirror given what it lacks of
@@ -132,33 +146,82 @@ pub fn seed_there(c: &Create) -> Result<(String, String), RemoteError> {
         fetched_there(c, &key)?
     } else {
         let origin_ref = format!("refs/remotes/origin/{}", c.base);
-        seed_ref(c, &key, c.base, &origin_ref, true)?
+        let s = seed_for(c, &key, c.base, &origin_ref, true)?;
+        send(c, &s, None, QUICK)?;
+        s.tip
     };
     // `--checkout`: that branch too, as this repository has it (its own, else origin's).
-    let start = match c.checkout.filter(|b| *b != c.base) {
-        Some(b) => {
-            let own = format!("refs/heads/{b}");
-            let from = match c.repo.git.refname_to_id(&own) {
-                Ok(_) => own,
-                Err(_) => format!("refs/remotes/origin/{b}"),
-            };
-            seed_ref(c, &key, b, &from, false)?
+    let start = match checkout_ref(c) {
+        Some((b, from)) => {
+            let s = seed_for(c, &key, b, &from, false)?;
+            send(c, &s, None, QUICK)?;
+            s.tip
         }
         None => base_tip,
     };
     Ok((key, start))
 }
 
-/// Give the mirror `branch` at this repository's `from` (a bundle of what it lacks,
-/// or the ref alone when it has the commit), with the laptop's files when `files`;
-/// the commit sent.
-fn seed_ref(
+/// The `--checkout` branch when it is not the base, and the ref it travels from: this
+/// repository's own branch, else origin's.
+fn checkout_ref<'a>(c: &Create<'a>) -> Option<(&'a str, String)> {
+    let b = c.checkout.filter(|b| *b != c.base)?;
+    let own = format!("refs/heads/{b}");
+    Some(match c.repo.git.refname_to_id(&own) {
+        Ok(_) => (b, own),
+        Err(_) => (b, format!("refs/remotes/origin/{b}")),
+    })
+}
+
+/// What giving the mirror one branch takes.
+struct Seed {
+    /// The `seed` request; `None` when the mirror has the commit and nothing else
+    /// travels with it.
+    request: Option<Value>,
+    /// The bundle of what the mirror lacks, to follow the request.
+    bundle: Option<std::path::PathBuf>,
+    /// The commit sent.
+    tip: String,
+}
+
+/// Send `s` (on its own, or with `request` as `request`'s `seed`); the answer.
+fn send(
+    c: &Create,
+    s: &Seed,
+    request: Option<Value>,
+    limit: std::time::Duration,
+) -> Result<Value, RemoteError> {
+    let request = match (request, &s.request) {
+        (Some(mut r), Some(seed)) => {
+            r["seed"] = seed.clone();
+            r
+        }
+        (Some(r), None) => r,
+        (None, Some(seed)) => seed.clone(),
+        (None, None) => return Ok(Value::Null),
+    };
+    let limit = if s.bundle.is_some() {
+        limit.max(SEED)
+    } else {
+        limit
+    };
+    let sent = ssh::call_with(c.machine, &request, s.bundle.as_deref(), limit);
+    if let Some(b) = &s.bundle {
+        let _ = std::fs::remove_file(b);
+    }
+    sent
+}
+
+/// What giving the mirror `branch` at this repository's `from` takes (a bundle of
+/// what it lacks, or the ref alone when it has the commit), with the laptop's files
+/// when `files`.
+fn seed_for(
     c: &Create,
     key: &str,
     branch: &str,
     from: &str,
     files: bool,
-) -> Result<String, RemoteError> {
+) -> Result<Seed, RemoteError> {
     let m = c.machine;
     let git = GitCli::for_repo(&c.repo.common_dir, None);
     let tip = git
@@ -177,45 +240,45 @@ fn seed_ref(
     if files {
         with_files(&mut seed, c);
     }
-    if has && with {
-        ssh::call(m, &seed, QUICK)?;
+    if has {
+        return Ok(Seed {
+            request: with.then_some(seed),
+            bundle: None,
+            tip,
+        });
     }
-    if !has {
-        // The mirror's tips this repository has too: the bundle leaves them out.
-        let known: Vec<String> = heads["heads"]
-            .as_object()
-            .into_iter()
-            .flat_map(|o| o.values())
-            .filter_map(Value::as_str)
-            .filter(|o| o.len() == 40 && o.bytes().all(|b| b.is_ascii_hexdigit()))
-            .filter(|o| {
-                git.cmd(&c.repo.main_root)
-                    .args(["cat-file", "-e", &format!("{o}^{{commit}}")])
-                    .output()
-                    .is_ok()
-            })
-            .map(|o| format!("^{o}"))
-            .collect();
-        let bundle = c
-            .scratch
-            .join(format!("to-{}-{}.bundle", m.name, std::process::id()));
-        let made = git
-            .cmd(&c.repo.main_root)
-            .args(["bundle", "create", "-q"])
-            .arg(&bundle)
-            .arg(from)
-            .args(&known)
-            .output();
-        let sent = match made {
-            Ok(_) => ssh::call_with(m, &seed, Some(&bundle), SEED),
-            // Nothing the mirror lacks (its tip is an older one of ours, say): the
-            // ref alone moves.
-            Err(_) => ssh::call(m, &seed, QUICK),
-        };
-        let _ = std::fs::remove_file(&bundle);
-        sent?;
-    }
-    Ok(tip)
+    // The mirror's tips this repository has too: the bundle leaves them out.
+    let known: Vec<String> = heads["heads"]
+        .as_object()
+        .into_iter()
+        .flat_map(|o| o.values())
+        .filter_map(Value::as_str)
+        .filter(|o| o.len() == 40 && o.bytes().all(|b| b.is_ascii_hexdigit()))
+        .filter(|o| {
+            git.cmd(&c.repo.main_root)
+                .args(["cat-file", "-e", &format!("{o}^{{commit}}")])
+                .output()
+                .is_ok()
+        })
+        .map(|o| format!("^{o}"))
+        .collect();
+    let bundle = c
+        .scratch
+        .join(format!("to-{}-{}.bundle", m.name, std::process::id()));
+    let made = git
+        .cmd(&c.repo.main_root)
+        .args(["bundle", "create", "-q"])
+        .arg(&bundle)
+        .arg(from)
+        .args(&known)
+        .output();
+    Ok(Seed {
+        request: Some(seed),
+        // Nothing the mirror lacks (its tip is an older one of ours, say): the ref
+        // alone moves.
+        bundle: made.is_ok().then_some(bundle),
+        tip,
+    })
 }
 
 /// `seed` with the laptop's `.env` (as hex: it need not be UTF-8) and the files

@@ -211,7 +211,8 @@ fn start(
     Ok(child)
 }
 
-/// Wait for `child` until `limit`; past it, its process group is killed.
+/// Wait for `child` until `limit`; past it, its process group is killed. Looked at
+/// every millisecond: a listing's answer takes a few, and each look is one `waitpid`.
 fn wait(
     m: &Machine,
     child: &mut std::process::Child,
@@ -221,7 +222,7 @@ fn wait(
     loop {
         match child.try_wait() {
             Ok(Some(st)) => return Ok(st),
-            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(5)),
+            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(1)),
             Ok(None) | Err(_) => break,
         }
     }

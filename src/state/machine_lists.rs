@@ -106,7 +106,9 @@ fn write(p: &Path, file: &File) -> std::io::Result<()> {
         std::fs::create_dir_all(dir)?;
     }
     let bytes = serde_json::to_vec(file).expect("a JSON value serializes");
-    super::atomic::write(p, &bytes, 0o600)
+    // A cache, written on every listing: no fsync (a file a crash cuts short is not
+    // read back, and the next answer writes it again).
+    super::atomic::write_unsynced(p, &bytes, 0o600)
 }
 
 fn read_at(p: &Path, machine: &str, ssh: &str) -> Option<File> {
