@@ -89,6 +89,8 @@ struct Prepared<'a> {
     claude_answers: Option<Value>,
     /// The files `.worktreeinclude` names here.
     includes: Vec<crate::remote::boxes::Included>,
+    /// The branches of that machine's mirror, as it listed them just now.
+    heads: Option<Value>,
 }
 
 impl Prepared<'_> {
@@ -105,6 +107,7 @@ impl Prepared<'_> {
             git_mode: args.git_mode,
             template: args.template,
             checkout: args.checkout,
+            heads: self.heads.as_ref(),
             env_file: self.env_file.as_deref(),
             claude_answers: self.claude_answers.as_ref(),
             includes: &self.includes,
@@ -179,6 +182,12 @@ fn prepare<'a>(
         .hint("Box names are unique across this machine and the others: pick another name."));
     }
     fetched.map_err(|e| CliError::from(crate::provision::ProvisionError::from(e)))?;
+    // What the machine's mirror holds, as it said with its boxes just now.
+    let heads = far
+        .heads
+        .into_iter()
+        .find(|(name, _)| *name == m.name)
+        .map(|(_, h)| h);
     let base = args
         .base
         .map(str::to_string)
@@ -217,6 +226,7 @@ fn prepare<'a>(
         env_file,
         claude_answers,
         includes,
+        heads,
     })
 }
 
@@ -331,6 +341,8 @@ pub(crate) struct FarListing {
     pub unreached: Vec<crate::remote::listing::Unreached>,
     /// Why each of those could not be asked.
     errors: Vec<RemoteError>,
+    /// Asked of one repository: each machine's mirror branches of it.
+    heads: Vec<(String, Value)>,
 }
 
 /// The boxes of `repos` (each: its key there, its main checkout here) on every one of
@@ -350,7 +362,11 @@ pub(crate) fn far_boxes(
             machine,
             boxes,
             failed,
+            heads,
         } = asked;
+        if let Some(h) = heads {
+            out.heads.push((machine.clone(), h));
+        }
         for ((_, root), boxes) in repos.iter().zip(boxes) {
             out.boxes.extend(
                 boxes

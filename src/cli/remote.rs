@@ -234,14 +234,7 @@ fn answer(request: &Value, rest: &mut dyn Read) -> Result<Value, CliError> {
     let from_mirror = |e: mirror::MirrorError| CliError::of(ErrorKind::Usage, e);
     match request["op"].as_str() {
         Some("hello") => Ok(crate::remote::hello::answer()),
-        Some("heads") => {
-            let heads = mirror::heads(text("key")?).map_err(from_mirror)?;
-            let heads: serde_json::Map<String, Value> = heads
-                .into_iter()
-                .map(|(b, o)| (b, Value::String(o)))
-                .collect();
-            Ok(json!({"schemaVersion": 1, "heads": heads}))
-        }
+        Some("heads") => Ok(json!({"schemaVersion": 1, "heads": heads_doc(text("key")?)?})),
         Some("seed") => {
             let tip = seed(request, rest)?;
             Ok(json!({"schemaVersion": 1, "seeded": true, "tip": tip}))
@@ -328,10 +321,14 @@ fn answer(request: &Value, rest: &mut dyn Read) -> Result<Value, CliError> {
             let dir = mirror::dir_of(text("key")?)
                 .map_err(from_mirror)?
                 .join("repo");
-            if !dir.join(".git").exists() {
-                return Ok(json!({"schemaVersion": 1, "repo": dir, "boxes": []}));
-            }
-            super::list::json(&dir, false)
+            let mut doc = match dir.join(".git").exists() {
+                true => super::list::json(&dir, false)?,
+                false => json!({"schemaVersion": 1, "repo": dir, "boxes": []}),
+            };
+            // The mirror's branches too: `create --on` asks for the name first, and
+            // seeds the mirror from this without asking for its heads again.
+            doc["heads"] = heads_doc(text("key")?)?;
+            Ok(doc)
         }
         Some(op) => Err(usage(format!(
             "this treebox ({}) takes no request `{}`",
@@ -383,6 +380,17 @@ fn seed(request: &Value, rest: &mut dyn Read) -> Result<String, CliError> {
         mirror::put_files(text("key")?, &files).map_err(from_mirror)?;
     }
     Ok(tip)
+}
+
+/// The branches of the mirror of `key`, `{branch: commit}`.
+fn heads_doc(key: &str) -> Result<Value, CliError> {
+    let heads = mirror::heads(key).map_err(|e| CliError::of(ErrorKind::Usage, e))?;
+    Ok(Value::Object(
+        heads
+            .into_iter()
+            .map(|(b, o)| (b, Value::String(o)))
+            .collect(),
+    ))
 }
 
 /// A refusal, as the laptop reads it: the CLI's error document, with this version.

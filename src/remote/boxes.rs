@@ -41,6 +41,9 @@ pub struct Create<'a> {
     pub template: Option<&'a str>,
     /// An existing branch to check out (`--checkout`), sent as this repository has it.
     pub checkout: Option<&'a str>,
+    /// The mirror's branches there, as the machine listed them just now (else they
+    /// are asked for).
+    pub heads: Option<&'a Value>,
     /// The laptop's `.env`, for the box there (at most [`MAX_ENV`] bytes).
     pub env_file: Option<&'a [u8]>,
     /// The answers the user gave the main checkout here in Claude Code's config (its
@@ -233,7 +236,10 @@ fn seed_for(
             machine: m.name.clone(),
             what: format!("there is no `{branch}` here to send"),
         })?;
-    let heads = ssh::call(m, &json!({"op": "heads", "key": key}), QUICK)?;
+    let heads = match c.heads {
+        Some(h) => json!({ "heads": h }),
+        None => ssh::call(m, &json!({"op": "heads", "key": key}), QUICK)?,
+    };
     let has = heads["heads"][branch].as_str() == Some(tip.as_str());
     let mut seed = json!({"op": "seed", "key": key, "branch": branch, "tip": tip, "ref": from});
     let with = files && (c.env_file.is_some() || !c.includes.is_empty());

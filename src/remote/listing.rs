@@ -34,6 +34,9 @@ pub struct Asked {
     /// Why it could not be asked now, and when it last answered (seconds since the
     /// epoch, the oldest answer kept; `None`: none is).
     pub failed: Option<(RemoteError, Option<u64>)>,
+    /// Asked of one repository: its mirror's branches there, `{branch: commit}` (what
+    /// `create --on` would otherwise ask for again), unchecked.
+    pub heads: Option<Value>,
 }
 
 /// A machine that could not be asked for its boxes this time, as `list --json`, `ls
@@ -87,19 +90,24 @@ pub fn ask_each(machines: &[Machine], keys: &[String], limit: Duration) -> Vec<A
     })
 }
 
-/// One machine's boxes of each repository of `keys`: `list` for one, `lists` for
-/// several (one round trip either way).
-fn ask(m: &Machine, keys: &[String], limit: Duration) -> Result<Vec<Vec<Value>>, RemoteError> {
+/// One machine's boxes of each repository of `keys`: `list` for one (with its
+/// mirror's branches), `lists` for several (one round trip either way).
+fn ask(m: &Machine, keys: &[String], limit: Duration) -> Result<Listed, RemoteError> {
     if let [key] = keys {
-        let doc = boxes::list_there(m, key, limit)?;
-        return Ok(vec![entries(&doc["boxes"])]);
+        let mut doc = boxes::list_there(m, key, limit)?;
+        let heads = Some(doc["heads"].take()).filter(Value::is_object);
+        return Ok((vec![entries(&doc["boxes"])], heads));
     }
     let doc = boxes::lists_there(m, keys, limit)?;
-    Ok(keys
+    let lists = keys
         .iter()
         .map(|k| entries(&doc["lists"][k]["boxes"]))
-        .collect())
+        .collect();
+    Ok((lists, None))
 }
+
+/// A machine's answer: the boxes of each repository asked, and a mirror's branches.
+type Listed = (Vec<Vec<Value>>, Option<Value>);
 
 /// The box entries of a machine's answer: objects with a string `name`, at most
 /// [`machine_lists::MAX_BOXES`]; a `stale` of its own taken out.
@@ -122,7 +130,7 @@ fn entries(listed: &Value) -> Vec<Value> {
 
 /// An answer kept, or in its stead what the machine last answered, marked stale; each
 /// box given its machine.
-fn settle(m: &Machine, keys: &[String], answer: Result<Vec<Vec<Value>>, RemoteError>) -> Asked {
+fn settle(m: &Machine, keys: &[String], answer: Result<Listed, RemoteError>) -> Asked {
     let mark = |mut boxes: Vec<Value>, stale: bool| -> Vec<Value> {
         for b in &mut boxes {
             b["machine"] = Value::String(m.name.clone());
@@ -133,7 +141,7 @@ fn settle(m: &Machine, keys: &[String], answer: Result<Vec<Vec<Value>>, RemoteEr
         boxes
     };
     match answer {
-        Ok(lists) => {
+        Ok((lists, heads)) => {
             for (key, boxes) in keys.iter().zip(&lists) {
                 // A cache: not kept is only not shown when the machine is down.
                 let _ = machine_lists::keep(&m.name, &m.ssh, key, boxes);
@@ -142,6 +150,7 @@ fn settle(m: &Machine, keys: &[String], answer: Result<Vec<Vec<Value>>, RemoteEr
                 machine: m.name.clone(),
                 boxes: lists.into_iter().map(|b| mark(b, false)).collect(),
                 failed: None,
+                heads,
             }
         }
         Err(e) => {
@@ -158,6 +167,7 @@ fn settle(m: &Machine, keys: &[String], answer: Result<Vec<Vec<Value>>, RemoteEr
                     .map(|k| mark(k.map(|k| k.boxes).unwrap_or_default(), true))
                     .collect(),
                 failed: Some((e, at)),
+                heads: None,
             }
         }
     }

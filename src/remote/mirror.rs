@@ -105,15 +105,17 @@ pub fn heads(key: &str) -> Result<Vec<(String, String)>, MirrorError> {
     if !mirror.join("HEAD").is_file() {
         return Ok(Vec::new());
     }
-    let out = run(git(&mirror).args([
-        "for-each-ref",
-        "--format=%(refname:strip=2) %(objectname)",
-        "refs/heads",
-    ]))?;
-    Ok(out
-        .lines()
-        .filter_map(|l| l.split_once(' '))
-        .map(|(b, o)| (b.to_string(), o.to_string()))
+    // Read with libgit2 (no process): a listing answers them too.
+    let repo = git2::Repository::open_bare(&mirror).map_err(|e| MirrorError::Git(e.to_string()))?;
+    let refs = repo
+        .references_glob("refs/heads/*")
+        .map_err(|e| MirrorError::Git(e.to_string()))?;
+    Ok(refs
+        .flatten()
+        .filter_map(|r| {
+            let name = r.name().ok()?.strip_prefix("refs/heads/")?.to_string();
+            Some((name, r.target()?.to_string()))
+        })
         .collect())
 }
 
