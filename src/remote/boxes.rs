@@ -227,11 +227,12 @@ fn seed_for(
 ) -> Result<Seed, RemoteError> {
     let m = c.machine;
     let git = GitCli::for_repo(&c.repo.common_dir, None);
-    let tip = git
-        .cmd(&c.repo.main_root)
-        .args(["rev-parse", "--verify", "-q", &format!("{from}^{{commit}}")])
-        .stdout_string()
-        .map(|s| s.trim().to_string())
+    let tip = c
+        .repo
+        .git
+        .find_reference(from)
+        .and_then(|r| r.peel_to_commit())
+        .map(|c| c.id().to_string())
         .map_err(|_| RemoteError::Local {
             machine: m.name.clone(),
             what: format!("there is no `{branch}` here to send"),
@@ -259,13 +260,8 @@ fn seed_for(
         .into_iter()
         .flat_map(|o| o.values())
         .filter_map(Value::as_str)
-        .filter(|o| o.len() == 40 && o.bytes().all(|b| b.is_ascii_hexdigit()))
-        .filter(|o| {
-            git.cmd(&c.repo.main_root)
-                .args(["cat-file", "-e", &format!("{o}^{{commit}}")])
-                .output()
-                .is_ok()
-        })
+        .filter_map(|o| git2::Oid::from_str(o).ok().filter(|_| o.len() == 40))
+        .filter(|o| c.repo.git.find_commit(*o).is_ok())
         .map(|o| format!("^{o}"))
         .collect();
     let bundle = c

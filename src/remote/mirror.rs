@@ -164,17 +164,19 @@ pub fn seed(
     };
     let _ = std::fs::remove_file(&file);
     fetched?;
-    let has = git(&mirror)
-        .args(["cat-file", "-e", &format!("{tip}^{{commit}}")])
-        .output()
-        .is_ok();
-    if !has {
-        return Err(MirrorError::Missing(tip.to_string()));
-    }
-    run(git(&mirror).args(["update-ref", &format!("refs/heads/{branch}"), tip]))?;
+    // The ref and HEAD with libgit2: no more processes than the fetch.
+    let g = |e: git2::Error| MirrorError::Git(e.to_string());
+    let repo = git2::Repository::open_bare(&mirror).map_err(g)?;
+    let commit = git2::Oid::from_str(tip)
+        .ok()
+        .and_then(|oid| repo.find_commit(oid).ok())
+        .ok_or_else(|| MirrorError::Missing(tip.to_string()))?;
+    let refname = format!("refs/heads/{branch}");
+    repo.reference(&refname, commit.id(), true, "treebox: seeded by the laptop")
+        .map_err(g)?;
     // A base names the mirror's HEAD; a branch to check out does not.
     if !from.starts_with("refs/heads/") {
-        run(git(&mirror).args(["symbolic-ref", "HEAD", &format!("refs/heads/{branch}")]))?;
+        repo.set_head(&refname).map_err(g)?;
     }
     Ok(())
 }
