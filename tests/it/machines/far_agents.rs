@@ -553,30 +553,7 @@ fn claude_on_a_machine_answers_a_prompt_typed_here() {
     );
     laptop_user(&mut env);
 
-    let since = Instant::now();
-    let (r, shown) = treebox_watching(
-        &env,
-        &[
-            "create",
-            "feat/ask",
-            "--on",
-            "big",
-            "--isolation",
-            "host",
-            "--json",
-        ],
-        CLAUDE_KEY,
-    );
-    eprintln!(
-        "create --on big (real claude, host there): {:?}",
-        since.elapsed()
-    );
-    let doc = r.ok().json();
-    assert_eq!(shown, Vec::<String>::new(), "the key is on a command line");
-    assert_eq!(doc["machine"], "big", "{doc}");
-    assert_eq!(doc["box"]["runner"], "host", "{doc}");
-    assert_eq!(doc["agent"]["state"], "ready", "{doc}");
-    assert_eq!(doc["agent"]["warnings"], json!([]), "{doc}");
+    create_claude_there(&env, "feat/ask", "host");
 
     a_turn_through_enter(&env, &api, &sshd, "feat--ask");
 
@@ -644,30 +621,7 @@ fn claude_in_a_docker_box_on_a_machine_answers_a_prompt_typed_here() {
     env.extra_env.push(("ANTHROPIC_BASE_URL".into(), api.url()));
     let env = &b.env;
 
-    let since = Instant::now();
-    let (r, shown) = treebox_watching(
-        env,
-        &[
-            "create",
-            "feat/boxed",
-            "--on",
-            "big",
-            "--isolation",
-            "docker",
-            "--json",
-        ],
-        CLAUDE_KEY,
-    );
-    eprintln!(
-        "create --on big (real claude, docker there): {:?}",
-        since.elapsed()
-    );
-    let doc = r.ok().json();
-    assert_eq!(shown, Vec::<String>::new(), "the key is on a command line");
-    assert_eq!(doc["machine"], "big", "{doc}");
-    assert_eq!(doc["box"]["runner"], "docker", "{doc}");
-    assert_eq!(doc["agent"]["state"], "ready", "{doc}");
-    assert_eq!(doc["agent"]["warnings"], json!([]), "{doc}");
+    create_claude_there(env, "feat/boxed", "docker");
     let row = named(
         &env.treebox(&["list", "--json"]).ok().json(),
         "boxes",
@@ -683,4 +637,35 @@ fn claude_in_a_docker_box_on_a_machine_answers_a_prompt_typed_here() {
         .json();
     assert_eq!(doc["machine"], "big", "{doc}");
     assert_eq!(far.list(), Vec::<(String, String)>::new());
+}
+
+/// `create NAME --on big --isolation RUNNER --json` of a box whose agent is the real
+/// Claude Code there, the key watched for on every command line meanwhile: its
+/// document, the agent ready with nothing in its way.
+fn create_claude_there(env: &TestEnv, name: &str, runner: &str) -> serde_json::Value {
+    let since = Instant::now();
+    let (r, shown) = treebox_watching(
+        env,
+        &[
+            "create",
+            name,
+            "--on",
+            "big",
+            "--isolation",
+            runner,
+            "--json",
+        ],
+        CLAUDE_KEY,
+    );
+    eprintln!(
+        "create --on big (real claude, {runner} there): {:?}",
+        since.elapsed()
+    );
+    let doc = r.ok().json();
+    assert_eq!(shown, Vec::<String>::new(), "the key is on a command line");
+    assert_eq!(doc["machine"], "big", "{doc}");
+    assert_eq!(doc["box"]["runner"], runner, "{doc}");
+    assert_eq!(doc["agent"]["state"], "ready", "{doc}");
+    assert_eq!(doc["agent"]["warnings"], json!([]), "{doc}");
+    doc
 }
