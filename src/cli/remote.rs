@@ -2,7 +2,7 @@
 //! `git-treebox __treebox-remote`, a front end like the CLI and the MCP server.
 //!
 //! The channel's stdin holds one line of JSON, the request (at most [`MAX_REQUEST`]
-//! bytes), then, for `seed`, the bundle; the answer is one framed document on stdout
+//! bytes), then, for `seed` (or `create` with a seed), the pack; the answer is one framed document on stdout
 //! ([`crate::remote::frame`]), and the process exits 0. The streams are taken for the
 //! protocol first ([`crate::stdio::take`]): whatever provisioning or the agent's
 //! start prints goes to stderr, never into the answer. A request it does not take,
@@ -11,7 +11,7 @@
 //! command line: each field is checked by the call it feeds.
 //!
 //! Requests: `hello`; `heads {key}` (the mirror's branches); `seed {key, branch,
-//! tip, dotenv?, includes?}` + bundle, or `seed {key, branch, fetchFrom}` (origin
+//! tip, ref?, dotenv?, includes?}` + pack, or `seed {key, branch, fetchFrom}` (origin
 //! fetched by this machine; the answer names the tip), and the laptop's `.env`, 0600,
 //! and the files its `.worktreeinclude` names, in the clone; `create {key,
 //! name, base, isolation?, harness?, mode?, env?, claudeProject?}` (the forwarded
@@ -241,7 +241,7 @@ fn answer(request: &Value, rest: &mut dyn Read) -> Result<Value, CliError> {
         }
         Some("create") => {
             // The mirror seeded first when the laptop sends the seed with it (one round
-            // trip less): its request, and its bundle after the line.
+            // trip less): its request, and its pack after the line.
             if let Some(s) = request.get("seed").filter(|s| s.is_object()) {
                 if s["key"] != request["key"] {
                     return Err(usage("the seed is of another repository".into()));
@@ -339,7 +339,7 @@ fn answer(request: &Value, rest: &mut dyn Read) -> Result<Value, CliError> {
     }
 }
 
-/// `seed`: the mirror given `branch` (the bundle in `rest`, or fetched from origin by
+/// `seed`: the mirror given `branch` (the pack in `rest`, or fetched from origin by
 /// this machine), and the laptop's `.env` and `.worktreeinclude` files put in the
 /// clone; the commit the mirror's branch names now.
 fn seed(request: &Value, rest: &mut dyn Read) -> Result<String, CliError> {
@@ -349,7 +349,7 @@ fn seed(request: &Value, rest: &mut dyn Read) -> Result<String, CliError> {
             .ok_or_else(|| usage(format!("the request has no `{k}`")))
     };
     let from_mirror = |e: mirror::MirrorError| CliError::of(ErrorKind::Usage, e);
-    // `fetchFrom`: this machine fetches origin itself; else the bundle that follows.
+    // `fetchFrom`: this machine fetches origin itself; else the pack that follows.
     let tip = match request["fetchFrom"].as_str() {
         Some(url) => mirror::fetch_from(text("key")?, text("branch")?, url),
         None => mirror::seed(

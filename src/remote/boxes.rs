@@ -3,7 +3,7 @@
 //!
 //! Making one: that machine's treebox is asked what its mirror of this repository
 //! holds (`heads`; a treebox of another protocol is refused there, as on every call); what the box needs and the mirror lacks
-//! — `origin/<base>` as the laptop just fetched it — goes over as a git bundle of
+//! — `origin/<base>` as the laptop just fetched it — goes over as a pack of
 //! exactly that ref, less what the mirror has (`seed`); then that machine's own
 //! treebox makes the box in its clone of the mirror and starts the agent there
 //! detached (`create`), answering `box_create`'s document. The laptop's config, hooks
@@ -16,11 +16,11 @@ use serde_json::{json, Value};
 
 use super::{mirror, ssh, RemoteError};
 use crate::config::Machine;
-use crate::git::{GitCli, Repo};
+use crate::git::Repo;
 
 /// How long a quick request may take (`hello`, `heads`, `list`).
 pub const QUICK: Duration = Duration::from_secs(15);
-/// How long a bundle may take to travel and be taken in (either way).
+/// How long a pack or bundle may take to travel and be taken in (either way).
 pub const SEED: Duration = Duration::from_secs(600);
 /// How long making the box there may take (its setup, an image build, the agent's start).
 pub const CREATE: Duration = Duration::from_secs(1800);
@@ -30,7 +30,7 @@ pub const CREATE: Duration = Duration::from_secs(1800);
 pub struct Create<'a> {
     pub machine: &'a Machine,
     pub repo: &'a Repo,
-    /// Where the bundle is written before it travels (the repository's state dir).
+    /// Where the pack is written before it travels (the repository's state dir).
     pub scratch: &'a Path,
     pub name: &'a str,
     pub base: &'a str,
@@ -139,7 +139,7 @@ pub fn create_there(c: &Create) -> Result<(Value, String), RemoteError> {
 }
 
 /// Bring what a box of `c` needs to that machine: its mirror given what it lacks of
-/// `origin/<base>` (a bundle), and this repository's `.env` and `.worktreeinclude`
+/// `origin/<base>` (a pack), and this repository's `.env` and `.worktreeinclude`
 /// files. The repository's key there and the commit `origin/<base>` was sent at. (Its
 /// first request, `heads`, is refused for a treebox of another protocol, as every
 /// call is: no `hello` round trip first.)
@@ -181,7 +181,7 @@ struct Seed {
     /// The `seed` request; `None` when the mirror has the commit and nothing else
     /// travels with it.
     request: Option<Value>,
-    /// The bundle of what the mirror lacks, to follow the request.
+    /// The pack of what the mirror lacks, to follow the request.
     bundle: Option<std::path::PathBuf>,
     /// The commit sent.
     tip: String,
@@ -215,7 +215,7 @@ fn send(
     sent
 }
 
-/// What giving the mirror `branch` at this repository's `from` takes (a bundle of
+/// What giving the mirror `branch` at this repository's `from` takes (a pack of
 /// what it lacks, or the ref alone when it has the commit), with the laptop's files
 /// when `files`.
 fn seed_for(
@@ -226,7 +226,6 @@ fn seed_for(
     files: bool,
 ) -> Result<Seed, RemoteError> {
     let m = c.machine;
-    let git = GitCli::for_repo(&c.repo.common_dir, None);
     let tip = c
         .repo
         .git
@@ -254,33 +253,62 @@ fn seed_for(
             tip,
         });
     }
-    // The mirror's tips this repository has too: the bundle leaves them out.
-    let known: Vec<String> = heads["heads"]
+    // The mirror's tips this repository has too: the pack leaves out what they reach.
+    let known: Vec<git2::Oid> = heads["heads"]
         .as_object()
         .into_iter()
         .flat_map(|o| o.values())
         .filter_map(Value::as_str)
         .filter_map(|o| git2::Oid::from_str(o).ok().filter(|_| o.len() == 40))
         .filter(|o| c.repo.git.find_commit(*o).is_ok())
-        .map(|o| format!("^{o}"))
         .collect();
-    let bundle = c
+    let pack = c
         .scratch
-        .join(format!("to-{}-{}.bundle", m.name, std::process::id()));
-    let made = git
-        .cmd(&c.repo.main_root)
-        .args(["bundle", "create", "-q"])
-        .arg(&bundle)
-        .arg(from)
-        .args(&known)
-        .output();
+        .join(format!("to-{}-{}.pack", m.name, std::process::id()));
+    let local = |e: git2::Error| RemoteError::Local {
+        machine: m.name.clone(),
+        what: format!("could not pack `{branch}`: {}", e.message()),
+    };
+    let made = pack_of(&c.repo.git, &tip, &known).map_err(local)?;
+    // Nothing the mirror lacks (its tip is an older one of ours, say): the ref alone
+    // moves.
+    let sent = match made {
+        Some(bytes) => {
+            std::fs::write(&pack, bytes).map_err(|e| RemoteError::Local {
+                machine: m.name.clone(),
+                what: format!("could not write {}: {e}", pack.display()),
+            })?;
+            Some(pack)
+        }
+        None => None,
+    };
     Ok(Seed {
         request: Some(seed),
-        // Nothing the mirror lacks (its tip is an older one of ours, say): the ref
-        // alone moves.
-        bundle: made.is_ok().then_some(bundle),
+        bundle: sent,
         tip,
     })
+}
+
+/// A pack (libgit2's: whole, never thin) of `tip`'s history less what `known`
+/// reaches; `None` when that is nothing.
+fn pack_of(
+    repo: &git2::Repository,
+    tip: &str,
+    known: &[git2::Oid],
+) -> Result<Option<Vec<u8>>, git2::Error> {
+    let mut walk = repo.revwalk()?;
+    walk.push(git2::Oid::from_str(tip)?)?;
+    for k in known {
+        walk.hide(*k)?;
+    }
+    let mut pb = repo.packbuilder()?;
+    pb.insert_walk(&mut walk)?;
+    if pb.object_count() == 0 {
+        return Ok(None);
+    }
+    let mut buf = git2::Buf::new();
+    pb.write_buf(&mut buf)?;
+    Ok(Some(buf.to_vec()))
 }
 
 /// `seed` with the laptop's `.env` (as hex: it need not be UTF-8) and the files

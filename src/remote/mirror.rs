@@ -2,7 +2,7 @@
 //! laptop and repository, under `$XDG_DATA_HOME/treebox/machines/<key>/` there.
 //!
 //! - `mirror.git`: bare, holding only what the laptop pushed — `refs/heads/<base>`,
-//!   each seeded from a git bundle the laptop streams over the SSH channel
+//!   each seeded from a pack the laptop streams over the SSH channel
 //!   ([`seed`]); never the laptop's config, hooks or other refs, and never fetched
 //!   from a box's clone.
 //! - `repo`: a non-bare clone of the mirror (its `origin`), the repository that
@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 
 use crate::git::GitCli;
 
-/// The most bytes of a bundle taken in one seed.
+/// The most bytes of a pack taken in one seed.
 pub const MAX_BUNDLE: u64 = 4 << 30;
 
 /// Why the machine could not take what the laptop sent.
@@ -30,13 +30,13 @@ pub enum MirrorError {
     BadBranch(String),
     #[error("no data directory on this machine (set HOME or XDG_DATA_HOME)")]
     NoDataDir,
-    #[error("the bundle is over {MAX_BUNDLE} bytes")]
+    #[error("the pack is over {MAX_BUNDLE} bytes")]
     TooLarge,
     #[error("could not write {}", .0.display())]
     Write(PathBuf, #[source] std::io::Error),
     #[error("git failed: {0}")]
     Git(String),
-    #[error("the mirror has no commit {0} and no bundle brought it")]
+    #[error("the mirror has no commit {0} and no pack brought it")]
     Missing(String),
     #[error("`{0}` is not a path a file may be put at in the clone")]
     BadPath(String),
@@ -119,16 +119,17 @@ pub fn heads(key: &str) -> Result<Vec<(String, String)>, MirrorError> {
         .collect())
 }
 
-/// Take `bundle` (what the rest of the channel holds, possibly nothing) into the
-/// mirror of `key` and point its `refs/heads/<branch>` at `tip`: the bundle's `from`
-/// (`refs/heads/<branch>` or, by default, `refs/remotes/origin/<branch>`) is fetched
-/// first, when there is a bundle.
+/// Take `pack` (what the rest of the channel holds, possibly nothing: a whole pack
+/// libgit2 made on the laptop) into the objects of the mirror of `key`, then point
+/// its `refs/heads/<branch>` at `tip`, which must be there now. `from` is the ref the
+/// laptop sent (`refs/heads/<branch>`, or by default `refs/remotes/origin/<branch>`:
+/// a base, which names the mirror's HEAD).
 pub fn seed(
     key: &str,
     branch: &str,
     from: Option<&str>,
     tip: &str,
-    bundle: &mut dyn Read,
+    pack: &mut dyn Read,
 ) -> Result<(), MirrorError> {
     if crate::names::check_existing_branch(branch).is_err() {
         return Err(MirrorError::BadBranch(crate::sanitize::line(branch)));
@@ -142,31 +143,23 @@ pub fn seed(
     if tip.len() != 40 || !tip.bytes().all(|b| b.is_ascii_hexdigit()) {
         return Err(MirrorError::Missing(crate::sanitize::line(tip)));
     }
-    let (dir, mirror) = mirror_made(key)?;
-    let file = dir.join(format!("incoming-{}.bundle", std::process::id()));
-    let got = {
-        let mut out =
-            std::fs::File::create(&file).map_err(|e| MirrorError::Write(file.clone(), e))?;
-        std::io::copy(&mut bundle.take(MAX_BUNDLE + 1), &mut out)
-            .map_err(|e| MirrorError::Write(file.clone(), e))?
-    };
-    let fetched = if got > MAX_BUNDLE {
-        Err(MirrorError::TooLarge)
-    } else if got > 0 {
-        let refspec = format!("+{from}:refs/heads/{branch}");
-        run(git(&mirror)
-            .args(["fetch", "-q", "--no-tags"])
-            .arg(&file)
-            .arg(&refspec))
-        .map(|_| ())
-    } else {
-        Ok(())
-    };
-    let _ = std::fs::remove_file(&file);
-    fetched?;
-    // The ref and HEAD with libgit2: no more processes than the fetch.
+    let (_, mirror) = mirror_made(key)?;
+    // The pack (possibly none) written into the mirror's objects as it arrives, with
+    // libgit2's indexer: no process.
     let g = |e: git2::Error| MirrorError::Git(e.to_string());
     let repo = git2::Repository::open_bare(&mirror).map_err(g)?;
+    {
+        let odb = repo.odb().map_err(g)?;
+        let mut writer = odb.packwriter().map_err(g)?;
+        let got = std::io::copy(&mut pack.take(MAX_BUNDLE + 1), &mut writer)
+            .map_err(|e| MirrorError::Write(mirror.clone(), e))?;
+        if got > MAX_BUNDLE {
+            return Err(MirrorError::TooLarge);
+        }
+        if got > 0 {
+            writer.commit().map_err(g)?;
+        }
+    }
     let commit = git2::Oid::from_str(tip)
         .ok()
         .and_then(|oid| repo.find_commit(oid).ok())
