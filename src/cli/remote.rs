@@ -82,9 +82,8 @@ fn back(request: &Value) -> Result<(Value, Vec<u8>), CliError> {
             .as_str()
             .ok_or_else(|| usage(format!("the request has no `{k}`")))
     };
-    let dir = mirror::dir_of(text("key")?)
-        .map_err(|e| CliError::of(ErrorKind::Usage, e))?
-        .join("repo");
+    let key_dir = mirror::dir_of(text("key")?).map_err(|e| CliError::of(ErrorKind::Usage, e))?;
+    let dir = key_dir.join("repo");
     let haves: Vec<String> = request["haves"]
         .as_array()
         .filter(|h| h.len() <= crate::remote::pack::MAX_HAVES)
@@ -99,8 +98,11 @@ fn back(request: &Value) -> Result<(Value, Vec<u8>), CliError> {
         .collect();
     let _cfg = super::load_config()?;
     let (repo, layout, entry) = super::sandbox::find_at(&dir, text("name")?)?;
-    crate::remote::pack::bundle(&repo, &layout, &entry, &haves).map_err(|e| {
+    let sent = key_dir.join("mirror.git");
+    crate::remote::pack::bundle(&repo, &layout, &entry, &haves, &sent).map_err(|e| {
         let kind = match &e {
+            crate::remote::pack::PackError::TooLarge(_)
+            | crate::remote::pack::PackError::TooMany { .. } => ErrorKind::TooLarge,
             crate::remote::pack::PackError::NoBranch(_) => ErrorKind::NoBranch,
             crate::remote::pack::PackError::BadHave(_) => ErrorKind::Usage,
             _ => ErrorKind::Repo,

@@ -35,6 +35,10 @@ pub enum PackError {
     TooMany { leaf: String, limit: usize },
     #[error("`{0}` is not a commit id")]
     BadHave(String),
+    /// An object the box would send is over the cap (SPEC §8.8, §8.10): refused before
+    /// it is packed, never read whole.
+    #[error(transparent)]
+    TooLarge(crate::git::blobs::Oversized),
     #[error("could not pack box `{leaf}`'s commits")]
     Git {
         leaf: String,
@@ -50,6 +54,7 @@ pub fn bundle(
     layout: &Layout,
     entry: &BoxEntry,
     haves: &[String],
+    sent: &std::path::Path,
 ) -> Result<(Value, Vec<u8>), PackError> {
     let leaf = entry.leaf.to_string();
     let git = BoxGit::open(entry, repo)?;
@@ -83,17 +88,34 @@ pub fn bundle(
         }
         Ok(w)
     };
-    let mut commits = 0;
+    // Every new commit's header, then every object its trees add to what the laptop
+    // sent (`sent`, the mirror), sized from its header before anything is packed: a
+    // box's sparse gigabytes cost it a refusal, never this machine's memory.
+    let cap = crate::git::blobs::cap_for(&repo.common_dir);
+    let too_large = |e: crate::git::blobs::Oversized| match e {
+        crate::git::blobs::Oversized::Git(e) => PackError::Git {
+            leaf: leaf.clone(),
+            source: e,
+        },
+        e => PackError::TooLarge(e),
+    };
+    let mut new_commits = Vec::new();
     for c in walk().map_err(fail)? {
-        c.map_err(fail)?;
-        commits += 1;
-        if commits > crate::git::history::MAX_READ {
+        let c = c.map_err(fail)?;
+        if new_commits.len() >= crate::git::history::MAX_READ {
             return Err(PackError::TooMany {
                 leaf,
                 limit: crate::git::history::MAX_READ,
             });
         }
+        crate::git::blobs::header_within(o, c, cap).map_err(too_large)?;
+        new_commits.push(c);
     }
+    let sent_repo = git2::Repository::open_bare(sent).ok();
+    let sent_odb = sent_repo.as_ref().and_then(|r| r.odb().ok());
+    let was_sent = |oid: Oid| sent_odb.as_ref().is_some_and(|s| s.exists(oid));
+    crate::git::blobs::check_new(o, &new_commits, &was_sent, cap).map_err(too_large)?;
+    let commits = new_commits.len();
     let mut pb = o.packbuilder().map_err(fail)?;
     pb.insert_walk(&mut walk().map_err(fail)?).map_err(fail)?;
     let mut pack = git2::Buf::new();

@@ -382,3 +382,34 @@ fn a_branch_of_this_repository_is_checked_out_there() {
     assert_eq!(doc["branch"], "mine", "{doc}");
     env.sandbox(&["down", "-f", "mine"]).ok();
 }
+
+/// A box there that commits a sparse file past the cap: its machine refuses to pack
+/// it, from the object's header, before reading it; nothing is written here.
+#[test]
+fn a_box_there_with_an_oversized_object_is_refused_there_unread() {
+    let Some((env, _sshd)) = big(json!({})) else {
+        return;
+    };
+    env.treebox(&["create", "feat/huge", "--on", "big", "--isolation", "host"])
+        .ok();
+    let commit = "truncate -s 200M huge.bin && git add huge.bin && git -c user.name=a -c user.email=a@b commit -qm huge";
+    env.sandbox(&["run", "feat/huge", "--", "sh", "-c", commit])
+        .ok();
+    let before = env.snapshot();
+    let since = Instant::now();
+    let e = env.sandbox(&["fetch", "feat/huge"]);
+    e.code(5);
+    assert!(
+        // By path: the machine's check of the box's trees (the laptop's own check of
+        // a bundle names objects by id alone).
+        e.stderr.contains("machine `big`") && e.stderr.contains("`huge.bin`"),
+        "{e:?}"
+    );
+    assert!(
+        since.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        since.elapsed()
+    );
+    assert_eq!(env.snapshot(), before, "a refused fetch wrote here");
+    env.sandbox(&["down", "-f", "feat/huge"]).ok();
+}
