@@ -12,7 +12,7 @@
 //! Pure: bytes in, bytes out. Called by `credentials` when it stages or refreshes the
 //! harness's files.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde_json::{Map, Value};
 
@@ -38,15 +38,29 @@ fn key_tail(key: &str) -> String {
     chars[chars.len().saturating_sub(20)..].iter().collect()
 }
 
+/// The `projects` keys Claude Code may look a box's answers up by: its checkout, and
+/// for a worktree of the box's own bare clone that clone twice — as a path (how
+/// earlier versions map a worktree to its repository) and as `worktrees:<path>` (how
+/// Claude Code 2.1.337 and later key the trust of every worktree of a bare repository
+/// whose directory is not named `*.git` or `.bare`, as the box's `git` is).
+pub fn project_keys(checkout: &Path, bare_clone: Option<&Path>) -> Vec<String> {
+    let mut keys = vec![checkout.to_string_lossy().into_owned()];
+    if let Some(bare) = bare_clone {
+        let bare = bare.to_string_lossy();
+        keys.push(bare.clone().into_owned());
+        keys.push(format!("worktrees:{bare}"));
+    }
+    keys
+}
+
 /// The minimal `.claude.json` for a box, from the user's `user_json`: `main` is the
-/// main checkout whose trust is carried, `box_paths` the paths Claude Code may know the
-/// box by (its checkout, and for a sandboxed worktree the bare clone it maps a worktree
-/// to), `api_key` the model key the box gets. `None` when the user's file is not a JSON
-/// object (nothing is staged then).
+/// main checkout whose trust is carried, `keys` the `projects` keys Claude Code may
+/// know the box by ([`project_keys`]), `api_key` the model key the box gets. `None`
+/// when the user's file is not a JSON object (nothing is staged then).
 pub fn minimal(
     user_json: &[u8],
     main: &Path,
-    box_paths: &[PathBuf],
+    keys: &[String],
     api_key: Option<&str>,
 ) -> Option<Vec<u8>> {
     // One pass over the user's file keeps only what may be carried (it holds every
@@ -92,14 +106,9 @@ pub fn minimal(
         .filter_map(|(k, v)| Some((k.to_string(), v?)))
         .collect();
     if !carried.is_empty() {
-        let projects: Map<String, Value> = box_paths
+        let projects: Map<String, Value> = keys
             .iter()
-            .map(|p| {
-                (
-                    p.to_string_lossy().into_owned(),
-                    Value::Object(carried.clone()),
-                )
-            })
+            .map(|k| (k.clone(), Value::Object(carried.clone())))
             .collect();
         out.insert("projects".into(), Value::Object(projects));
     }
@@ -137,10 +146,11 @@ mod tests {
 
     #[test]
     fn only_the_answers_for_this_box_are_carried() {
-        let boxes = [
-            PathBuf::from("/src/repo/.treebox/worktrees/b"),
-            PathBuf::from("/s/git"),
-        ];
+        let boxes = project_keys(
+            Path::new("/src/repo/.treebox/worktrees/b"),
+            Some(Path::new("/s/git")),
+        );
+        assert_eq!(boxes[1..], ["/s/git", "worktrees:/s/git"]);
         let out = minimal(
             &user(),
             Path::new("/src/repo"),
@@ -156,7 +166,7 @@ mod tests {
             serde_json::json!(["0123456789abcdefghij"])
         );
         for b in &boxes {
-            let p = &v["projects"][b.to_string_lossy().as_ref()];
+            let p = &v["projects"][b.as_str()];
             assert_eq!(p["hasTrustDialogAccepted"], true);
             assert_eq!(p["enabledMcpjsonServers"], serde_json::json!(["db"]));
             assert!(p.get("history").is_none());
@@ -181,7 +191,7 @@ mod tests {
         let out = minimal(
             json,
             Path::new("/src/repo"),
-            &[PathBuf::from("/b")],
+            &project_keys(Path::new("/b"), None),
             Some("sk-new"),
         )
         .unwrap();

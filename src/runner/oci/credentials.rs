@@ -269,8 +269,7 @@ fn home_file_data(
     harness: Harness,
     raw: &[u8],
 ) -> Option<Vec<u8>> {
-    let mut paths = vec![record.path.clone()];
-    paths.extend(record.bare_clone.iter().cloned());
+    let paths = super::claude_json::project_keys(&record.path, record.bare_clone.as_deref());
     // The key the box will have: this shell's, else the one it kept.
     let key = super::keys::keys_for(layout, record, harness)
         .and_then(|k| k.value("ANTHROPIC_API_KEY").map(str::to_string));
