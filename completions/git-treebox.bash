@@ -49,6 +49,9 @@ _git__treebox() {
             git__treebox,mcp)
                 cmd="git__treebox__subcmd__mcp"
                 ;;
+            git__treebox,open)
+                cmd="git__treebox__subcmd__open"
+                ;;
             git__treebox,rm)
                 cmd="git__treebox__subcmd__teardown"
                 ;;
@@ -118,6 +121,9 @@ _git__treebox() {
             git__treebox__subcmd__help,mcp)
                 cmd="git__treebox__subcmd__help__subcmd__mcp"
                 ;;
+            git__treebox__subcmd__help,open)
+                cmd="git__treebox__subcmd__help__subcmd__open"
+                ;;
             git__treebox__subcmd__help,teardown)
                 cmd="git__treebox__subcmd__help__subcmd__teardown"
                 ;;
@@ -182,7 +188,7 @@ _git__treebox() {
 
     case "${cmd}" in
         git__treebox)
-            opts="-q -v -h -V --quiet --verbose --color --help --version create enter list ls diff watch land teardown rm doctor template completions claude-worktree mcp version help"
+            opts="-q -v -h -V --quiet --verbose --color --help --version create enter list ls diff open watch land teardown rm doctor template completions claude-worktree mcp version help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -480,7 +486,7 @@ _git__treebox() {
             return 0
             ;;
         git__treebox__subcmd__help)
-            opts="create enter list diff watch land teardown doctor template completions claude-worktree mcp version help"
+            opts="create enter list diff open watch land teardown doctor template completions claude-worktree mcp version help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -675,6 +681,20 @@ _git__treebox() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        git__treebox__subcmd__help__subcmd__open)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         git__treebox__subcmd__help__subcmd__teardown)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -792,7 +812,7 @@ _git__treebox() {
             return 0
             ;;
         git__treebox__subcmd__list)
-            opts="-q -v -h -V --json --dirty --quiet --verbose --color --help --version"
+            opts="-q -v -h -V --json --dirty --ports --quiet --verbose --color --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -811,6 +831,24 @@ _git__treebox() {
             ;;
         git__treebox__subcmd__mcp)
             opts="-q -v -h -V --all --quiet --verbose --color --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__treebox__subcmd__open)
+            opts="-q -v -h -V --print --quiet --verbose --color --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

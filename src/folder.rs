@@ -107,7 +107,7 @@ pub fn up(
     record.ecosystems = ecos.clone();
     if !record.runner.is_container() {
         let mut warnings = Vec::new();
-        let (report, _) = run_setup(&folder, &leaf, &layout, cfg, false, reporter, &mut warnings)?;
+        let (report, _) = run_setup(&folder, cfg, &[], None, reporter, &mut warnings)?;
         for w in warnings {
             reporter.warn(w);
         }

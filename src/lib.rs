@@ -57,6 +57,7 @@ pub mod land;
 pub mod maintain;
 pub mod names;
 pub mod plan;
+pub mod ports;
 pub mod provision;
 pub mod remote;
 pub mod runner;

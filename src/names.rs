@@ -311,6 +311,28 @@ pub fn env_name_ok(name: &str) -> bool {
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
+/// The top-level directory of the boxes' root ([`crate::state::layout::BOX_ROOT`]): a tree that tracks
+/// anything under it is refused by `land` and `create` (SPEC §8.11).
+pub const BOXES_DIR: &str = ".treebox";
+
+/// The code points HFS+ leaves out of a name when comparing (git's `is_hfs_dotgit`).
+fn hfs_ignorable(c: char) -> bool {
+    matches!(
+        c,
+        '\u{200c}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{206a}'..='\u{206f}' | '\u{feff}'
+    )
+}
+
+/// Is this top-level name [`BOXES_DIR`], as macOS would see it (ASCII case folded, the
+/// code points HFS+ ignores left out)? A `.treebox` deeper in a tree is not.
+pub fn is_boxes_dir(name: &[u8]) -> bool {
+    let Ok(s) = std::str::from_utf8(name) else {
+        return false;
+    };
+    let folded: String = s.chars().filter(|c| !hfs_ignorable(*c)).collect();
+    folded.eq_ignore_ascii_case(BOXES_DIR)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

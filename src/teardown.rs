@@ -389,6 +389,8 @@ fn remove_locked(
         path: state.clone(),
         source,
     })?;
+    // The box's block of ports is free for the next box.
+    crate::ports::release(&layout.record_path(&entry.leaf));
     lock.release_and_remove();
     Ok(Removed {
         leaf: entry.leaf.to_string(),

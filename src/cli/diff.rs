@@ -10,10 +10,11 @@
 use clap::Args;
 
 use super::error::{self, CliError, ErrorKind};
-use super::json::{DiffCommit, DiffDocument, DiffFile, DiffTooLarge, Document, V1};
+use super::json::{Document, V1};
 use super::ui::Ui;
 use crate::land::diff::{self, DiffError};
 use crate::land::OpenError;
+use serde::Serialize;
 
 #[derive(Debug, Clone, Args)]
 pub struct DiffArgs {
@@ -257,4 +258,68 @@ fn header(d: &diff::BoxDiff, name: &str, shown_branch: &str, n: usize, ui: &mut 
             (true, false) => "",
         }
     ));
+}
+
+/// `docs/schema/diff.schema.json`: `diff --json`.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DiffDocument<'a> {
+    pub schema_version: V1,
+    pub name: &'a str,
+    pub branch: Option<&'a str>,
+    /// The box's tip; `None` on an unborn branch.
+    pub tip: Option<String>,
+    /// What the diff is against: `origin/<base>`, `<base>`, or the start commit.
+    pub against: &'a str,
+    /// `None` only when the history is too large to walk.
+    pub merge_base: Option<String>,
+    /// The bound the box's work is past (then nothing is listed); `None` within them.
+    pub too_large: Option<DiffTooLarge>,
+    /// Newest first.
+    pub commits: Vec<DiffCommit<'a>>,
+    /// More commits than listed.
+    pub commits_cut: bool,
+    pub uncommitted: bool,
+    /// The checkout was read (else the diff is of commits only).
+    pub worktree_read: bool,
+    pub files: Vec<DiffFile<'a>>,
+    /// The patch (UTF-8, invalid bytes replaced); absent with `--stat`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub patch: Option<&'a str>,
+    /// The patch stops at its size cap: more followed.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub patch_cut: bool,
+}
+
+impl Document for DiffDocument<'_> {}
+
+/// What a [`DiffDocument`]'s box is too large in: `commits` or `tree entries`, and
+/// the bound.
+#[derive(Debug, Serialize)]
+pub struct DiffTooLarge {
+    pub what: &'static str,
+    pub limit: u64,
+}
+
+/// One commit of a [`DiffDocument`].
+#[derive(Debug, Serialize)]
+pub struct DiffCommit<'a> {
+    pub id: String,
+    pub subject: &'a str,
+}
+
+/// One changed file of a [`DiffDocument`].
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DiffFile<'a> {
+    pub path: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub old_path: Option<&'a str>,
+    pub status: &'a str,
+    pub additions: usize,
+    pub deletions: usize,
+    pub binary: bool,
+    /// `boxes-root` or `controls`: a path `land` refuses to write.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub flag: Option<&'a str>,
 }

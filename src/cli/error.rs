@@ -99,6 +99,10 @@ kinds! {
     TemplateBundled = "template-bundled" => NOT_FOUND,
     /// A box with no live agent session (the MCP server's `box_screen`).
     NoSession = "no-session" => NOT_FOUND,
+    /// `open`: the box has no block of ports (made before them, or with none).
+    NoPorts = "no-ports" => NOT_FOUND,
+    /// `open`: no port of the box's block listens now.
+    NothingListens = "nothing-listens" => NOT_FOUND,
     /// `--on` names no machine of the config.
     MachineUnknown = "machine-unknown" => USAGE,
     // 4: fetch or authentication.
@@ -148,6 +152,8 @@ kinds! {
     Dirty = "dirty" => CONFLICT,
     Unreturned = "unreturned" => CONFLICT,
     Unpushed = "unpushed" => CONFLICT,
+    /// `create`: no block of free ports is left from the config's `ports.from`.
+    PortsExhausted = "ports-exhausted" => CONFLICT,
     // 1: runtime failure.
     Runtime = "runtime" => RUNTIME,
     Repo = "repo" => RUNTIME,
@@ -483,6 +489,12 @@ fn classify(e: &ProvisionError) -> CliError {
                     q(&lock_of(path).to_string_lossy())
                 ))
             }
+            P::Ports(crate::ports::PortsError::Exhausted { .. }) => {
+                CliError::new(ErrorKind::PortsExhausted, msg).hint(
+                    "`git treebox list` shows each box's ports: remove the boxes you are done with, or set a smaller `\"ports\": {\"count\": N}` (0: none) or another `\"from\"` in your config (`git treebox doctor` names the file).",
+                )
+            }
+            P::Ports(_) => CliError::new(ErrorKind::State, msg),
             P::Checkout(_) | P::Guard(_) | P::Clone(_) | P::Record(_) | P::State(_) | P::Io { .. } => {
                 CliError::new(ErrorKind::Runtime, msg)
             }

@@ -250,6 +250,17 @@ pub struct ListBox<'a> {
     /// absent without `--dirty`, or when the box's git cannot be read.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dirty: Option<bool>,
+    /// The box's block of ports (SPEC §7b); absent for a box without one.
+    #[serde(skip_serializing_if = "<[u16]>::is_empty")]
+    pub ports: &'a [u16],
+    /// The ports of the block listening now where the host reaches them; absent when
+    /// that cannot be read (a container that does not run) or there is no block.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub listening: Option<&'a [u16]>,
+    /// A container box's ports listening on its own loopback alone, out of the
+    /// published port's reach; absent when none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub loopback_only: Option<&'a [u16]>,
 }
 
 /// How far a box's agent and its work have got: the same fields in `list` and
@@ -284,70 +295,6 @@ impl Progress<'_> {
             landed,
         }
     }
-}
-
-/// `docs/schema/diff.schema.json`: `diff --json`.
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct DiffDocument<'a> {
-    pub schema_version: V1,
-    pub name: &'a str,
-    pub branch: Option<&'a str>,
-    /// The box's tip; `None` on an unborn branch.
-    pub tip: Option<String>,
-    /// What the diff is against: `origin/<base>`, `<base>`, or the start commit.
-    pub against: &'a str,
-    /// `None` only when the history is too large to walk.
-    pub merge_base: Option<String>,
-    /// The bound the box's work is past (then nothing is listed); `None` within them.
-    pub too_large: Option<DiffTooLarge>,
-    /// Newest first.
-    pub commits: Vec<DiffCommit<'a>>,
-    /// More commits than listed.
-    pub commits_cut: bool,
-    pub uncommitted: bool,
-    /// The checkout was read (else the diff is of commits only).
-    pub worktree_read: bool,
-    pub files: Vec<DiffFile<'a>>,
-    /// The patch (UTF-8, invalid bytes replaced); absent with `--stat`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub patch: Option<&'a str>,
-    /// The patch stops at its size cap: more followed.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub patch_cut: bool,
-}
-
-impl Document for DiffDocument<'_> {}
-
-/// What a [`DiffDocument`]'s box is too large in: `commits` or `tree entries`, and
-/// the bound.
-#[derive(Debug, Serialize)]
-pub struct DiffTooLarge {
-    pub what: &'static str,
-    pub limit: u64,
-}
-
-/// One commit of a [`DiffDocument`].
-#[derive(Debug, Serialize)]
-pub struct DiffCommit<'a> {
-    pub id: String,
-    pub subject: &'a str,
-}
-
-/// One changed file of a [`DiffDocument`].
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct DiffFile<'a> {
-    pub path: &'a str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub old_path: Option<&'a str>,
-    pub status: &'a str,
-    pub additions: usize,
-    pub deletions: usize,
-    pub binary: bool,
-    /// `boxes-root` or `controls`: a path `land` refuses to write.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub flag: Option<&'a str>,
 }
 
 /// `docs/schema/teardown.schema.json` and `sandbox-down.schema.json`: `teardown --json`

@@ -26,6 +26,11 @@ pub struct ListArgs {
     /// boxes (the plain list reads no working tree).
     #[arg(long)]
     pub dirty: bool,
+    /// Also say which of each box's ports listen now: a PORTS column (`listening`,
+    /// `loopbackOnly` in JSON). Reads the kernel's socket tables, this machine's once
+    /// and each running container box's own: a few milliseconds a box.
+    #[arg(long)]
+    pub ports: bool,
 }
 
 /// One row, as data.
@@ -50,12 +55,20 @@ struct Row {
     status: Option<crate::runner::oci::Reported>,
     /// How the agent ended, once its session has.
     exit: Option<i32>,
+    /// The box's block of ports, and what of it listens now.
+    ports: Vec<u16>,
+    ports_now: Option<crate::runner::PortsNow>,
 }
 
 /// A row: the box's entry and the facts of its files (kept or read, see
 /// [`summary`]), and what is read fresh every time — whether a session is live, the
 /// agent's last report — on the machine's cores.
-fn row(e: &BoxEntry, facts: &Facts, layout: &Layout) -> Row {
+fn row(
+    e: &BoxEntry,
+    facts: &Facts,
+    layout: &Layout,
+    here: Option<&std::sync::OnceLock<Option<crate::ports::listen::Listening>>>,
+) -> Row {
     let (live, agent) = session_view(layout, &e.leaf, facts.sessioned);
     let branch = e.shown_branch().map(str::to_string);
     let state = if e.record_error.is_some() {
@@ -91,6 +104,16 @@ fn row(e: &BoxEntry, facts: &Facts, layout: &Layout) -> Row {
         state,
         status: agent.status,
         exit: agent.exit,
+        ports: e
+            .record
+            .as_ref()
+            .map(|r| r.ports.clone())
+            .unwrap_or_default(),
+        ports_now: e
+            .record
+            .as_ref()
+            .zip(here)
+            .and_then(|(r, here)| crate::runner::ports_now(r, here)),
     }
 }
 
@@ -212,9 +235,12 @@ struct Listing {
     landed: Vec<Option<bool>>,
 }
 
-fn gather(repo: &crate::git::Repo, layout: &Layout, dirty: bool) -> Listing {
+fn gather(repo: &crate::git::Repo, layout: &Layout, dirty: bool, ports: bool) -> Listing {
     let listed = summary::list(repo, layout);
-    let rows: Vec<Row> = boxes::par::map(&listed, || (), |(), (e, f)| row(e, f, layout));
+    // Which ports listen, only when asked: each table read costs milliseconds.
+    let here = std::sync::OnceLock::new();
+    let here = ports.then_some(&here);
+    let rows: Vec<Row> = boxes::par::map(&listed, || (), |(), (e, f)| row(e, f, layout, here));
     let tips: Vec<Option<git2::Oid>> = listed.iter().map(|(_, f)| f.tip.map(|t| t.0)).collect();
     let entries: Vec<BoxEntry> = listed.into_iter().map(|(e, _)| e).collect();
     // Whether each box's work has landed: kept by commit ids, asked only when they
@@ -261,6 +287,13 @@ fn document(l: &Listing, repo: &crate::git::Repo) -> serde_json::Value {
             state: r.state,
             progress: Progress::of(r.status, r.exit, *landed),
             dirty: *dirty,
+            ports: &r.ports,
+            listening: r.ports_now.as_ref().map(|n| n.listening.as_slice()),
+            loopback_only: r
+                .ports_now
+                .as_ref()
+                .map(|n| n.loopback_only.as_slice())
+                .filter(|l| !l.is_empty()),
         })
         .collect();
     ListDocument {
@@ -276,7 +309,7 @@ fn document(l: &Listing, repo: &crate::git::Repo) -> serde_json::Value {
 pub(crate) fn json(dir: &std::path::Path, dirty: bool) -> Result<serde_json::Value, CliError> {
     let cfg = super::load_config()?;
     let (repo, layout) = super::here_at(dir)?;
-    let (listing, there) = here_and_elsewhere(&cfg, &repo, &layout, dirty);
+    let (listing, there) = here_and_elsewhere(&cfg, &repo, &layout, dirty, false);
     Ok(with_elsewhere(document(&listing, &repo), there))
 }
 
@@ -289,6 +322,7 @@ fn here_and_elsewhere(
     repo: &crate::git::Repo,
     layout: &Layout,
     dirty: bool,
+    ports: bool,
 ) -> (Listing, super::on::FarListing) {
     let repos = [(
         crate::remote::boxes::key_for(repo),
@@ -300,7 +334,7 @@ fn here_and_elsewhere(
             true => super::on::FarListing::default(),
             false => super::on::far_boxes(machines, &repos, crate::remote::listing::LISTING),
         });
-        let listing = gather(repo, layout, dirty);
+        let listing = gather(repo, layout, dirty, ports);
         (listing, far.join().unwrap_or_default())
     })
 }
@@ -337,7 +371,7 @@ fn with_elsewhere(mut doc: serde_json::Value, there: super::on::FarListing) -> s
 pub fn run(args: ListArgs, ui: &mut Ui) -> Result<i32, CliError> {
     let cfg = super::load_config()?;
     let (repo, layout) = super::here()?;
-    let (listing, far) = here_and_elsewhere(&cfg, &repo, &layout, args.dirty);
+    let (listing, far) = here_and_elsewhere(&cfg, &repo, &layout, args.dirty, args.ports);
     for w in far_warnings(&far) {
         ui.warning(&w);
     }
@@ -357,15 +391,24 @@ pub fn run(args: ListArgs, ui: &mut Ui) -> Result<i32, CliError> {
     // Fits 80 columns (the usual states, without --dirty): long names are cut with a
     // visible `…`; JSON has everything. AGE is the box's, LAST its last commit's.
     // With machines in the config, a MACHINE column first (`-`: this one).
-    let line = |machine: &str, c: [&str; 8], dirty: Option<&str>| {
+    // `--ports`: a PORTS column, the ports that listen (`!`: on a container's own
+    // loopback, out of the host's reach).
+    let show_ports = args.ports;
+    let mut loopback_only = false;
+    let line = |machine: &str, c: [&str; 8], ports: &str, dirty: Option<&str>| {
         let dirty = dirty.map(|d| format!("{d:<5} ")).unwrap_or_default();
+        let ports = if show_ports {
+            format!("{:<12} ", fit(ports, 12))
+        } else {
+            String::new()
+        };
         let machine = if machines {
             format!("{:<8} ", fit(machine, 8))
         } else {
             String::new()
         };
         format!(
-            "{machine}{:<14} {:<17} {:<12} {:>4} {:>4} {:<5} {:<10} {dirty}{}\n",
+            "{machine}{:<14} {:<17} {:<12} {:>4} {:>4} {:<5} {:<10} {ports}{dirty}{}\n",
             c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]
         )
     };
@@ -374,6 +417,7 @@ pub fn run(args: ListArgs, ui: &mut Ui) -> Result<i32, CliError> {
         [
             "NAME", "BRANCH", "BOX", "AGE", "LAST", "DEPS", "AGENT", "STATE",
         ],
+        "PORTS",
         args.dirty.then_some("DIRTY"),
     ));
     let mut placeholders = false;
@@ -405,6 +449,18 @@ pub fn run(args: ListArgs, ui: &mut Ui) -> Result<i32, CliError> {
             d => d,
         };
         let ages = |t: Option<i64>| t.map(|t| age(now, t)).unwrap_or_else(|| "-".into());
+        let ports = match &r.ports_now {
+            Some(n) if !n.listening.is_empty() || !n.loopback_only.is_empty() => {
+                loopback_only |= !n.loopback_only.is_empty();
+                n.listening
+                    .iter()
+                    .map(u16::to_string)
+                    .chain(n.loopback_only.iter().map(|p| format!("{p}!")))
+                    .collect::<Vec<_>>()
+                    .join(",")
+            }
+            _ => "-".into(),
+        };
         out.push_str(&line(
             "-",
             [
@@ -417,6 +473,7 @@ pub fn run(args: ListArgs, ui: &mut Ui) -> Result<i32, CliError> {
                 &agent,
                 r.state,
             ],
+            &ports,
             dirty_cell,
         ));
     }
@@ -440,12 +497,18 @@ pub fn run(args: ListArgs, ui: &mut Ui) -> Result<i32, CliError> {
                     fit(&cell(b, "state"), 12)
                 },
             ],
+            "-",
             args.dirty.then_some("?"),
         ));
     }
     if placeholders {
         out.push_str(
             "* placeholder branch: `git branch -m <type>/<name>` in the box before pushing\n",
+        );
+    }
+    if loopback_only {
+        out.push_str(
+            "! listens on its container's own loopback, out of reach: bind \"$TREEBOX_HOST\" (0.0.0.0 there)\n",
         );
     }
     ui.out(out.trim_end());

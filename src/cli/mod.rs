@@ -19,6 +19,7 @@ mod launch_errors;
 pub mod list;
 pub mod mcp;
 pub(crate) mod on;
+mod ports;
 pub(crate) mod remote;
 mod safe_json;
 pub mod sandbox;
@@ -86,6 +87,16 @@ pub enum TreeboxCommand {
     List(list::ListArgs),
     /// Show what a box changed since its base: its commits and uncommitted work.
     Diff(diff::DiffArgs),
+    /// Open a box's dev server in your browser: the first of its ports that listens.
+    ///
+    /// Each box holds a block of ports for life (config "ports"); its programs get
+    /// TREEBOX_PORT, TREEBOX_PORTS and TREEBOX_HOST (the address to bind). The URL is
+    /// printed, and opened with the desktop's opener when there is one (not over SSH,
+    /// not in a script).
+    ///
+    /// Exit codes: 3 when the box has no ports or nothing listens on them; 2 for a
+    /// port that is not the box's.
+    Open(ports::OpenArgs),
     /// A live dashboard of this repository's boxes: who works, who waits, one key to jump in.
     ///
     /// Rows come needs-me first (waiting, exited, idle with commits of its own); a pane
@@ -167,6 +178,7 @@ pub fn treebox_main() -> i32 {
         TreeboxCommand::Doctor(a) => a.json,
         TreeboxCommand::Template(t) => t.json(),
         TreeboxCommand::Version
+        | TreeboxCommand::Open(_)
         | TreeboxCommand::Completions(_)
         | TreeboxCommand::ClaudeWorktree(_)
         | TreeboxCommand::Mcp(_) => false,
@@ -191,6 +203,7 @@ pub(crate) fn dispatch(command: TreeboxCommand, ui: &mut Ui) -> Result<i32, CliE
         TreeboxCommand::Enter(args) => enter::run(args, ui),
         TreeboxCommand::List(args) => list::run(args, ui),
         TreeboxCommand::Diff(args) => diff::run(args, ui),
+        TreeboxCommand::Open(args) => ports::run(args, ui),
         TreeboxCommand::Watch(args) => watch::run(args, ui),
         TreeboxCommand::Land(args) => land::run(args, ui),
         TreeboxCommand::Teardown(args) => teardown::run(args, ui),

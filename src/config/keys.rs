@@ -33,6 +33,10 @@ fn nested_keys(key: &str) -> Vec<String> {
             .iter()
             .map(|(k, _)| format!("limits.{k}"))
             .collect(),
+        "ports" => super::ports::PORT_KEYS
+            .iter()
+            .map(|(k, _)| format!("ports.{k}"))
+            .collect(),
         "mcp" => MCP_KEYS.iter().map(|(k, _)| format!("mcp.{k}")).collect(),
         "machines" => MACHINE_KEYS
             .iter()

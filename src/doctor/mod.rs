@@ -32,6 +32,7 @@ mod logins;
 mod machines;
 mod origin;
 mod placement;
+mod ports;
 mod probe;
 mod runner;
 mod system;
@@ -174,6 +175,10 @@ pub fn run_checks(cwd: &Path, cfg: &UserConfig, isolation_flag: Option<&str>) ->
     checks.push(match &repo {
         Ok(r) => check_boxes(r),
         Err(_) => not_checked("boxes"),
+    });
+    checks.push(match &repo {
+        Ok(r) => ports::check_ports(r, cfg),
+        Err(_) => not_checked("ports"),
     });
     checks.push(match &repo {
         Ok(r) => {

@@ -113,7 +113,7 @@ fn in_commit(c: &Option<String>) -> String {
         .unwrap_or_default()
 }
 
-pub use crate::state::layout::is_boxes_dir;
+pub use crate::names::is_boxes_dir;
 
 /// Does `b` hold a terminal control (see the module doc), `allowed` characters aside?
 fn controls_in(b: &[u8], allowed: impl Fn(char) -> bool) -> bool {

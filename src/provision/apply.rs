@@ -4,24 +4,25 @@
 //!
 //! Invariant: the record exists before the checkout does, so a crash is resumable; a
 //! failure before the box is usable is rolled back ([`super::rollback`]). Callers: the
-//! CLI (`create`, `sandbox`), `enter` and `folder` (for `run_setup`, `env_tracked`).
+//! CLI (`create`, `sandbox`), `enter` and `folder` (for `env_tracked`).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use crate::config::UserConfig;
 use crate::git::{GitCli, Repo};
 use crate::names::Leaf;
 use crate::plan::{Checkout, Fetch, Plan};
-use crate::state::{BoxLock, Layout, Record};
+use crate::state::{BoxLock, Record};
 use crate::vocab::GitMode;
 
 use super::beside::Beside;
 use super::container_stage::container_stage;
+use super::deps::run_setup;
 use super::error::io_err;
 use super::planner::make_plan;
 use super::repair::{blocking_registration, repair_checkout};
 use super::request::{choose_name, context, fetch_mode, Context};
-use super::rollback::{disk_full, make_writable_and_remove, undo_checkout};
+use super::rollback::{disk_full, undo_checkout};
 use super::{checkout, clone, copy, fetch, guard, setup, timed, CreateRequest};
 use super::{ProvisionError, Reporter};
 
@@ -127,6 +128,8 @@ pub fn create(
     }
     let result = apply(&plan, req, cfg, &ctx, reporter);
     if result.is_err() && !ctx.layout.record_path(&leaf).exists() {
+        // Undone: the block this run took goes back too.
+        crate::ports::release(&ctx.layout.record_path(&leaf));
         lock.release_and_remove();
     } else {
         drop(lock);
@@ -228,8 +231,18 @@ fn apply(
         // A sandboxed worktree (SPEC §6): its own bare clone, never the user's git dir.
         record.bare_clone = Some(ctx.layout.bare_clone_dir(&leaf));
     }
+    if !resumed {
+        // The box's block of ports, for life (SPEC §7b): in the ledger before the
+        // record names it, so no other create can take it meanwhile. A record this
+        // one replaces gives its block back first.
+        crate::ports::release(&record_path);
+        record.ports = crate::ports::allocate(cfg.ports.count(), cfg.ports.from(), &record_path)?;
+    }
     // The record exists before the checkout does: a crash from here on is resumable.
-    record.save(&record_path)?;
+    if let Err(e) = record.save(&record_path) {
+        crate::ports::release(&record_path);
+        return Err(e.into());
+    }
     ctx.layout.remember_repo(&ctx.repo.main_root);
 
     // A host box's status producer (SPEC §7) lives in its bookkeeping, not the checkout:
@@ -498,10 +511,9 @@ fn apply(
     }
     let (report, ecos) = run_setup(
         &plan.path,
-        &leaf,
-        &ctx.layout,
         cfg,
-        req.cold,
+        &record.ports,
+        req.cold.then(|| ctx.layout.cold_cache_dir(&leaf)),
         reporter,
         &mut warnings,
     )?;
@@ -540,46 +552,6 @@ fn apply(
         session_path: ctx.layout.session_path(&leaf),
         main_trusted: before.main_trusted,
     })
-}
-
-/// Install the box's dependencies (SPEC §3): the user's `setup` commands, else one
-/// install per detected ecosystem, against the shared caches or (`cold`) throwaway
-/// ones. Failures become warnings; the report says whether every step succeeded.
-pub(crate) fn run_setup(
-    path: &Path,
-    leaf: &Leaf,
-    layout: &Layout,
-    cfg: &UserConfig,
-    cold: bool,
-    reporter: &mut dyn Reporter,
-    warnings: &mut Vec<String>,
-) -> Result<(setup::SetupReport, Vec<setup::Ecosystem>), ProvisionError> {
-    let ecos = setup::detect(path);
-    let cold_dir = cold.then(|| layout.cold_cache_dir(leaf));
-    let cache = match &cold_dir {
-        Some(d) => {
-            std::fs::create_dir_all(d).map_err(io_err("could not create", d))?;
-            setup::CacheMode::Cold(d.clone())
-        }
-        None => setup::CacheMode::Shared,
-    };
-    let steps = setup::plan_steps(path, &ecos, cfg.setup.as_deref(), &cache);
-    let report = setup::run(steps, &mut |name| reporter.stage(&format!("setup: {name}")));
-    if let Some(d) = &cold_dir {
-        let _ = make_writable_and_remove(d);
-    }
-    for s in &report.steps {
-        reporter.stage_done(&format!("setup: {}", s.name), s.duration);
-        if !s.ok {
-            let detail = s.detail.as_deref().unwrap_or("failed");
-            warnings.push(format!(
-                "setup step {} failed: {}",
-                s.name,
-                crate::sanitize::block(detail)
-            ));
-        }
-    }
-    Ok((report, ecos))
 }
 
 /// Does the repository track a `.env` at its top? Asked of the main checkout's HEAD

@@ -67,6 +67,45 @@ pub(super) fn container_stage(
     })
 }
 
+/// A new box's container could not start because a port of its block was taken
+/// meanwhile: that container is removed (it never ran), and the box gets another block,
+/// recorded before the next container is made with it.
+fn other_block(
+    engine: crate::runner::oci::Engine,
+    layout: &Layout,
+    leaf: &Leaf,
+    record: &mut Record,
+    cfg: &UserConfig,
+    reporter: &mut dyn Reporter,
+) -> Result<(), ProvisionError> {
+    let name = crate::runner::oci::container_name(layout, leaf);
+    engine
+        .remove(&name)
+        .output()
+        .map_err(crate::runner::oci::ContainerError::Engine)?;
+    let record_path = layout.record_path(leaf);
+    let taken = std::mem::take(&mut record.ports);
+    crate::ports::release(&record_path);
+    record.container = None;
+    record.ports =
+        crate::ports::allocate_avoiding(cfg.ports.count(), cfg.ports.from(), &record_path, &taken)?;
+    record.save(&record_path)?;
+    reporter.warn(format!(
+        "port(s) {} were taken while the box was being made: it has {} instead",
+        words(&taken),
+        words(&record.ports)
+    ));
+    Ok(())
+}
+
+fn words(ports: &[u16]) -> String {
+    ports
+        .iter()
+        .map(u16::to_string)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// Before the agent starts in a container box: where the box reaches each of the
 /// user's provider URLs that name this machine (a note), and a warning for one nothing
 /// answers at from a container (a server listening on loopback only). The warnings.
@@ -119,26 +158,40 @@ pub(crate) fn container_up(
         })?
     } else {
         let engine = crate::runner::oci::resolve_engine(Isolation::Runner(record.runner))?;
-        let template = crate::template::find(record.template.as_deref().unwrap_or("default"))
-            .map_err(crate::runner::oci::ContainerError::from)?;
-        let spec = crate::runner::oci::Spec {
-            repo,
-            layout,
-            leaf,
-            record,
-            engine,
-            template,
-            harness,
-            firewall: record.firewall,
-            extra_allow: allow.iter().chain(&record.forge_hosts).cloned().collect(),
-        };
-        // Recorded as soon as it exists, before it starts: an interruption leaves a
-        // container that teardown removes and the next `enter` starts.
-        let (crec, said) = timed(reporter, "container", || spec.create_saying(&ecos))?;
-        for w in said {
-            reporter.warn(w);
+        let mut tries = 0;
+        loop {
+            let template = crate::template::find(record.template.as_deref().unwrap_or("default"))
+                .map_err(crate::runner::oci::ContainerError::from)?;
+            let spec = crate::runner::oci::Spec {
+                repo,
+                layout,
+                leaf,
+                record,
+                engine,
+                template,
+                harness,
+                firewall: record.firewall,
+                extra_allow: allow.iter().chain(&record.forge_hosts).cloned().collect(),
+            };
+            // Recorded as soon as it exists, before it starts: an interruption leaves
+            // a container that teardown removes and the next `enter` starts.
+            match timed(reporter, "container", || spec.create_saying(&ecos)) {
+                Ok((crec, said)) => {
+                    for w in said {
+                        reporter.warn(w);
+                    }
+                    break crec;
+                }
+                // A port of the block taken since it was handed out (the engine is
+                // the judge): the unstarted container goes, and the box gets another
+                // block.
+                Err(e) if e.port_taken() && !record.ports.is_empty() && tries < 3 => {
+                    tries += 1;
+                    other_block(engine, layout, leaf, record, cfg, reporter)?;
+                }
+                Err(e) => return Err(e.into()),
+            }
         }
-        crec
     };
     record.container = Some(crec.clone());
     record.ecosystems = ecos.clone();

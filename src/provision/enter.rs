@@ -251,10 +251,9 @@ pub fn enter(
     } else if needs_sync {
         let (report, ecos) = run_setup(
             &entry.path,
-            &leaf,
-            &layout,
             cfg,
-            req.cold,
+            &record.ports,
+            req.cold.then(|| layout.cold_cache_dir(&leaf)),
             reporter,
             &mut warnings,
         )?;

@@ -114,6 +114,8 @@ pub enum ProvisionError {
     #[error(transparent)]
     Record(#[from] RecordError),
     #[error(transparent)]
+    Ports(#[from] crate::ports::PortsError),
+    #[error(transparent)]
     State(#[from] crate::state::layout::NoStateDir),
     #[error("{what} {}", .path.display())]
     Io {

@@ -325,7 +325,7 @@ fn tracks_boxes_dir(repo: &Repo, id: git2::Oid) -> Result<Option<String>, git2::
     let tree = repo.git.find_commit(id)?.tree()?;
     let found = tree
         .iter()
-        .find(|e| crate::state::layout::is_boxes_dir(e.name_bytes()))
+        .find(|e| crate::names::is_boxes_dir(e.name_bytes()))
         .map(|e| crate::sanitize::line(&String::from_utf8_lossy(e.name_bytes())));
     Ok(found)
 }

@@ -16,6 +16,8 @@ pub const FORGE_TOKENS: &[&str] = &["GH_TOKEN", "GITHUB_TOKEN", "GITLAB_TOKEN"];
 pub struct Host {
     /// The variables forwarded into the box (`--token-from`).
     pub forward: Vec<String>,
+    /// The box's block of ports ([`crate::ports::env`]).
+    pub ports: Vec<u16>,
 }
 
 impl Runner for Host {
@@ -28,6 +30,9 @@ impl Runner for Host {
             .cwd(box_path)
             .env("TREEBOX_BOX", leaf)
             .env("GIT_CEILING_DIRECTORIES", super::ceiling(box_path));
+        for (k, v) in crate::ports::env(&self.ports, false) {
+            c = c.env(k, v);
+        }
         for t in FORGE_TOKENS {
             if !self.forward.iter().any(|f| f == t) {
                 c = c.env_remove(*t);

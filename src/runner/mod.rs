@@ -5,7 +5,10 @@
 //! print it, so tests can assert argv without an engine.
 
 pub mod host;
+mod listening;
 pub mod oci;
+
+pub use listening::{ports_now, PortsNow};
 
 use std::path::Path;
 
@@ -24,6 +27,7 @@ pub fn for_record(record: &crate::state::Record, tty: bool) -> Option<Box<dyn Ru
     match record.runner {
         RunnerKind::Host => Some(Box::new(host::Host {
             forward: record.forward_tokens.clone(),
+            ports: record.ports.clone(),
         })),
         RunnerKind::Docker | RunnerKind::Podman => {
             let c = record.container.as_ref()?;

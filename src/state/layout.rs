@@ -4,6 +4,7 @@
 //! $XDG_STATE_HOME/treebox/                     state_root()
 //!   guard-runs/<key>                           guard_run_marker
 //!   machines/<machine>/<key>.json              machine_lists::path_of: a machine's last listing
+//!   ports/<first port>                         ports_dir(): every box's block of ports
 //!   repos/<repo-key>/                          Store::repo_state (repo_state_dirs() walks them)
 //!     repo                                     the main checkout's path (remember_repo)
 //!     worktrees.lock                           registration_lock_path
@@ -40,31 +41,11 @@ use crate::names::Leaf;
 /// Directory of boxes, relative to the main worktree.
 pub const BOX_ROOT: &str = ".treebox/worktrees";
 
-/// The top-level directory of the boxes' root ([`BOX_ROOT`]): a tree that tracks
-/// anything under it is refused by `land` and `create` (SPEC §8.11).
-pub const BOXES_DIR: &str = ".treebox";
+pub use crate::names::BOXES_DIR;
 
 /// `p` resolved when it can be, else as given (as `git::repo::canonical`).
 fn canonical(p: &Path) -> PathBuf {
     std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf())
-}
-
-/// The code points HFS+ leaves out of a name when comparing (git's `is_hfs_dotgit`).
-fn hfs_ignorable(c: char) -> bool {
-    matches!(
-        c,
-        '\u{200c}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{206a}'..='\u{206f}' | '\u{feff}'
-    )
-}
-
-/// Is this top-level name [`BOXES_DIR`], as macOS would see it (ASCII case folded, the
-/// code points HFS+ ignores left out)? A `.treebox` deeper in a tree is not.
-pub fn is_boxes_dir(name: &[u8]) -> bool {
-    let Ok(s) = std::str::from_utf8(name) else {
-        return false;
-    };
-    let folded: String = s.chars().filter(|c| !hfs_ignorable(*c)).collect();
-    folded.eq_ignore_ascii_case(BOXES_DIR)
 }
 
 /// Directory under the state root that holds one state dir per repository (or folder).
@@ -104,6 +85,11 @@ pub fn data_root() -> Result<PathBuf, NoStateDir> {
     xdg::BaseDirectories::with_prefix("treebox")
         .get_data_home()
         .ok_or(NoStateDir)
+}
+
+/// `$XDG_STATE_HOME/treebox/ports`: the ledger of every box's ports ([`crate::ports`]).
+pub fn ports_dir() -> Result<PathBuf, NoStateDir> {
+    Ok(state_root()?.join("ports"))
 }
 
 /// `$XDG_DATA_HOME/treebox/checkouts`: every repository's checkouts root.

@@ -83,6 +83,10 @@ pub struct Record {
     /// The build outputs the box started with (`warm`), and how they came in.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub warm: Option<crate::plan::Warming>,
+    /// The box's block of ports, for life ([`crate::ports`]); none for a box made
+    /// before blocks existed, or with `"ports": {"count": 0}`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ports: Vec<u16>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -173,6 +177,7 @@ impl Record {
             forward_tokens: Vec::new(),
             forge_hosts: Vec::new(),
             warm: None,
+            ports: Vec::new(),
         }
     }
 
@@ -276,6 +281,7 @@ pub(crate) mod tests {
             forward_tokens: Vec::new(),
             forge_hosts: Vec::new(),
             warm: None,
+            ports: Vec::new(),
         }
     }
 

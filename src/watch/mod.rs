@@ -117,6 +117,14 @@ pub struct Row {
     pub machine: Option<String>,
     /// A box of a machine that cannot be asked now, as that machine last listed it.
     pub stale: bool,
+    /// The box's block of ports, for life (SPEC §7b); empty for a box without one.
+    pub ports: Vec<u16>,
+    /// The ports of the block listening now where this machine reaches them; `None`
+    /// when the box has no block or that cannot be read (its container does not run).
+    pub listening: Option<Vec<u16>>,
+    /// A container box's ports listening on its own loopback alone, out of the
+    /// published port's reach.
+    pub loopback_only: Vec<u16>,
 }
 
 /// Why a box needs the user, most urgent first.
@@ -171,6 +179,33 @@ fn rank(r: &Row) -> u8 {
     needs(r).map_or(3, |n| n as u8)
 }
 
+/// What the pane says of a box's ports, in parts: `ports 20000 20001 20002`, then
+/// `listening 20000` when some listen, then `20001! on its loopback only` when some
+/// listen on a container's own loopback, out of reach (`list`'s `!`). Empty for a box
+/// without ports.
+pub fn ports_parts(row: &Row) -> Vec<String> {
+    if row.ports.is_empty() {
+        return Vec::new();
+    }
+    let words = |ps: &[u16], mark: &str| {
+        ps.iter()
+            .map(|p| format!("{p}{mark}"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let mut parts = vec![format!("ports {}", words(&row.ports, ""))];
+    if let Some(l) = row.listening.as_deref().filter(|l| !l.is_empty()) {
+        parts.push(format!("listening {}", words(l, "")));
+    }
+    if !row.loopback_only.is_empty() {
+        parts.push(format!(
+            "{} on its loopback only",
+            words(&row.loopback_only, "!")
+        ));
+    }
+    parts
+}
+
 /// Text a box wrote, safe to draw: every control character (C0, C1 — U+009B is a
 /// CSI — DEL, newlines) and every bidirectional control (U+202A–U+202E,
 /// U+2066–U+2069, …) shown escaped ([`crate::sanitize::line`]).
@@ -210,6 +245,9 @@ pub(crate) mod tests {
             state: "ok".into(),
             machine: None,
             stale: false,
+            ports: Vec::new(),
+            listening: None,
+            loopback_only: Vec::new(),
         }
     }
 
@@ -295,6 +333,34 @@ pub(crate) mod tests {
             assert_eq!(c, shown);
             assert!(!c.chars().any(|ch| ch.is_control()), "{c:?}");
         }
+    }
+
+    #[test]
+    fn ports_in_parts() {
+        let mut r = row("web", Agent::Idle);
+        assert!(ports_parts(&r).is_empty());
+        r.listening = Some(vec![20000]);
+        assert!(ports_parts(&r).is_empty(), "no block, no line");
+        r.ports = vec![20000, 20001, 20002];
+        r.listening = None;
+        assert_eq!(ports_parts(&r), ["ports 20000 20001 20002"]);
+        r.listening = Some(Vec::new());
+        assert_eq!(ports_parts(&r), ["ports 20000 20001 20002"]);
+        r.listening = Some(vec![20000, 20002]);
+        r.loopback_only = vec![20001];
+        assert_eq!(
+            ports_parts(&r),
+            [
+                "ports 20000 20001 20002",
+                "listening 20000 20002",
+                "20001! on its loopback only"
+            ]
+        );
+        r.listening = Some(Vec::new());
+        assert_eq!(
+            ports_parts(&r),
+            ["ports 20000 20001 20002", "20001! on its loopback only"]
+        );
     }
 
     #[test]

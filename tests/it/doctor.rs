@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use crate::env::{Run, TestEnv};
 
-const NAMES: [&str; 14] = [
+const NAMES: [&str; 15] = [
     "git",
     "repo",
     "uid",
@@ -19,6 +19,7 @@ const NAMES: [&str; 14] = [
     "runner",
     "limits",
     "boxes",
+    "ports",
     "logins",
     "versions",
     "hooks",

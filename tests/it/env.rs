@@ -287,6 +287,9 @@ impl TestEnv {
             .env("GIT_COMMITTER_DATE", "2026-01-01T00:00:00Z")
             .env("TREEBOX_SEED", "42")
             .env("LC_ALL", "C")
+            // One ledger of ports for every test's boxes (each has its own state dir):
+            // two tests' containers never publish one port.
+            .env("TREEBOX_PORTS_DIR", ports_ledger())
             .stdin(Stdio::null());
         for (k, v) in &self.extra_env {
             c.env(k, v);
@@ -531,6 +534,29 @@ impl TestEnv {
 
 /// Make a FIFO at `path`, replacing a file there (what a hostile box plants where a
 /// file belongs).
+/// The ledger of ports the tests' boxes share (`TREEBOX_PORTS_DIR`), in the build's
+/// own temp dir: every test's boxes, the tests that become another user included
+/// (the directory is everyone's, sticky, and its lock file writable by all), so no two
+/// tests' containers publish one port.
+pub fn ports_ledger() -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    static MADE: std::sync::Once = std::sync::Once::new();
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("ports");
+    MADE.call_once(|| {
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o1777)).unwrap();
+        let lock = dir.join(".lock");
+        std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&lock)
+            .unwrap();
+        std::fs::set_permissions(&lock, std::fs::Permissions::from_mode(0o666)).unwrap();
+    });
+    dir
+}
+
 pub fn mkfifo(path: &Path) {
     let _ = std::fs::remove_file(path);
     let ok = Command::new("mkfifo").arg(path).status().unwrap().success();

@@ -38,6 +38,7 @@ mod machines;
 mod mcp;
 mod mcp_drive;
 mod placement;
+mod ports;
 mod probes;
 mod proof;
 mod races;

@@ -285,6 +285,7 @@ impl RootlessUser {
         .env("USER", &self.name)
         .env("LOGNAME", &self.name)
         .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+        .env("TREEBOX_PORTS_DIR", crate::env::ports_ledger())
         .envs(self.engine_env())
         .current_dir(&self.home)
         .stdin(Stdio::null());

@@ -64,6 +64,14 @@ fn watch_once_json_orders_boxes_that_need_the_user_first() {
     assert_eq!(i["subject"], "add x\u{9b}31m");
     assert_eq!(row("c-plain")["agent"], "none");
     assert_eq!(row("c-plain")["commits"], 0);
+    // Its block of ports (2 by default), as `list --json` has it.
+    let ports = row("c-plain")["ports"].clone();
+    assert_eq!(ports.as_array().map(Vec::len), Some(2), "{doc:#}");
+    let listed = env.treebox(&["list", "--json"]).ok().json();
+    assert_eq!(
+        crate::env::named(&listed, "boxes", "c-plain")["ports"],
+        ports
+    );
     assert_eq!(row("a-working")["needsMe"], Value::Null);
 
     // The same boxes across the machine.

@@ -1,7 +1,8 @@
 //! One snapshot of a repository's boxes for the dashboard, from the same sources as
 //! `list` ([`crate::maintain::summary::list`] and its cache, sessions, the status
 //! channel, the landed cache) plus each box's committed work
-//! ([`crate::watch::diffsize`], kept by commit ids). No subprocess is started.
+//! ([`crate::watch::diffsize`], kept by commit ids), and each box's ports (which of
+//! them listen, only when asked: `runner::ports_now`). No subprocess is started.
 
 use crate::boxes::{self, BoxEntry};
 use crate::git::Repo;
@@ -10,12 +11,19 @@ use crate::names::is_placeholder_branch;
 use crate::state::{session, Layout};
 use crate::watch::{Agent, Row};
 
+/// This machine's listeners, read at most once for all the host boxes of one snapshot
+/// (however many repositories it covers).
+pub type Here = std::sync::OnceLock<Option<crate::ports::listen::Listening>>;
+
 /// Every box of `repo`, unsorted, and their inventory entries in the same order.
-pub fn rows(repo: &Repo, layout: &Layout) -> (Vec<Row>, Vec<BoxEntry>) {
+pub fn rows(repo: &Repo, layout: &Layout, here: Option<&Here>) -> (Vec<Row>, Vec<BoxEntry>) {
     let listed = summary::list(repo, layout);
     let repo_path = repo.main_root.to_string_lossy().into_owned();
-    let mut rows: Vec<Row> =
-        boxes::par::map(&listed, || (), |(), (e, f)| row(e, f, layout, &repo_path));
+    let mut rows: Vec<Row> = boxes::par::map(
+        &listed,
+        || (),
+        |(), (e, f)| row(e, f, layout, &repo_path, here),
+    );
     let entries: Vec<BoxEntry> = listed.into_iter().map(|(e, _)| e).collect();
     // Each tip read once, for the landed answers and the diff sizes alike.
     let tips: Vec<_> = entries
@@ -37,9 +45,9 @@ pub fn rows(repo: &Repo, layout: &Layout) -> (Vec<Row>, Vec<BoxEntry>) {
     (rows, entries)
 }
 
-/// What is read fresh for one box every time (its session, the agent's report), on
-/// top of the facts `list` keeps.
-pub fn row(e: &BoxEntry, facts: &Facts, layout: &Layout, repo: &str) -> Row {
+/// What is read fresh for one box every time (its session, the agent's report, which
+/// of its ports listen), on top of the facts `list` keeps.
+pub fn row(e: &BoxEntry, facts: &Facts, layout: &Layout, repo: &str, here: Option<&Here>) -> Row {
     let (live, view) = crate::cli::list::session_view(layout, &e.leaf, facts.sessioned);
     let (agent, since) = Agent::of(view.status, view.exit, live);
     let branch = e.shown_branch().map(str::to_string);
@@ -54,6 +62,11 @@ pub fn row(e: &BoxEntry, facts: &Facts, layout: &Layout, repo: &str) -> Row {
     } else {
         "ok"
     };
+    let now = e
+        .record
+        .as_ref()
+        .zip(here)
+        .and_then(|(r, here)| crate::runner::ports_now(r, here));
     Row {
         repo: repo.to_string(),
         name: e.leaf.to_string(),
@@ -78,6 +91,13 @@ pub fn row(e: &BoxEntry, facts: &Facts, layout: &Layout, repo: &str) -> Row {
         state: state.into(),
         machine: None,
         stale: false,
+        ports: e
+            .record
+            .as_ref()
+            .map(|r| r.ports.clone())
+            .unwrap_or_default(),
+        listening: now.as_ref().map(|n| n.listening.clone()),
+        loopback_only: now.map(|n| n.loopback_only).unwrap_or_default(),
     }
 }
 
@@ -100,6 +120,7 @@ pub fn far_row(machine: String, repo: String, b: &serde_json::Value) -> Row {
         Some("unregistered") => "ok",
         _ => "bad-record",
     };
+    let (ports, listening, loopback_only) = far_ports(b);
     Row {
         repo,
         name: text("name").unwrap_or_default(),
@@ -124,7 +145,40 @@ pub fn far_row(machine: String, repo: String, b: &serde_json::Value) -> Row {
         state: state.into(),
         stale: b["stale"] == true,
         machine: Some(machine),
+        ports,
+        listening,
+        loopback_only,
     }
+}
+
+/// A far box's `ports`, `listening` and `loopbackOnly` as its machine's `list --json`
+/// gave them, read leniently: port numbers (1–65535) alone, each once, at most
+/// [`crate::ports::MAX_COUNT`] of each; the listening ones only from its block, and
+/// none without a block (`list`'s rules).
+fn far_ports(b: &serde_json::Value) -> (Vec<u16>, Option<Vec<u16>>, Vec<u16>) {
+    let read = |k: &str, within: Option<&[u16]>| -> Option<Vec<u16>> {
+        let mut got: Vec<u16> = Vec::new();
+        for p in b[k]
+            .as_array()?
+            .iter()
+            .take(usize::from(crate::ports::MAX_COUNT))
+        {
+            let Some(p) = p.as_u64().and_then(|p| u16::try_from(p).ok()) else {
+                continue;
+            };
+            if p != 0 && !got.contains(&p) && within.is_none_or(|w| w.contains(&p)) {
+                got.push(p);
+            }
+        }
+        Some(got)
+    };
+    let ports = read("ports", None).unwrap_or_default();
+    if ports.is_empty() {
+        return (ports, None, Vec::new());
+    }
+    let listening = read("listening", Some(&ports));
+    let loopback_only = read("loopbackOnly", Some(&ports)).unwrap_or_default();
+    (ports, listening, loopback_only)
 }
 
 /// Read `row`'s agent again (its session and its last report), nothing else: what a
@@ -139,4 +193,49 @@ pub fn agent(row: &mut Row, layout: &Layout) {
     row.live = live;
     row.agent = agent;
     row.since = since;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// Another machine's ports are hostile data: port numbers alone, each once, at
+    /// most 64; listening ones only from the block; none at all without a block.
+    #[test]
+    fn a_far_box_s_ports_are_read_leniently() {
+        let b = json!({
+            "name": "web",
+            "ports": [20000, "20001", 0, 70000, -1, 20002, 20000, null, 1.5],
+            "listening": [20000, 9999, "x", 20000],
+            "loopbackOnly": [20002, 22],
+        });
+        let r = far_row("big".into(), "/r".into(), &b);
+        assert_eq!(r.ports, [20000, 20002]);
+        assert_eq!(r.listening, Some(vec![20000]));
+        assert_eq!(r.loopback_only, [20002]);
+
+        // No `listening`: not read there (a container that does not run).
+        let r = far_row("big".into(), "/r".into(), &json!({"ports": [20000]}));
+        assert_eq!((r.ports, r.listening), (vec![20000], None));
+        // Listening, but no block: nothing.
+        for b in [
+            json!({"listening": [20000], "loopbackOnly": [20000]}),
+            json!({"ports": "20000", "listening": [20000]}),
+            json!({"ports": [], "listening": []}),
+        ] {
+            let r = far_row("big".into(), "/r".into(), &b);
+            assert!(r.ports.is_empty() && r.listening.is_none(), "{b}");
+            assert!(r.loopback_only.is_empty(), "{b}");
+        }
+        // At most 64 read, however many it sends.
+        let many: Vec<u32> = (1000..1200).collect();
+        let r = far_row(
+            "big".into(),
+            "/r".into(),
+            &json!({"ports": many, "listening": many}),
+        );
+        assert_eq!(r.ports.len(), 64);
+        assert_eq!(r.listening.map(|l| l.len()), Some(64));
+    }
 }

@@ -66,6 +66,18 @@ pub struct WatchBox<'a> {
     /// otherwise.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub stale: bool,
+    /// The box's block of ports (SPEC §7b), as in `list --json`; absent for a box
+    /// without one.
+    #[serde(skip_serializing_if = "<[u16]>::is_empty")]
+    pub ports: &'a [u16],
+    /// The ports of the block listening now where the machine reaches them; absent
+    /// when there is no block or that cannot be read (a container that does not run).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub listening: Option<&'a [u16]>,
+    /// A container box's ports listening on its own loopback alone, out of the
+    /// published port's reach; absent when none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub loopback_only: Option<&'a [u16]>,
 }
 
 impl<'a> WatchBox<'a> {
@@ -98,6 +110,40 @@ impl<'a> WatchBox<'a> {
             needs_me: needs(r).map(|n| n.word()),
             machine: r.machine.as_deref(),
             stale: r.stale,
+            ports: &r.ports,
+            listening: r.listening.as_deref(),
+            loopback_only: Some(r.loopback_only.as_slice()).filter(|l| !l.is_empty()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::watch::tests::row;
+    use crate::watch::Agent;
+
+    /// `ports`, `listening` and `loopbackOnly` as `list --json` has them: absent without
+    /// a block, `listening` absent when not read, `loopbackOnly` absent when empty.
+    #[test]
+    fn ports_appear_as_list_json_has_them() {
+        let mut r = row("web", Agent::Idle);
+        let v = serde_json::to_value(WatchBox::of(&r)).unwrap();
+        for k in ["ports", "listening", "loopbackOnly"] {
+            assert!(v.get(k).is_none(), "{k}: {v}");
+        }
+        r.ports = vec![20000, 20001, 20002];
+        let v = serde_json::to_value(WatchBox::of(&r)).unwrap();
+        assert_eq!(v["ports"], serde_json::json!([20000, 20001, 20002]));
+        assert!(v.get("listening").is_none() && v.get("loopbackOnly").is_none());
+        r.listening = Some(Vec::new());
+        let v = serde_json::to_value(WatchBox::of(&r)).unwrap();
+        assert_eq!(v["listening"], serde_json::json!([]));
+        assert!(v.get("loopbackOnly").is_none(), "{v}");
+        r.listening = Some(vec![20000]);
+        r.loopback_only = vec![20001];
+        let v = serde_json::to_value(WatchBox::of(&r)).unwrap();
+        assert_eq!(v["listening"], serde_json::json!([20000]));
+        assert_eq!(v["loopbackOnly"], serde_json::json!([20001]));
     }
 }

@@ -119,12 +119,15 @@ pub fn far_snapshot(far: &FarScope, machines: &[crate::config::Machine]) -> FarR
 
 /// One snapshot of every box of this machine in `scope`, needs-me first.
 pub fn snapshot(scope: &Scope) -> Result<Vec<Row>, CliError> {
+    // Which ports listen is not read here: a socket table costs milliseconds a box,
+    // on every refresh (`list --ports` and `open` read it when asked).
+    let here: Option<&gather::Here> = None;
     let mut rows = match scope {
-        Scope::Repo(repo, layout) => gather::rows(repo, layout).0,
+        Scope::Repo(repo, layout) => gather::rows(repo, layout, here).0,
         Scope::Machine => {
             let mut all = Vec::new();
             for (repo, layout) in super::sandbox::watch::repos()? {
-                all.extend(gather::rows(&repo, &layout).0);
+                all.extend(gather::rows(&repo, &layout, here).0);
             }
             all
         }

@@ -13,6 +13,9 @@
 //! `-` for this one) comes after REPO, and drops just before it (at 80 columns AGE
 //! makes room for it). A box of a machine that cannot be asked now shows its last-known
 //! row with the state `stale`.
+//!
+//! The pane's side column starts with the selected box's ports (`ports_lines`): the
+//! row table does not show them.
 
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style};
@@ -366,7 +369,8 @@ fn draw_pane(f: &mut Frame, area: Rect, app: &App) {
         None => vec![Line::from("…")],
     };
     f.render_widget(Paragraph::new(screen), left);
-    let mut side: Vec<Line> = Vec::new();
+    let width = right.width.saturating_sub(1) as usize;
+    let mut side: Vec<Line> = ports_lines(r, width).into_iter().map(Line::from).collect();
     if let Some(d) = details {
         if let Some(e) = &d.error {
             side.push(Line::from(clean(e)));
@@ -408,7 +412,6 @@ fn draw_pane(f: &mut Frame, area: Rect, app: &App) {
             );
         }
     }
-    let width = right.width.saturating_sub(1) as usize;
     let side: Vec<Line> = side
         .into_iter()
         .map(|l| Line::from(fit(&l.to_string(), width)).style(l.style))
@@ -417,6 +420,18 @@ fn draw_pane(f: &mut Frame, area: Rect, app: &App) {
         Paragraph::new(side).block(Block::default().borders(Borders::LEFT)),
         right,
     );
+}
+
+/// The pane's ports line ([`crate::watch::ports_parts`] joined by ` · `), nothing for a
+/// box without ports; too long for `width`, each part on a line of its own, indented.
+fn ports_lines(r: &Row, width: usize) -> Vec<String> {
+    let parts = crate::watch::ports_parts(r);
+    let one = parts.join(" · ");
+    if parts.len() > 1 && one.chars().count() <= width {
+        return vec![one];
+    }
+    let indent = |(i, p): (usize, String)| if i == 0 { p } else { format!("  {p}") };
+    parts.into_iter().enumerate().map(indent).collect()
 }
 
 /// The bottom line: what is being typed, the question, the last message, or the keys.

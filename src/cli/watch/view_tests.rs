@@ -32,6 +32,9 @@ fn row(name: &str, agent: Agent, since: i64) -> Row {
         state: "ok".into(),
         machine: None,
         stale: false,
+        ports: Vec::new(),
+        listening: None,
+        loopback_only: Vec::new(),
     }
 }
 
@@ -238,4 +241,48 @@ fn help_and_prompts() {
     a.message = Some(("refused (exit 5): box `x` has uncommitted changes. Commit or stash them in /home/me/src/app/.treebox/worktrees/x, or discard them: `git treebox teardown --force x`.".into(), true));
     let t = text(&a, 80, 24);
     assert!(t.contains("--force x`."), "{t}");
+}
+
+/// The selected box's ports in the pane, above its changes: the block, which listen,
+/// and which listen on its container's loopback alone (`!`); the row table is as
+/// without ports. Too long for the pane, each part takes a line.
+#[test]
+fn screen_with_ports_80x24() {
+    let mut a = app(false);
+    let table = |t: &str| t.lines().take(9).collect::<Vec<_>>().join("\n");
+    let before = table(&text(&a, 80, 24));
+    let mut rows = a.rows.clone();
+    let api = rows.iter_mut().find(|r| r.name == "api-v2").unwrap();
+    api.ports = vec![20000, 20001, 20002];
+    api.listening = Some(vec![20000]);
+    api.loopback_only = vec![20001];
+    let api = api.clone();
+    a.set_rows(rows);
+    a.selected = Some(key_of(&api));
+    a.details = Some(super::super::app::Details {
+        key: key_of(&api),
+        screen: Some(vec!["> ".into()]),
+        uncommitted: Some(false),
+        ..Default::default()
+    });
+    let t = text(&a, 80, 24);
+    assert_clean(&t);
+    // The table is as without ports: only the selection moved.
+    let unmarked = |t: &str| -> Vec<String> {
+        table(t)
+            .lines()
+            .map(|l| l.chars().skip(1).collect())
+            .collect()
+    };
+    assert_eq!(unmarked(&t), unmarked(&before));
+    assert!(t.contains("│ports 20000 20001 20002\n"), "{t}");
+    assert!(t.contains("│  listening 20000\n"), "{t}");
+    assert!(t.contains("│  20001! on its loopback only\n"), "{t}");
+    insta::assert_snapshot!("screen_with_ports_80x24", t);
+    // Wide enough, one line; a box without ports, none.
+    assert_eq!(
+        ports_lines(&api, 80),
+        ["ports 20000 20001 20002 · listening 20000 · 20001! on its loopback only"]
+    );
+    assert!(ports_lines(&row("plain", Agent::Idle, 0), 80).is_empty());
 }

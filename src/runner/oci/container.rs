@@ -136,11 +136,14 @@ impl Spec<'_> {
             .iter()
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
+        // The block of ports: fixed for life, so written once with the rest.
+        let mut fixed = cache_env;
+        fixed.extend(crate::ports::env(&self.record.ports, true));
         let text = env_lines(
             self.repo,
             self.leaf,
             &spec_env,
-            &cache_env,
+            &fixed,
             &self.record.forward_tokens,
         );
         let env_dir = env_file
@@ -198,6 +201,7 @@ impl Spec<'_> {
                 .filter(|n| !n.is_empty()),
             workdir: self.record.path.clone(),
             limits: self.record.limits,
+            publish: self.record.ports.clone(),
             // The idle anchor runs as root: an engine gives a root `exec` only the
             // capabilities the container's own user has (none for a non-root user),
             // and treebox's root steps (the firewall, the launcher's drop) need them.
@@ -283,32 +287,6 @@ impl Spec<'_> {
     }
 }
 
-/// Give `paths` (as the container sees them) to `owner` (`uid:gid`), as root in the
-/// container: the one way that works for every engine and host user. At create the
-/// owner is the agent — its checkout, git data, credential copies and status directory
-/// — so git's ownership check keeps the user's own git, a prompt or an editor from
-/// running what the box configures there (SPEC §8.7); before removal it is the user
-/// again ([`give_back`]). Symlinks are changed, never followed.
-fn chown_inside(
-    engine: Engine,
-    name: &str,
-    owner: &str,
-    paths: &[PathBuf],
-) -> Result<(), ContainerError> {
-    if paths.is_empty() {
-        return Ok(());
-    }
-    let mut argv: Vec<String> = vec![
-        "chown".into(),
-        "-R".into(),
-        "-h".into(),
-        owner.into(),
-        "--".into(),
-    ];
-    argv.extend(paths.iter().map(|p| p.to_string_lossy().into_owned()));
-    as_root(engine, name, &argv)
-}
-
 /// `argv` run as root in container `name`, its output dropped.
 fn as_root(engine: Engine, name: &str, argv: &[String]) -> Result<(), ContainerError> {
     engine
@@ -318,7 +296,12 @@ fn as_root(engine: Engine, name: &str, argv: &[String]) -> Result<(), ContainerE
         .map_err(ContainerError::Run)
 }
 
-/// [`chown_inside`] at create, then the checkout's index told the files' new stat
+/// The agent given `paths` (as the container sees them), as root in the container:
+/// the one way that works for every engine and host user. The owner is the agent — its
+/// checkout, git data, credential copies and status directory — so git's ownership
+/// check keeps the user's own git, a prompt or an editor from running what the box
+/// configures there (SPEC §8.7); before removal they go back to the user
+/// ([`give_back`]). Symlinks are changed, never followed. Then the checkout's index told the files' new stat
 /// data (`git update-index --refresh`, as root in the container, the index given to
 /// the agent after): a chown changes every file's ctime, and an index that no longer
 /// matches its files makes every host status of the box (`list --dirty`, `ls`, `rm`)
@@ -385,7 +368,35 @@ fn give_back(engine: Engine, rec: &ContainerRecord) -> Result<(), ContainerError
         }
         Some(_) => {}
     }
-    chown_inside(engine, &rec.name, &owner, &rec.agent_paths)
+    if rec.agent_paths.is_empty() {
+        return Ok(());
+    }
+    // The agent's processes go first: one left behind (Claude Code's background clone
+    // of its plugin marketplace, say) writes and removes files while `chown` walks
+    // them, and a file gone mid-walk is no failure (the walk is made again).
+    const SCRIPT: &str = r#"a=$1 u=$2; shift 2
+[ -n "$a" ] && [ "$a" != 0 ] && pkill -KILL -U "$a" 2>/dev/null
+for _ in 1 2 3; do
+  err=$(chown -R -h "$u" -- "$@" 2>&1) && exit 0
+  printf '%s\n' "$err" | grep -qv 'No such file or directory' && break
+done
+printf '%s\n' "$err" >&2
+exit 1"#;
+    let agent = rec.user.split(':').next().unwrap_or_default();
+    let mut argv: Vec<String> = vec![
+        "sh".into(),
+        "-c".into(),
+        SCRIPT.into(),
+        "sh".into(),
+        agent.into(),
+        owner,
+    ];
+    argv.extend(
+        rec.agent_paths
+            .iter()
+            .map(|p| p.to_string_lossy().into_owned()),
+    );
+    as_root(engine, &rec.name, &argv)
 }
 
 /// Make sure a recorded container runs: start it when stopped (re-applying the
@@ -558,6 +569,16 @@ pub fn remove_box_containers(record: &Record) -> Result<(), ContainerError> {
             .map_err(ContainerError::Engine)?;
     }
     Ok(())
+}
+
+/// The ports listening in a running container's network namespace, read from its
+/// recorded first process (`/proc/<pid>/net`: no engine asked); `None` when that
+/// process is not the container's now (stopped, restarted since the record).
+pub fn listening(rec: &ContainerRecord) -> Option<crate::ports::listen::Listening> {
+    if !running_by_proc(&rec.id, rec.pid) {
+        return None;
+    }
+    crate::ports::listen::listening(Path::new(&format!("/proc/{}/net", rec.pid)))
 }
 
 /// Is the container with id `id` running, as far as this host's `/proc` can tell?

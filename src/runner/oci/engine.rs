@@ -208,6 +208,12 @@ impl Engine {
         if let Some(l) = &spec.limits {
             c = c.args(limit_flags(l));
         }
+        // On the host's loopback alone: never on an address the LAN reaches.
+        for p in &spec.publish {
+            c = c
+                .arg("--publish")
+                .arg(format!("{}:{p}:{p}", crate::ports::HOST_BIND));
+        }
         for m in &spec.mounts {
             c = c.arg("--mount").arg(m.to_arg());
         }
@@ -408,6 +414,8 @@ pub struct RunSpec {
     pub network: Option<String>,
     /// `None`: a box made before limits existed.
     pub limits: Option<Limits>,
+    /// Ports published on the host's loopback, each under its own number (SPEC §7b).
+    pub publish: Vec<u16>,
     pub workdir: PathBuf,
     pub user: String,
 }
@@ -458,6 +466,7 @@ mod tests {
                 memory: 8 << 30,
                 milli_cpus: 1500,
             }),
+            publish: vec![20000, 20001],
             workdir: "/r/.treebox/worktrees/x".into(),
             user: "1000:1000".into(),
         };
@@ -484,6 +493,10 @@ mod tests {
                 "8g",
                 "--cpus",
                 "1.5",
+                "--publish",
+                "127.0.0.1:20000:20000",
+                "--publish",
+                "127.0.0.1:20001:20001",
                 "--mount",
                 "type=bind,src=/r/.treebox/worktrees/x,dst=/r/.treebox/worktrees/x",
                 "--mount",

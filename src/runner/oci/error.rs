@@ -89,6 +89,19 @@ pub(super) fn io_err<'a>(
 }
 
 /// An engine failure, said plainly when the engine is not answering at all.
+impl ContainerError {
+    /// The engine could not start a container because a port it publishes was taken
+    /// since the box's block was handed out (by another program, or another user's
+    /// container).
+    pub fn port_taken(&self) -> bool {
+        let stderr = match self {
+            ContainerError::Run(e) | ContainerError::Engine(e) => e.stderr(),
+            _ => return false,
+        };
+        stderr.contains("port is already allocated") || stderr.contains("address already in use")
+    }
+}
+
 pub(super) fn explain(engine: Engine, e: ContainerError) -> ContainerError {
     match e {
         ContainerError::Build(_) | ContainerError::Run(_) | ContainerError::Engine(_)

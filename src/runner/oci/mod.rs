@@ -48,7 +48,8 @@ use crate::cmd::Cmd;
 use crate::ecosystem::Ecosystem;
 
 pub use container::{
-    container_name, ensure_running, remove, remove_box_containers, running_by_proc, ContainerRecord,
+    container_name, ensure_running, listening, remove, remove_box_containers, running_by_proc,
+    ContainerRecord,
 };
 pub use credentials::{refresh_credentials, stage_credentials};
 pub use engine::{first_answering_engine, resolve_engine, Engine, EngineInfo, RunSpec};

@@ -20,10 +20,16 @@ use crate::env::{named, write_exec, Run, TestEnv, TREEBOX};
 use crate::real_agents::{agents_dir, claude_returning_user, claude_user, CLAUDE_KEY, DIALOGS};
 use crate::stand_in::StandIn;
 
-/// The machine account's treebox config (`config`), owned by the account.
+/// The machine account's treebox config (`config`), owned by the account. Its boxes'
+/// ports come from a range of their own: that account keeps its own ledger, and its
+/// containers publish on this same machine as the other tests' do.
 fn config_there(sshd: &Sshd, config: &Value) {
     let cfg = sshd.home.join(".config/treebox");
     std::fs::create_dir_all(&cfg).unwrap();
+    let mut config = config.clone();
+    if config.get("ports").is_none() {
+        config["ports"] = json!({"from": 30000});
+    }
     std::fs::write(cfg.join("config.json"), config.to_string()).unwrap();
     give(sshd, &sshd.home.join(".config"));
 }
