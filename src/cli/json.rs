@@ -250,11 +250,21 @@ pub struct ListBox<'a> {
     /// absent without `--dirty`, or when the box's git cannot be read.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dirty: Option<bool>,
-    /// The box's block of ports (SPEC §7b); absent for a box without one.
+    #[serde(flatten)]
+    pub ports: BoxPorts<'a>,
+}
+
+/// A box's block of ports (SPEC §7b) and which of them listen: the same fields in
+/// `list --json` and `watch --once --json`.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BoxPorts<'a> {
+    /// The block; absent for a box without one.
     #[serde(skip_serializing_if = "<[u16]>::is_empty")]
     pub ports: &'a [u16],
-    /// The ports of the block listening now where the host reaches them; absent when
-    /// that cannot be read (a container that does not run) or there is no block.
+    /// The ports of the block listening now where this machine reaches them; absent
+    /// when not read (`list` without `--ports`), not readable (a container that does
+    /// not run), or there is no block.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub listening: Option<&'a [u16]>,
     /// A container box's ports listening on its own loopback alone, out of the

@@ -287,13 +287,15 @@ fn document(l: &Listing, repo: &crate::git::Repo) -> serde_json::Value {
             state: r.state,
             progress: Progress::of(r.status, r.exit, *landed),
             dirty: *dirty,
-            ports: &r.ports,
-            listening: r.ports_now.as_ref().map(|n| n.listening.as_slice()),
-            loopback_only: r
-                .ports_now
-                .as_ref()
-                .map(|n| n.loopback_only.as_slice())
-                .filter(|l| !l.is_empty()),
+            ports: super::json::BoxPorts {
+                ports: &r.ports,
+                listening: r.ports_now.as_ref().map(|n| n.listening.as_slice()),
+                loopback_only: r
+                    .ports_now
+                    .as_ref()
+                    .map(|n| n.loopback_only.as_slice())
+                    .filter(|l| !l.is_empty()),
+            },
         })
         .collect();
     ListDocument {

@@ -504,10 +504,13 @@ pub(crate) fn processes_of(home: &Path) -> Vec<i32> {
         };
         // The keeper box's container (podman's conmon for it runs with the test's HOME)
         // is not an agent's, nor are a rootless podman's own helpers that outlive one
-        // box: the process holding its user namespace, the keeper's network.
+        // box: the process holding its user namespace, the keeper's network and the
+        // forwarder of the keeper's published ports (`rootlessport`, and its child
+        // re-run as `exe`).
         let cmdline = std::fs::read(p.join("cmdline")).unwrap_or_default();
         let comm = std::fs::read_to_string(p.join("comm")).unwrap_or_default();
         if String::from_utf8_lossy(&cmdline).contains("-keeper")
+            || cmdline.starts_with(b"rootlessport")
             || ["catatonit", "slirp4netns"].contains(&comm.trim())
             || !environ.split(|b| *b == 0).any(|v| v == want.as_bytes())
         {

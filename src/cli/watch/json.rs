@@ -66,18 +66,9 @@ pub struct WatchBox<'a> {
     /// otherwise.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub stale: bool,
-    /// The box's block of ports (SPEC §7b), as in `list --json`; absent for a box
-    /// without one.
-    #[serde(skip_serializing_if = "<[u16]>::is_empty")]
-    pub ports: &'a [u16],
-    /// The ports of the block listening now where the machine reaches them; absent
-    /// when there is no block or that cannot be read (a container that does not run).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub listening: Option<&'a [u16]>,
-    /// A container box's ports listening on its own loopback alone, out of the
-    /// published port's reach; absent when none.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub loopback_only: Option<&'a [u16]>,
+    /// The box's block of ports, as in `list --json`.
+    #[serde(flatten)]
+    pub ports: crate::cli::json::BoxPorts<'a>,
 }
 
 impl<'a> WatchBox<'a> {
@@ -110,9 +101,11 @@ impl<'a> WatchBox<'a> {
             needs_me: needs(r).map(|n| n.word()),
             machine: r.machine.as_deref(),
             stale: r.stale,
-            ports: &r.ports,
-            listening: r.listening.as_deref(),
-            loopback_only: Some(r.loopback_only.as_slice()).filter(|l| !l.is_empty()),
+            ports: crate::cli::json::BoxPorts {
+                ports: &r.ports,
+                listening: r.listening.as_deref(),
+                loopback_only: Some(r.loopback_only.as_slice()).filter(|l| !l.is_empty()),
+            },
         }
     }
 }
