@@ -401,6 +401,12 @@ impl Cmd {
     }
 }
 
+/// Is `program` a file in one of this process's `PATH` directories?
+pub fn on_path(program: &str) -> bool {
+    std::env::var_os("PATH")
+        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(program).is_file()))
+}
+
 /// Quote one word for a POSIX shell.
 pub fn quote(word: &str) -> String {
     shell_words::quote(word).into_owned()

@@ -21,9 +21,7 @@ pub fn detect() -> Option<&'static str> {
     } else {
         "xdg-open"
     };
-    let found = std::env::var_os("PATH")
-        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(program).is_file()))
-        .then_some(program);
+    let found = crate::cmd::on_path(program).then_some(program);
     choose(
         set("DISPLAY") || set("WAYLAND_DISPLAY"),
         set("SSH_CONNECTION") || set("SSH_TTY"),

@@ -104,8 +104,7 @@ impl Channel {
     /// [`Self::choose`] for this process.
     pub fn detect() -> Channel {
         let set = |k: &str| std::env::var_os(k).is_some_and(|v| !v.is_empty());
-        let on_path = std::env::var_os("PATH")
-            .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join("notify-send").is_file()));
+        let on_path = crate::cmd::on_path("notify-send");
         Channel::choose(
             set("DISPLAY") || set("WAYLAND_DISPLAY"),
             set("SSH_CONNECTION") || set("SSH_TTY"),

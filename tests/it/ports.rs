@@ -404,3 +404,35 @@ fn a_port_taken_while_the_box_is_made_gets_the_box_another_block() {
         crate::env::Run::from_output(c.output().unwrap()).ok();
     });
 }
+
+/// `doctor` names the boxes that have no ports (made before boxes had them), with the
+/// way out; and says so when the config turns ports off.
+#[test]
+fn doctor_names_boxes_without_ports() {
+    let env = TestEnv::new();
+    let from = a_free_range();
+    env.write_config(r#"{"ports": {"count": 0}}"#);
+    env.treebox(&["create", "old", "--no-launch", "--no-fetch"])
+        .ok();
+    let check = |doc: &serde_json::Value| named(doc, "checks", "ports");
+    let doc = env.treebox(&["doctor", "--json"]).json();
+    assert!(
+        check(&doc)["summary"].as_str().unwrap().starts_with("off"),
+        "{doc}"
+    );
+    env.write_config(&format!(r#"{{"ports": {{"count": 2, "from": {from}}}}}"#));
+    env.treebox(&["create", "new", "--no-launch", "--no-fetch"])
+        .ok();
+    let doc = env.treebox(&["doctor", "--json"]).json();
+    let c = check(&doc);
+    assert_eq!(c["status"], "advisory", "{c}");
+    let summary = c["summary"].as_str().unwrap();
+    assert!(summary.contains("old") && !summary.contains("new,"), "{c}");
+    assert!(
+        c["hint"]
+            .as_str()
+            .unwrap()
+            .contains("git sandbox fetch old"),
+        "{c}"
+    );
+}
