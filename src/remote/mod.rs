@@ -28,6 +28,7 @@ pub mod frame;
 pub mod hello;
 pub mod listing;
 pub mod mirror;
+mod mux;
 pub mod pack;
 pub mod ssh;
 pub mod terminal;

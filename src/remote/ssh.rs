@@ -4,7 +4,9 @@
 //! through one) or `ssh`, with `BatchMode` (no password or host-key question is ever
 //! asked: a machine that would ask is unreachable), a connect timeout, and one
 //! multiplexed connection per machine kept a minute (`ControlMaster`/`ControlPersist`,
-//! its socket in the user's runtime dir, `%C` keeping the path short). Host keys are
+//! its socket in the user's runtime dir under a short name of our own). Once that
+//! connection is up, a call is a session opened on it directly ([`super::mux`]), with
+//! no `ssh` started. Host keys are
 //! checked as the user's ssh config says; nothing here turns that off. The remote
 //! command is fixed: the entry point's path, quoted; the request travels on stdin.
 
@@ -51,7 +53,7 @@ pub fn argv(m: &Machine, remote: &str) -> Vec<String> {
         .ssh_command
         .clone()
         .unwrap_or_else(|| vec!["ssh".to_string()]);
-    let control = control_dir().join("%C");
+    let control = control_path(m);
     for opt in [
         "BatchMode=yes".to_string(),
         format!("ConnectTimeout={CONNECT_TIMEOUT_S}"),
@@ -65,6 +67,26 @@ pub fn argv(m: &Machine, remote: &str) -> Vec<String> {
     argv.push(m.ssh.clone());
     argv.push(remote.to_string());
     argv
+}
+
+/// The socket of `m`'s shared connection: named for its destination and `sshCommand`
+/// (16 hex digits of their hash, so the path fits a socket's 108 bytes with room for
+/// the suffix `ssh` adds while it makes one), which [`super::mux`] can find without
+/// asking `ssh` what `%C` would be.
+fn control_path(m: &Machine) -> PathBuf {
+    use sha2::Digest;
+    let mut h = sha2::Sha256::new();
+    for part in m.ssh_command.iter().flatten() {
+        h.update(part.as_bytes());
+        h.update([0]);
+    }
+    h.update([1]);
+    h.update(m.ssh.as_bytes());
+    let hex: String = h.finalize()[..8]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    control_dir().join(hex)
 }
 
 /// The command line the other machine's shell runs: its treebox's entry point.
@@ -91,11 +113,12 @@ pub fn call_with(
     payload: Option<&std::path::Path>,
     limit: Duration,
 ) -> Result<Value, RemoteError> {
-    let mut child = start(m, request, payload)?;
+    let deadline = Instant::now() + limit;
+    let started = start(m, request, payload, (deadline, limit))?;
     let cap = frame::MAX_DOCUMENT + 256;
-    let out = capped(child.stdout.take(), cap);
-    let err = capped(child.stderr.take(), MAX_STDERR);
-    let status = wait(m, &mut child, limit)?;
+    let out = capped(Some(started.stdout), cap);
+    let err = capped(Some(started.stderr), MAX_STDERR);
+    let status = wait(m, started.running, (deadline, limit))?;
     let (out, over) = out.join().unwrap_or_default();
     let (err, _) = err.join().unwrap_or_default();
     if over {
@@ -118,14 +141,15 @@ pub fn call_receiving(
     into: &std::path::Path,
     max: u64,
 ) -> Result<Value, RemoteError> {
-    let mut child = start(m, request, None)?;
     let file = std::fs::File::create(into).map_err(|e| RemoteError::Local {
         machine: m.name.clone(),
         what: format!("could not write {}: {e}", into.display()),
     })?;
-    let out = receiving(child.stdout.take(), file, max);
-    let err = capped(child.stderr.take(), MAX_STDERR);
-    let status = wait(m, &mut child, limit)?;
+    let deadline = Instant::now() + limit;
+    let started = start(m, request, None, (deadline, limit))?;
+    let out = receiving(Some(started.stdout), file, max);
+    let err = capped(Some(started.stderr), MAX_STDERR);
+    let status = wait(m, started.running, (deadline, limit))?;
     let got = out.join().unwrap_or(Received::Broken);
     let (err, _) = err.join().unwrap_or_default();
     let local = |what: String| RemoteError::Local {
@@ -150,19 +174,89 @@ pub fn call_receiving(
     }
 }
 
-/// Start `ssh` for the entry point on `m`, the request (and `payload`'s bytes) fed to
-/// its stdin on a thread of its own.
+/// A call under way: a session on the machine's shared connection, or `ssh` started
+/// for it (no connection to share yet, or one that would not take the session).
+enum Running {
+    Shared(super::mux::Session),
+    Ssh(std::process::Child),
+}
+
+/// A started call: how it ends, and its stdout and stderr.
+struct Started {
+    running: Running,
+    stdout: Box<dyn Read + Send>,
+    stderr: Box<dyn Read + Send>,
+}
+
+/// Start the entry point on `m`, the request (and `payload`'s bytes) fed to its stdin
+/// on a thread of its own.
 fn start(
     m: &Machine,
     request: &Value,
     payload: Option<&std::path::Path>,
-) -> Result<std::process::Child, RemoteError> {
+    (deadline, limit): (Instant, Duration),
+) -> Result<Started, RemoteError> {
     let dir = control_dir();
     let _ = std::fs::create_dir_all(&dir);
     {
         use std::os::unix::fs::PermissionsExt;
         let _ = std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700));
     }
+    let (started, stdin): (Started, Box<dyn Write + Send>) =
+        match super::mux::open(&control_path(m), &entry_command(m), deadline) {
+            super::mux::Opening::Timeout => {
+                return Err(RemoteError::Timeout {
+                    machine: m.name.clone(),
+                    limit,
+                })
+            }
+            super::mux::Opening::Opened(o) => (
+                Started {
+                    running: Running::Shared(o.session),
+                    stdout: Box::new(o.stdout),
+                    stderr: Box::new(o.stderr),
+                },
+                Box::new(o.stdin),
+            ),
+            super::mux::Opening::NoMaster => {
+                let mut child = spawn(m)?;
+                let (Some(stdin), Some(stdout), Some(stderr)) =
+                    (child.stdin.take(), child.stdout.take(), child.stderr.take())
+                else {
+                    unreachable!("all three are piped");
+                };
+                (
+                    Started {
+                        running: Running::Ssh(child),
+                        stdout: Box::new(stdout),
+                        stderr: Box::new(stderr),
+                    },
+                    Box::new(stdin),
+                )
+            }
+        };
+    let mut body = serde_json::to_vec(request).expect("a JSON value serializes");
+    body.push(b'\n');
+    let payload = payload.map(std::path::Path::to_path_buf);
+    // On a thread of its own: a machine that answers before it has read it all is not
+    // kept from answering. One that does not read it makes the write fail: its answer
+    // says why.
+    std::thread::spawn(move || {
+        let mut stdin = stdin;
+        if stdin.write_all(&body).is_err() {
+            return;
+        }
+        if let Some(p) = payload {
+            if let Ok(mut f) = std::fs::File::open(p) {
+                let _ = std::io::copy(&mut f, &mut stdin);
+            }
+        }
+    });
+    Ok(started)
+}
+
+/// `ssh` started for the entry point on `m`, all three of its stdio piped.
+fn spawn(m: &Machine) -> Result<std::process::Child, RemoteError> {
     let argv = argv(m, &entry_command(m));
     let mut c = Command::new(&argv[0]);
     c.args(&argv[1..])
@@ -186,39 +280,34 @@ fn start(
             });
         }
     }
-    let mut child = c.spawn().map_err(|source| RemoteError::Spawn {
+    c.spawn().map_err(|source| RemoteError::Spawn {
         program: argv[0].clone(),
         source,
-    })?;
-    let mut body = serde_json::to_vec(request).expect("a JSON value serializes");
-    body.push(b'\n');
-    let payload = payload.map(std::path::Path::to_path_buf);
-    if let Some(mut stdin) = child.stdin.take() {
-        // On a thread of its own: a machine that answers before it has read it all
-        // is not kept from answering. One that does not read it makes the write fail:
-        // its answer says why.
-        std::thread::spawn(move || {
-            if stdin.write_all(&body).is_err() {
-                return;
-            }
-            if let Some(p) = payload {
-                if let Ok(mut f) = std::fs::File::open(p) {
-                    let _ = std::io::copy(&mut f, &mut stdin);
-                }
-            }
-        });
-    }
-    Ok(child)
+    })
 }
 
-/// Wait for `child` until `limit`; past it, its process group is killed. Looked at
-/// every millisecond: a listing's answer takes a few, and each look is one `waitpid`.
+/// Wait for the call until `deadline` (`limit` from its start); past it, the session is closed (or `ssh`'s process
+/// group killed). `ssh` is looked at every millisecond: a listing's answer takes a
+/// few, and each look is one `waitpid`.
 fn wait(
     m: &Machine,
-    child: &mut std::process::Child,
-    limit: Duration,
+    running: Running,
+    (deadline, limit): (Instant, Duration),
 ) -> Result<std::process::ExitStatus, RemoteError> {
-    let deadline = Instant::now() + limit;
+    use std::os::unix::process::ExitStatusExt;
+    let timeout = || RemoteError::Timeout {
+        machine: m.name.clone(),
+        limit,
+    };
+    let mut child = match running {
+        Running::Shared(session) => {
+            return match session.wait(deadline) {
+                super::mux::Ended::Exit(code) => Ok(std::process::ExitStatus::from_raw(code << 8)),
+                super::mux::Ended::Timeout => Err(timeout()),
+            }
+        }
+        Running::Ssh(child) => child,
+    };
     loop {
         match child.try_wait() {
             Ok(Some(st)) => return Ok(st),
@@ -226,12 +315,9 @@ fn wait(
             Ok(None) | Err(_) => break,
         }
     }
-    kill_group(child);
+    kill_group(&child);
     let _ = child.wait();
-    Err(RemoteError::Timeout {
-        machine: m.name.clone(),
-        limit,
-    })
+    Err(timeout())
 }
 
 /// The answer in `out` (its stdout up to the frame), judged: ssh's own failure, a
@@ -424,7 +510,13 @@ mod tests {
         assert_eq!(argv[argv.len() - 2], "me@big");
         assert_eq!(argv[argv.len() - 1], remote);
         let control = argv.iter().find(|a| a.starts_with("ControlPath=")).unwrap();
-        assert!(control.ends_with("/%C"), "{control}");
+        let leaf = control.rsplit('/').next().unwrap();
+        assert_eq!(leaf.len(), 16, "{control}");
+        let other = Machine {
+            ssh: "me@small".into(),
+            ..machine()
+        };
+        assert_ne!(control_path(&m), control_path(&other));
         let plain = Machine {
             path: None,
             ssh_command: None,

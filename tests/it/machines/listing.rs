@@ -113,13 +113,36 @@ fn asking(env: &TestEnv) -> Vec<String> {
 /// which sets up the shared connection, is well within the listing's deadline.
 #[test]
 fn list_ls_and_watch_show_both_sides_each_far_box_with_its_machine() {
-    let Some((env, sshd, _)) = world(&["feat/far"]) else {
+    let Some((env, sshd, bin)) = world(&["feat/far"]) else {
         return;
+    };
+    // ssh through a wrapper that counts its starts.
+    let starts = env.tmp.path().join("ssh-starts");
+    let counting = env.tmp.path().join("counting-ssh");
+    write_exec(
+        &counting,
+        &format!(
+            "#!/bin/sh\necho \"$*\" >>'{}'\nexec {} \"$@\"\n",
+            starts.display(),
+            sshd.ssh_command()
+        ),
+    );
+    let mut m = machine(&sshd, &bin);
+    m["sshCommand"] = json!(counting.to_string_lossy());
+    machines_config(&env, json!({ "big": m }));
+    let started = || {
+        std::fs::read_to_string(&starts)
+            .unwrap_or_default()
+            .lines()
+            .count()
     };
     // Cold: no shared connection yet (the listing makes it), then warm.
     sshd.close_connections();
     let (cold, cold_took) = timed(|| env.treebox(&["list", "--json"]));
+    assert_eq!(started(), 1, "the cold listing starts ssh once");
     let (warm, warm_took) = timed(|| env.treebox(&["list", "--json"]));
+    // Warm, the call is a session opened on the shared connection: no ssh started.
+    assert_eq!(started(), 1, "the warm listing started ssh");
     eprintln!("list across the machine: cold {cold_took:?}, warm {warm_took:?}");
     for r in [&cold, &warm] {
         let doc = r.ok().json();
