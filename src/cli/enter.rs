@@ -48,13 +48,17 @@ pub fn run(args: EnterArgs, ui: &mut Ui) -> Result<i32, CliError> {
         // Not here: on another machine of the config, enter it there.
         Err(e) if e.kind == ErrorKind::BoxNotFound && !args.print && !args.json => {
             match super::on::find_elsewhere(&cfg, &args.reference)? {
-                Some(far) => super::on::on_terminal(
-                    &far,
-                    crate::remote::terminal::Verb::Enter {
-                        detach: args.detach,
-                    },
-                    ui,
-                ),
+                Some(far) => {
+                    // Its dev servers reach this machine's browser while it is entered.
+                    super::forward::forward_far(&far, ui);
+                    super::on::on_terminal(
+                        &far,
+                        crate::remote::terminal::Verb::Enter {
+                            detach: args.detach,
+                        },
+                        ui,
+                    )
+                }
                 None => Err(e),
             }
         }

@@ -309,9 +309,18 @@ fn document(l: &Listing, repo: &crate::git::Repo) -> serde_json::Value {
 /// `list --json`'s document for the repository of `dir`, as `list --json` (and
 /// `--dirty`) prints it: what the MCP server's `box_list` answers.
 pub(crate) fn json(dir: &std::path::Path, dirty: bool) -> Result<serde_json::Value, CliError> {
+    json_with(dir, dirty, false)
+}
+
+/// [`json`], with which ports listen (`list --json --ports`) when `ports`.
+pub(crate) fn json_with(
+    dir: &std::path::Path,
+    dirty: bool,
+    ports: bool,
+) -> Result<serde_json::Value, CliError> {
     let cfg = super::load_config()?;
     let (repo, layout) = super::here_at(dir)?;
-    let (listing, there) = here_and_elsewhere(&cfg, &repo, &layout, dirty, false);
+    let (listing, there) = here_and_elsewhere(&cfg, &repo, &layout, dirty, ports);
     Ok(with_elsewhere(document(&listing, &repo), there))
 }
 
@@ -334,7 +343,7 @@ fn here_and_elsewhere(
     std::thread::scope(|s| {
         let far = s.spawn(|| match machines.is_empty() {
             true => super::on::FarListing::default(),
-            false => super::on::far_boxes(machines, &repos, crate::remote::listing::LISTING),
+            false => super::on::far_boxes(machines, &repos, crate::remote::listing::LISTING, ports),
         });
         let listing = gather(repo, layout, dirty, ports);
         (listing, far.join().unwrap_or_default())
@@ -452,16 +461,11 @@ pub fn run(args: ListArgs, ui: &mut Ui) -> Result<i32, CliError> {
         };
         let ages = |t: Option<i64>| t.map(|t| age(now, t)).unwrap_or_else(|| "-".into());
         let ports = match &r.ports_now {
-            Some(n) if !n.listening.is_empty() || !n.loopback_only.is_empty() => {
+            Some(n) => {
                 loopback_only |= !n.loopback_only.is_empty();
-                n.listening
-                    .iter()
-                    .map(u16::to_string)
-                    .chain(n.loopback_only.iter().map(|p| format!("{p}!")))
-                    .collect::<Vec<_>>()
-                    .join(",")
+                ports_cell(&n.listening, &n.loopback_only)
             }
-            _ => "-".into(),
+            None => "-".into(),
         };
         out.push_str(&line(
             "-",
@@ -499,7 +503,20 @@ pub fn run(args: ListArgs, ui: &mut Ui) -> Result<i32, CliError> {
                     fit(&cell(b, "state"), 12)
                 },
             ],
-            "-",
+            &{
+                // What the machine says listens there: numbers only.
+                let far = |k: &str| -> Vec<u16> {
+                    b[k].as_array()
+                        .into_iter()
+                        .flatten()
+                        .filter_map(|p| u16::try_from(p.as_u64()?).ok())
+                        .take(crate::remote::forward::MAX_PORTS)
+                        .collect()
+                };
+                let (listening, loopback) = (far("listening"), far("loopbackOnly"));
+                loopback_only |= !loopback.is_empty();
+                ports_cell(&listening, &loopback)
+            },
             args.dirty.then_some("?"),
         ));
     }
@@ -515,6 +532,20 @@ pub fn run(args: ListArgs, ui: &mut Ui) -> Result<i32, CliError> {
     }
     ui.out(out.trim_end());
     Ok(error::OK)
+}
+
+/// The PORTS cell: the ports that listen, `!` after one on a container's own loopback;
+/// `-` for none.
+fn ports_cell(listening: &[u16], loopback_only: &[u16]) -> String {
+    if listening.is_empty() && loopback_only.is_empty() {
+        return "-".into();
+    }
+    listening
+        .iter()
+        .map(u16::to_string)
+        .chain(loopback_only.iter().map(|p| format!("{p}!")))
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 /// A text field of a box another machine listed, sanitised; `-` when absent.

@@ -12,6 +12,7 @@ pub mod doctor;
 pub mod enter;
 pub mod error;
 mod far;
+mod forward;
 pub mod json;
 pub mod land;
 mod land_report;
@@ -92,10 +93,11 @@ pub enum TreeboxCommand {
     /// Each box holds a block of ports for life (config "ports"); its programs get
     /// TREEBOX_PORT, TREEBOX_PORTS and TREEBOX_HOST (the address to bind). The URL is
     /// printed, and opened with the desktop's opener when there is one (not over SSH,
-    /// not in a script).
+    /// not in a script). A box on another machine has its ports forwarded here first,
+    /// over that machine's shared SSH connection.
     ///
     /// Exit codes: 3 when the box has no ports or nothing listens on them; 2 for a
-    /// port that is not the box's.
+    /// port that is not the box's; 4 when a far box's port could not be forwarded.
     Open(ports::OpenArgs),
     /// A live dashboard of this repository's boxes: who works, who waits, one key to jump in.
     ///

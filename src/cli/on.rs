@@ -158,7 +158,14 @@ fn prepare<'a>(
     let git = crate::git::GitCli::for_repo(&repo.common_dir, None);
     let can_ask = ui.stderr_is_tty();
     let (far, fetched) = std::thread::scope(|s| {
-        let far = s.spawn(|| far_boxes(&cfg.machines, &repos, crate::remote::listing::LISTING));
+        let far = s.spawn(|| {
+            far_boxes(
+                &cfg.machines,
+                &repos,
+                crate::remote::listing::LISTING,
+                false,
+            )
+        });
         let fetched = crate::provision::fetch::fetch_origin(
             &git,
             &repo.main_root,
@@ -267,6 +274,7 @@ pub(crate) fn up_on(args: &CreateOn, cfg: &UserConfig, ui: &mut Ui) -> Result<i3
         machine: p.machine.clone(),
         key,
         leaf: p.name.as_str().to_string(),
+        entry: Value::Null,
     };
     let verb = crate::remote::terminal::Verb::Up {
         base: p.base.clone(),
@@ -353,10 +361,11 @@ pub(crate) fn far_boxes(
     machines: &[Machine],
     repos: &[(String, String)],
     limit: std::time::Duration,
+    ports: bool,
 ) -> FarListing {
     let keys: Vec<String> = repos.iter().map(|(k, _)| k.clone()).collect();
     let mut out = FarListing::default();
-    for asked in crate::remote::listing::ask_each(machines, &keys, limit) {
+    for asked in crate::remote::listing::ask_each(machines, &keys, limit, ports) {
         out.unreached.extend(asked.unreached());
         let crate::remote::listing::Asked {
             machine,
@@ -386,10 +395,11 @@ pub(crate) fn boxes_on_machines(
     machines: &[Machine],
     repo: &crate::git::Repo,
     limit: std::time::Duration,
+    ports: bool,
 ) -> FarListing {
     let key = crate::remote::boxes::key_for(repo);
     let root = repo.main_root.to_string_lossy().into_owned();
-    far_boxes(machines, &[(key, root)], limit)
+    far_boxes(machines, &[(key, root)], limit, ports)
 }
 
 /// A box of this repository on another machine.
@@ -399,17 +409,30 @@ pub(crate) struct Far {
     pub key: String,
     /// Its name there (the leaf of its directory).
     pub leaf: String,
+    /// Its `list --json` entry there, as that machine sent it (unchecked; `Null` for a
+    /// box not asked for).
+    pub entry: Value,
 }
 
 /// The box `name` names (its name or branch, whole) on one of the config's machines;
 /// `None` without machines or when none has it. Asked where this machine has no such
 /// box: every verb works on a box there by its name.
 pub(crate) fn find_elsewhere(cfg: &UserConfig, name: &str) -> Result<Option<Far>, CliError> {
+    find_elsewhere_with(cfg, name, false)
+}
+
+/// [`find_elsewhere`], its entry saying which of its ports listen there when `ports`.
+pub(crate) fn find_elsewhere_with(
+    cfg: &UserConfig,
+    name: &str,
+    ports: bool,
+) -> Result<Option<Far>, CliError> {
     if cfg.machines.is_empty() {
         return Ok(None);
     }
     let (repo, _) = super::here()?;
-    let mut listing = boxes_on_machines(&cfg.machines, &repo, crate::remote::listing::LISTING);
+    let limit = crate::remote::listing::LISTING;
+    let mut listing = boxes_on_machines(&cfg.machines, &repo, limit, ports);
     let named = |b: &Value| b["name"] == name || b["branch"] == name;
     let fresh = |l: &FarListing| {
         l.boxes
@@ -426,7 +449,7 @@ pub(crate) fn find_elsewhere(cfg: &UserConfig, name: &str) -> Result<Option<Far>
             .filter(|m| listing.unreached.iter().any(|u| u.machine == m.name))
             .cloned()
             .collect();
-        let again = boxes_on_machines(&slow, &repo, crate::remote::boxes::QUICK);
+        let again = boxes_on_machines(&slow, &repo, crate::remote::boxes::QUICK, ports);
         listing
             .boxes
             .retain(|(m, _, _)| !slow.iter().any(|s| &s.name == m));
@@ -475,6 +498,7 @@ pub(crate) fn find_elsewhere(cfg: &UserConfig, name: &str) -> Result<Option<Far>
         machine: m.clone(),
         key: crate::remote::boxes::key_for(&repo),
         leaf: far["name"].as_str().unwrap_or_default().to_string(),
+        entry: far.clone(),
     }))
 }
 
@@ -493,6 +517,7 @@ pub(crate) fn far_box(
         machine: m.clone(),
         key: crate::remote::boxes::key_for(&repo),
         leaf: leaf.to_string(),
+        entry: Value::Null,
     })
 }
 
@@ -557,5 +582,10 @@ pub(crate) fn boxes_of_known_repos(machines: &[Machine]) -> Result<FarListing, C
     }
     // No repository here has boxes anywhere: no machine is asked.
     let machines = if repos.is_empty() { &[][..] } else { machines };
-    Ok(far_boxes(machines, &repos, crate::remote::listing::LISTING))
+    Ok(far_boxes(
+        machines,
+        &repos,
+        crate::remote::listing::LISTING,
+        false,
+    ))
 }

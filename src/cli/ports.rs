@@ -20,9 +20,20 @@ pub struct OpenArgs {
 }
 
 /// `git treebox open NAME [PORT]`: the URL of a box's dev server, opened in the
-/// desktop's browser where there is one, and printed.
+/// desktop's browser where there is one, and printed. A box on another machine has
+/// its ports forwarded here on that machine's shared connection first.
 pub fn run(args: OpenArgs, ui: &mut Ui) -> Result<i32, CliError> {
-    let (_, _, entry) = super::sandbox::find_at(&super::cwd()?, &args.name)?;
+    let entry = match super::sandbox::find_at(&super::cwd()?, &args.name) {
+        Ok((_, _, entry)) => entry,
+        Err(e) if e.kind == ErrorKind::BoxNotFound => {
+            let cfg = super::load_config()?;
+            return match super::on::find_elsewhere_with(&cfg, &args.name, true)? {
+                Some(far) => open_far(&args, &far, ui),
+                None => Err(e),
+            };
+        }
+        Err(e) => return Err(e),
+    };
     let leaf = entry.leaf.to_string();
     let record = entry.record.as_ref().ok_or_else(|| {
         CliError::new(
@@ -30,56 +41,120 @@ pub fn run(args: OpenArgs, ui: &mut Ui) -> Result<i32, CliError> {
             format!("`{leaf}` has no record, so no ports"),
         )
     })?;
-    let block = record
-        .ports
+    let now = crate::runner::ports_now(record, &std::sync::OnceLock::new());
+    let listening = now.as_ref().map(|n| n.listening.as_slice());
+    let loopback_only = now.as_ref().map(|n| n.loopback_only.as_slice());
+    let port = choose(&args, &leaf, &record.ports, listening, loopback_only, ui)?;
+    show(&args, port, ui);
+    Ok(error::OK)
+}
+
+/// `open` of box `far` on another machine: its port chosen from what that machine says
+/// listens, its block forwarded here, and the URL of the chosen port's number here.
+fn open_far(args: &OpenArgs, far: &super::on::Far, ui: &mut Ui) -> Result<i32, CliError> {
+    let leaf = crate::sanitize::line(&far.leaf);
+    // The machine's word, unchecked: only ports of the block it names count.
+    let ports = |k: &str| -> Vec<u16> {
+        far.entry[k]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|p| u16::try_from(p.as_u64()?).ok())
+            .take(crate::remote::forward::MAX_PORTS)
+            .collect()
+    };
+    let block = ports("ports");
+    let listening = ports("listening");
+    let loopback_only = ports("loopbackOnly");
+    let read = far.entry["listening"].is_array();
+    let port = choose(
+        args,
+        &leaf,
+        &block,
+        read.then_some(listening.as_slice()),
+        Some(loopback_only.as_slice()),
+        ui,
+    )?;
+    let forwarded = super::forward::forward_far(far, ui);
+    let Some((_, here)) = forwarded.iter().find(|(there, _)| *there == port) else {
+        return Err(CliError::new(
+            ErrorKind::MachineUnreachable,
+            format!(
+                "port {port} of box `{leaf}` on `{}` could not be forwarded here",
+                far.machine.name
+            ),
+        )
+        .hint(format!(
+            "Check the connection: `git treebox doctor`; or reach it there: `git sandbox run {} -- curl -sS http://127.0.0.1:{port}/`.",
+            crate::cmd::quote(&leaf)
+        )));
+    };
+    show(args, *here, ui);
+    Ok(error::OK)
+}
+
+/// The port of `block` to open: `args.port` when it is one of them (with a warning
+/// when nothing listens on it), else the first of `listening`; refused when there is
+/// no block, the port is not of it, or nothing listens.
+fn choose(
+    args: &OpenArgs,
+    leaf: &str,
+    block: &[u16],
+    listening: Option<&[u16]>,
+    loopback_only: Option<&[u16]>,
+    ui: &mut Ui,
+) -> Result<u16, CliError> {
+    let listed = block
         .iter()
         .map(u16::to_string)
         .collect::<Vec<_>>()
         .join(" ");
-    if record.ports.is_empty() {
+    if block.is_empty() {
         return Err(CliError::new(
             ErrorKind::NoPorts,
             format!("box `{leaf}` has no ports"),
         )
         .hint("It was made before boxes had ports, or with `\"ports\": {\"count\": 0}`: a box made now has a block of its own (`git treebox create NAME`)."));
     }
-    let now = crate::runner::ports_now(record, &std::sync::OnceLock::new());
-    let port = match args.port {
-        Some(p) if !record.ports.contains(&p) => {
-            return Err(CliError::new(
-                ErrorKind::Usage,
-                format!("port {p} is not one of box `{leaf}`'s ports ({block})"),
-            )
-            .hint(format!(
-                "Name one of them, or none for the first that listens: `git treebox open {}`.",
-                crate::cmd::quote(&leaf)
-            )))
-        }
+    match args.port {
+        Some(p) if !block.contains(&p) => Err(CliError::new(
+            ErrorKind::Usage,
+            format!("port {p} is not one of box `{leaf}`'s ports ({listed})"),
+        )
+        .hint(format!(
+            "Name one of them, or none for the first that listens: `git treebox open {}`.",
+            crate::cmd::quote(leaf)
+        ))),
         Some(p) => {
-            if !now.as_ref().is_some_and(|n| n.listening.contains(&p)) {
+            if !listening.is_some_and(|l| l.contains(&p)) {
                 ui.warning(&format!("nothing in box `{leaf}` listens on port {p} now"));
             }
-            p
+            Ok(p)
         }
-        None => match now.as_ref().and_then(|n| n.listening.first()) {
-            Some(p) => *p,
+        None => match listening.and_then(|l| l.iter().find(|p| block.contains(p))) {
+            Some(p) => Ok(*p),
             None => {
                 let mut e = CliError::new(
                     ErrorKind::NothingListens,
-                    format!("nothing in box `{leaf}` listens on its ports ({block})"),
+                    format!("nothing in box `{leaf}` listens on its ports ({listed})"),
                 );
-                if let Some(q) = now.as_ref().and_then(|n| n.loopback_only.first()) {
+                if let Some(q) = loopback_only.and_then(|l| l.first()) {
                     e = e.hint(format!(
                         "Port {q} listens on its container's own loopback, which the published port does not reach: bind the server to `$TREEBOX_HOST` (0.0.0.0 there)."
                     ));
                 }
-                return Err(e.hint(format!(
+                Err(e.hint(format!(
                     "Start its server on `$TREEBOX_PORT`, bound to `$TREEBOX_HOST`: e.g. `git sandbox run {} -- sh -c 'python3 -m http.server \"$TREEBOX_PORT\" --bind \"$TREEBOX_HOST\"'`.",
-                    crate::cmd::quote(&leaf)
-                )));
+                    crate::cmd::quote(leaf)
+                )))
             }
         },
-    };
+    }
+}
+
+/// Print the URL of `port` here, and open it with the desktop's opener unless
+/// `--print` (or there is none).
+fn show(args: &OpenArgs, port: u16, ui: &mut Ui) {
     let url = format!("http://{}:{port}/", crate::ports::HOST_BIND);
     let opener = (!args.print).then(crate::ports::opener::detect).flatten();
     ui.out(&url);
@@ -92,5 +167,4 @@ pub fn run(args: OpenArgs, ui: &mut Ui) -> Result<i32, CliError> {
             ));
         }
     }
-    Ok(error::OK)
 }

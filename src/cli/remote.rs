@@ -310,11 +310,12 @@ fn answer(request: &Value, rest: &mut dyn Read) -> Result<Value, CliError> {
                 .as_array()
                 .filter(|k| k.len() <= MAX_KEYS)
                 .ok_or_else(|| usage(format!("`keys` must list at most {MAX_KEYS} keys")))?;
+            let ports = request["ports"] == true;
             let mut lists = serde_json::Map::new();
             for key in keys.iter().filter_map(Value::as_str) {
                 let dir = mirror::dir_of(key).map_err(from_mirror)?.join("repo");
                 if dir.join(".git").exists() {
-                    lists.insert(key.to_string(), super::list::json(&dir, false)?);
+                    lists.insert(key.to_string(), super::list::json_with(&dir, false, ports)?);
                 }
             }
             Ok(json!({"schemaVersion": 1, "lists": lists}))
@@ -324,7 +325,7 @@ fn answer(request: &Value, rest: &mut dyn Read) -> Result<Value, CliError> {
                 .map_err(from_mirror)?
                 .join("repo");
             let mut doc = match dir.join(".git").exists() {
-                true => super::list::json(&dir, false)?,
+                true => super::list::json_with(&dir, false, request["ports"] == true)?,
                 false => json!({"schemaVersion": 1, "repo": dir, "boxes": []}),
             };
             // The mirror's branches too: `create --on` asks for the name first, and

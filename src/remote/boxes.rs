@@ -363,9 +363,15 @@ fn fetched_there(c: &Create, key: &str) -> Result<String, RemoteError> {
 }
 
 /// `list --json`'s document of the boxes on `m` of the repository whose key is `key`
-/// ([`key_for`]), within `limit` ([`QUICK`], or a listing's shorter deadline).
-pub fn list_there(m: &Machine, key: &str, limit: Duration) -> Result<Value, RemoteError> {
-    ssh::call(m, &json!({"op": "list", "key": key}), limit)
+/// ([`key_for`]), within `limit` ([`QUICK`], or a listing's shorter deadline); with
+/// which ports listen there when `ports`.
+pub fn list_there(
+    m: &Machine,
+    key: &str,
+    limit: Duration,
+    ports: bool,
+) -> Result<Value, RemoteError> {
+    ssh::call(m, &json!({"op": "list", "key": key, "ports": ports}), limit)
 }
 
 /// Remove box `leaf` there, as `git sandbox down` does off a terminal (refused while
@@ -388,9 +394,18 @@ pub fn remove_there(
 }
 
 /// `list --json`'s document of each repository (by key) that has boxes on `m`, within
-/// `limit`.
-pub fn lists_there(m: &Machine, keys: &[String], limit: Duration) -> Result<Value, RemoteError> {
-    ssh::call(m, &json!({"op": "lists", "keys": keys}), limit)
+/// `limit`; with which ports listen there when `ports`.
+pub fn lists_there(
+    m: &Machine,
+    keys: &[String],
+    limit: Duration,
+    ports: bool,
+) -> Result<Value, RemoteError> {
+    ssh::call(
+        m,
+        &json!({"op": "lists", "keys": keys, "ports": ports}),
+        limit,
+    )
 }
 
 /// Bring box `leaf`'s branch from `m` (the repository's key there: `key`) as a bundle

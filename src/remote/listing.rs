@@ -67,12 +67,13 @@ impl Asked {
 }
 
 /// The boxes of the repositories whose keys are `keys` ([`boxes::key_for`]) on each of
-/// `machines`, all asked at once, each within `limit`; in the machines' order.
-pub fn ask_each(machines: &[Machine], keys: &[String], limit: Duration) -> Vec<Asked> {
+/// `machines`, all asked at once, each within `limit` (with which ports listen there
+/// when `ports`); in the machines' order.
+pub fn ask_each(machines: &[Machine], keys: &[String], limit: Duration, ports: bool) -> Vec<Asked> {
     std::thread::scope(|s| {
         let asked: Vec<_> = machines
             .iter()
-            .map(|m| s.spawn(move || ask(m, keys, limit)))
+            .map(|m| s.spawn(move || ask(m, keys, limit, ports)))
             .collect();
         asked
             .into_iter()
@@ -92,13 +93,13 @@ pub fn ask_each(machines: &[Machine], keys: &[String], limit: Duration) -> Vec<A
 
 /// One machine's boxes of each repository of `keys`: `list` for one (with its
 /// mirror's branches), `lists` for several (one round trip either way).
-fn ask(m: &Machine, keys: &[String], limit: Duration) -> Result<Listed, RemoteError> {
+fn ask(m: &Machine, keys: &[String], limit: Duration, ports: bool) -> Result<Listed, RemoteError> {
     if let [key] = keys {
-        let mut doc = boxes::list_there(m, key, limit)?;
+        let mut doc = boxes::list_there(m, key, limit, ports)?;
         let heads = Some(doc["heads"].take()).filter(Value::is_object);
         return Ok((vec![entries(&doc["boxes"])], heads));
     }
-    let doc = boxes::lists_there(m, keys, limit)?;
+    let doc = boxes::lists_there(m, keys, limit, ports)?;
     let lists = keys
         .iter()
         .map(|k| entries(&doc["lists"][k]["boxes"]))

@@ -24,6 +24,7 @@
 
 pub mod back;
 pub mod boxes;
+pub mod forward;
 pub mod frame;
 pub mod hello;
 pub mod listing;

@@ -18,6 +18,12 @@ use std::time::{Duration, Instant};
 
 const MUX_MSG_HELLO: u32 = 0x0000_0001;
 const MUX_C_NEW_SESSION: u32 = 0x1000_0002;
+const MUX_C_OPEN_FWD: u32 = 0x1000_0006;
+const MUX_S_OK: u32 = 0x8000_0001;
+const MUX_S_PERMISSION_DENIED: u32 = 0x8000_0002;
+const MUX_S_FAILURE: u32 = 0x8000_0003;
+/// A local forward (`-L`).
+const MUX_FWD_LOCAL: u32 = 1;
 const MUX_S_EXIT_MESSAGE: u32 = 0x8000_0004;
 const MUX_S_SESSION_OPENED: u32 = 0x8000_0006;
 const MUX_S_TTY_ALLOC_FAIL: u32 = 0x8000_0008;
@@ -177,6 +183,45 @@ impl Session {
     }
 }
 
+/// Have the master whose socket is `path` listen on this machine's `127.0.0.1:local`
+/// and carry each connection to `127.0.0.1:there` on its machine (`ssh -O forward
+/// -L`), for as long as it runs. The same forward asked again is no error. `Err`: no
+/// master, or its reason for refusing (a port taken here, say).
+pub fn forward(path: &Path, local: u16, there: u16) -> Result<(), String> {
+    let mut sock = UnixStream::connect(path).map_err(|e| format!("no shared connection: {e}"))?;
+    let talk = |sock: &mut UnixStream| -> std::io::Result<Vec<u8>> {
+        sock.set_read_timeout(Some(HANDSHAKE))?;
+        sock.set_write_timeout(Some(HANDSHAKE))?;
+        let mut hello = Vec::new();
+        put_u32(&mut hello, MUX_MSG_HELLO);
+        put_u32(&mut hello, VERSION);
+        send(sock, &hello)?;
+        receive(sock)?;
+        let mut m = Vec::new();
+        put_u32(&mut m, MUX_C_OPEN_FWD);
+        put_u32(&mut m, 1);
+        put_u32(&mut m, MUX_FWD_LOCAL);
+        put_string(&mut m, b"127.0.0.1");
+        put_u32(&mut m, u32::from(local));
+        put_string(&mut m, b"127.0.0.1");
+        put_u32(&mut m, u32::from(there));
+        send(sock, &m)?;
+        receive(sock)
+    };
+    let reply =
+        talk(&mut sock).map_err(|e| format!("the shared connection did not answer: {e}"))?;
+    let mut r = Reader(&reply);
+    match (r.u32(), r.u32()) {
+        (Some(MUX_S_OK), Some(1)) => Ok(()),
+        (Some(MUX_S_FAILURE | MUX_S_PERMISSION_DENIED), Some(1)) => {
+            let reason = r.string().unwrap_or_default();
+            let reason = crate::sanitize::line(&String::from_utf8_lossy(reason));
+            Err(reason.chars().take(200).collect())
+        }
+        _ => Err("the shared connection answered out of turn".into()),
+    }
+}
+
 /// Hand `fd` to the master: one byte with the descriptor attached, as `ssh` does.
 fn send_fd(sock: &UnixStream, fd: std::os::fd::RawFd) -> std::io::Result<()> {
     use nix::sys::socket::{sendmsg, ControlMessage, MsgFlags};
@@ -232,6 +277,13 @@ impl Reader<'_> {
         let (head, rest) = self.0.split_first_chunk::<4>()?;
         self.0 = rest;
         Some(u32::from_be_bytes(*head))
+    }
+
+    fn string(&mut self) -> Option<&[u8]> {
+        let len = self.u32()? as usize;
+        let s = self.0.get(..len)?;
+        self.0 = &self.0[len..];
+        Some(s)
     }
 }
 

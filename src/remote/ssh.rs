@@ -73,7 +73,7 @@ pub fn argv(m: &Machine, remote: &str) -> Vec<String> {
 /// (16 hex digits of their hash, so the path fits a socket's 108 bytes with room for
 /// the suffix `ssh` adds while it makes one), which [`super::mux`] can find without
 /// asking `ssh` what `%C` would be.
-fn control_path(m: &Machine) -> PathBuf {
+pub(super) fn control_path(m: &Machine) -> PathBuf {
     use sha2::Digest;
     let mut h = sha2::Sha256::new();
     for part in m.ssh_command.iter().flatten() {
@@ -87,6 +87,12 @@ fn control_path(m: &Machine) -> PathBuf {
         .map(|b| format!("{b:02x}"))
         .collect();
     control_dir().join(hex)
+}
+
+/// Forward this machine's `127.0.0.1:local` to `127.0.0.1:there` on `m`, on its shared
+/// connection (up since this command's last call there), for as long as that lasts.
+pub fn forward(m: &Machine, local: u16, there: u16) -> Result<(), String> {
+    super::mux::forward(&control_path(m), local, there)
 }
 
 /// The command line the other machine's shell runs: its treebox's entry point.

@@ -479,7 +479,11 @@ pub(crate) fn remote_agent(sshd: &Sshd) {
     std::fs::create_dir_all(&cfg).unwrap();
     std::fs::write(
         cfg.join("config.json"),
-        serde_json::json!({"harnesses": {"claude": {"program": bin.join("claude")}}}).to_string(),
+        // Ports from a range of its own: the account keeps its own ledger, and its
+        // servers listen on this same machine as the other tests' do.
+        serde_json::json!({"harnesses": {"claude": {"program": bin.join("claude")}},
+                           "ports": {"from": 31000}})
+        .to_string(),
     )
     .unwrap();
     run_ok(
@@ -919,5 +923,6 @@ fn create_on_a_machine_and_list_it_beside_this_ones() {
 
 mod back;
 mod far_agents;
+mod far_ports;
 mod hostile;
 mod listing;

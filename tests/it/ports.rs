@@ -34,7 +34,7 @@ fn listening_of(env: &TestEnv, leaf: &str, key: &str) -> Vec<u16> {
 }
 
 /// What a server at `addr` answers to one request; `None` when nothing accepts.
-fn ask(addr: &str) -> Option<String> {
+pub(crate) fn ask(addr: &str) -> Option<String> {
     let mut s = TcpStream::connect_timeout(&addr.parse().ok()?, Duration::from_secs(2)).ok()?;
     s.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
     s.write_all(b"GET / HTTP/1.0\r\n\r\n").ok()?;
@@ -44,7 +44,7 @@ fn ask(addr: &str) -> Option<String> {
 }
 
 #[track_caller]
-fn wait_for(what: &str, secs: u64, mut done: impl FnMut() -> bool) {
+pub(crate) fn wait_for(what: &str, secs: u64, mut done: impl FnMut() -> bool) {
     let since = Instant::now();
     while !done() {
         assert!(

@@ -95,6 +95,7 @@ pub fn far_snapshot(far: &FarScope, machines: &[crate::config::Machine]) -> FarR
             machines,
             &[(key.clone(), root.clone())],
             crate::remote::listing::LISTING,
+            false,
         ),
         FarScope::Machine => match super::on::boxes_of_known_repos(machines) {
             Ok(l) => l,

@@ -32,7 +32,7 @@ fn machine(sshd: &Sshd, path: &str) -> Value {
 /// A test world with a box here (`here`, no agent) and the machine `big` (the test's
 /// sshd, this build's treebox there, a stand-in agent), with the boxes `names` made on
 /// it (`create --on`, each agent up there).
-fn world(names: &[&str]) -> Option<(TestEnv, Sshd, String)> {
+pub(super) fn world(names: &[&str]) -> Option<(TestEnv, Sshd, String)> {
     let mut env = TestEnv::new();
     let sshd = Sshd::start(&env)?;
     sshd.for_treebox(&mut env);
