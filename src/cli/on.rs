@@ -571,8 +571,12 @@ pub(crate) fn say_removed(far: &Far, doc: &Value, json: bool, ui: &mut Ui) {
 pub(crate) type FarBox = (String, String, Value);
 
 /// The boxes on the config's machines of every repository `git sandbox ls` knows here,
-/// each machine asked once for all of them, at once, within a listing's deadline.
-pub(crate) fn boxes_of_known_repos(machines: &[Machine]) -> Result<FarListing, CliError> {
+/// each machine asked once for all of them, at once, within a listing's deadline (with
+/// which ports listen there when `ports`).
+pub(crate) fn boxes_of_known_repos(
+    machines: &[Machine],
+    ports: bool,
+) -> Result<FarListing, CliError> {
     let mut repos: Vec<(String, String)> = Vec::new();
     for root in crate::boxes::known_repos().map_err(|e| CliError::of(ErrorKind::State, e))? {
         if let Ok(repo) = crate::git::Repo::discover(&root) {
@@ -586,6 +590,6 @@ pub(crate) fn boxes_of_known_repos(machines: &[Machine]) -> Result<FarListing, C
         machines,
         &repos,
         crate::remote::listing::LISTING,
-        false,
+        ports,
     ))
 }

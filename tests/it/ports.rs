@@ -132,6 +132,10 @@ fn two_host_boxes_serve_on_their_own_ports_at_once() {
     assert!(table.contains("PORTS"), "{table}");
     assert!(!env.treebox(&["list"]).ok().stdout.contains("PORTS"));
     assert!(table.contains(&a[0].to_string()), "{table}");
+    // `watch --once` reads them too, as `list --ports` does.
+    let watched = env.treebox(&["watch", "--once", "--json"]).ok().json();
+    let one = named(&watched, "boxes", "one");
+    assert_eq!(one["listening"], serde_json::json!([a[0]]), "{one}");
     // The variables the box's programs get.
     let out = env
         .sandbox(&[

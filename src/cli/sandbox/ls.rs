@@ -233,7 +233,7 @@ fn far_rows(cfg: &crate::config::UserConfig) -> Result<Far, CliError> {
     if cfg.machines.is_empty() {
         return Ok(Far::default());
     }
-    let far = crate::cli::on::boxes_of_known_repos(&cfg.machines)?;
+    let far = crate::cli::on::boxes_of_known_repos(&cfg.machines, false)?;
     let warnings = crate::cli::list::far_warnings(&far);
     let unreached = far.unreached;
     let text = |b: &serde_json::Value, k: &str| b[k].as_str().map(crate::sanitize::line);

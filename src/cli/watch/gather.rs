@@ -183,6 +183,23 @@ fn far_ports(b: &serde_json::Value) -> (Vec<u16>, Option<Vec<u16>>, Vec<u16>) {
 
 /// Read `row`'s agent again (its session and its last report), nothing else: what a
 /// change on the status channel can have moved.
+/// Which of `row`'s ports listen now (a box of this machine with a block): read for the
+/// selected box alone, as its pane shows them.
+pub fn listening(row: &mut Row, layout: &Layout) {
+    let Ok(leaf) = crate::names::Leaf::parse(&row.name) else {
+        return;
+    };
+    if row.machine.is_some() || row.ports.is_empty() {
+        return;
+    }
+    let Ok(Some(record)) = crate::state::Record::load(&layout.record_path(&leaf)) else {
+        return;
+    };
+    let now = crate::runner::ports_now(&record, &std::sync::OnceLock::new());
+    row.listening = now.as_ref().map(|n| n.listening.clone());
+    row.loopback_only = now.map(|n| n.loopback_only).unwrap_or_default();
+}
+
 pub fn agent(row: &mut Row, layout: &Layout) {
     let Ok(leaf) = crate::names::Leaf::parse(&row.name) else {
         return;

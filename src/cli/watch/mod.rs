@@ -85,8 +85,8 @@ pub struct FarRows {
 }
 
 /// The boxes of `far` on `machines`, each machine asked at once within a listing's
-/// deadline.
-pub fn far_snapshot(far: &FarScope, machines: &[crate::config::Machine]) -> FarRows {
+/// deadline (with which ports listen there when `ports`).
+pub fn far_snapshot(far: &FarScope, machines: &[crate::config::Machine], ports: bool) -> FarRows {
     if machines.is_empty() {
         return FarRows::default();
     }
@@ -95,9 +95,9 @@ pub fn far_snapshot(far: &FarScope, machines: &[crate::config::Machine]) -> FarR
             machines,
             &[(key.clone(), root.clone())],
             crate::remote::listing::LISTING,
-            false,
+            ports,
         ),
-        FarScope::Machine => match super::on::boxes_of_known_repos(machines) {
+        FarScope::Machine => match super::on::boxes_of_known_repos(machines, ports) {
             Ok(l) => l,
             Err(e) => {
                 return FarRows {
@@ -118,11 +118,13 @@ pub fn far_snapshot(far: &FarScope, machines: &[crate::config::Machine]) -> FarR
     }
 }
 
-/// One snapshot of every box of this machine in `scope`, needs-me first.
-pub fn snapshot(scope: &Scope) -> Result<Vec<Row>, CliError> {
-    // Which ports listen is not read here: a socket table costs milliseconds a box,
-    // on every refresh (`list --ports` and `open` read it when asked).
-    let here: Option<&gather::Here> = None;
+/// One snapshot of every box of this machine in `scope`, needs-me first; with which
+/// of each box's ports listen when `ports` (`watch --once`: a socket table costs
+/// milliseconds a box, too much for every refresh of the live screen, which reads the
+/// selected box's alone).
+pub fn snapshot(scope: &Scope, ports: bool) -> Result<Vec<Row>, CliError> {
+    let here = gather::Here::new();
+    let here = ports.then_some(&here);
     let mut rows = match scope {
         Scope::Repo(repo, layout) => gather::rows(repo, layout, here).0,
         Scope::Machine => {
@@ -176,8 +178,8 @@ pub fn watch(
         return live::run(scope, title, &cfg.machines, ui, notify);
     }
     // This machine's boxes and the machines' together, each machine named.
-    let mut rows = snapshot(&scope)?;
-    let far = far_snapshot(&scope.far(), &cfg.machines);
+    let mut rows = snapshot(&scope, true)?;
+    let far = far_snapshot(&scope.far(), &cfg.machines, true);
     rows.extend(far.rows);
     scope.sort(&mut rows);
     for w in &far.warnings {

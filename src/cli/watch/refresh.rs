@@ -71,7 +71,7 @@ fn spawn_far(
     }
     let (nudge, nudged) = std::sync::mpsc::channel::<()>();
     std::thread::spawn(move || loop {
-        let got = super::far_snapshot(&far_scope, &machines);
+        let got = super::far_snapshot(&far_scope, &machines, false);
         {
             let mut f = far.lock().expect("never poisoned");
             f.gathered += 1;
@@ -220,7 +220,7 @@ impl Refresher {
 
     /// A full snapshot; false once the screen is gone.
     fn full(&mut self) -> bool {
-        let mut rows = match super::snapshot(&self.scope) {
+        let mut rows = match super::snapshot(&self.scope, false) {
             Ok(r) => r,
             Err(e) => {
                 let _ = self.tx.send(Msg::Trouble(super::actions::line(&e)));
@@ -271,17 +271,28 @@ impl Refresher {
         Some(selected.is_some_and(|s| keys.contains(&s)))
     }
 
-    /// The selected box's details; false once the screen is gone.
+    /// The selected box's details (and which of its ports listen, read for it alone:
+    /// a socket table costs milliseconds); false once the screen is gone.
     fn details(&mut self) -> bool {
         let key = self.selected.lock().expect("never poisoned").clone();
-        let row = key
+        let at = key
             .as_ref()
-            .and_then(|k| self.rows.iter().find(|r| &key_of(r) == k))
-            .or(self.rows.first());
-        match row {
-            Some(row) => self.tx.send(Msg::Details(details(row, self.tmux))).is_ok(),
-            None => true,
+            .and_then(|k| self.rows.iter().position(|r| &key_of(r) == k))
+            .or((!self.rows.is_empty()).then_some(0));
+        let Some(at) = at else {
+            return true;
+        };
+        let before = self.rows[at].listening.clone();
+        if let Some(layout) = self.layout(&self.rows[at].repo.clone()) {
+            super::gather::listening(&mut self.rows[at], &layout);
         }
+        if self.rows[at].listening != before && self.tx.send(Msg::Rows(self.rows.clone())).is_err()
+        {
+            return false;
+        }
+        self.tx
+            .send(Msg::Details(details(&self.rows[at], self.tmux)))
+            .is_ok()
     }
 }
 
