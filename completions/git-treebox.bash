@@ -145,6 +145,9 @@ _git__treebox() {
             git__treebox__subcmd__help__subcmd__claude__subcmd__worktree,settings)
                 cmd="git__treebox__subcmd__help__subcmd__claude__subcmd__worktree__subcmd__settings"
                 ;;
+            git__treebox__subcmd__help__subcmd__template,import-devcontainer)
+                cmd="git__treebox__subcmd__help__subcmd__template__subcmd__import__subcmd__devcontainer"
+                ;;
             git__treebox__subcmd__help__subcmd__template,init)
                 cmd="git__treebox__subcmd__help__subcmd__template__subcmd__init"
                 ;;
@@ -156,6 +159,9 @@ _git__treebox() {
                 ;;
             git__treebox__subcmd__template,help)
                 cmd="git__treebox__subcmd__template__subcmd__help"
+                ;;
+            git__treebox__subcmd__template,import-devcontainer)
+                cmd="git__treebox__subcmd__template__subcmd__import__subcmd__devcontainer"
                 ;;
             git__treebox__subcmd__template,init)
                 cmd="git__treebox__subcmd__template__subcmd__init"
@@ -171,6 +177,9 @@ _git__treebox() {
                 ;;
             git__treebox__subcmd__template__subcmd__help,help)
                 cmd="git__treebox__subcmd__template__subcmd__help__subcmd__help"
+                ;;
+            git__treebox__subcmd__template__subcmd__help,import-devcontainer)
+                cmd="git__treebox__subcmd__template__subcmd__help__subcmd__import__subcmd__devcontainer"
                 ;;
             git__treebox__subcmd__template__subcmd__help,init)
                 cmd="git__treebox__subcmd__template__subcmd__help__subcmd__init"
@@ -710,8 +719,22 @@ _git__treebox() {
             return 0
             ;;
         git__treebox__subcmd__help__subcmd__template)
-            opts="init list path"
+            opts="init list path import-devcontainer"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__treebox__subcmd__help__subcmd__template__subcmd__import__subcmd__devcontainer)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -884,7 +907,7 @@ _git__treebox() {
             return 0
             ;;
         git__treebox__subcmd__template)
-            opts="-q -v -h -V --quiet --verbose --color --help --version init list ls path help"
+            opts="-q -v -h -V --quiet --verbose --color --help --version init list ls path import-devcontainer help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -902,7 +925,7 @@ _git__treebox() {
             return 0
             ;;
         git__treebox__subcmd__template__subcmd__help)
-            opts="init list path help"
+            opts="init list path import-devcontainer help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -916,6 +939,20 @@ _git__treebox() {
             return 0
             ;;
         git__treebox__subcmd__template__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__treebox__subcmd__template__subcmd__help__subcmd__import__subcmd__devcontainer)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -964,6 +1001,24 @@ _git__treebox() {
                 return 0
             fi
             case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__treebox__subcmd__template__subcmd__import__subcmd__devcontainer)
+            opts="-q -v -h -V --yes --force --quiet --verbose --color --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;

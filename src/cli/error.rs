@@ -87,6 +87,8 @@ kinds! {
     /// What the user's config does not allow a lead agent (the MCP server's `box_land`
     /// without `"mcp": {"land": true}`).
     NotAllowed = "not-allowed" => USAGE,
+    /// `template import-devcontainer`: the file asks for something refused.
+    DevcontainerRefused = "devcontainer-refused" => USAGE,
     // 3: not found.
     BoxNotFound = "box-not-found" => NOT_FOUND,
     /// A checkout treebox did not make (it has no record).
@@ -103,6 +105,8 @@ kinds! {
     NoPorts = "no-ports" => NOT_FOUND,
     /// `open`: no port of the box's block listens now.
     NothingListens = "nothing-listens" => NOT_FOUND,
+    /// `template import-devcontainer`: HEAD commits no dev container file.
+    NoDevcontainer = "no-devcontainer" => NOT_FOUND,
     /// `--on` names no machine of the config.
     MachineUnknown = "machine-unknown" => USAGE,
     // 4: fetch or authentication.

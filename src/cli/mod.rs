@@ -7,6 +7,7 @@ pub mod claude_worktree;
 pub mod completions;
 pub mod create;
 pub(crate) mod detached;
+mod devcontainer;
 pub mod diff;
 pub mod doctor;
 pub mod enter;

@@ -23,6 +23,19 @@ pub enum TemplateCommand {
     List(ListArgs),
     /// Print the directory of a template.
     Path(PathArgs),
+    /// Import the repository's committed dev container into a template of yours.
+    ///
+    /// Reads `.devcontainer/devcontainer.json` (or `.devcontainer.json`) as committed
+    /// at HEAD — never the work tree, never a box — shows what it would take and what
+    /// it refuses, and asks once (off a terminal: --yes). The template keeps treebox's
+    /// agent account, firewall and agent CLIs on top of the file's image; its
+    /// lifecycle commands run in the container as the agent, never on the host.
+    ///
+    /// Exit codes: 3 without a committed file; 2 when the file asks for something
+    /// refused (each key named with its reason); 5 off a terminal without --yes, or
+    /// over a template of yours that was not imported (without --force).
+    #[command(name = "import-devcontainer")]
+    ImportDevcontainer(super::devcontainer::ImportArgs),
 }
 
 #[derive(Debug, Clone, Args)]
@@ -59,6 +72,7 @@ impl TemplateCommand {
             TemplateCommand::Init(_) => false,
             TemplateCommand::List(a) => a.json,
             TemplateCommand::Path(a) => a.json,
+            TemplateCommand::ImportDevcontainer(_) => false,
         }
     }
 }
@@ -68,6 +82,7 @@ pub fn run(cmd: TemplateCommand, ui: &mut Ui) -> Result<i32, CliError> {
         TemplateCommand::Init(a) => init(a, ui),
         TemplateCommand::List(a) => list(a, ui),
         TemplateCommand::Path(a) => path(a, ui),
+        TemplateCommand::ImportDevcontainer(a) => super::devcontainer::import(a, ui),
     }
 }
 

@@ -25,6 +25,7 @@
 //!   config, over SSH: one `machines` check per machine, after the others).
 
 mod boxes;
+mod devcontainer;
 mod env;
 mod harness;
 mod hooks;
@@ -179,6 +180,10 @@ pub fn run_checks(cwd: &Path, cfg: &UserConfig, isolation_flag: Option<&str>) ->
     checks.push(match &repo {
         Ok(r) => ports::check_ports(r, cfg),
         Err(_) => not_checked("ports"),
+    });
+    checks.push(match &repo {
+        Ok(r) => devcontainer::check_devcontainer(r),
+        Err(_) => not_checked("devcontainer"),
     });
     checks.push(match &repo {
         Ok(r) => {

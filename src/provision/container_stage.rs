@@ -35,6 +35,11 @@ pub(super) fn container_stage(
 ) -> Result<Created, ProvisionError> {
     let harness = record.harness;
     warnings.extend(loopback_urls_said(record.runner, harness, reporter));
+    // Built on a dev container imported from this repository that has changed since.
+    warnings.extend(crate::template::devcontainer::drift(
+        &ctx.repo,
+        record.template.as_deref(),
+    ));
     let up = container_up(
         Some(&ctx.repo),
         &ctx.layout,
@@ -221,7 +226,7 @@ pub(crate) fn container_up(
                 cfg.setup.as_deref(),
                 &setup::CacheMode::Shared,
             ),
-            &template.spec().post_create,
+            (&template.spec().post_create, &template.spec().post_start),
             &mut |name| reporter.stage(&format!("setup: {name}")),
         );
         record.lockfile_hash = setup::lockfile_hash(&record.path, &ecos);

@@ -26,6 +26,7 @@
 //! | `buildArgs` | object of strings | more build arguments; each must be declared by an `ARG` in the Dockerfile; `BASE_IMAGE`, `AGENT_UID`, `AGENT_GID` are treebox's (and `HOST_UID`, `HOST_GID` stay reserved) |
 //! | `env` | object of strings | non-secret environment for the agent (credentials go in the env file) |
 //! | `postCreate` | list of strings | shell commands run inside the container after it is first started |
+//! | `postStart` | list of strings | shell commands run inside the container, as the agent, after each start (the first included, after `postCreate`) |
 //! | `firewall` | object | `script` and `allowlist`: files of the template (both required) |
 //! | `capAdd` | list of strings | capabilities for the container, from `NET_ADMIN`, `NET_RAW` |
 //!
@@ -44,6 +45,7 @@
 //! - this file: [`Template`] (files + spec, read once), [`Source`] and [`TemplateError`].
 
 mod bundled;
+pub mod devcontainer;
 mod spec;
 mod store;
 
@@ -56,8 +58,8 @@ pub use spec::{
     NODE_PLACEHOLDER, RESERVED_BUILD_ARGS,
 };
 pub use store::{
-    check_name, find, find_in, init, init_in, list, list_in, locate, locate_in, user_dir,
-    TemplateInfo, MAX_FILES, MAX_FILE_BYTES, MAX_NAME_LEN, MAX_TOTAL_BYTES,
+    check_name, find, find_in, init, init_in, init_with, list, list_in, locate, locate_in,
+    user_dir, TemplateInfo, MAX_FILES, MAX_FILE_BYTES, MAX_NAME_LEN, MAX_TOTAL_BYTES,
 };
 
 use spec::{dockerfile_args, normalise_rel, AGENT_ARGS};

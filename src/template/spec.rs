@@ -65,6 +65,7 @@ pub struct ContainerSpec {
     pub build_args: BTreeMap<String, String>,
     pub env: BTreeMap<String, String>,
     pub post_create: Vec<String>,
+    pub post_start: Vec<String>,
     pub firewall: Option<Firewall>,
     pub cap_add: Vec<Capability>,
 }
@@ -103,6 +104,7 @@ const SPEC_KEYS: &[&str] = &[
     "buildArgs",
     "env",
     "postCreate",
+    "postStart",
     "firewall",
     "capAdd",
 ];
@@ -146,7 +148,8 @@ impl Checker<'_> {
                 "user" => spec.user = self.user(value),
                 "buildArgs" => spec.build_args = self.string_map("buildArgs", value, true),
                 "env" => spec.env = self.string_map("env", value, false),
-                "postCreate" => spec.post_create = self.post_create(value),
+                "postCreate" => spec.post_create = self.commands("postCreate", value),
+                "postStart" => spec.post_start = self.commands("postStart", value),
                 "firewall" => spec.firewall = self.firewall(value),
                 "capAdd" => spec.cap_add = self.cap_add(value),
                 _ => {
@@ -241,17 +244,18 @@ impl Checker<'_> {
         out
     }
 
-    fn post_create(&mut self, v: &Value) -> Vec<String> {
+    /// `postCreate` or `postStart`: shell commands.
+    fn commands(&mut self, key: &str, v: &Value) -> Vec<String> {
         let Some(a) = v.as_array() else {
-            self.wrong("postCreate", "a list of strings");
+            self.wrong(key, "a list of strings");
             return Vec::new();
         };
         let mut out = Vec::new();
         for (i, item) in a.iter().enumerate() {
             match item.as_str() {
                 Some(s) if !s.trim().is_empty() && !s.contains('\0') => out.push(s.to_string()),
-                Some(_) => self.wrong(&format!("postCreate[{i}]"), "a non-empty command"),
-                None => self.wrong(&format!("postCreate[{i}]"), "a string"),
+                Some(_) => self.wrong(&format!("{key}[{i}]"), "a non-empty command"),
+                None => self.wrong(&format!("{key}[{i}]"), "a string"),
             }
         }
         out

@@ -191,6 +191,17 @@ pub fn init(name: &str, force: bool) -> Result<PathBuf, TemplateError> {
 
 /// [`init`] with an explicit user templates directory.
 pub fn init_in(dir: &Path, name: &str, force: bool) -> Result<PathBuf, TemplateError> {
+    init_with(dir, name, force, &[])
+}
+
+/// [`init_in`], with `files` (relative path, bytes) written over the bundled
+/// template's or beside them before the template takes its name: whole or not at all.
+pub fn init_with(
+    dir: &Path,
+    name: &str,
+    force: bool,
+    files: &[(&str, Vec<u8>)],
+) -> Result<PathBuf, TemplateError> {
     check_name(name)?;
     let target = dir.join(name);
     let exists = std::fs::symlink_metadata(&target).is_ok();
@@ -207,6 +218,12 @@ pub fn init_in(dir: &Path, name: &str, force: bool) -> Result<PathBuf, TemplateE
     std::fs::create_dir(&scratch).map_err(io_err(&scratch))?;
     let written = bundled()
         .write_to(&scratch)
+        .and_then(|()| {
+            files.iter().try_for_each(|(rel, bytes)| {
+                let path = scratch.join(rel);
+                std::fs::write(&path, bytes).map_err(io_err(&path))
+            })
+        })
         .and_then(|()| swap_in(dir, &scratch, &target, name, exists));
     if written.is_err() {
         let _ = std::fs::remove_dir_all(&scratch);

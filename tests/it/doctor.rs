@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use crate::env::{Run, TestEnv};
 
-const NAMES: [&str; 15] = [
+const NAMES: [&str; 16] = [
     "git",
     "repo",
     "uid",
@@ -20,6 +20,7 @@ const NAMES: [&str; 15] = [
     "limits",
     "boxes",
     "ports",
+    "devcontainer",
     "logins",
     "versions",
     "hooks",

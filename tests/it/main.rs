@@ -6,6 +6,7 @@ mod claude_worktree;
 mod clone;
 mod container;
 mod create;
+mod devcontainer;
 mod docs;
 mod docs_pages;
 mod doctor;

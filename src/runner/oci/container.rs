@@ -467,10 +467,12 @@ pub fn ensure_running(
             }
             let mut rec = rec.clone();
             observe(&mut rec, engine)?;
+            super::setup::post_start(engine, &rec, &record.path, &template.spec().post_start)?;
             Ok(rec)
         }
         None => {
             let leaf = Leaf::parse(&record.name).map_err(|_| ContainerError::NoEngine)?;
+            let post_start = template.spec().post_start.clone();
             let spec = Spec {
                 repo,
                 layout,
@@ -482,7 +484,9 @@ pub fn ensure_running(
                 firewall: record.firewall,
                 extra_allow: cfg_allow.to_vec(),
             };
-            spec.create(&record.ecosystems)
+            let rec = spec.create(&record.ecosystems)?;
+            super::setup::post_start(engine, &rec, &record.path, &post_start)?;
+            Ok(rec)
         }
     }
 }

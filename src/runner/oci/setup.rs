@@ -110,25 +110,72 @@ fn program_missing(out: &std::process::Output) -> bool {
     matches!(out.status.code(), Some(126 | 127)) && (said(&out.stdout) || said(&out.stderr))
 }
 
+/// A template's `postCreate` or `postStart` commands as steps (`sh -c`, as the agent, in
+/// the box), `${containerWorkspaceFolder}` (and its `Basename`) in them replaced by the
+/// box's path, quoted: a dev container's commands name the workspace so.
+pub fn hook_steps(
+    key: &str,
+    commands: &[String],
+    box_path: &Path,
+) -> Vec<(String, Vec<String>, EnvVars)> {
+    let path = box_path.to_string_lossy();
+    let base = box_path
+        .file_name()
+        .map(|b| b.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    commands
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let c = c
+                .replace(
+                    "${containerWorkspaceFolderBasename}",
+                    &crate::cmd::quote(&base),
+                )
+                .replace("${containerWorkspaceFolder}", &crate::cmd::quote(&path));
+            (
+                format!("{key}[{i}]"),
+                vec!["sh".into(), "-c".into(), c],
+                vec![],
+            )
+        })
+        .collect()
+}
+
+/// Run the template's `postStart` commands in a container just started again, as
+/// the agent in the box; the first that fails stops them.
+pub fn post_start(
+    engine: Engine,
+    rec: &ContainerRecord,
+    box_path: &Path,
+    commands: &[String],
+) -> Result<(), ContainerError> {
+    setup_inside(
+        engine,
+        rec,
+        box_path,
+        Vec::new(),
+        (&[], commands),
+        &mut |_| {},
+    )
+}
+
+/// Run `steps` (and the template's commands) in the box's container, as the agent,
+/// each named to `on_step` first; the first that fails stops them.
 pub fn setup_inside(
     engine: Engine,
     rec: &ContainerRecord,
     box_path: &Path,
     steps: Vec<(String, Cmd)>,
-    post_create: &[String],
+    (post_create, post_start): (&[String], &[String]),
     on_step: &mut dyn FnMut(&str),
 ) -> Result<(), ContainerError> {
     let mut steps: Vec<(String, Vec<String>, EnvVars)> = steps
         .into_iter()
         .map(|(name, cmd)| (name, cmd.argv(), cmd.env_strings()))
         .collect();
-    for (i, c) in post_create.iter().enumerate() {
-        steps.push((
-            format!("postCreate[{i}]"),
-            vec!["sh".into(), "-c".into(), c.clone()],
-            vec![],
-        ));
-    }
+    steps.extend(hook_steps("postCreate", post_create, box_path));
+    steps.extend(hook_steps("postStart", post_start, box_path));
     for (name, argv, env) in steps {
         on_step(&name);
         let out = super::agent_exec(engine, rec, true, box_path, &env, false, &argv)
