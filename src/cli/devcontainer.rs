@@ -65,7 +65,15 @@ pub fn import(args: ImportArgs, ui: &mut Ui) -> Result<i32, CliError> {
         .and_then(|f| serde_json::from_slice::<serde_json::Value>(&f.contents).ok())
         .and_then(|v| v.as_object().cloned())
         .unwrap_or_default();
-    let plan = dc::plan(&parsed, &base);
+    let mut plan = dc::plan(&parsed, committed.path, &base);
+    // The build's files, from the same commit.
+    let mut base_files = Vec::new();
+    if let Some(b) = &plan.base {
+        match dc::base_files(&repo.git, committed.commit, b) {
+            Ok(files) => base_files = files,
+            Err(why) => plan.refused.push(("build".into(), why)),
+        }
+    }
     let name = args
         .name
         .clone()
@@ -138,7 +146,14 @@ pub fn import(args: ImportArgs, ui: &mut Ui) -> Result<i32, CliError> {
         &dir,
         &name,
         before.is_some(),
-        &[(template::SPEC_FILE, spec), (dc::PROVENANCE, record)],
+        &[
+            vec![
+                (template::SPEC_FILE.to_string(), spec, 0o644),
+                (dc::PROVENANCE.to_string(), record, 0o644),
+            ],
+            base_files,
+        ]
+        .concat(),
     )
     .map_err(CliError::from)?;
     ui.info(&format!(

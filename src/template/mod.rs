@@ -22,6 +22,7 @@
 //! | key | type | meaning |
 //! |---|---|---|
 //! | `baseImage` | string | the build argument `BASE_IMAGE`; `{nodeVersion}` in it is replaced by the Node major the repo declares, else [`DEFAULT_NODE_VERSION`] |
+//! | `baseBuild` | object | `dockerfile` (a file of the template), `context` (a directory of it) and `args`: the base image, built first and used as `BASE_IMAGE` (an imported dev container's Dockerfile); not with `baseImage` |
 //! | `user` | string | the account (name, `uid` or `uid:gid`) the agent runs as; absent: the host user's `uid:gid` |
 //! | `buildArgs` | object of strings | more build arguments; each must be declared by an `ARG` in the Dockerfile; `BASE_IMAGE`, `AGENT_UID`, `AGENT_GID` are treebox's (and `HOST_UID`, `HOST_GID` stay reserved) |
 //! | `env` | object of strings | non-secret environment for the agent (credentials go in the env file) |
@@ -54,7 +55,7 @@ use std::path::{Path, PathBuf};
 
 pub use bundled::{bundled, BUNDLED_NAME};
 pub use spec::{
-    allowlist_problems, Capability, ContainerSpec, Firewall, DEFAULT_NODE_VERSION,
+    allowlist_problems, BaseBuild, Capability, ContainerSpec, Firewall, DEFAULT_NODE_VERSION,
     NODE_PLACEHOLDER, RESERVED_BUILD_ARGS,
 };
 pub use store::{
@@ -262,6 +263,15 @@ impl Template {
                         .into_iter()
                         .map(|p| format!("{}:{p}", label(&f.path))),
                 ),
+            }
+        }
+        if let Some(b) = &self.spec.base_build {
+            if self.file(&b.dockerfile).is_none() {
+                out.push(format!(
+                    "{}: `baseBuild.dockerfile` names `{}`, which is not a file of the template",
+                    label(SPEC_FILE),
+                    shown(&b.dockerfile)
+                ));
             }
         }
         let declared = dockerfile_args(self.file(DOCKERFILE).map(|f| &f.contents[..]));

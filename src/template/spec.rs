@@ -57,10 +57,22 @@ pub struct Firewall {
     pub allowlist: String,
 }
 
+/// `baseBuild`: the base image built first, from files of the template, and used as
+/// `BASE_IMAGE` (a dev container's own Dockerfile, imported).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BaseBuild {
+    /// The Dockerfile, a file of the template.
+    pub dockerfile: String,
+    /// The build context, a directory of the template.
+    pub context: String,
+    pub args: BTreeMap<String, String>,
+}
+
 /// `container.json`, validated.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ContainerSpec {
     pub base_image: Option<String>,
+    pub base_build: Option<BaseBuild>,
     pub user: Option<String>,
     pub build_args: BTreeMap<String, String>,
     pub env: BTreeMap<String, String>,
@@ -100,6 +112,7 @@ impl ContainerSpec {
 /// Every top-level key of `container.json`.
 const SPEC_KEYS: &[&str] = &[
     "baseImage",
+    "baseBuild",
     "user",
     "buildArgs",
     "env",
@@ -109,6 +122,7 @@ const SPEC_KEYS: &[&str] = &[
     "capAdd",
 ];
 const FIREWALL_KEYS: &[&str] = &["script", "allowlist"];
+const BASE_BUILD_KEYS: &[&str] = &["dockerfile", "context", "args"];
 
 fn did_you_mean(s: Option<String>) -> String {
     s.map(|k| format!(" (did you mean `{k}`?)"))
@@ -145,6 +159,7 @@ impl Checker<'_> {
         for (key, value) in &map {
             match key.as_str() {
                 "baseImage" => spec.base_image = self.base_image(value),
+                "baseBuild" => spec.base_build = self.base_build(value),
                 "user" => spec.user = self.user(value),
                 "buildArgs" => spec.build_args = self.string_map("buildArgs", value, true),
                 "env" => spec.env = self.string_map("env", value, false),
@@ -158,7 +173,64 @@ impl Checker<'_> {
                 }
             }
         }
+        if spec.base_build.is_some() && spec.base_image.is_some() {
+            self.problem("`baseImage` and `baseBuild` both name the base: keep one".into());
+        }
         spec
+    }
+
+    fn base_build(&mut self, v: &Value) -> Option<BaseBuild> {
+        let Some(m) = v.as_object() else {
+            self.wrong(
+                "baseBuild",
+                "an object with `dockerfile` and `context` (of the template) and `args`",
+            );
+            return None;
+        };
+        let mut ok = true;
+        for key in m.keys() {
+            if !BASE_BUILD_KEYS.contains(&key.as_str()) {
+                let hint = did_you_mean(
+                    suggest(key, BASE_BUILD_KEYS.iter().copied()).map(|k| format!("baseBuild.{k}")),
+                );
+                self.problem(format!("unknown key `baseBuild.{}`{hint}", shown(key)));
+                ok = false;
+            }
+        }
+        let path = |me: &mut Self, key: &str| -> Option<String> {
+            let at = format!("baseBuild.{key}");
+            match m.get(key).map(|p| (p, p.as_str())) {
+                Some((_, Some(p))) => match check_rel_path(p) {
+                    Ok(()) => Some(p.to_string()),
+                    Err(why) => {
+                        me.problem(format!("`{at}`: `{}` {why}", shown(p)));
+                        None
+                    }
+                },
+                Some((_, None)) => {
+                    me.wrong(&at, "a string (a path in the template)");
+                    None
+                }
+                None => {
+                    me.problem(format!("`{at}` is missing"));
+                    None
+                }
+            }
+        };
+        let dockerfile = path(self, "dockerfile");
+        let context = path(self, "context");
+        let args = match m.get("args") {
+            Some(a) => self.string_map("baseBuild.args", a, true),
+            None => BTreeMap::new(),
+        };
+        match (dockerfile, context) {
+            (Some(dockerfile), Some(context)) if ok => Some(BaseBuild {
+                dockerfile,
+                context,
+                args,
+            }),
+            _ => None,
+        }
     }
 
     fn base_image(&mut self, v: &Value) -> Option<String> {
@@ -578,6 +650,26 @@ mod tests {
                 "`capAdd` must be a list of strings",
             ),
             (r#"{"capAdd":[1]}"#, "`capAdd[0]` must be a string"),
+            (
+                r#"{"baseBuild":{"context":"base"}}"#,
+                "`baseBuild.dockerfile` is missing",
+            ),
+            (
+                r#"{"baseBuild":{"dockerfile":"../Dockerfile","context":"base"}}"#,
+                "`baseBuild.dockerfile`: `../Dockerfile`",
+            ),
+            (
+                r#"{"baseBuild":{"dockerfile":"d","context":"c","args":{"NPM_TOKEN":"x"}}}"#,
+                "`baseBuild.args.NPM_TOKEN` looks like a credential",
+            ),
+            (
+                r#"{"baseImage":"x","baseBuild":{"dockerfile":"d","context":"c"}}"#,
+                "both name the base",
+            ),
+            (
+                r#"{"postStart":"echo"}"#,
+                "`postStart` must be a list of strings",
+            ),
         ] {
             let p = one_problem(json);
             assert!(p.contains(needle), "{json}: {p}");

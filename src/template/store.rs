@@ -194,13 +194,13 @@ pub fn init_in(dir: &Path, name: &str, force: bool) -> Result<PathBuf, TemplateE
     init_with(dir, name, force, &[])
 }
 
-/// [`init_in`], with `files` (relative path, bytes) written over the bundled
+/// [`init_in`], with `files` (relative path, bytes, mode) written over the bundled
 /// template's or beside them before the template takes its name: whole or not at all.
 pub fn init_with(
     dir: &Path,
     name: &str,
     force: bool,
-    files: &[(&str, Vec<u8>)],
+    files: &[(String, Vec<u8>, u32)],
 ) -> Result<PathBuf, TemplateError> {
     check_name(name)?;
     let target = dir.join(name);
@@ -219,9 +219,15 @@ pub fn init_with(
     let written = bundled()
         .write_to(&scratch)
         .and_then(|()| {
-            files.iter().try_for_each(|(rel, bytes)| {
-                let path = scratch.join(rel);
-                std::fs::write(&path, bytes).map_err(io_err(&path))
+            files.iter().try_for_each(|(rel, bytes, mode)| {
+                use std::os::unix::fs::PermissionsExt;
+                let path = scratch.join(super::spec::normalise_rel(rel));
+                if let Some(parent) = path.parent() {
+                    std::fs::create_dir_all(parent).map_err(io_err(parent))?;
+                }
+                std::fs::write(&path, bytes).map_err(io_err(&path))?;
+                std::fs::set_permissions(&path, std::fs::Permissions::from_mode(*mode))
+                    .map_err(io_err(&path))
             })
         })
         .and_then(|()| swap_in(dir, &scratch, &target, name, exists));

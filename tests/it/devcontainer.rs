@@ -84,9 +84,9 @@ fn refused_keys_are_each_named_and_nothing_is_written() {
             "variable of the host",
         ),
         (
-            r#"{"build": {"dockerfile": "Dockerfile", "args": {"V": "1"}}}"#,
-            "build",
-            "Dockerfile build is not imported yet",
+            r#"{"build": {"dockerfile": "Dockerfile", "context": "../..", "args": {"V": "1"}}}"#,
+            "build.context",
+            "outside the repository",
         ),
     ] {
         env.commit_file(&env.repo, FILE, text, "dev container");
@@ -178,6 +178,107 @@ fn the_plan_is_agreed_once_and_a_change_is_shown_and_noticed() {
     import(&env, &["mine", "--yes"]).code(5);
 }
 
+/// As the operator of an offline machine would: no agent CLIs from npm (and no `gh`
+/// on a base of its own, whose package source would be waited on); the test's label,
+/// so the image goes with the test run; template `name` the boxes'.
+fn offline(b: &crate::container::Boxed, dir: &std::path::Path, name: &str, no_gh: bool) {
+    let path = dir.join("container.json");
+    let mut spec: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    spec["buildArgs"]["INSTALL_AGENTS"] = "0".into();
+    if no_gh {
+        spec["buildArgs"]["INSTALL_GH"] = "0".into();
+    }
+    spec["buildArgs"]["TREEBOX_TEST_ID"] = b.id.clone().into();
+    std::fs::write(&path, serde_json::to_string_pretty(&spec).unwrap()).unwrap();
+    let dockerfile = dir.join("Dockerfile");
+    let mut text = std::fs::read_to_string(&dockerfile).unwrap();
+    text.push_str(&format!(
+        "\nARG TREEBOX_TEST_ID\nLABEL org.treebox.test-id=\"{}\"\n",
+        b.id
+    ));
+    std::fs::write(&dockerfile, text).unwrap();
+    b.env.write_config(&format!(
+        r#"{{"template": "{name}", "isolation": "docker"}}"#
+    ));
+}
+
+#[test]
+fn a_dockerfile_dev_container_is_built_first_with_treebox_template_on_top() {
+    on_docker(|b| {
+        let env = &b.env;
+        // The repository's own Dockerfile (on the local test image), its build args, a
+        // file it copies and one it does not.
+        env.commit_file(
+            &env.repo,
+            ".devcontainer/Dockerfile",
+            &format!(
+                "# The project's toolchain.\nARG BASE={BASE}\nFROM ${{BASE}}\nARG GREETING=none\n\
+                 COPY hello.txt /etc/tb-hello.txt\nRUN echo \"$GREETING\" > /etc/tb-greeting\n\
+                 LABEL org.treebox.test-id=\"{}\"\n",
+                b.id
+            ),
+            "dockerfile",
+        );
+        env.commit_file(
+            &env.repo,
+            ".devcontainer/hello.txt",
+            "hello from the repo\n",
+            "hello",
+        );
+        env.commit_file(&env.repo, ".devcontainer/notes.md", "not needed\n", "notes");
+        env.commit_file(
+            &env.repo,
+            FILE,
+            r#"{
+  // Built from the repository's own Dockerfile.
+  "build": {
+    "dockerfile": "Dockerfile",
+    "context": ".",
+    "args": { "GREETING": "hi from args", },
+  },
+  "postCreateCommand": ["sh", "-c", "cat /etc/tb-greeting > /tmp/tb-dc-greeting"],
+}"#,
+            "dev container",
+        );
+        let r = import(env, &["built", "--yes"]);
+        assert!(
+            r.stdout
+                .contains("+ build: the base image, built first from `.devcontainer/Dockerfile`"),
+            "{r:?}"
+        );
+        r.ok();
+        let dir = template_dir(env, "built");
+        // Only what its COPY lines read, from the commit.
+        assert_eq!(
+            std::fs::read_to_string(dir.join("base/hello.txt")).unwrap(),
+            "hello from the repo\n"
+        );
+        assert!(!dir.join("base/notes.md").exists());
+        assert!(dir.join("base.Dockerfile").is_file());
+        offline(&b, &dir, "built", true);
+
+        b.create_here("web");
+        let said = |cmd: &[&str]| {
+            b.exec(&[&["web", "--"], cmd].concat())
+                .ok()
+                .stdout
+                .trim()
+                .to_string()
+        };
+        assert_eq!(said(&["cat", "/etc/tb-greeting"]), "hi from args");
+        assert_eq!(said(&["cat", "/etc/tb-hello.txt"]), "hello from the repo");
+        assert_eq!(said(&["cat", "/tmp/tb-dc-greeting"]), "hi from args");
+        // treebox's template on top of it.
+        assert_eq!(said(&["id", "-un"]), "agent");
+        assert_eq!(
+            said(&["stat", "-c", "%U", "/usr/local/sbin/treebox-init-firewall"]),
+            "root"
+        );
+        assert!(!std::path::Path::new("/tmp/tb-dc-greeting").exists());
+    });
+}
+
 #[test]
 fn a_box_on_the_imported_template_runs_its_commands_inside_as_the_agent() {
     on_docker(|b| {
@@ -193,24 +294,7 @@ fn a_box_on_the_imported_template_runs_its_commands_inside_as_the_agent() {
             .to_lowercase();
         let dir = template_dir(env, &name);
         assert!(dir.is_dir(), "no template at {}", dir.display());
-        // As the operator of an offline machine: no agent CLIs from npm, no `gh`; and the
-        // test's label, so the image goes with the test run.
-        let path = dir.join("container.json");
-        let mut spec: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-        spec["buildArgs"]["INSTALL_AGENTS"] = "0".into();
-        spec["buildArgs"]["TREEBOX_TEST_ID"] = b.id.clone().into();
-        std::fs::write(&path, serde_json::to_string_pretty(&spec).unwrap()).unwrap();
-        let dockerfile = dir.join("Dockerfile");
-        let mut text = std::fs::read_to_string(&dockerfile).unwrap();
-        text.push_str(&format!(
-            "\nARG TREEBOX_TEST_ID\nLABEL org.treebox.test-id=\"{}\"\n",
-            b.id
-        ));
-        std::fs::write(&dockerfile, text).unwrap();
-        env.write_config(&format!(
-            r#"{{"template": "{name}", "isolation": "docker"}}"#
-        ));
+        offline(&b, &dir, &name, false);
 
         let made = b.create_here("py");
         let box_path = PathBuf::from(made["path"].as_str().unwrap());

@@ -170,11 +170,26 @@ impl Engine {
 
     /// `build -t TAG --build-arg K=V … CONTEXT`.
     pub fn build(self, tag: &str, context: &Path, build_args: &[(String, String)]) -> Cmd {
+        self.build_file(tag, context, None, build_args)
+    }
+
+    /// [`build`](Self::build) from `dockerfile` (`-f`) when given, else the context's
+    /// own `Dockerfile`.
+    pub fn build_file(
+        self,
+        tag: &str,
+        context: &Path,
+        dockerfile: Option<&Path>,
+        build_args: &[(String, String)],
+    ) -> Cmd {
         // `--force-rm`: a step that fails leaves no intermediate container behind (the
         // classic builder keeps it by default; BuildKit and podman take the flag too).
         let mut c = self
             .cmd()
             .args(["build", "--quiet", "--force-rm", "-t", tag]);
+        if let Some(f) = dockerfile {
+            c = c.arg("-f").arg(f.as_os_str());
+        }
         for (k, v) in build_args {
             c = c.arg("--build-arg").arg(format!("{k}={v}"));
         }

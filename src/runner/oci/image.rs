@@ -56,6 +56,12 @@ fn image_tag(template: &Template, args: &[(String, String)]) -> String {
     format!("treebox-{}:{hex}", template.name())
 }
 
+/// The tag of a template's own base image (`baseBuild`): its contents decide it.
+fn base_tag(template: &Template) -> String {
+    let hex: String = template.digest().chars().take(16).collect();
+    format!("treebox-base-{}:{hex}", template.name())
+}
+
 fn host_ids() -> (u32, u32) {
     // SAFETY: getuid/getgid cannot fail and touch no memory.
     unsafe { (libc::getuid(), libc::getgid()) }
@@ -138,7 +144,9 @@ impl Spec<'_> {
     fn build_args(&self, agent: &Identity) -> Vec<(String, String)> {
         let node = node_major(&self.record.path);
         let mut args: Vec<(String, String)> = Vec::new();
-        if let Some(base) = self.template.spec().base_image_for(node.as_deref()) {
+        if self.template.spec().base_build.is_some() {
+            args.push(("BASE_IMAGE".into(), base_tag(&self.template)));
+        } else if let Some(base) = self.template.spec().base_image_for(node.as_deref()) {
             args.push(("BASE_IMAGE".into(), base));
         }
         args.push(("AGENT_UID".into(), agent.uid.to_string()));
@@ -175,6 +183,21 @@ impl Spec<'_> {
         }
         std::fs::create_dir_all(&ctx).map_err(io_err("could not create", &ctx))?;
         self.template.write_to(&ctx)?;
+        // A base of the template's own (an imported dev container's Dockerfile): built
+        // first, from the template's files, under a tag of the template's contents.
+        if let Some(b) = &self.template.spec().base_build {
+            let base = base_tag(&self.template);
+            if !self.engine.image_exists(&base) {
+                let context = ctx.join(&b.context);
+                std::fs::create_dir_all(&context).map_err(io_err("could not create", &context))?;
+                let args: Vec<(String, String)> =
+                    b.args.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+                self.engine
+                    .build_file(&base, &context, Some(&ctx.join(&b.dockerfile)), &args)
+                    .output()
+                    .map_err(ContainerError::Build)?;
+            }
+        }
         self.engine
             .build(&tag, &ctx, &args)
             .output()

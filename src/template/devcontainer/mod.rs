@@ -21,6 +21,9 @@ use std::collections::BTreeMap;
 
 use serde_json::{json, Map, Value};
 
+mod build;
+pub use build::{base_files, BaseRequest, BASE_CONTEXT, BASE_DOCKERFILE};
+
 /// Where a repository keeps its dev container, in the order looked at.
 pub const CANDIDATES: [&str; 2] = [".devcontainer/devcontainer.json", ".devcontainer.json"];
 /// The most of a committed `devcontainer.json` read.
@@ -125,6 +128,8 @@ pub struct Plan {
     pub refused: Vec<(String, String)>,
     /// Keys not used, each with a note where there is something to say.
     pub unused: Vec<(String, String)>,
+    /// The file's own image build (`build`), to be taken from the same commit.
+    pub base: Option<BaseRequest>,
 }
 
 /// Keys of a dev container that say nothing a box needs.
@@ -140,8 +145,9 @@ const QUIET: &[&str] = &[
     "updateRemoteUserUID",
 ];
 
-/// The plan for importing `dc` onto the bundled template's `container.json` (`base`).
-pub fn plan(dc: &Map<String, Value>, base: &Map<String, Value>) -> Plan {
+/// The plan for importing `dc` (the file at `path` in the repository) onto the bundled
+/// template's `container.json` (`base`).
+pub fn plan(dc: &Map<String, Value>, path: &str, base: &Map<String, Value>) -> Plan {
     let mut p = Plan {
         spec: base.clone(),
         ..Plan::default()
@@ -161,11 +167,13 @@ pub fn plan(dc: &Map<String, Value>, base: &Map<String, Value>) -> Plan {
                 }
                 None => refuse(&mut p, k, "must be a string"),
             },
-            "build" | "dockerFile" | "dockerfile" | "context" => refuse(
-                &mut p,
-                k,
-                "a Dockerfile build is not imported yet: build that image yourself and name it in `image`, or put its steps in the template's Dockerfile",
-            ),
+            "build" => build::build(&mut p, path, value),
+            "dockerFile" | "dockerfile" => {
+                // The older spelling: `dockerFile` and `context` at the top level.
+                let legacy = json!({"dockerfile": value, "context": dc.get("context").cloned().unwrap_or(json!("."))});
+                build::build(&mut p, path, &legacy);
+            }
+            "context" => {}
             "dockerComposeFile" | "service" | "runServices" => refuse(
                 &mut p,
                 k,
@@ -255,7 +263,24 @@ pub fn plan(dc: &Map<String, Value>, base: &Map<String, Value>) -> Plan {
             _ => p.unused.push((shown(k), "not a key treebox knows".into())),
         }
     }
-    if !dc.contains_key("image") && !p.refused.iter().any(|(k, _)| k == "build") {
+    let builds = ["build", "dockerFile", "dockerfile"]
+        .iter()
+        .any(|k| dc.contains_key(*k));
+    if builds && dc.contains_key("image") {
+        refuse(
+            &mut p,
+            "image",
+            "the file names both an image and a build: keep one",
+        );
+    }
+    if let Some(b) = &p.base {
+        p.spec.remove("baseImage");
+        p.spec.insert(
+            "baseBuild".into(),
+            json!({"dockerfile": BASE_DOCKERFILE, "context": BASE_CONTEXT, "args": b.args}),
+        );
+    }
+    if !dc.contains_key("image") && !builds {
         p.refused.push((
             "image".into(),
             "the file names no image: a box needs one to build on".into(),
@@ -555,7 +580,7 @@ mod tests {
             commit: git2::Oid::ZERO_SHA1,
             bytes: text.as_bytes().to_vec(),
         };
-        plan(&parse(&c).unwrap(), &base())
+        plan(&parse(&c).unwrap(), c.path, &base())
     }
 
     #[test]
@@ -613,13 +638,41 @@ mod tests {
             "securityOpt",
             "containerEnv.TOKEN_FROM_HOST",
             "mounts[0]",
-            "build",
+            "image",
         ] {
             assert!(keys.contains(&k), "{k} not refused: {:?}", p.refused);
         }
         let why = |k: &str| &p.refused.iter().find(|(r, _)| r == k).unwrap().1;
         assert!(why("features").contains("ghcr.io/devcontainers/features/node:1"));
         assert!(why("initializeCommand").contains("host"));
+    }
+
+    #[test]
+    fn a_build_stays_inside_the_repository_and_its_copies_are_found() {
+        let p = planned(
+            r#"{"build": {"dockerfile": "Dockerfile", "context": "..", "args": {"V": "3.12",},},}"#,
+        );
+        assert!(p.refused.is_empty(), "{:?}", p.refused);
+        let b = p.base.clone().unwrap();
+        assert_eq!(
+            (b.dockerfile.as_str(), b.context.as_str()),
+            (".devcontainer/Dockerfile", "")
+        );
+        assert_eq!(p.spec["baseBuild"]["args"]["V"], "3.12");
+        assert!(p.spec.get("baseImage").is_none());
+        let out = planned(r#"{"build": {"dockerfile": "../../etc/Dockerfile"}}"#);
+        assert_eq!(out.refused[0].0, "build.dockerfile", "{:?}", out.refused);
+        let legacy = planned(r#"{"dockerFile": "Dockerfile", "context": "."}"#);
+        assert_eq!(legacy.base.unwrap().context, ".devcontainer");
+
+        let copies = |d: &str| build::copied_sources(d.as_bytes());
+        assert_eq!(
+            copies("FROM x\nCOPY --chown=1:1 req.txt ./tools/ /opt/\nADD [\"a b\", \"/c\"]\nCOPY --from=build /x /y\n"),
+            Some(vec!["req.txt".into(), "tools".into(), "a b".into()])
+        );
+        assert_eq!(copies("FROM x\nCOPY . /src\n"), None);
+        assert_eq!(copies("FROM x\nCOPY *.txt /src/\n"), None);
+        assert_eq!(copies("FROM x\nRUN true\n"), Some(vec![]));
     }
 
     #[test]
