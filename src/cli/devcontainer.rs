@@ -187,4 +187,5 @@ fn show(ui: &mut Ui, c: &dc::Committed, plan: &dc::Plan, name: &str) {
         }
     }
     ui.out("  kept from treebox's template: the agent account (never root), setpriv, the firewall, the agent CLIs");
+    ui.out("  the image needs npm for the agent CLIs (or \"INSTALL_AGENTS\": \"0\" in the template's buildArgs, with the CLIs in the image), and apt-get for any of git, iptables, iproute2, sudo it lacks");
 }

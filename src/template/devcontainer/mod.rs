@@ -195,9 +195,9 @@ pub fn plan(dc: &Map<String, Value>, path: &str, base: &Map<String, Value>) -> P
                     p.refused.push((
                         k.into(),
                         format!(
-                            "{} {} OCI artifacts pulled from a registry at build: install {} in the template's Dockerfile instead",
+                            "{} {} pulled from a registry at build: install {} in the template's Dockerfile instead",
                             ids.join(", "),
-                            if ids.len() == 1 { "is an" } else { "are" },
+                            if ids.len() == 1 { "is an OCI artifact" } else { "are OCI artifacts" },
                             if ids.len() == 1 { "it" } else { "them" }
                         ),
                     ));
