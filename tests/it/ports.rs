@@ -272,8 +272,8 @@ fn other_addresses() -> Vec<String> {
 }
 
 #[test]
-fn a_docker_boxs_server_answers_on_the_hosts_loopback_and_nowhere_else() {
-    crate::container::on_docker(|b| {
+fn a_container_boxs_server_answers_on_the_hosts_loopback_and_nowhere_else() {
+    crate::container::each_engine(|b| {
         let env = &b.env;
         // Publishing needs a network that is not `--internal`: the test's own.
         let net = format!("treebox-ports-{}", std::process::id());
@@ -326,14 +326,13 @@ fn a_docker_boxs_server_answers_on_the_hosts_loopback_and_nowhere_else() {
                 "{addr}:{p} answers: published beyond loopback"
             );
         }
-        let gw = b.engine(&[
-            "network",
-            "inspect",
-            "--format",
-            "{{range .IPAM.Config}}{{.Gateway}}{{end}}",
-            &net,
-        ]);
+        let format = match b.engine {
+            "podman" => "{{range .Subnets}}{{.Gateway}}{{end}}",
+            _ => "{{range .IPAM.Config}}{{.Gateway}}{{end}}",
+        };
+        let gw = b.engine(&["network", "inspect", "--format", format, &net]);
         let gw = String::from_utf8_lossy(&gw.stdout).trim().to_string();
+        assert!(!gw.is_empty(), "no gateway for {net}");
         assert!(ask(&format!("{gw}:{p}")).is_none(), "{gw}:{p} answers");
         // The table marks the one out of reach, and says why.
         let table = env.treebox(&["list", "--ports"]).ok().stdout.clone();
