@@ -29,8 +29,13 @@ pub fn ports_now(
         _ => here.get_or_init(crate::ports::listen::here).clone()?,
     };
     let mut now = PortsNow::default();
-    for p in &record.ports {
-        match seen.listens(*p) {
+    for (i, p) in record.ports.iter().enumerate() {
+        // A container's server listens on the port inside its block's port reaches.
+        let inside = match &record.container {
+            Some(c) if container => c.inside(i, *p),
+            _ => *p,
+        };
+        match seen.listens(inside) {
             // On the host, its loopback is where the user's browser is.
             Some(Bound::Loopback) if container => now.loopback_only.push(*p),
             Some(_) => now.listening.push(*p),

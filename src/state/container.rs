@@ -39,6 +39,18 @@ pub struct ContainerRecord {
     /// user before the container goes, where the user could not remove them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub agent_paths: Vec<PathBuf>,
+    /// The port inside the container that each port of the box's block publishes, in
+    /// the block's order, where the template names them (`ports`: a dev container's
+    /// `forwardPorts`); empty when each is published under its own number.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub inside_ports: Vec<u16>,
+}
+
+impl ContainerRecord {
+    /// The port inside the container of the `i`-th port, `port`, of the box's block.
+    pub fn inside(&self, i: usize, port: u16) -> u16 {
+        self.inside_ports.get(i).copied().unwrap_or(port)
+    }
 }
 
 /// The resource limits of a box's container (SPEC §7 "Limits"), resolved from the

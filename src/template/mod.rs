@@ -28,6 +28,7 @@
 //! | `env` | object of strings | non-secret environment for the agent (credentials go in the env file) |
 //! | `postCreate` | list of strings | shell commands run inside the container after it is first started |
 //! | `postStart` | list of strings | shell commands run inside the container, as the agent, after each start (the first included, after `postCreate`) |
+//! | `ports` | list of port numbers | the ports inside the container the box's block publishes, in order (a dev container's `forwardPorts`); the rest of the block keeps its own numbers |
 //! | `firewall` | object | `script` and `allowlist`: files of the template (both required) |
 //! | `capAdd` | list of strings | capabilities for the container, from `NET_ADMIN`, `NET_RAW` |
 //!

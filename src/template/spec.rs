@@ -80,6 +80,9 @@ pub struct ContainerSpec {
     pub post_start: Vec<String>,
     pub firewall: Option<Firewall>,
     pub cap_add: Vec<Capability>,
+    /// Ports inside the container the box's block publishes, in order (a dev
+    /// container's `forwardPorts`); empty: each under its own number.
+    pub ports: Vec<u16>,
 }
 
 /// The placeholder in `baseImage` for the repository's Node major.
@@ -120,6 +123,7 @@ const SPEC_KEYS: &[&str] = &[
     "postStart",
     "firewall",
     "capAdd",
+    "ports",
 ];
 const FIREWALL_KEYS: &[&str] = &["script", "allowlist"];
 const BASE_BUILD_KEYS: &[&str] = &["dockerfile", "context", "args"];
@@ -167,6 +171,7 @@ impl Checker<'_> {
                 "postStart" => spec.post_start = self.commands("postStart", value),
                 "firewall" => spec.firewall = self.firewall(value),
                 "capAdd" => spec.cap_add = self.cap_add(value),
+                "ports" => spec.ports = self.ports(value),
                 _ => {
                     let hint = did_you_mean(suggest(key, SPEC_KEYS.iter().copied()));
                     self.problem(format!("unknown key `{}`{hint}", shown(key)));
@@ -377,6 +382,29 @@ impl Checker<'_> {
             (Some(script), Some(allowlist)) if ok => Some(Firewall { script, allowlist }),
             _ => None,
         }
+    }
+
+    fn ports(&mut self, v: &Value) -> Vec<u16> {
+        let Some(a) = v.as_array() else {
+            self.wrong("ports", "a list of port numbers");
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        for (i, item) in a.iter().enumerate() {
+            match item
+                .as_u64()
+                .and_then(|p| u16::try_from(p).ok())
+                .filter(|p| *p > 0)
+            {
+                Some(p) if !out.contains(&p) && out.len() < 64 => out.push(p),
+                Some(p) if out.contains(&p) => {
+                    self.problem(format!("`ports[{i}]`: {p} is named twice"))
+                }
+                Some(_) => self.problem("`ports` names more than 64 ports".into()),
+                None => self.wrong(&format!("ports[{i}]"), "a port number (1 to 65535)"),
+            }
+        }
+        out
     }
 
     fn cap_add(&mut self, v: &Value) -> Vec<Capability> {
@@ -670,6 +698,8 @@ mod tests {
                 r#"{"postStart":"echo"}"#,
                 "`postStart` must be a list of strings",
             ),
+            (r#"{"ports":[8000,0]}"#, "`ports[1]` must be a port number"),
+            (r#"{"ports":[8000,8000]}"#, "8000 is named twice"),
         ] {
             let p = one_problem(json);
             assert!(p.contains(needle), "{json}: {p}");

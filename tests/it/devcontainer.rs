@@ -40,6 +40,8 @@ fn python_project(image: &str) -> String {
     "argv": ["sh", "-c", "echo $APP_MODE > /tmp/tb-devcontainer-env"],
   }},
   "postStartCommand": "date +%s >> /tmp/tb-devcontainer-started",
+  // The app listens on 8000 inside; the database is another service's.
+  "forwardPorts": [8000, "db:5432"],
   "customizations": {{ "vscode": {{ "extensions": ["ms-python.python"] }} }},
 }}
 "#
@@ -296,7 +298,22 @@ fn a_box_on_the_imported_template_runs_its_commands_inside_as_the_agent() {
         assert!(dir.is_dir(), "no template at {}", dir.display());
         offline(&b, &dir, &name, false);
 
-        let made = b.create_here("py");
+        // Publishing needs a network that is not `--internal`: the test's own.
+        let net = format!("treebox-dc-{}", b.id);
+        assert!(b.engine(&["network", "create", &net]).status.success());
+        struct Net<'a>(&'a crate::container::Boxed, String);
+        impl Drop for Net<'_> {
+            fn drop(&mut self) {
+                let _ = self.0.env.treebox(&["teardown", "--force", "py"]);
+                let _ = self.0.engine(&["network", "rm", &self.1]);
+            }
+        }
+        let _net = Net(&b, net.clone());
+        let mut c = env.command(crate::env::TREEBOX, &env.repo);
+        c.args(["create", "py", "--no-launch", "--json"])
+            .env("TREEBOX_NETWORK", &net);
+        let made = crate::env::Run::from_output(c.output().unwrap());
+        let made = made.ok().json();
         let box_path = PathBuf::from(made["path"].as_str().unwrap());
         // postCreateCommand ran inside, as the agent (never root); postStartCommand too.
         let uid = b.exec(&["py", "--", "cat", "/tmp/tb-devcontainer-post-create"]);
@@ -314,6 +331,25 @@ fn a_box_on_the_imported_template_runs_its_commands_inside_as_the_agent() {
         env.treebox(&["enter", "py", "--print"]).ok();
         b.exec(&["py", "--", "test", "-s", "/tmp/tb-devcontainer-started"])
             .ok();
+        // forwardPorts: the block's first port publishes 8000 inside, where the box's
+        // programs are told to bind; `open` and `list --ports` name the block's port.
+        let block = crate::ports::ports_of(env, "py");
+        let inside = b.exec(&["py", "--", "sh", "-c", "echo $TREEBOX_PORT"]);
+        assert_eq!(inside.ok().stdout.trim(), "8000");
+        let mut c = env.command(crate::env::SANDBOX, &env.repo);
+        c.args(["run", "py", "--", "sh", "-c"]).arg(
+            "while true; do printf 'HTTP/1.0 200 OK\\r\\n\\r\\nfrom-8000' | nc -l -N \"$TREEBOX_HOST\" \"$TREEBOX_PORT\"; done",
+        );
+        let _server = crate::ports::Server::start(c);
+        crate::ports::wait_for("the server on 8000", 30, || {
+            crate::ports::listening_of(env, "py", "listening") == [block[0]]
+        });
+        let answer = crate::ports::ask(&format!("127.0.0.1:{}", block[0])).unwrap_or_default();
+        assert!(answer.contains("from-8000"), "{answer}");
+        let url = env.treebox(&["open", "py", "--print"]).ok().stdout.clone();
+        assert_eq!(url.trim(), format!("http://127.0.0.1:{}/", block[0]));
+        drop(_server);
+
         // ${containerWorkspaceFolder} was the box.
         assert_eq!(
             std::fs::read_to_string(box_path.join(".post-created")).unwrap(),

@@ -16,7 +16,7 @@ fn a_free_range() -> u16 {
     s.local_addr().unwrap().port()
 }
 
-fn ports_of(env: &TestEnv, leaf: &str) -> Vec<u16> {
+pub(crate) fn ports_of(env: &TestEnv, leaf: &str) -> Vec<u16> {
     let row = named(&env.treebox(&["list", "--json"]).ok().json(), "boxes", leaf);
     row["ports"]
         .as_array()
@@ -24,7 +24,7 @@ fn ports_of(env: &TestEnv, leaf: &str) -> Vec<u16> {
         .unwrap_or_default()
 }
 
-fn listening_of(env: &TestEnv, leaf: &str, key: &str) -> Vec<u16> {
+pub(crate) fn listening_of(env: &TestEnv, leaf: &str, key: &str) -> Vec<u16> {
     let doc = env.treebox(&["list", "--json", "--ports"]).ok().json();
     let row = named(&doc, "boxes", leaf);
     row[key]
@@ -56,10 +56,10 @@ pub(crate) fn wait_for(what: &str, secs: u64, mut done: impl FnMut() -> bool) {
 }
 
 /// A command started in its own process group, killed with its group when dropped.
-struct Server(Child);
+pub(crate) struct Server(Child);
 
 impl Server {
-    fn start(mut c: Command) -> Server {
+    pub(crate) fn start(mut c: Command) -> Server {
         c.process_group(0)
             .stdout(Stdio::null())
             .stderr(Stdio::null());

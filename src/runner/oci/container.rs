@@ -1,5 +1,5 @@
-//! A box's container: its name, its record, making it (`Spec::create`), keeping it
-//! running (`ensure_running`), removing it, and reading the engine's `inspect`.
+//! A box's container: its name, its record, making it (`Spec::create`), removing it,
+//! and reading the engine's `inspect`; keeping it running is `running.rs`'s.
 //!
 //! Invariants:
 //! - A create is idempotent: an existing container is started, not made twice. A new
@@ -26,14 +26,12 @@ use super::launch::ENV_DIR;
 use super::mounts::Mount;
 use super::Ecosystem;
 use crate::cmd::CmdError;
-use crate::git::Repo;
 use crate::names::Leaf;
 pub use crate::state::ContainerRecord;
 use crate::state::{atomic, Layout, Record};
-use crate::template;
 
 /// Refresh a record's id and pid from the engine (after a start).
-fn observe(rec: &mut ContainerRecord, engine: Engine) -> Result<(), ContainerError> {
+pub(super) fn observe(rec: &mut ContainerRecord, engine: Engine) -> Result<(), ContainerError> {
     if let Some(s) = engine.state(&rec.name).map_err(ContainerError::Engine)? {
         rec.id = s.id;
         rec.pid = s.pid;
@@ -138,7 +136,7 @@ impl Spec<'_> {
             .collect();
         // The block of ports: fixed for life, so written once with the rest.
         let mut fixed = cache_env;
-        fixed.extend(crate::ports::env(&self.record.ports, true));
+        fixed.extend(crate::ports::env(&self.inside_ports(), true));
         let text = env_lines(
             self.repo,
             self.leaf,
@@ -201,7 +199,13 @@ impl Spec<'_> {
                 .filter(|n| !n.is_empty()),
             workdir: self.record.path.clone(),
             limits: self.record.limits,
-            publish: self.record.ports.clone(),
+            publish: self
+                .record
+                .ports
+                .iter()
+                .copied()
+                .zip(self.inside_ports())
+                .collect(),
             // The idle anchor runs as root: an engine gives a root `exec` only the
             // capabilities the container's own user has (none for a non-root user),
             // and treebox's root steps (the firewall, the launcher's drop) need them.
@@ -254,6 +258,10 @@ impl Spec<'_> {
             pid: 0,
             launcher: true,
             agent_paths: own,
+            inside_ports: match self.template.spec().ports.is_empty() {
+                true => Vec::new(),
+                false => self.inside_ports(),
+            },
         };
         self.record_made(&rec)?;
         self.engine
@@ -272,6 +280,19 @@ impl Spec<'_> {
 }
 
 impl Spec<'_> {
+    /// The port inside the container each port of the box's block reaches: the
+    /// template's `ports` in order (a dev container's `forwardPorts`), then each under
+    /// its own number. What the box's programs are told to bind (`TREEBOX_PORT`).
+    fn inside_ports(&self) -> Vec<u16> {
+        let named = &self.template.spec().ports;
+        self.record
+            .ports
+            .iter()
+            .enumerate()
+            .map(|(i, p)| named.get(i).copied().unwrap_or(*p))
+            .collect()
+    }
+
     /// Save the box's record naming the container just made, before it starts: an
     /// interruption from here on leaves a container that teardown removes and the next
     /// `enter` starts, never one nothing names.
@@ -397,119 +418,6 @@ exit 1"#;
             .map(|p| p.to_string_lossy().into_owned()),
     );
     as_root(engine, &rec.name, &argv)
-}
-
-/// Make sure a recorded container runs: start it when stopped (re-applying the
-/// firewall), recreate it when it was removed.
-pub fn ensure_running(
-    repo: Option<&Repo>,
-    layout: &Layout,
-    record: &Record,
-    cfg_allow: &[String],
-) -> Result<ContainerRecord, ContainerError> {
-    // The user's entries and, with `--allow-forge`, the forge's hosts.
-    let allow: Vec<String> = cfg_allow
-        .iter()
-        .chain(&record.forge_hosts)
-        .cloned()
-        .collect();
-    let cfg_allow = allow.as_slice();
-    let Some(rec) = record.container.as_ref() else {
-        return Err(ContainerError::NoEngine);
-    };
-    let engine = Engine::parse(&rec.engine).ok_or(ContainerError::NoEngine)?;
-    // Every program starts through the launcher file: a container made by an earlier
-    // version (which passed the launcher as argv) gets it in its mounted env dir.
-    if rec.launcher {
-        if let Ok(leaf) = Leaf::parse(&record.name) {
-            let path = layout.container_launcher_path(&leaf);
-            super::launch::keep_launcher(&path).map_err(io_err("could not write", &path))?;
-        }
-    }
-    if crate::runner::oci::running_by_proc(&rec.id, rec.pid) {
-        return Ok(rec.clone());
-    }
-    // The hot path (`run`, `attach`, `enter`): one `inspect`, nothing else, when the
-    // container is already running. An engine that does not answer fails here.
-    let state = engine.state(&rec.name).map_err(|e| {
-        if e.is_not_found() {
-            ContainerError::EngineDown {
-                engine: rec.engine.clone(),
-            }
-        } else {
-            ContainerError::Engine(e)
-        }
-    })?;
-    if let Some(s) = state.as_ref().filter(|s| s.running) {
-        if s.pid == rec.pid && s.id == rec.id {
-            return Ok(rec.clone());
-        }
-        // Running, but restarted behind our back (its first process changed): a
-        // restart loses the firewall's rules, so apply them again.
-        let mut rec = rec.clone();
-        if record.firewall {
-            let template = template::find(record.template.as_deref().unwrap_or("default"))?;
-            keep_firewall(engine, layout, record, &template, cfg_allow)?;
-        }
-        rec.id = s.id.clone();
-        rec.pid = s.pid;
-        return Ok(rec);
-    }
-    let template = template::find(record.template.as_deref().unwrap_or("default"))?;
-    match state {
-        Some(_) => {
-            engine
-                .start(&rec.name)
-                .output()
-                .map_err(ContainerError::Run)?;
-            if record.firewall {
-                keep_firewall(engine, layout, record, &template, cfg_allow)?;
-            }
-            let mut rec = rec.clone();
-            observe(&mut rec, engine)?;
-            super::setup::post_start(engine, &rec, &record.path, &template.spec().post_start)?;
-            Ok(rec)
-        }
-        None => {
-            let leaf = Leaf::parse(&record.name).map_err(|_| ContainerError::NoEngine)?;
-            let post_start = template.spec().post_start.clone();
-            let spec = Spec {
-                repo,
-                layout,
-                leaf: &leaf,
-                record,
-                engine,
-                template,
-                harness: record.harness,
-                firewall: record.firewall,
-                extra_allow: cfg_allow.to_vec(),
-            };
-            let rec = spec.create(&record.ecosystems)?;
-            super::setup::post_start(engine, &rec, &record.path, &post_start)?;
-            Ok(rec)
-        }
-    }
-}
-
-/// Apply a recorded box's firewall and keep the rules for [`super::firewall::verify_firewall`].
-fn keep_firewall(
-    engine: Engine,
-    layout: &Layout,
-    record: &Record,
-    template: &template::Template,
-    allow: &[String],
-) -> Result<(), ContainerError> {
-    let Some(rec) = record.container.as_ref() else {
-        return Ok(());
-    };
-    let leaf = Leaf::parse(&record.name).map_err(|_| ContainerError::NoEngine)?;
-    super::firewall::apply_and_keep(
-        engine,
-        &rec.name,
-        template,
-        allow,
-        &layout.firewall_rules_path(&leaf),
-    )
 }
 
 /// Remove a box's container and, when no other container uses it, its image.

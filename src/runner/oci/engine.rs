@@ -224,10 +224,10 @@ impl Engine {
             c = c.args(limit_flags(l));
         }
         // On the host's loopback alone: never on an address the LAN reaches.
-        for p in &spec.publish {
+        for (p, inside) in &spec.publish {
             c = c
                 .arg("--publish")
-                .arg(format!("{}:{p}:{p}", crate::ports::HOST_BIND));
+                .arg(format!("{}:{p}:{inside}", crate::ports::HOST_BIND));
         }
         for m in &spec.mounts {
             c = c.arg("--mount").arg(m.to_arg());
@@ -429,8 +429,9 @@ pub struct RunSpec {
     pub network: Option<String>,
     /// `None`: a box made before limits existed.
     pub limits: Option<Limits>,
-    /// Ports published on the host's loopback, each under its own number (SPEC §7b).
-    pub publish: Vec<u16>,
+    /// Ports published on the host's loopback (SPEC §7b): each port of the box's block,
+    /// and the port inside it reaches (its own number unless the template says).
+    pub publish: Vec<(u16, u16)>,
     pub workdir: PathBuf,
     pub user: String,
 }
@@ -481,7 +482,7 @@ mod tests {
                 memory: 8 << 30,
                 milli_cpus: 1500,
             }),
-            publish: vec![20000, 20001],
+            publish: vec![(20000, 20000), (20001, 3000)],
             workdir: "/r/.treebox/worktrees/x".into(),
             user: "1000:1000".into(),
         };
@@ -511,7 +512,7 @@ mod tests {
                 "--publish",
                 "127.0.0.1:20000:20000",
                 "--publish",
-                "127.0.0.1:20001:20001",
+                "127.0.0.1:20001:3000",
                 "--mount",
                 "type=bind,src=/r/.treebox/worktrees/x,dst=/r/.treebox/worktrees/x",
                 "--mount",

@@ -36,6 +36,7 @@ pub mod launch;
 mod limits;
 pub mod login;
 pub mod mounts;
+mod running;
 pub mod setup;
 pub mod status;
 
@@ -48,8 +49,7 @@ use crate::cmd::Cmd;
 use crate::ecosystem::Ecosystem;
 
 pub use container::{
-    container_name, ensure_running, listening, remove, remove_box_containers, running_by_proc,
-    ContainerRecord,
+    container_name, listening, remove, remove_box_containers, running_by_proc, ContainerRecord,
 };
 pub use credentials::{refresh_credentials, stage_credentials};
 pub use engine::{first_answering_engine, resolve_engine, Engine, EngineInfo, RunSpec};
@@ -59,6 +59,7 @@ pub use image::{node_major, Spec};
 pub use inspect::{parse_inspect, ContainerState};
 pub use keys::KeysOutcome;
 pub use mounts::{mountable, Mount};
+pub use running::ensure_running;
 pub use setup::{check_guard, setup_inside};
 pub use status::{read_status, AgentStatus, Reported, STATUS_DIR};
 
