@@ -1057,3 +1057,71 @@ fn real_agents_in_docker_boxes() {
 fn real_agents_in_podman_boxes() {
     real_agents_in("podman", false);
 }
+
+/// The real Claude Code in a docker box built on the repository's dev container,
+/// imported (issue 43): the file names the operator's image with the CLIs in it, its
+/// environment reaches the agent's box and its `postCreateCommand` ran there as the
+/// agent; the agent comes up at its prompt and answers one turn.
+#[test]
+fn claude_in_a_docker_box_on_an_imported_dev_container() {
+    let Some(w) = World::in_engine(Agent::Claude, "docker", Some("localhost")) else {
+        return;
+    };
+    let env = w.env();
+    let templates = env.config_dir().join("treebox/templates");
+    let read = |p: &Path| -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+    };
+    let test = read(&templates.join("test/container.json"));
+    let image = test["baseImage"].as_str().unwrap().to_string();
+    env.commit_file(
+        &env.repo,
+        ".devcontainer/devcontainer.json",
+        &format!(
+            r#"{{
+  // The project's toolchain: the operator's image, with the agent CLIs in it.
+  "image": "{image}",
+  "containerEnv": {{ "PROJECT_MODE": "dev", }},
+  "postCreateCommand": "echo \"$PROJECT_MODE\" > /tmp/tb-dc-ready",
+}}"#
+        ),
+        "dev container",
+    );
+    w.tb(&["template", "import-devcontainer", "dc", "--yes"])
+        .ok();
+    // As the test template is made: its build arguments (no npm install, the test's
+    // label), its Dockerfile's label, and an allowlist of nothing public.
+    let dc = templates.join("dc");
+    let mut spec = read(&dc.join("container.json"));
+    spec["buildArgs"] = test["buildArgs"].clone();
+    std::fs::write(dc.join("container.json"), spec.to_string()).unwrap();
+    let test_df = std::fs::read_to_string(templates.join("test/Dockerfile")).unwrap();
+    let label = &test_df[test_df.find("\nARG TREEBOX_TEST_ID").unwrap()..];
+    let mut df = std::fs::read_to_string(dc.join("Dockerfile")).unwrap();
+    df.push_str(label);
+    std::fs::write(dc.join("Dockerfile"), df).unwrap();
+    std::fs::copy(
+        templates.join("test/allowlist.txt"),
+        dc.join("allowlist.txt"),
+    )
+    .unwrap();
+    let config = env.config_dir().join("treebox/config.json");
+    let mut cfg = read(&config);
+    cfg["template"] = "dc".into();
+    std::fs::write(&config, cfg.to_string()).unwrap();
+
+    // Its postCreateCommand ran in the box, as the agent, with the file's environment.
+    w.tb(&["create", "--no-launch", "dc-setup"]).ok();
+    let ready = env.sandbox(&[
+        "run",
+        "dc-setup",
+        "--",
+        "sh",
+        "-c",
+        "cat /tmp/tb-dc-ready; stat -c %U /tmp/tb-dc-ready",
+    ]);
+    assert_eq!(ready.ok().stdout.trim(), "dev\nagent");
+    // The real agent, at its prompt, answers one turn (and its box goes).
+    w.one_turn("dc-claude", "worktree");
+    w.tb(&["teardown", "--force", "dc-setup"]).ok();
+}
