@@ -344,10 +344,12 @@ fn a_box_on_the_imported_template_runs_its_commands_inside_as_the_agent() {
         crate::ports::wait_for("the server on 8000", 30, || {
             crate::ports::listening_of(env, "py", "listening") == [block[0]]
         });
-        let answer = crate::ports::ask(&format!("127.0.0.1:{}", block[0])).unwrap_or_default();
-        assert!(answer.contains("from-8000"), "{answer}");
+        // `open` first: the server (`nc` in a loop) stops listening for a moment after
+        // each answer.
         let url = env.treebox(&["open", "py", "--print"]).ok().stdout.clone();
         assert_eq!(url.trim(), format!("http://127.0.0.1:{}/", block[0]));
+        let answer = crate::ports::ask(&format!("127.0.0.1:{}", block[0])).unwrap_or_default();
+        assert!(answer.contains("from-8000"), "{answer}");
         drop(_server);
 
         // ${containerWorkspaceFolder} was the box.

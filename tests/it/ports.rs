@@ -334,7 +334,11 @@ fn a_container_boxs_server_answers_on_the_hosts_loopback_and_nowhere_else() {
         let gw = String::from_utf8_lossy(&gw.stdout).trim().to_string();
         assert!(!gw.is_empty(), "no gateway for {net}");
         assert!(ask(&format!("{gw}:{p}")).is_none(), "{gw}:{p} answers");
-        // The table marks the one out of reach, and says why.
+        // The table marks the one out of reach, and says why (once `nc`, which stops
+        // listening for a moment after each answer, listens again).
+        wait_for("the box's server again", 10, || {
+            listening_of(env, "web", "listening") == [p]
+        });
         let table = env.treebox(&["list", "--ports"]).ok().stdout.clone();
         assert!(table.contains(&format!("{p},{q}!")), "{table}");
         assert!(table.contains("TREEBOX_HOST"), "{table}");
