@@ -504,18 +504,10 @@ pub fn run(args: ListArgs, ui: &mut Ui) -> Result<i32, CliError> {
                 },
             ],
             &{
-                // What the machine says listens there: numbers only.
-                let far = |k: &str| -> Vec<u16> {
-                    b[k].as_array()
-                        .into_iter()
-                        .flatten()
-                        .filter_map(|p| u16::try_from(p.as_u64()?).ok())
-                        .take(crate::remote::forward::MAX_PORTS)
-                        .collect()
-                };
-                let (listening, loopback) = (far("listening"), far("loopbackOnly"));
+                // What the machine says listens there, read leniently.
+                let (_, listening, loopback) = crate::remote::listing::far_ports(b);
                 loopback_only |= !loopback.is_empty();
-                ports_cell(&listening, &loopback)
+                ports_cell(&listening.unwrap_or_default(), &loopback)
             },
             args.dirty.then_some("?"),
         ));

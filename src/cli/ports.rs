@@ -53,25 +53,13 @@ pub fn run(args: OpenArgs, ui: &mut Ui) -> Result<i32, CliError> {
 /// listens, its block forwarded here, and the URL of the chosen port's number here.
 fn open_far(args: &OpenArgs, far: &super::on::Far, ui: &mut Ui) -> Result<i32, CliError> {
     let leaf = crate::sanitize::line(&far.leaf);
-    // The machine's word, unchecked: only ports of the block it names count.
-    let ports = |k: &str| -> Vec<u16> {
-        far.entry[k]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|p| u16::try_from(p.as_u64()?).ok())
-            .take(crate::remote::forward::MAX_PORTS)
-            .collect()
-    };
-    let block = ports("ports");
-    let listening = ports("listening");
-    let loopback_only = ports("loopbackOnly");
-    let read = far.entry["listening"].is_array();
+    // The machine's word, read leniently: only ports of the block it names count.
+    let (block, listening, loopback_only) = crate::remote::listing::far_ports(&far.entry);
     let port = choose(
         args,
         &leaf,
         &block,
-        read.then_some(listening.as_slice()),
+        listening.as_deref(),
         Some(loopback_only.as_slice()),
         ui,
     )?;

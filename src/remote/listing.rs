@@ -181,6 +181,36 @@ pub fn forget(m: &Machine, key: &str, name: &str) {
     let _ = machine_lists::forget(&m.name, &m.ssh, key, name);
 }
 
+/// A far box's `ports`, `listening` and `loopbackOnly` as its machine's `list --json`
+/// gave them, read leniently: port numbers (1–65535) alone, each once, at most
+/// [`crate::ports::MAX_COUNT`] of each; the listening ones only from its block, and
+/// none without a block (`list`'s rules).
+pub fn far_ports(b: &serde_json::Value) -> (Vec<u16>, Option<Vec<u16>>, Vec<u16>) {
+    let read = |k: &str, within: Option<&[u16]>| -> Option<Vec<u16>> {
+        let mut got: Vec<u16> = Vec::new();
+        for p in b[k]
+            .as_array()?
+            .iter()
+            .take(usize::from(crate::ports::MAX_COUNT))
+        {
+            let Some(p) = p.as_u64().and_then(|p| u16::try_from(p).ok()) else {
+                continue;
+            };
+            if p != 0 && !got.contains(&p) && within.is_none_or(|w| w.contains(&p)) {
+                got.push(p);
+            }
+        }
+        Some(got)
+    };
+    let ports = read("ports", None).unwrap_or_default();
+    if ports.is_empty() {
+        return (ports, None, Vec::new());
+    }
+    let listening = read("listening", Some(&ports));
+    let loopback_only = read("loopbackOnly", Some(&ports)).unwrap_or_default();
+    (ports, listening, loopback_only)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

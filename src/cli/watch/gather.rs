@@ -120,7 +120,7 @@ pub fn far_row(machine: String, repo: String, b: &serde_json::Value) -> Row {
         Some("unregistered") => "ok",
         _ => "bad-record",
     };
-    let (ports, listening, loopback_only) = far_ports(b);
+    let (ports, listening, loopback_only) = crate::remote::listing::far_ports(b);
     Row {
         repo,
         name: text("name").unwrap_or_default(),
@@ -149,36 +149,6 @@ pub fn far_row(machine: String, repo: String, b: &serde_json::Value) -> Row {
         listening,
         loopback_only,
     }
-}
-
-/// A far box's `ports`, `listening` and `loopbackOnly` as its machine's `list --json`
-/// gave them, read leniently: port numbers (1–65535) alone, each once, at most
-/// [`crate::ports::MAX_COUNT`] of each; the listening ones only from its block, and
-/// none without a block (`list`'s rules).
-fn far_ports(b: &serde_json::Value) -> (Vec<u16>, Option<Vec<u16>>, Vec<u16>) {
-    let read = |k: &str, within: Option<&[u16]>| -> Option<Vec<u16>> {
-        let mut got: Vec<u16> = Vec::new();
-        for p in b[k]
-            .as_array()?
-            .iter()
-            .take(usize::from(crate::ports::MAX_COUNT))
-        {
-            let Some(p) = p.as_u64().and_then(|p| u16::try_from(p).ok()) else {
-                continue;
-            };
-            if p != 0 && !got.contains(&p) && within.is_none_or(|w| w.contains(&p)) {
-                got.push(p);
-            }
-        }
-        Some(got)
-    };
-    let ports = read("ports", None).unwrap_or_default();
-    if ports.is_empty() {
-        return (ports, None, Vec::new());
-    }
-    let listening = read("listening", Some(&ports));
-    let loopback_only = read("loopbackOnly", Some(&ports)).unwrap_or_default();
-    (ports, listening, loopback_only)
 }
 
 /// Read `row`'s agent again (its session and its last report), nothing else: what a
