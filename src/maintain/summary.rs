@@ -10,7 +10,9 @@
 //!   box, its git dir or any mount of it. Anything wrong with the file reads as no cache.
 //! - A kept box is reused only when every file and directory its entry and facts were
 //!   derived from has the same `lstat` identity ([`Stamp`]: device, inode, type, size,
-//!   mtime and ctime to the nanosecond) as when they were read. A path that was absent
+//!   mtime and ctime to the nanosecond) as when they were read (kept as one digest of
+//!   them all, [`Identities`]; taken from the few directories they lie under, held
+//!   open, [`bases::Bases::opened`]). A path that was absent
 //!   is held by the nearest directory above it that exists, whose entries cannot change
 //!   without its own mtime and ctime changing. The ctime cannot be set by an
 //!   unprivileged process, so a file rewritten in place with its size and mtime kept is
@@ -50,12 +52,12 @@ use crate::boxes::{self, BoxEntry, Known, Seen};
 use crate::ecosystem::Ecosystem;
 use crate::git::Repo;
 use crate::names::Leaf;
-use crate::state::list_cache::{self, Stamp};
+use crate::state::list_cache::{self, Digester, Identities, Stamp};
 use crate::state::{Layout, Record};
 use crate::vocab::GitMode;
 
 mod bases;
-use bases::Bases;
+use bases::{Bases, Scratch};
 
 /// How long before a `list` began every identity a kept box was read from must have
 /// settled (its ctime): longer than any file system's timestamp granularity (ext4's
@@ -140,16 +142,23 @@ struct Kept {
     gitdir: Option<String>,
     record: Record,
     facts: Facts,
-    /// Each input's path as [`Bases::short`] writes it, and its identity.
-    inputs: Vec<(String, Stamp)>,
+    /// Each input's path as [`Bases::short`] writes it.
+    inputs: Vec<String>,
+    /// Their identities when read, in order.
+    identities: Identities,
 }
 
 impl Kept {
     /// Is every input as it was? (`buf`: room for the paths, reused.)
-    fn holds(&self, bases: &Bases, buf: &mut PathBuf) -> bool {
-        self.inputs
-            .iter()
-            .all(|(p, s)| bases.stamp(p, buf).as_ref() == Some(s))
+    fn holds(&self, bases: &Bases, buf: &mut Scratch) -> bool {
+        let mut now = Digester::default();
+        for p in &self.inputs {
+            match bases.stamp(p, buf) {
+                Some(s) => now.add(&s),
+                None => return false,
+            }
+        }
+        now.done() == self.identities
     }
 
     /// Is `e` the very entry it was kept with ([`Self::entry`], compared field by
@@ -248,13 +257,13 @@ pub fn list(repo: &Repo, layout: &Layout) -> Vec<(BoxEntry, Facts)> {
         .as_ref()
         .map(list_cache::Lines::boxes)
         .unwrap_or_default();
-    let bases = Bases {
-        common: &repo.common_dir,
-        box_root: &layout.box_root,
-        checkout_root: &layout.checkout_root,
-        state: &layout.repo_state,
-    };
-    let checked = boxes::par::map(&raw, PathBuf::new, |buf, r| {
+    let bases = Bases::opened(
+        &repo.common_dir,
+        &layout.box_root,
+        &layout.checkout_root,
+        &layout.repo_state,
+    );
+    let checked = boxes::par::map(&raw, Scratch::default, |buf, r| {
         let k: Kept = serde_json::from_slice(r).ok()?;
         let leaf = Leaf::parse(&k.leaf).ok()?;
         let holds = k.holds(&bases, buf);
@@ -550,14 +559,18 @@ fn keep(
         facts,
         inputs: inputs
             .iter()
-            .map(|(p, s)| Some((bases.short(p)?, *s)))
+            .map(|(p, _)| bases.short(p))
             .collect::<Option<_>>()?,
+        identities: Identities::of(inputs.iter().map(|(_, s)| s)),
     };
     let back: Kept = serde_json::from_slice(&serde_json::to_vec(&kept).ok()?).ok()?;
     let same_inputs = back.inputs.len() == inputs.len()
-        && back.inputs.iter().zip(inputs).all(|((short, s), (p, t))| {
-            *s == *t && bases.full(short).as_deref() == Some(p.as_path())
-        });
+        && back.identities == kept.identities
+        && back
+            .inputs
+            .iter()
+            .zip(inputs)
+            .all(|(short, (p, _))| bases.full(short).as_deref() == Some(p.as_path()));
     // `is` is the allocation-free form of this comparison, for the hot path.
     let same = back.entry(&e.leaf, layout, true) == *e;
     (same && back.facts == facts && same_inputs).then_some(back)

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::state::list_cache::Stamp;
+use crate::state::list_cache::{Dir, Stamp};
 
 /// The directories most inputs are under, so the cache names them briefly: `c/…`
 /// under the git dir, `b/…` under the box root, `k/…` under the checkouts root of
@@ -13,6 +13,30 @@ pub(super) struct Bases<'a> {
     pub box_root: &'a Path,
     pub checkout_root: &'a Path,
     pub state: &'a Path,
+    /// Each base held open ([`Bases::opened`]), in the order above: an input's identity
+    /// is taken from its base (a walk of its short name), not from `/`.
+    open: [Option<Dir>; 4],
+}
+
+impl<'a> Bases<'a> {
+    /// The bases, each opened once for [`Self::stamp`] (one that cannot be opened is
+    /// walked to from `/`).
+    pub fn opened(
+        common: &'a Path,
+        box_root: &'a Path,
+        checkout_root: &'a Path,
+        state: &'a Path,
+    ) -> Bases<'a> {
+        let open = [common, box_root, checkout_root, state]
+            .map(|b| (!b.as_os_str().is_empty()).then(|| Dir::open(b)).flatten());
+        Bases {
+            common,
+            box_root,
+            checkout_root,
+            state,
+            open,
+        }
+    }
 }
 
 impl Bases<'_> {
@@ -42,11 +66,17 @@ impl Bases<'_> {
 
     /// The identity of the path `short` names, as [`Stamp::lstat`] gives it (`buf`:
     /// room for the path, reused); `None` for a path `short` does not write.
-    pub fn stamp(&self, short: &str, buf: &mut PathBuf) -> Option<Stamp> {
-        if !self.full_into(short, buf) {
+    pub fn stamp(&self, short: &str, buf: &mut Scratch) -> Option<Stamp> {
+        let at = ["c/", "b/", "k/", "s/"]
+            .iter()
+            .position(|t| short.starts_with(t));
+        if let Some(dir) = at.and_then(|i| self.open[i].as_ref()) {
+            return dir.lstat(&short[2..], &mut buf.c);
+        }
+        if !self.full_into(short, &mut buf.path) {
             return None;
         }
-        Stamp::lstat(buf)
+        Stamp::lstat(&buf.path)
     }
 
     /// [`Self::full`], into `buf` (false: not a path `short` writes).
@@ -64,4 +94,11 @@ impl Bases<'_> {
         buf.push(rest);
         true
     }
+}
+
+/// Room for the paths [`Bases::stamp`] builds, reused from one call to the next.
+#[derive(Default)]
+pub(super) struct Scratch {
+    path: PathBuf,
+    c: Vec<u8>,
 }
