@@ -7,6 +7,10 @@
 #   docker  git treebox create -d NAME (docker, sandboxed worktree)
 #           vs  docker run -d IMAGE sleep infinity + tmux new-session -d 'docker exec -it C claude …'
 #           (the image treebox built for the box, the same staged ~/.claude.json)
+#           and the same on a worktree of the repository (`git worktree add`, mounted
+#           and made the workdir, the agent's own), as the box is and as the host row
+#           does by hand: the agent's own start reads the repository there (git), so
+#           this is the like-for-like figure
 #
 # "The prompt" is the pane showing `❯` and "bypass permissions on", polled every 20 ms
 # on treebox's own tmux socket (or the bench's). Medians in ms, and their ratio.
@@ -62,13 +66,18 @@ echo hi > a && git add a && git commit -qm init && git push -q origin HEAD:main 
 repo=$work/repo
 # A returning user who trusts the main checkout (and, for the by-hand container, the
 # directory the agent starts in there).
-python3 - "$HOME" "$repo" "$key" <<'PY'
+# (The by-hand container on a worktree, `hw<N>`, is trusted too; the fullscreen
+# renderer's offer, shown at some starts, is marked seen, as a returning user's is.)
+python3 - "$HOME" "$repo" "$key" "$rounds" <<'PY'
 import json, sys
-home, repo, key = sys.argv[1:]
-user = {"hasCompletedOnboarding": True,
+home, repo, key, rounds = sys.argv[1:]
+projects = {repo: {"hasTrustDialogAccepted": True},
+            "/home/agent": {"hasTrustDialogAccepted": True}}
+for i in range(1, int(rounds) + 1):
+    projects["%s/hw%d" % (repo.rsplit("/", 1)[0], i)] = {"hasTrustDialogAccepted": True}
+user = {"hasCompletedOnboarding": True, "fullscreenUpsellSeenCount": 3,
         "customApiKeyResponses": {"approved": [key[-20:]], "rejected": []},
-        "projects": {repo: {"hasTrustDialogAccepted": True},
-                     "/home/agent": {"hasTrustDialogAccepted": True}}}
+        "projects": projects}
 json.dump(user, open(home + "/.claude.json", "w"))
 json.dump({"skipDangerousModePermissionPrompt": True}, open(home + "/.claude/settings.json", "w"))
 PY
@@ -151,8 +160,25 @@ PY
   git treebox create warm --no-launch >/dev/null 2>&1   # builds the box image once
   rec=$(ls "$XDG_STATE_HOME"/treebox/repos/*/boxes/warm/record.json)
   img=$(python3 -c "import json,sys;print(json.load(open(sys.argv[1]))['container']['image'])" "$rec")
-  hand=(); ours=()
+  hand=(); ours=(); on_wt=()
   for i in $(seq "$rounds"); do
+    # By hand, on a worktree of the repository, as the box is: its checkout mounted
+    # and the agent's own (on a desktop whose user is uid 1000 it already is; as root
+    # here the files are given to 1000 before the clock starts).
+    wt=$work/hw$i
+    git worktree add -q "$wt" -b "hw$i"
+    [ "$(id -u)" = 0 ] && wt_user=1000:1000 && chown -R 1000:1000 "$wt" "$repo/.git" || wt_user=$(id -u):$(id -g)
+    s=$(now)
+    c=$(docker run -d --init --label "org.treebox.prompt=$work" -u "$wt_user" -w "$wt" \
+      -v "$wt:$wt" -v "$repo/.git:$repo/.git" \
+      -v "$HOME/.claude.json:/home/agent/.claude.json" -v "$HOME/.claude:/home/agent/.claude" \
+      "$img" sleep infinity)
+    tmux -S "$sock" new-session -d -s "w$i" -x 200 -y 50 \
+      "docker exec -it -e HOME=/home/agent -e TERM=xterm-256color -e ANTHROPIC_API_KEY=$key -e ANTHROPIC_BASE_URL=http://host.docker.internal:9 -e CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 $c claude --dangerously-skip-permissions"
+    on_wt+=("$(wait_prompt "$sock" "w$i" "$s")")
+    tmux -S "$sock" kill-session -t "w$i"; docker rm -f "$c" >/dev/null
+    [ "$(id -u)" = 0 ] && chown -R 0:0 "$wt" "$repo/.git"
+    git worktree remove --force "$wt"
     s=$(now)
     c=$(docker run -d --init --label "org.treebox.prompt=$work" -u 1000:1000 -w /home/agent \
       -v "$HOME/.claude.json:/home/agent/.claude.json" -v "$HOME/.claude:/home/agent/.claude" \
@@ -167,10 +193,12 @@ PY
     git treebox teardown --force "dock$i" >/dev/null 2>&1
   done
   d_hand=$(printf '%s\n' "${hand[@]}" | median); d_ours=$(printf '%s\n' "${ours[@]}" | median)
+  d_wt=$(printf '%s\n' "${on_wt[@]}" | median)
   row docker "docker run -d IMAGE + tmux new-session 'docker exec -it C claude …'" "$d_hand"
+  row docker "the same on a worktree (git worktree add, -v it, -w it; untimed)" "$d_wt"
   row docker "git treebox create -d NAME (sandboxed worktree)" "$d_ours"
   echo
-  echo "ratios (treebox / by hand): host $host_ratio, docker $(ratio "$d_ours" "$d_hand")"
+  echo "ratios (treebox / by hand): host $host_ratio, docker $(ratio "$d_ours" "$d_hand"), docker on a worktree $(ratio "$d_ours" "$d_wt")"
 else
   echo
   [ "${HOST_ONLY:-0}" = 1 ] && why="HOST_ONLY=1" || why="no treebox-test-base:1"

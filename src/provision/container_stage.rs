@@ -34,22 +34,33 @@ pub(super) fn container_stage(
     reporter: &mut dyn Reporter,
 ) -> Result<Created, ProvisionError> {
     let harness = record.harness;
-    warnings.extend(loopback_urls_said(record.runner, harness, reporter));
-    // Built on a dev container imported from this repository that has changed since.
-    warnings.extend(crate::template::devcontainer::drift(
-        &ctx.repo,
-        record.template.as_deref(),
-    ));
-    let up = container_up(
-        Some(&ctx.repo),
-        &ctx.layout,
-        leaf,
-        &mut record,
-        cfg,
-        harness,
-        true,
-        reporter,
-    );
+    // Where the box reaches the user's provider URLs (an engine call when one names
+    // this machine) is asked beside the container's start, not before it.
+    let runner = record.runner;
+    let (reach, up) = std::thread::scope(|s| {
+        let reach = s.spawn(move || loopback_urls(runner, harness));
+        // Built on a dev container imported from this repository that has changed since.
+        warnings.extend(crate::template::devcontainer::drift(
+            &ctx.repo,
+            record.template.as_deref(),
+        ));
+        let up = container_up(
+            Some(&ctx.repo),
+            &ctx.layout,
+            leaf,
+            &mut record,
+            cfg,
+            harness,
+            true,
+            reporter,
+        );
+        (reach.join().unwrap_or_default(), up)
+    });
+    let (notes, reach_warnings) = reach;
+    for n in notes {
+        reporter.note(n);
+    }
+    warnings.extend(reach_warnings);
     // Said whether or not the container came up: a failure is often why they matter.
     for w in &warnings {
         reporter.warn(w.clone());
@@ -119,15 +130,20 @@ pub(crate) fn loopback_urls_said(
     harness: Harness,
     reporter: &mut dyn Reporter,
 ) -> Vec<String> {
-    use crate::runner::oci::host_url;
-    let Some(engine) = crate::runner::oci::Engine::of(runner) else {
-        return Vec::new();
-    };
-    let (notes, warnings) = host_url::reachability(engine, &host_url::user_loopback_urls(harness));
+    let (notes, warnings) = loopback_urls(runner, harness);
     for n in notes {
         reporter.note(n);
     }
     warnings
+}
+
+/// [`loopback_urls_said`]'s notes and warnings, not yet said.
+fn loopback_urls(runner: crate::vocab::RunnerKind, harness: Harness) -> (Vec<String>, Vec<String>) {
+    use crate::runner::oci::host_url;
+    match crate::runner::oci::Engine::of(runner) {
+        Some(engine) => host_url::reachability(engine, &host_url::user_loopback_urls(harness)),
+        None => (Vec::new(), Vec::new()),
+    }
 }
 
 /// The box's container, running — started when stopped, remade when removed, made

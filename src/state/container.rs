@@ -39,6 +39,12 @@ pub struct ContainerRecord {
     /// user before the container goes, where the user could not remove them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub agent_paths: Vec<PathBuf>,
+    /// The container's own first process hands `agent_paths` to the agent when it
+    /// starts (`runner::oci::launch::ANCHOR`), and the launcher waits for that before
+    /// it runs anything; `false` for a container made by an earlier version, handed
+    /// over by an `exec` when it was made.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub anchor_hands: bool,
     /// The port inside the container that each port of the box's block publishes, in
     /// the block's order, where the template names them (`ports`: a dev container's
     /// `forwardPorts`); empty when each is published under its own number.

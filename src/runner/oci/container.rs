@@ -100,6 +100,9 @@ impl Spec<'_> {
             }
             None => self.make(&name, ecos, said)?,
         };
+        // (A firewalled one is: a first process unknown to `ensure_running` reads as a
+        // restart, whose rules it applies again.)
+        let made = rec.pid == 0 && self.record.container.is_none() && !self.firewall;
         let mut rec = rec;
         if self.firewall {
             super::firewall::apply_and_keep(
@@ -110,7 +113,13 @@ impl Spec<'_> {
                 &self.layout.firewall_rules_path(self.leaf),
             )?;
         }
-        observe(&mut rec, self.engine)?;
+        // A container just made is not asked about again (an engine call on the way to
+        // the agent's prompt): its id is known, and its first process is asked for by
+        // the next `enter` (`ensure_running`) or read when its ports are
+        // ([`listening`]).
+        if !made {
+            observe(&mut rec, self.engine)?;
+        }
         Ok(rec)
     }
 
@@ -124,7 +133,9 @@ impl Spec<'_> {
         said: &mut Vec<String>,
     ) -> Result<ContainerRecord, ContainerError> {
         let agent = self.agent_identity()?;
-        let image = self.ensure_image(&agent)?;
+        // Named, not looked for: the run says when the image is missing (then it is
+        // built, and the run made again), so a built image costs no engine call here.
+        let image = self.image_tag(&agent);
         let (mut mounts, cache_env) = self.mounts(&agent.home, ecos)?;
         let env_file = self.layout.container_env_path(self.leaf);
         let spec_env: Vec<(String, String)> = self
@@ -212,8 +223,65 @@ impl Spec<'_> {
             // Nothing talks to the anchor; the agent's programs all go through the
             // launcher.
             user: "0:0".into(),
+            command: Vec::new(),
         };
-        let id = match self.engine.create(&spec).output() {
+        // The box's own writable mounts; never the user's git dir (which a container
+        // worktree of an earlier version still mounts).
+        let own: Vec<PathBuf> = spec
+            .mounts
+            .iter()
+            .filter(|m| !m.readonly)
+            .filter(|m| self.repo.is_none_or(|r| !m.src.starts_with(&r.common_dir)))
+            .map(|m| m.dst.clone())
+            .collect();
+        // The anchor gives the agent its paths as the container first starts.
+        let mut spec = spec;
+        spec.command = match own.is_empty() {
+            true => vec!["sleep".into(), "infinity".into()],
+            false => {
+                let mut c: Vec<String> = vec![
+                    "sh".into(),
+                    "-c".into(),
+                    super::launch::ANCHOR.into(),
+                    "sh".into(),
+                    agent.user(),
+                    self.record.path.to_string_lossy().into_owned(),
+                ];
+                c.extend(own.iter().map(|p| p.to_string_lossy().into_owned()));
+                c
+            }
+        };
+        let anchor_hands = !own.is_empty();
+        // Named in the record before it exists (its id and first process are not known
+        // yet: the next `enter` asks the engine for them, `ensure_running`).
+        let mut rec = ContainerRecord {
+            engine: self.engine.program().into(),
+            name: name.to_string(),
+            image,
+            user: agent.user(),
+            home: agent.home.clone(),
+            id: String::new(),
+            pid: 0,
+            launcher: true,
+            agent_paths: own,
+            anchor_hands,
+            inside_ports: match self.template.spec().ports.is_empty() {
+                true => Vec::new(),
+                false => self.inside_ports(),
+            },
+        };
+        self.record_made(Some(&rec))?;
+        let mut run = self.engine.create(&spec).output();
+        if run.as_ref().is_err_and(|e| no_such_image(e.stderr())) {
+            self.ensure_image(&agent)?;
+            run = self.engine.create(&spec).output();
+        }
+        if run.is_err() {
+            // Nothing of ours runs under that name: a name the engine refused is
+            // another's, never to be removed by this box's teardown.
+            self.record_made(None)?;
+        }
+        rec.id = match run {
             Ok(out) => {
                 if spec.limits.is_some() {
                     said.extend(super::limits::ignored(self.engine, &out.stderr));
@@ -239,42 +307,6 @@ impl Spec<'_> {
             }
             Err(e) => return Err(ContainerError::Run(e)),
         };
-        // The box's own writable mounts; never the user's git dir (which a container
-        // worktree of an earlier version still mounts).
-        let own: Vec<PathBuf> = spec
-            .mounts
-            .iter()
-            .filter(|m| !m.readonly)
-            .filter(|m| self.repo.is_none_or(|r| !m.src.starts_with(&r.common_dir)))
-            .map(|m| m.dst.clone())
-            .collect();
-        let rec = ContainerRecord {
-            engine: self.engine.program().into(),
-            name: name.to_string(),
-            image,
-            user: agent.user(),
-            home: agent.home.clone(),
-            id,
-            pid: 0,
-            launcher: true,
-            agent_paths: own,
-            inside_ports: match self.template.spec().ports.is_empty() {
-                true => Vec::new(),
-                false => self.inside_ports(),
-            },
-        };
-        self.record_made(&rec)?;
-        self.engine
-            .start(name)
-            .output()
-            .map_err(ContainerError::Run)?;
-        give_to_agent(
-            self.engine,
-            name,
-            &agent.user(),
-            &rec.agent_paths,
-            &self.record.path,
-        )?;
         Ok(rec)
     }
 }
@@ -293,13 +325,13 @@ impl Spec<'_> {
             .collect()
     }
 
-    /// Save the box's record naming the container just made, before it starts: an
-    /// interruption from here on leaves a container that teardown removes and the next
-    /// `enter` starts, never one nothing names.
-    fn record_made(&self, made: &ContainerRecord) -> Result<(), ContainerError> {
+    /// Save the box's record naming the container about to be made (`None`: naming
+    /// none again): an interruption from here on leaves a container that teardown
+    /// removes and the next `enter` starts, never one nothing names.
+    fn record_made(&self, made: Option<&ContainerRecord>) -> Result<(), ContainerError> {
         let path = self.layout.record_path(self.leaf);
         let mut saved = self.record.clone();
-        saved.container = Some(made.clone());
+        saved.container = made.cloned();
         saved.save(&path).map_err(|e| ContainerError::Io {
             what: "could not save the record",
             path: path.clone(),
@@ -317,45 +349,10 @@ fn as_root(engine: Engine, name: &str, argv: &[String]) -> Result<(), ContainerE
         .map_err(ContainerError::Run)
 }
 
-/// The agent given `paths` (as the container sees them), as root in the container:
-/// the one way that works for every engine and host user. The owner is the agent — its
-/// checkout, git data, credential copies and status directory — so git's ownership
-/// check keeps the user's own git, a prompt or an editor from running what the box
-/// configures there (SPEC §8.7); before removal they go back to the user
-/// ([`give_back`]). Symlinks are changed, never followed. Then the checkout's index told the files' new stat
-/// data (`git update-index --refresh`, as root in the container, the index given to
-/// the agent after): a chown changes every file's ctime, and an index that no longer
-/// matches its files makes every host status of the box (`list --dirty`, `ls`, `rm`)
-/// hash every tracked file until the agent's own git refreshes it. Nothing of the
-/// host runs, and the agent has not run yet; an image without git (or a checkout that
-/// is not a repository) keeps its index as it is.
-fn give_to_agent(
-    engine: Engine,
-    name: &str,
-    owner: &str,
-    paths: &[PathBuf],
-    checkout: &Path,
-) -> Result<(), ContainerError> {
-    if paths.is_empty() {
-        return Ok(());
-    }
-    const SCRIPT: &str = r#"u=$1 c=$2; shift 2
-chown -R -h "$u" -- "$@" || exit 1
-cd "$c" 2>/dev/null || exit 0
-g() { git -c safe.directory='*' -c core.fsmonitor=false "$@"; }
-g update-index -q --refresh >/dev/null 2>&1
-i=$(g rev-parse --git-path index 2>/dev/null) && [ -f "$i" ] && chown -h "$u" -- "$i"
-exit 0"#;
-    let mut argv: Vec<String> = vec![
-        "sh".into(),
-        "-c".into(),
-        SCRIPT.into(),
-        "sh".into(),
-        owner.into(),
-        checkout.to_string_lossy().into_owned(),
-    ];
-    argv.extend(paths.iter().map(|p| p.to_string_lossy().into_owned()));
-    as_root(engine, name, &argv)
+/// Does the engine's `run` say it has no such image (`--pull never`)?
+fn no_such_image(stderr: &str) -> bool {
+    let e = stderr.to_lowercase();
+    e.contains("no such image") || e.contains("image not known")
 }
 
 /// Give the agent's files back to the user before its container goes, where the user
@@ -395,7 +392,13 @@ fn give_back(engine: Engine, rec: &ContainerRecord) -> Result<(), ContainerError
     // The agent's processes go first: one left behind (Claude Code's background clone
     // of its plugin marketplace, say) writes and removes files while `chown` walks
     // them, and a file gone mid-walk is no failure (the walk is made again).
-    const SCRIPT: &str = r#"a=$1 u=$2; shift 2
+    // A container that hands over itself may still be at it (a box removed as soon as
+    // it was made): its files are given back once it has finished.
+    const SCRIPT: &str = r#"a=$1 u=$2 w=$3; shift 3
+n=0
+while [ "$w" = 1 ] && [ ! -e /run/treebox-handed ] && [ ! -e /run/treebox-handed-failed ] && [ "$n" -lt 6000 ]; do
+  n=$((n + 1)); sleep 0.01
+done
 [ -n "$a" ] && [ "$a" != 0 ] && pkill -KILL -U "$a" 2>/dev/null
 for _ in 1 2 3; do
   err=$(chown -R -h "$u" -- "$@" 2>&1) && exit 0
@@ -411,6 +414,7 @@ exit 1"#;
         "sh".into(),
         agent.into(),
         owner,
+        if rec.anchor_hands { "1" } else { "0" }.into(),
     ];
     argv.extend(
         rec.agent_paths
@@ -487,10 +491,15 @@ pub fn remove_box_containers(record: &Record) -> Result<(), ContainerError> {
 /// recorded first process (`/proc/<pid>/net`: no engine asked); `None` when that
 /// process is not the container's now (stopped, restarted since the record).
 pub fn listening(rec: &ContainerRecord) -> Option<crate::ports::listen::Listening> {
-    if !running_by_proc(&rec.id, rec.pid) {
+    let pid = match rec.pid {
+        // Not known yet (a container just made): the engine tells.
+        0 => Engine::parse(&rec.engine)?.state(&rec.name).ok()??.pid,
+        pid => pid,
+    };
+    if !running_by_proc(&rec.id, pid) {
         return None;
     }
-    crate::ports::listen::listening(Path::new(&format!("/proc/{}/net", rec.pid)))
+    crate::ports::listen::listening(Path::new(&format!("/proc/{pid}/net")))
 }
 
 /// Is the container with id `id` running, as far as this host's `/proc` can tell?

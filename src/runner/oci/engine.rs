@@ -196,14 +196,19 @@ impl Engine {
         c.arg(context.as_os_str())
     }
 
-    /// `create --init …` of the idle anchor process that keeps a box's container up;
-    /// `start` runs it. Made first and started once recorded, so that no container of
-    /// treebox's runs unrecorded. No `--env-file`: the engine would keep every value in
-    /// the container's config (`inspect`); the launcher reads the mounted file instead.
+    /// `run -d --init …` of the idle anchor process that keeps a box's container up:
+    /// made and started in one engine call (as a person would). Its name is recorded
+    /// before, so that no container of treebox's runs unrecorded. Never pulled: the
+    /// image is treebox's own, built here. No `--env-file`: the engine would keep every
+    /// value in the container's config (`inspect`); the launcher reads the mounted file
+    /// instead.
     pub fn create(self, spec: &RunSpec) -> Cmd {
         let mut c = self
             .cmd()
-            .args(["create", "--init", "--name", &spec.name, "--hostname"])
+            .args([
+                "run", "-d", "--pull", "never", "--init", "--name", &spec.name,
+            ])
+            .arg("--hostname")
             .arg(&spec.hostname);
         for (k, v) in &spec.labels {
             c = c.arg("--label").arg(format!("{k}={v}"));
@@ -237,7 +242,7 @@ impl Engine {
             .arg("--user")
             .arg(&spec.user)
             .arg(&spec.image)
-            .args(["sleep", "infinity"])
+            .args(&spec.command)
     }
 
     /// Containers labelled for a box (`org.treebox.repo`, `org.treebox.box`), running
@@ -434,6 +439,8 @@ pub struct RunSpec {
     pub publish: Vec<(u16, u16)>,
     pub workdir: PathBuf,
     pub user: String,
+    /// The anchor: the container's first process, which keeps it up.
+    pub command: Vec<String>,
 }
 
 impl std::fmt::Display for Engine {
@@ -485,13 +492,17 @@ mod tests {
             publish: vec![(20000, 20000), (20001, 3000)],
             workdir: "/r/.treebox/worktrees/x".into(),
             user: "1000:1000".into(),
+            command: vec!["sleep".into(), "infinity".into()],
         };
         let argv = Engine::Podman.create(&spec).argv();
         assert_eq!(
             argv,
             [
                 "podman",
-                "create",
+                "run",
+                "-d",
+                "--pull",
+                "never",
                 "--init",
                 "--name",
                 "treebox-r-x",

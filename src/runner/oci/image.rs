@@ -161,6 +161,11 @@ impl Spec<'_> {
         args
     }
 
+    /// The tag of the box's image: its template's files and build arguments.
+    pub fn image_tag(&self, agent: &Identity) -> String {
+        image_tag(&self.template, &self.build_args(agent))
+    }
+
     /// Build the image unless one with the same template and arguments exists.
     pub fn ensure_image(&self, agent: &Identity) -> Result<String, ContainerError> {
         let args = self.build_args(agent);

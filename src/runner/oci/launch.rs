@@ -21,7 +21,7 @@
 //!   same directory, so it gets it too).
 //!
 //! Called by the runner (`Oci::exec`), `setup` (the guard check and the setup steps)
-//! and `container` (ownership of the box's mounts).
+//! and `container` (the anchor, which gives the agent the box's mounts).
 
 use std::path::PathBuf;
 
@@ -35,14 +35,62 @@ pub const KEYS_FILE: &str = "/run/treebox-env/keys";
 /// The launcher beside them ([`LAUNCHER`]).
 pub const LAUNCH_FILE: &str = "/run/treebox-env/launch";
 
+/// Written by the anchor ([`ANCHOR`]) once the agent has its paths, in the
+/// container's own root-owned `/run` (never a mount: nothing of the host or the agent
+/// writes it); beside it, `…-failed` holds why it could not.
+pub const HANDED: &str = "/run/treebox-handed";
+
+/// The first process of a box's container (`$1` the agent's `uid:gid`, `$2` its
+/// checkout, then the paths to hand over): as root, before anything else runs there,
+/// give the agent its paths — its checkout, git data, credential copies, status dir —
+/// so git's ownership check keeps the user's own git, a prompt or an editor from
+/// running what the box configures (SPEC §8.7); then tell the checkout's index the
+/// files' new stat data (a chown changes every ctime, and an index out of step makes
+/// every host status of the box hash every tracked file), and say so ([`HANDED`]).
+/// Then idle. Done once per container: a restart finds the marker. Symlinks are
+/// changed, never followed. Done here rather than by an `exec` after the start, so the
+/// agent's own start (whose launcher waits for the marker) overlaps it.
+pub const ANCHOR: &str = r#"m=/run/treebox-handed
+if [ ! -e "$m" ] && [ ! -e "$m-failed" ]; then
+  u=$1 c=$2; shift 2
+  if err=$(chown -R -h "$u" -- "$@" 2>&1); then
+    if cd "$c" 2>/dev/null; then
+      g() { git -c safe.directory='*' -c core.fsmonitor=false -c core.hooksPath=/dev/null "$@"; }
+      g update-index -q --refresh >/dev/null 2>&1
+      i=$(g rev-parse --git-path index 2>/dev/null) && [ -f "$i" ] && chown -h "$u" -- "$i"
+      cd /
+    fi
+    : >"$m"
+  else
+    printf '%s
+' "$err" | head -c 4000 >"$m-failed"
+  fi
+fi
+exec sleep infinity"#;
+
 /// The uid the agent's account gets in an image, unless it is the host user's.
 pub const AGENT_UID: u32 = 1000;
 
-/// The launcher: `$1` uid, `$2` gid, `$3` home, then `KEY=value` words up to `--`,
-/// then the program and its arguments. Exported are the env file's lines, then the
-/// caller's words (so a setup step's own variables win), then HOME/USER/LOGNAME; a
-/// `TERM` the image has no terminfo for becomes `xterm-256color`.
-const LAUNCHER: &str = r#"for f in /run/treebox-env/env /run/treebox-env/keys; do
+/// The launcher: `--handed` first when the container's anchor hands the agent its
+/// paths (then it waits for [`HANDED`], and refuses when the hand-over failed), then
+/// `$1` uid, `$2` gid, `$3` home, then `KEY=value` words up to `--`, then the program
+/// and its arguments. Exported are the env file's lines, then the caller's words (so
+/// a setup step's own variables win), then HOME/USER/LOGNAME; a `TERM` the image has
+/// no terminfo for becomes `xterm-256color`.
+const LAUNCHER: &str = r#"if [ "${1-}" = --handed ]; then
+  shift
+  n=0
+  until [ -e /run/treebox-handed ]; do
+    if [ -e /run/treebox-handed-failed ]; then
+      printf 'treebox: the files of the box could not be given to the agent: %s\n' "$(head -c 4000 /run/treebox-handed-failed)" >&2
+      exit 126
+    fi
+    n=$((n + 1))
+    [ "$n" -le 60000 ] || { echo "treebox: the files of the box were not given to the agent within 10 minutes" >&2; exit 126; }
+    sleep 0.01
+  done
+fi
+for f in /run/treebox-env/env /run/treebox-env/keys; do
   [ -r "$f" ] || continue
   while IFS= read -r l || [ -n "$l" ]; do
     case $l in [A-Za-z_]*=*) export "$l" ;; esac
@@ -110,14 +158,18 @@ pub fn agent_ids(host_uid: u32, host_gid: u32) -> (u32, u32) {
 
 /// `argv` wrapped in the launcher, with `env` set for it alone (not secrets: those
 /// come from the env file). The result runs as root through the engine's `exec`.
-pub fn wrap(id: &Identity, env: &[(String, String)], argv: &[String]) -> Vec<String> {
-    let mut out: Vec<String> = vec![
-        "/bin/sh".into(),
-        LAUNCH_FILE.into(),
+/// `handed`: the container's anchor hands the agent its paths, which the launcher
+/// waits for ([`ANCHOR`]).
+pub fn wrap(id: &Identity, handed: bool, env: &[(String, String)], argv: &[String]) -> Vec<String> {
+    let mut out: Vec<String> = vec!["/bin/sh".into(), LAUNCH_FILE.into()];
+    if handed {
+        out.push("--handed".into());
+    }
+    out.extend([
         id.uid.to_string(),
         id.gid.to_string(),
         id.home.to_string_lossy().into_owned(),
-    ];
+    ]);
     out.extend(
         env.iter()
             .filter(|(k, _)| valid_key(k))
@@ -181,8 +233,11 @@ mod tests {
             gid: 1000,
             home: "/home/agent".into(),
         };
+        let handed = wrap(&id, true, &[], &["true".into()]);
+        assert_eq!(handed[1..4], [LAUNCH_FILE, "--handed", "1000"]);
         let argv = wrap(
             &id,
+            false,
             &[
                 ("UV_CACHE_DIR".into(), "/c".into()),
                 ("BAD NAME".into(), "x".into()),
@@ -204,7 +259,10 @@ mod tests {
             ]
         );
         assert!(valid_key("GIT_CONFIG_KEY_0") && !valid_key("0X") && !valid_key(""));
-        assert!(LAUNCHER.starts_with(&format!("for f in {ENV_FILE} {KEYS_FILE}; do\n")));
+        assert!(LAUNCHER.contains(&format!("\nfor f in {ENV_FILE} {KEYS_FILE}; do\n")));
+        assert!(LAUNCHER.contains(&format!("until [ -e {HANDED} ]")));
+        assert!(LAUNCHER.contains(&format!("[ -e {HANDED}-failed ]")));
+        assert!(ANCHOR.starts_with(&format!("m={HANDED}\n")));
         assert_eq!(ENV_FILE.rsplit_once('/').map(|p| p.0), Some(ENV_DIR));
         assert_eq!(KEYS_FILE.rsplit_once('/').map(|p| p.0), Some(ENV_DIR));
         assert_eq!(LAUNCH_FILE.rsplit_once('/').map(|p| p.0), Some(ENV_DIR));

@@ -93,7 +93,7 @@ pub fn agent_exec(
 ) -> Cmd {
     if rec.launcher {
         if let Some(id) = launch::Identity::parse(&rec.user, &rec.home) {
-            let wrapped = launch::wrap(&id, env, argv);
+            let wrapped = launch::wrap(&id, rec.anchor_hands, env, argv);
             return engine.exec(&rec.name, "0:0", workdir, &[], tty, &wrapped);
         }
     }

@@ -57,8 +57,9 @@ pub fn ensure_running(
         if s.pid == rec.pid && s.id == rec.id {
             return Ok(rec.clone());
         }
-        // Running, but restarted behind our back (its first process changed): a
-        // restart loses the firewall's rules, so apply them again.
+        // Running, but restarted behind our back (its first process changed), or
+        // never observed (a container just made, whose first process is asked for
+        // here): a restart loses the firewall's rules, so apply them again.
         let mut rec = rec.clone();
         if record.firewall {
             let template = template::find(record.template.as_deref().unwrap_or("default"))?;
