@@ -160,6 +160,20 @@ PY
   git treebox create warm --no-launch >/dev/null 2>&1   # builds the box image once
   rec=$(ls "$XDG_STATE_HOME"/treebox/repos/*/boxes/warm/record.json)
   img=$(python3 -c "import json,sys;print(json.load(open(sys.argv[1]))['container']['image'])" "$rec")
+  # by_hand SESSION USER WORKDIR [docker run options…]: ms from `docker run -d` to the
+  # prompt of `docker exec -it C claude` in a tmux session, then both removed.
+  by_hand() {
+    local name=$1 user=$2 wd=$3 s c ms; shift 3
+    s=$(now)
+    c=$(docker run -d --init --label "org.treebox.prompt=$work" -u "$user" -w "$wd" "$@" \
+      -v "$HOME/.claude.json:/home/agent/.claude.json" -v "$HOME/.claude:/home/agent/.claude" \
+      "$img" sleep infinity)
+    tmux -S "$sock" new-session -d -s "$name" -x 200 -y 50 \
+      "docker exec -it -e HOME=/home/agent -e TERM=xterm-256color -e ANTHROPIC_API_KEY=$key -e ANTHROPIC_BASE_URL=http://host.docker.internal:9 -e CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 $c claude --dangerously-skip-permissions"
+    ms=$(wait_prompt "$sock" "$name" "$s")
+    tmux -S "$sock" kill-session -t "$name"; docker rm -f "$c" >/dev/null
+    echo "$ms"
+  }
   hand=(); ours=(); on_wt=()
   for i in $(seq "$rounds"); do
     # By hand, on a worktree of the repository, as the box is: its checkout mounted
@@ -168,25 +182,10 @@ PY
     wt=$work/hw$i
     git worktree add -q "$wt" -b "hw$i"
     [ "$(id -u)" = 0 ] && wt_user=1000:1000 && chown -R 1000:1000 "$wt" "$repo/.git" || wt_user=$(id -u):$(id -g)
-    s=$(now)
-    c=$(docker run -d --init --label "org.treebox.prompt=$work" -u "$wt_user" -w "$wt" \
-      -v "$wt:$wt" -v "$repo/.git:$repo/.git" \
-      -v "$HOME/.claude.json:/home/agent/.claude.json" -v "$HOME/.claude:/home/agent/.claude" \
-      "$img" sleep infinity)
-    tmux -S "$sock" new-session -d -s "w$i" -x 200 -y 50 \
-      "docker exec -it -e HOME=/home/agent -e TERM=xterm-256color -e ANTHROPIC_API_KEY=$key -e ANTHROPIC_BASE_URL=http://host.docker.internal:9 -e CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 $c claude --dangerously-skip-permissions"
-    on_wt+=("$(wait_prompt "$sock" "w$i" "$s")")
-    tmux -S "$sock" kill-session -t "w$i"; docker rm -f "$c" >/dev/null
+    on_wt+=("$(by_hand "w$i" "$wt_user" "$wt" -v "$wt:$wt" -v "$repo/.git:$repo/.git")")
     [ "$(id -u)" = 0 ] && chown -R 0:0 "$wt" "$repo/.git"
     git worktree remove --force "$wt"
-    s=$(now)
-    c=$(docker run -d --init --label "org.treebox.prompt=$work" -u 1000:1000 -w /home/agent \
-      -v "$HOME/.claude.json:/home/agent/.claude.json" -v "$HOME/.claude:/home/agent/.claude" \
-      "$img" sleep infinity)
-    tmux -S "$sock" new-session -d -s "d$i" -x 200 -y 50 \
-      "docker exec -it -e TERM=xterm-256color -e ANTHROPIC_API_KEY=$key -e ANTHROPIC_BASE_URL=http://host.docker.internal:9 -e CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 $c claude --dangerously-skip-permissions"
-    hand+=("$(wait_prompt "$sock" "d$i" "$s")")
-    tmux -S "$sock" kill-session -t "d$i"; docker rm -f "$c" >/dev/null
+    hand+=("$(by_hand "d$i" 1000:1000 /home/agent)")
     s=$(now)
     git treebox create -d "dock$i" >/dev/null 2>&1
     ours+=("$(wait_prompt "$XDG_STATE_HOME/treebox/tmux.sock" "$(tb_pane "dock$i")" "$s")")

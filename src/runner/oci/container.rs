@@ -273,13 +273,14 @@ impl Spec<'_> {
         self.record_made(Some(&rec))?;
         let mut run = self.engine.create(&spec).output();
         if run.as_ref().is_err_and(|e| no_such_image(e.stderr())) {
-            self.ensure_image(&agent)?;
-            run = self.engine.create(&spec).output();
-        }
-        if run.is_err() {
-            // Nothing of ours runs under that name: a name the engine refused is
-            // another's, never to be removed by this box's teardown.
-            self.record_made(None)?;
+            run = match self.ensure_image(&agent) {
+                Ok(_) => self.engine.create(&spec).output(),
+                Err(e) => {
+                    // No container was made: the record names none, as before.
+                    self.record_made(None)?;
+                    return Err(e);
+                }
+            };
         }
         rec.id = match run {
             Ok(out) => {
@@ -288,10 +289,10 @@ impl Spec<'_> {
                 }
                 String::from_utf8_lossy(&out.stdout).trim().to_string()
             }
-            Err(e)
-                if e.stderr().contains("already in use")
-                    || e.stderr().contains("already exists") =>
-            {
+            Err(e) if name_taken(e.stderr()) => {
+                // Nothing of ours is under that name: a name the engine refused is
+                // another's, never to be removed by this box's teardown.
+                self.record_made(None)?;
                 let id = self
                     .engine
                     .state(name)
@@ -305,7 +306,18 @@ impl Spec<'_> {
                     id,
                 });
             }
-            Err(e) => return Err(ContainerError::Run(e)),
+            Err(e) => {
+                // Made but not started (a port taken, a mount refused): it is ours and
+                // stays named, for the next `enter` or teardown; none made, none named.
+                match self.engine.state(name).ok().flatten() {
+                    Some(s) => {
+                        rec.id = s.id;
+                        self.record_made(Some(&rec))?;
+                    }
+                    None => self.record_made(None)?,
+                }
+                return Err(ContainerError::Run(e));
+            }
         };
         Ok(rec)
     }
@@ -347,6 +359,13 @@ fn as_root(engine: Engine, name: &str, argv: &[String]) -> Result<(), ContainerE
         .output()
         .map(|_| ())
         .map_err(ContainerError::Run)
+}
+
+/// Does the engine's `run` say the container's name is taken (not a port: "address
+/// already in use" is the start's)?
+fn name_taken(stderr: &str) -> bool {
+    (stderr.contains("already in use") || stderr.contains("already exists"))
+        && !super::error::port_refused(stderr)
 }
 
 /// Does the engine's `run` say it has no such image (`--pull never`)?

@@ -98,8 +98,13 @@ impl ContainerError {
             ContainerError::Run(e) | ContainerError::Engine(e) => e.stderr(),
             _ => return false,
         };
-        stderr.contains("port is already allocated") || stderr.contains("address already in use")
+        port_refused(stderr)
     }
+}
+
+/// Does an engine's stderr say a published port could not be bound?
+pub(super) fn port_refused(stderr: &str) -> bool {
+    stderr.contains("port is already allocated") || stderr.contains("address already in use")
 }
 
 pub(super) fn explain(engine: Engine, e: ContainerError) -> ContainerError {
