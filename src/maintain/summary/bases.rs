@@ -5,16 +5,16 @@ use std::path::{Path, PathBuf};
 
 use crate::state::list_cache::{Dir, Stamp};
 
+/// Each base's tag, in [`Bases::bases`]'s order.
+const TAGS: [&str; 4] = ["c/", "b/", "k/", "s/"];
+
 /// The directories most inputs are under, so the cache names them briefly: `c/…`
 /// under the git dir, `b/…` under the box root, `k/…` under the checkouts root of
-/// container boxes, `s/…` under the state dir; any other path in full.
+/// container boxes, `s/…` under the state dir; any other path in full. Each base is
+/// held open ([`Bases::opened`]): an input's identity is taken from its base (a walk
+/// of its short name), not from `/`.
 pub(super) struct Bases<'a> {
-    pub common: &'a Path,
-    pub box_root: &'a Path,
-    pub checkout_root: &'a Path,
-    pub state: &'a Path,
-    /// Each base held open ([`Bases::opened`]), in the order above: an input's identity
-    /// is taken from its base (a walk of its short name), not from `/`.
+    bases: [&'a Path; 4],
     open: [Option<Dir>; 4],
 }
 
@@ -27,27 +27,22 @@ impl<'a> Bases<'a> {
         checkout_root: &'a Path,
         state: &'a Path,
     ) -> Bases<'a> {
-        let open = [common, box_root, checkout_root, state]
-            .map(|b| (!b.as_os_str().is_empty()).then(|| Dir::open(b)).flatten());
-        Bases {
-            common,
-            box_root,
-            checkout_root,
-            state,
-            open,
-        }
+        let bases = [common, box_root, checkout_root, state];
+        let open = bases.map(|b| (!b.as_os_str().is_empty()).then(|| Dir::open(b)).flatten());
+        Bases { bases, open }
+    }
+
+    /// The base `short` is under, its index and the rest of `short`.
+    fn split<'s>(&self, short: &'s str) -> Option<(usize, &'s str)> {
+        let i = TAGS.iter().position(|t| short.starts_with(t))?;
+        Some((i, &short[2..]))
     }
 }
 
 impl Bases<'_> {
     /// `path`, shortened (`None` when it is not UTF-8: not kept).
     pub fn short(&self, path: &Path) -> Option<String> {
-        for (tag, base) in [
-            ("c/", self.common),
-            ("b/", self.box_root),
-            ("k/", self.checkout_root),
-            ("s/", self.state),
-        ] {
+        for (tag, base) in TAGS.iter().zip(self.bases) {
             if base.as_os_str().is_empty() {
                 continue;
             }
@@ -67,11 +62,11 @@ impl Bases<'_> {
     /// The identity of the path `short` names, as [`Stamp::lstat`] gives it (`buf`:
     /// room for the path, reused); `None` for a path `short` does not write.
     pub fn stamp(&self, short: &str, buf: &mut Scratch) -> Option<Stamp> {
-        let at = ["c/", "b/", "k/", "s/"]
-            .iter()
-            .position(|t| short.starts_with(t));
-        if let Some(dir) = at.and_then(|i| self.open[i].as_ref()) {
-            return dir.lstat(&short[2..], &mut buf.c);
+        if let Some((dir, rest)) = self
+            .split(short)
+            .and_then(|(i, rest)| Some((self.open[i].as_ref()?, rest)))
+        {
+            return dir.lstat(rest, &mut buf.c);
         }
         if !self.full_into(short, &mut buf.path) {
             return None;
@@ -82,13 +77,10 @@ impl Bases<'_> {
     /// [`Self::full`], into `buf` (false: not a path `short` writes).
     fn full_into(&self, short: &str, buf: &mut PathBuf) -> bool {
         buf.clear();
-        let (base, rest) = match (short.get(..2), short.get(2..)) {
-            (Some("c/"), Some(rest)) => (self.common, rest),
-            (Some("b/"), Some(rest)) => (self.box_root, rest),
-            (Some("k/"), Some(rest)) => (self.checkout_root, rest),
-            (Some("s/"), Some(rest)) => (self.state, rest),
-            _ if short.starts_with('/') => (Path::new("/"), short),
-            _ => return false,
+        let (base, rest) = match self.split(short) {
+            Some((i, rest)) => (self.bases[i], rest),
+            None if short.starts_with('/') => (Path::new("/"), short),
+            None => return false,
         };
         buf.push(base);
         buf.push(rest);

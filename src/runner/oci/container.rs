@@ -86,6 +86,8 @@ impl Spec<'_> {
                 .map(|s| (s, old.clone())),
             None => None,
         };
+        // A container made now is not asked about again below.
+        let made = existing.is_none();
         let rec = match existing {
             // Its identity and env delivery are the ones it was made with.
             Some((s, mut rec)) => {
@@ -100,9 +102,6 @@ impl Spec<'_> {
             }
             None => self.make(&name, ecos, said)?,
         };
-        // (A firewalled one is: a first process unknown to `ensure_running` reads as a
-        // restart, whose rules it applies again.)
-        let made = rec.pid == 0 && self.record.container.is_none() && !self.firewall;
         let mut rec = rec;
         if self.firewall {
             super::firewall::apply_and_keep(
@@ -116,8 +115,9 @@ impl Spec<'_> {
         // A container just made is not asked about again (an engine call on the way to
         // the agent's prompt): its id is known, and its first process is asked for by
         // the next `enter` (`ensure_running`) or read when its ports are
-        // ([`listening`]).
-        if !made {
+        // ([`listening`]). A firewalled one is: a first process unknown to
+        // `ensure_running` reads as a restart, whose rules it applies again.
+        if !made || self.firewall {
             observe(&mut rec, self.engine)?;
         }
         Ok(rec)
