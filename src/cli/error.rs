@@ -474,6 +474,12 @@ fn classify(e: &ProvisionError) -> CliError {
                     q(if id.is_empty() { "<id>" } else { id.as_str() })
                 ))
             }
+            P::Container(crate::runner::oci::ContainerError::HandOver { leaf, .. }) => {
+                CliError::new(ErrorKind::Container, msg).hint(format!(
+                    "The box stays, its agent not started; remove it with `git treebox teardown {}`, then create it again.",
+                    q(leaf)
+                ))
+            }
             P::Container(crate::runner::oci::ContainerError::FirewallChanged { .. }) => {
                 CliError::new(ErrorKind::Container, msg).hint(
                     "Something in the box changed its firewall; `git treebox enter` starts it again and re-applies the rules, and `git treebox doctor` lists the box.",

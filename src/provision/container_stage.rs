@@ -37,6 +37,7 @@ pub(super) fn container_stage(
     // Where the box reaches the user's provider URLs (an engine call when one names
     // this machine) is asked beside the container's start, not before it.
     let runner = record.runner;
+    let made_now = record.container.is_none();
     let (reach, up) = std::thread::scope(|s| {
         let reach = s.spawn(move || loopback_urls(runner, harness));
         // Built on a dev container imported from this repository that has changed since.
@@ -65,7 +66,18 @@ pub(super) fn container_stage(
     for w in &warnings {
         reporter.warn(w.clone());
     }
-    up?;
+    let crec = up?;
+    // A box handed back with no agent started is one a host `git` may use at once:
+    // its new container's first process is done giving the agent its files (and
+    // writing the index) before it is. An agent's launcher waits for that itself.
+    if made_now && !plan.launch && crec.anchor_hands {
+        let engine = crate::runner::oci::Engine::parse(&crec.engine)
+            .ok_or(crate::runner::oci::ContainerError::NoEngine)?;
+        let status = ctx.layout.status_dir(leaf);
+        timed(reporter, "hand-over", || {
+            crate::runner::oci::await_handed(engine, &crec.name, leaf, &status)
+        })?;
+    }
     Ok(Created {
         plan: plan.clone(),
         record,

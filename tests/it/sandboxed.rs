@@ -8,6 +8,7 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use crate::container::{each_engine, tree_digest, Boxed};
+use crate::proof::record_path;
 
 /// The user's refs, as `git for-each-ref` prints them.
 fn refs(b: &Boxed) -> String {
@@ -380,8 +381,22 @@ fn a_container_worktree_of_an_earlier_version_is_named_unsafe() {
 /// agent's own git refreshed the index. The index stays the agent's.
 #[test]
 fn a_new_container_box_starts_with_its_index_in_step_with_its_files() {
+    // The first box of an image and a later one (whose `create` runs nothing through
+    // the launcher, so only its own wait keeps it from returning mid-hand-over).
     each_engine(|b: Boxed| {
-        let doc = b.create_here("fresh");
+        for leaf in ["fresh", "fresh2"] {
+            handed_over_on_return(&b, leaf);
+        }
+        b.env.sandbox(&["down", "-f", "fresh"]).ok();
+        b.env.sandbox(&["down", "-f", "fresh2"]).ok();
+    });
+}
+
+/// `create --no-launch` of `leaf` hands back a box whose files are the agent's, whose
+/// index is in step with them, and whose hand-over note the host has seen.
+fn handed_over_on_return(b: &Boxed, leaf: &str) {
+    {
+        let doc = b.create_here(leaf);
         let path = PathBuf::from(doc["path"].as_str().unwrap());
         // Plain git on the host (a test may): which tracked files does the index
         // say changed, without refreshing it?
@@ -413,6 +428,28 @@ fn a_new_container_box_starts_with_its_index_in_step_with_its_files() {
             "{}: the index is not the agent's",
             b.engine
         );
-        b.env.sandbox(&["down", "-f", "fresh"]).ok();
-    });
+        let agent = b.record(leaf)["container"]["user"]
+            .as_str()
+            .unwrap()
+            .split(':')
+            .next()
+            .unwrap()
+            .parse::<u32>()
+            .unwrap();
+        if b.engine == "docker" {
+            // Rootless podman maps the agent to a subordinate uid of the user's.
+            assert_eq!(
+                file_owner, agent,
+                "{}: {leaf}'s files are not the agent's",
+                b.engine
+            );
+        }
+        let status = record_path(&b.env, leaf).parent().unwrap().join("status");
+        assert!(
+            status.join("handed").is_file(),
+            "{}: no hand-over note in {}",
+            b.engine,
+            status.display()
+        );
+    }
 }

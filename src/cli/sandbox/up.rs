@@ -174,6 +174,12 @@ pub fn run(a: UpArgs, ui: &mut Ui) -> Result<i32, CliError> {
     if a.dry_run {
         return crate::cli::create::print_plan(&req, &cfg, a.json, ui);
     }
+    // A shell follows (unless `--json`), whose launcher waits for a new container's
+    // hand-over itself: `create` need not wait for it first.
+    let req = CreateRequest {
+        launch: !a.json,
+        ..req
+    };
     let created = provision::create(&req, &cfg, ui)?;
     let path = created.plan.path.clone();
     if a.json {

@@ -271,6 +271,9 @@ impl Spec<'_> {
             },
         };
         self.record_made(Some(&rec))?;
+        // The hand-over's notes of an earlier container of this box are not this one's.
+        let status = self.layout.status_dir(self.leaf);
+        super::handed::clear(&status).map_err(io_err("could not clear", &status))?;
         let mut run = self.engine.create(&spec).output();
         if run.as_ref().is_err_and(|e| no_such_image(e.stderr())) {
             run = match self.ensure_image(&agent) {
@@ -512,13 +515,31 @@ pub fn remove_box_containers(record: &Record) -> Result<(), ContainerError> {
 pub fn listening(rec: &ContainerRecord) -> Option<crate::ports::listen::Listening> {
     let pid = match rec.pid {
         // Not known yet (a container just made): the engine tells.
-        0 => Engine::parse(&rec.engine)?.state(&rec.name).ok()??.pid,
+        0 => first_process(rec)?,
         pid => pid,
     };
     if !running_by_proc(&rec.id, pid) {
         return None;
     }
     crate::ports::listen::listening(Path::new(&format!("/proc/{pid}/net")))
+}
+
+/// The first process of a container whose record has none yet, asked of the engine
+/// once in this process's life (a `watch` reads a box's ports at every refresh), and
+/// again only when `/proc` says it is no longer that container's.
+fn first_process(rec: &ContainerRecord) -> Option<u32> {
+    use std::collections::BTreeMap;
+    static LEARNED: std::sync::Mutex<BTreeMap<String, u32>> =
+        std::sync::Mutex::new(BTreeMap::new());
+    let mut learned = LEARNED.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(&pid) = learned.get(&rec.id) {
+        if running_by_proc(&rec.id, pid) {
+            return Some(pid);
+        }
+    }
+    let pid = Engine::parse(&rec.engine)?.state(&rec.name).ok()??.pid;
+    learned.insert(rec.id.clone(), pid);
+    Some(pid)
 }
 
 /// Is the container with id `id` running, as far as this host's `/proc` can tell?

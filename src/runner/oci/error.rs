@@ -46,6 +46,8 @@ pub enum ContainerError {
         leaf: Option<String>,
         template: Option<String>,
     },
+    #[error("the files of box {leaf} could not be given to its agent: {reason}")]
+    HandOver { leaf: String, reason: String },
     #[error("the pre-push guard cannot run in this box's image, so git would refuse every commit and push there: {detail}")]
     GuardCannotRun { detail: String },
     #[error("{what} {}", .path.display())]

@@ -40,6 +40,13 @@ pub const LAUNCH_FILE: &str = "/run/treebox-env/launch";
 /// writes it); beside it, `…-failed` holds why it could not.
 pub const HANDED: &str = "/run/treebox-handed";
 
+/// The same news for the host, in the box's status dir (as the container sees it,
+/// `STATUS_DIR/handed`, or `…/handed-failed` with why): a `create` that starts no agent
+/// waits for it ([`super::await_handed`]), so the box it returns has its files given
+/// over and its index in step. The agent could write there too, but nothing of it runs
+/// before the hand-over, and the host only looks while it waits.
+pub const HANDED_NOTE: &str = "handed";
+
 /// The first process of a box's container (`$1` the agent's `uid:gid`, `$2` its
 /// checkout, then the paths to hand over): as root, before anything else runs there,
 /// give the agent its paths — its checkout, git data, credential copies, status dir —
@@ -47,10 +54,12 @@ pub const HANDED: &str = "/run/treebox-handed";
 /// running what the box configures (SPEC §8.7); then tell the checkout's index the
 /// files' new stat data (a chown changes every ctime, and an index out of step makes
 /// every host status of the box hash every tracked file), and say so ([`HANDED`]).
-/// Then idle. Done once per container: a restart finds the marker. Symlinks are
-/// changed, never followed. Done here rather than by an `exec` after the start, so the
-/// agent's own start (whose launcher waits for the marker) overlaps it.
-pub const ANCHOR: &str = r#"m=/run/treebox-handed
+/// Then tell the host the same in the status dir ([`HANDED_NOTE`]: a fresh file, any
+/// name planted there removed first, never written through), and idle. Done once per
+/// container: a restart finds the marker. Symlinks are changed, never followed. Done
+/// here rather than by an `exec` after the start, so the agent's own start (whose
+/// launcher waits for the marker) overlaps it.
+pub const ANCHOR: &str = r#"m=/run/treebox-handed s=/run/treebox/status/handed
 if [ ! -e "$m" ] && [ ! -e "$m-failed" ]; then
   u=$1 c=$2; shift 2
   if err=$(chown -R -h "$u" -- "$@" 2>&1); then
@@ -65,6 +74,10 @@ if [ ! -e "$m" ] && [ ! -e "$m-failed" ]; then
     printf '%s
 ' "$err" | head -c 4000 >"$m-failed"
   fi
+  if [ -d "${s%/*}" ]; then
+    rm -rf -- "$s" "$s-failed"
+    if [ -e "$m" ]; then (set -C; : >"$s"); else (set -C; cat -- "$m-failed" >"$s-failed"); fi
+  fi 2>/dev/null
 fi
 exec sleep infinity"#;
 
@@ -262,7 +275,10 @@ mod tests {
         assert!(LAUNCHER.contains(&format!("\nfor f in {ENV_FILE} {KEYS_FILE}; do\n")));
         assert!(LAUNCHER.contains(&format!("until [ -e {HANDED} ]")));
         assert!(LAUNCHER.contains(&format!("[ -e {HANDED}-failed ]")));
-        assert!(ANCHOR.starts_with(&format!("m={HANDED}\n")));
+        assert!(ANCHOR.starts_with(&format!(
+            "m={HANDED} s={}/{HANDED_NOTE}\n",
+            super::super::STATUS_DIR
+        )));
         assert_eq!(ENV_FILE.rsplit_once('/').map(|p| p.0), Some(ENV_DIR));
         assert_eq!(KEYS_FILE.rsplit_once('/').map(|p| p.0), Some(ENV_DIR));
         assert_eq!(LAUNCH_FILE.rsplit_once('/').map(|p| p.0), Some(ENV_DIR));
@@ -285,5 +301,86 @@ mod tests {
         std::fs::write(&p, "old").unwrap();
         keep_launcher(&p).unwrap();
         assert_eq!(std::fs::read_to_string(&p).unwrap(), LAUNCHER);
+    }
+
+    /// `script` with its `/run/` under `root` and its last `exec` an exit, run by `sh`
+    /// with `args`: (status, stderr).
+    fn run_moved(script: &str, root: &std::path::Path, args: &[&str]) -> (i32, String) {
+        let moved = script
+            .replace("/run/", &format!("{}/", root.display()))
+            .replace("exec sleep infinity", "exit 0");
+        let out = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(moved)
+            .arg("sh")
+            .args(args)
+            .output()
+            .unwrap();
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    }
+
+    #[test]
+    fn the_anchor_tells_the_container_and_the_host_once() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path();
+        let status = root.join("treebox/status");
+        std::fs::create_dir_all(&status).unwrap();
+        let mine = format!("{}:{}", unsafe { libc::getuid() }, unsafe {
+            libc::getgid()
+        });
+        let checkout = root.join("checkout");
+        std::fs::create_dir(&checkout).unwrap();
+        // A note planted by an agent of an earlier container is replaced, never
+        // written through.
+        let outside = root.join("outside");
+        std::fs::write(&outside, "keep").unwrap();
+        std::os::unix::fs::symlink(&outside, status.join(HANDED_NOTE)).unwrap();
+        let c = checkout.to_str().unwrap();
+        let (code, _) = run_moved(ANCHOR, root, &[&mine, c, c, status.to_str().unwrap()]);
+        assert_eq!(code, 0);
+        assert!(root.join("treebox-handed").is_file());
+        let note = std::fs::symlink_metadata(status.join(HANDED_NOTE)).unwrap();
+        assert!(note.is_file(), "the host's note is a file of its own");
+        assert_eq!(std::fs::read_to_string(&outside).unwrap(), "keep");
+        // Once per container: a restart says nothing again.
+        std::fs::remove_file(status.join(HANDED_NOTE)).unwrap();
+        run_moved(ANCHOR, root, &[&mine, c, c]);
+        assert!(!status.join(HANDED_NOTE).exists());
+
+        // A path that cannot be given: both are told why, and nothing says done.
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path();
+        let status = root.join("treebox/status");
+        std::fs::create_dir_all(&status).unwrap();
+        let gone = root.join("gone");
+        let (code, _) = run_moved(ANCHOR, root, &[&mine, c, gone.to_str().unwrap()]);
+        assert_eq!(code, 0, "the anchor idles whatever happened");
+        assert!(!root.join("treebox-handed").exists());
+        assert!(!status.join(HANDED_NOTE).exists());
+        let why = std::fs::read_to_string(root.join("treebox-handed-failed")).unwrap();
+        assert!(why.contains("gone"), "{why}");
+        assert_eq!(
+            std::fs::read_to_string(status.join(format!("{HANDED_NOTE}-failed"))).unwrap(),
+            why
+        );
+        assert_eq!(
+            super::super::handed::read(&status),
+            super::super::handed::Handed::Failed(why.trim().to_string())
+        );
+
+        // The launcher refuses with that reason, and goes on once the hand-over is done.
+        let waited = LAUNCHER.split_once("\nfor f in").unwrap().0.to_string() + "\necho on";
+        let (code, err) = run_moved(&waited, root, &["--handed"]);
+        assert_eq!(code, 126, "{err}");
+        assert!(
+            err.contains("could not be given to the agent") && err.contains("gone"),
+            "{err}"
+        );
+        std::fs::remove_file(root.join("treebox-handed-failed")).unwrap();
+        std::fs::write(root.join("treebox-handed"), "").unwrap();
+        assert_eq!(run_moved(&waited, root, &["--handed"]), (0, String::new()));
     }
 }
