@@ -306,8 +306,7 @@ pub fn codex_hook_hash(label: &str, command: &str, timeout: u32) -> String {
         json(command)
     );
     let digest = Sha256::digest(identity.as_bytes());
-    let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
-    format!("sha256:{hex}")
+    format!("sha256:{}", hex::encode(digest))
 }
 
 /// `s` as a TOML basic string (a JSON string is one: the same quotes and escapes).

@@ -212,13 +212,7 @@ fn up_words(rest: &[&str]) -> bool {
 
 /// `hex` as bytes, when it is an even run of hex digits.
 fn unhex(hex: &str) -> Option<Vec<u8>> {
-    if !hex.len().is_multiple_of(2) {
-        return None;
-    }
-    (0..hex.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(hex.get(i..i + 2)?, 16).ok())
-        .collect()
+    hex::decode(hex).ok()
 }
 
 fn usage(message: String) -> CliError {

@@ -213,10 +213,7 @@ pub fn refresh_env(
 }
 
 pub fn sha256_hex(data: &[u8]) -> String {
-    Sha256::digest(data)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    hex::encode(Sha256::digest(data))
 }
 
 #[derive(Debug, thiserror::Error)]

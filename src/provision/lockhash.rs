@@ -109,7 +109,7 @@ fn lockfile_hash_capped(root: &Path, ecos: &[Ecosystem], cap: u64) -> Option<Str
         }
     }
     let digest = h.finalize();
-    Some(digest.iter().map(|b| format!("{b:02x}")).collect())
+    Some(hex::encode(digest))
 }
 
 #[cfg(test)]

@@ -315,8 +315,7 @@ fn pack_of(
 /// `.worktreeinclude` names, when there are any.
 fn with_files(seed: &mut Value, c: &Create) {
     if let Some(bytes) = c.env_file {
-        let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-        seed["dotenv"] = Value::String(hex);
+        seed["dotenv"] = Value::String(hex::encode(bytes));
     }
     if !c.includes.is_empty() {
         let files: Vec<Value> = c
@@ -326,7 +325,7 @@ fn with_files(seed: &mut Value, c: &Create) {
                 json!({
                     "path": path.to_string_lossy(),
                     "mode": mode,
-                    "hex": content.iter().map(|b| format!("{b:02x}")).collect::<String>(),
+                    "hex": hex::encode(content),
                 })
             })
             .collect();

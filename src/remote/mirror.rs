@@ -51,10 +51,7 @@ pub fn key_of(host: &str, common_dir: &Path) -> String {
     h.update(host.as_bytes());
     h.update([0]);
     h.update(common_dir.as_os_str().as_encoded_bytes());
-    h.finalize()[..16]
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    hex::encode(&h.finalize()[..16])
 }
 
 /// This machine's host name, as the key of its repositories elsewhere names it.

@@ -82,11 +82,7 @@ pub(super) fn control_path(m: &Machine) -> PathBuf {
     }
     h.update([1]);
     h.update(m.ssh.as_bytes());
-    let hex: String = h.finalize()[..8]
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect();
-    control_dir().join(hex)
+    control_dir().join(hex::encode(&h.finalize()[..8]))
 }
 
 /// Forward this machine's `127.0.0.1:local` to `127.0.0.1:there` on `m`, on its shared

@@ -178,7 +178,7 @@ pub fn remove_repo_state(repo_state: &Path) -> std::io::Result<()> {
 /// A stable, readable key for a repository: `<dir name>-<12 hex of sha256(path)>`.
 pub fn repo_key(common_dir: &Path) -> String {
     let digest = Sha256::digest(common_dir.as_os_str().as_encoded_bytes());
-    let hex: String = digest.iter().take(6).map(|b| format!("{b:02x}")).collect();
+    let hex = hex::encode(&digest[..6]);
     let main = common_dir
         .parent()
         .and_then(Path::file_name)

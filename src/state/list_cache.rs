@@ -162,27 +162,16 @@ impl Digester {
 
 impl Serialize for Identities {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut hex = String::with_capacity(32);
-        for b in self.0 {
-            use std::fmt::Write;
-            let _ = write!(hex, "{b:02x}");
-        }
-        s.serialize_str(&hex)
+        s.serialize_str(&hex::encode(self.0))
     }
 }
 
 impl<'de> Deserialize<'de> for Identities {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Identities, D::Error> {
-        let hex = <std::borrow::Cow<'de, str>>::deserialize(d)?;
-        let bad = || serde::de::Error::custom("not 32 hex digits");
-        if hex.len() != 32 {
-            return Err(bad());
-        }
+        let text = <std::borrow::Cow<'de, str>>::deserialize(d)?;
         let mut out = [0u8; 16];
-        for (i, b) in out.iter_mut().enumerate() {
-            *b = u8::from_str_radix(hex.get(2 * i..2 * i + 2).ok_or_else(bad)?, 16)
-                .map_err(|_| bad())?;
-        }
+        hex::decode_to_slice(text.as_bytes(), &mut out)
+            .map_err(|_| serde::de::Error::custom("not 32 hex digits"))?;
         Ok(Identities(out))
     }
 }

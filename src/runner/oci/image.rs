@@ -47,12 +47,7 @@ fn image_tag(template: &Template, args: &[(String, String)]) -> String {
         h.update(v.as_bytes());
         h.update([0]);
     }
-    let hex: String = h
-        .finalize()
-        .iter()
-        .take(8)
-        .map(|b| format!("{b:02x}"))
-        .collect();
+    let hex = hex::encode(&h.finalize()[..8]);
     format!("treebox-{}:{hex}", template.name())
 }
 

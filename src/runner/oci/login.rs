@@ -51,7 +51,7 @@ pub fn parse(bytes: &[u8]) -> Option<Login> {
         .get("refreshToken")
         .and_then(|v| v.as_str())
         .filter(|t| !t.is_empty())
-        .map(|t| hex(&Sha256::digest(t.as_bytes())));
+        .map(|t| hex::encode(Sha256::digest(t.as_bytes())));
     Some(Login {
         expires_at,
         refresh_digest,
@@ -92,10 +92,6 @@ pub fn same_login(host: &[u8], path: &Path) -> bool {
 /// Does the environment of this process carry the long-lived token?
 pub fn env_token() -> bool {
     std::env::var_os(TOKEN_VAR).is_some_and(|v| !v.is_empty())
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 #[cfg(test)]

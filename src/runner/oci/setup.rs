@@ -37,7 +37,7 @@ pub fn check_guard(
         h.update(rec.image.as_bytes());
         h.update([0]);
         h.update(&bytes);
-        let key: String = h.finalize().iter().map(|b| format!("{b:02x}")).collect();
+        let key = hex::encode(h.finalize());
         crate::state::layout::guard_run_marker(&key).ok()
     });
     if marker.as_ref().is_some_and(|m| m.is_file()) {

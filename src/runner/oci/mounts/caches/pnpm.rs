@@ -100,33 +100,20 @@ fn digests(text: &str) -> BTreeSet<String> {
                 .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '/' | '='))
                 .collect();
             let raw = base64(&b64)?;
-            (raw.len() == 64).then(|| raw.iter().map(|b| format!("{b:02x}")).collect())
+            (raw.len() == 64).then(|| hex::encode(raw))
         })
         .collect()
 }
 
 /// Standard base64 (padding optional); `None` on any other character.
 fn base64(s: &str) -> Option<Vec<u8>> {
-    let mut out = Vec::new();
-    let (mut acc, mut bits) = (0u32, 0u32);
-    for c in s.trim_end_matches('=').bytes() {
-        let v = match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
-            b'+' => 62,
-            b'/' => 63,
-            _ => return None,
-        };
-        acc = (acc << 6) | u32::from(v);
-        bits += 6;
-        if bits >= 8 {
-            bits -= 8;
-            out.push((acc >> bits) as u8);
-            acc &= (1 << bits) - 1;
-        }
-    }
-    Some(out)
+    use base64::engine::{general_purpose, DecodePaddingMode, GeneralPurpose};
+    use base64::Engine;
+    const STANDARD: GeneralPurpose = GeneralPurpose::new(
+        &base64::alphabet::STANDARD,
+        general_purpose::PAD.with_decode_padding_mode(DecodePaddingMode::Indifferent),
+    );
+    STANDARD.decode(s).ok()
 }
 
 #[cfg(test)]
