@@ -451,5 +451,13 @@ fn handed_over_on_return(b: &Boxed, leaf: &str) {
             b.engine,
             status.display()
         );
+        // Not asked about after its start (no engine call on the way to an agent): its
+        // first process is learned, and kept, by the next program run in it.
+        assert_eq!(b.record(leaf)["container"]["pid"], 0, "{}", b.engine);
+        b.exec(&[leaf, "--", "true"]).ok();
+        let name = b.container(leaf);
+        let out = b.engine(&["container", "inspect", "--format", "{{.State.Pid}}", &name]);
+        let pid: u64 = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
+        assert_eq!(b.record(leaf)["container"]["pid"], pid, "{}", b.engine);
     }
 }
