@@ -1,5 +1,5 @@
 //! What the crate's unit tests share: real git, run hermetically (no user or system
-//! config, a fixed identity).
+//! config, a fixed identity), and the FIFOs hostile input plants.
 
 use std::path::Path;
 use std::process::Command;
@@ -19,4 +19,17 @@ pub fn git(dir: &Path, args: &[&str]) -> String {
         .unwrap();
     assert!(out.status.success(), "git {args:?}: {out:?}");
     String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
+/// A FIFO at `path` (mode 0600), as a box or a repository plants one where a file is
+/// read. Fails the test when it cannot be made.
+pub fn mkfifo(path: &Path) {
+    let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: a valid NUL-terminated path; mkfifo touches no Rust memory.
+    assert_eq!(
+        unsafe { libc::mkfifo(c.as_ptr(), 0o600) },
+        0,
+        "mkfifo {}",
+        path.display()
+    );
 }

@@ -187,11 +187,7 @@ impl<'de> serde::de::Visitor<'de> for Pick<'_, '_> {
 mod tests {
     use super::*;
 
-    fn fifo(path: &Path) {
-        let c = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
-        // SAFETY: a valid NUL-terminated path.
-        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
-    }
+    use crate::testing::mkfifo as fifo;
 
     #[test]
     fn json_pick_keeps_the_values_on_its_paths_alone() {

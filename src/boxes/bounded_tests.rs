@@ -21,11 +21,7 @@ fn repo() -> (tempfile::TempDir, PathBuf) {
     (dir, r)
 }
 
-fn mkfifo(p: &Path) {
-    let c = std::ffi::CString::new(p.to_str().unwrap()).unwrap();
-    // SAFETY: a valid C string.
-    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
-}
+use crate::testing::mkfifo;
 
 /// What [`changes`] says of the repository at `r`, read on a thread given 20 s (a
 /// regression fails here instead of hanging the test run), and how long it took.

@@ -388,13 +388,7 @@ mod tests {
         assert_eq!(got, ["a.cfg", "b c.cfg", "d"].map(OsString::from));
     }
 
-    fn mkfifo(path: &Path) {
-        assert!(std::process::Command::new("mkfifo")
-            .arg(path)
-            .status()
-            .unwrap()
-            .success());
-    }
+    use crate::testing::mkfifo;
 
     #[test]
     fn an_include_naming_a_fifo_blocks_and_a_file_does_not() {

@@ -145,13 +145,42 @@ mod tests {
         assert_eq!(read(dir), Handed::Done);
         // A FIFO planted for the reason is never waited on.
         clear(dir).unwrap();
-        let fifo = std::ffi::CString::new(failed.to_str().unwrap()).unwrap();
-        // SAFETY: a valid NUL-terminated path; mkfifo touches no Rust memory.
-        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+        crate::testing::mkfifo(&failed);
         assert!(matches!(read(dir), Handed::Failed(_)));
         // Cleared, nothing of either is left, and clearing nothing is no error.
         clear(dir).unwrap();
         assert_eq!(std::fs::read_dir(dir).unwrap().count(), 0);
         clear(dir).unwrap();
+    }
+
+    /// The wait ends on the note, whenever it comes, and a failure is the box's error
+    /// with the reason (the engine is asked only after [`ASK_EVERY`]).
+    #[test]
+    fn the_wait_ends_on_either_note() {
+        let d = tempfile::tempdir().unwrap();
+        let dir = d.path();
+        let leaf = Leaf::parse("b").unwrap();
+        std::fs::write(
+            dir.join("handed-failed"),
+            "chown: /x: Operation not permitted\n",
+        )
+        .unwrap();
+        let e = await_handed(Engine::Docker, "treebox-none", &leaf, dir).unwrap_err();
+        assert!(
+            matches!(&e, ContainerError::HandOver { leaf, reason }
+                if leaf == "b" && reason == "chown: /x: Operation not permitted"),
+            "{e:?}"
+        );
+        assert!(e.to_string().contains("box b"), "{e}");
+        clear(dir).unwrap();
+        let note = dir.join(HANDED_NOTE);
+        let later = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(100));
+            std::fs::write(note, "").unwrap();
+        });
+        let since = Instant::now();
+        await_handed(Engine::Docker, "treebox-none", &leaf, dir).unwrap();
+        assert!(since.elapsed() >= Duration::from_millis(100));
+        later.join().unwrap();
     }
 }
