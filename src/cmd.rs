@@ -21,6 +21,13 @@ pub struct Cmd {
     pub env_remove: Vec<OsString>,
     pub cwd: Option<PathBuf>,
     pub stdin: Option<Vec<u8>>,
+    /// What ends the program's work should it be cut off — its client killed, or
+    /// whoever waits on it hung up on — before it ended by itself: a program and its
+    /// arguments, run with this command's environment ([`Cmd::ender_cmd`]). A program
+    /// in a box's container is the engine client's, which leaves it running when
+    /// killed; its ender ends it inside ([`crate::runner::oci::ending`]). Empty:
+    /// nothing to end. Run by [`crate::session`], never shown.
+    pub ender: Vec<OsString>,
 }
 
 /// Why a child process did not succeed.
@@ -90,7 +97,25 @@ impl Cmd {
             env_remove: Vec::new(),
             cwd: None,
             stdin: None,
+            ender: Vec::new(),
         }
+    }
+
+    /// This command with `argv` as its [`Cmd::ender`].
+    pub fn with_ender(mut self, argv: Vec<OsString>) -> Self {
+        self.ender = argv;
+        self
+    }
+
+    /// The command [`Cmd::ender`] describes: its argv with this command's environment
+    /// and working directory; `None` when there is nothing to end.
+    pub fn ender_cmd(&self) -> Option<Cmd> {
+        let (program, args) = self.ender.split_first()?;
+        let mut c = Cmd::new(program).args(args);
+        c.env = self.env.clone();
+        c.env_remove = self.env_remove.clone();
+        c.cwd = self.cwd.clone();
+        Some(c)
     }
 
     pub fn arg(mut self, a: impl Into<OsString>) -> Self {

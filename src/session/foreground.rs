@@ -13,6 +13,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::ExitStatus;
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::cmd::Cmd;
@@ -26,13 +27,21 @@ const NAMING: Duration = Duration::from_millis(500);
 
 /// Run `cmd` in the foreground ([`Cmd::run_in_foreground`]), naming it as a holder of
 /// the box whose marker is `marker` while it runs.
+///
+/// A command with an ender ([`Cmd::ender`]: a program in a box's container) is seen
+/// through: a hang-up or termination of this process (its terminal closed) is passed
+/// to the child, and once the child is gone by a signal, or was hung up on, the ender
+/// ends what it left running in the box.
 pub fn run(cmd: &Cmd, marker_path: &Path) -> std::io::Result<ExitStatus> {
     let mut noted: Option<Noted> = None;
     // Not the starter's agent session's variables ([`super::OUTER_SESSION_VARS`]).
     let cmd = super::OUTER_SESSION_VARS
         .iter()
         .fold(cmd.clone(), |c, v| c.env_remove(*v));
-    cmd.run_in_foreground_noting(|pid| {
+    let ends = !cmd.ender.is_empty();
+    let old = ends.then(hold_on);
+    let status = cmd.run_in_foreground_noting(|pid| {
+        CHILD.store(pid as i32, Ordering::SeqCst);
         let path = marker::holder_path(marker_path, pid);
         if let Some(start) = start_time(pid as i32) {
             let text = format!("{pid} {start}\n");
@@ -40,7 +49,57 @@ pub fn run(cmd: &Cmd, marker_path: &Path) -> std::io::Result<ExitStatus> {
                 noted = Some(Noted(path));
             }
         }
-    })
+    });
+    CHILD.store(0, Ordering::SeqCst);
+    if let Some(old) = old {
+        use std::os::unix::process::ExitStatusExt;
+        let signalled = status.as_ref().is_ok_and(|st| st.signal().is_some());
+        if signalled || CUT.swap(false, Ordering::SeqCst) {
+            drop(noted.take());
+            super::run_ender(&cmd);
+        }
+        // SAFETY: restoring the dispositions [`hold_on`] replaced.
+        unsafe {
+            libc::signal(libc::SIGHUP, old[0]);
+            libc::signal(libc::SIGTERM, old[1]);
+        }
+    }
+    status
+}
+
+/// The child of [`run`] while it runs (0 before and after).
+static CHILD: AtomicI32 = AtomicI32::new(0);
+/// Whether [`run`]'s process was hung up on or terminated while its child ran.
+static CUT: AtomicBool = AtomicBool::new(false);
+
+/// Signal handler: note the cut, and pass the signal to the child.
+extern "C" fn pass_to_child(sig: libc::c_int) {
+    CUT.store(true, Ordering::SeqCst);
+    let child = CHILD.load(Ordering::SeqCst);
+    if child > 1 {
+        // SAFETY: kill(2) is async-signal-safe.
+        unsafe {
+            libc::kill(child, sig);
+        }
+    }
+}
+
+/// Outlive a hang-up or termination, passing it to the child: the old dispositions.
+fn hold_on() -> [libc::sighandler_t; 2] {
+    CUT.store(false, Ordering::SeqCst);
+    let handler = pass_to_child as extern "C" fn(libc::c_int) as libc::sighandler_t;
+    // SAFETY: installing a handler that only does atomic loads/stores and kill(2);
+    // the child gets the defaults back at exec (a handler does not survive it).
+    // One ignored (`nohup`) stays ignored, for the child too.
+    unsafe {
+        [libc::SIGHUP, libc::SIGTERM].map(|sig| {
+            let old = libc::signal(sig, handler);
+            if old == libc::SIG_IGN {
+                libc::signal(sig, libc::SIG_IGN);
+            }
+            old
+        })
+    }
 }
 
 /// A holder file, removed when its child has ended.

@@ -13,9 +13,12 @@
 //!   writes the agent's exit code (128+signal) to a host-owned file, which tmux itself
 //!   does not pass on. [`Session::attach`] reports it when the session ends while
 //!   attached.
-//! - Ending a session (teardown/down `--force`, park) kills it and waits until the
-//!   agent is gone; so is a program run in the foreground in the box ([`foreground`]:
-//!   no tmux, or no terminal and no `-d`).
+//! - Ending a session (teardown/down `--force`, park, `box_stop`) kills it and waits
+//!   until the agent is gone; so is a program run in the foreground in the box
+//!   ([`foreground`]: no tmux, or no terminal and no `-d`). A program in a box's
+//!   container outlives its engine client: whoever waited on a client that was cut
+//!   off runs the command's ender ([`Cmd::ender`], [`run_ender`]), which ends the
+//!   program inside, before the session's end is reported.
 //!
 //! Without tmux ([`available`] false) the CLI keeps the foreground child it always had.
 //! Called by `cli/` (create, enter, sandbox attach/up), [`crate::teardown`] and
@@ -472,6 +475,19 @@ fn launch_id() -> String {
         std::process::id(),
         N.fetch_add(1, Ordering::Relaxed)
     )
+}
+
+/// The longest an ender may take ([`crate::cmd::Cmd::ender`]: an engine's `exec` whose
+/// script gives the program 3 s after its hang-up); a session's end waits
+/// [`END_GRACE`] twice for it.
+const ENDER_LIMIT: Duration = Duration::from_secs(8);
+
+/// Run `cmd`'s ender, if it has one, for at most [`ENDER_LIMIT`]: its program was cut
+/// off. Best effort: an engine that does not answer leaves the program to `down`.
+pub(crate) fn run_ender(cmd: &Cmd) {
+    if let Some(e) = cmd.ender_cmd() {
+        let _ = e.output_within(ENDER_LIMIT);
+    }
 }
 
 /// End every session of the box whose marker is `marker`: its tmux session, if it

@@ -22,7 +22,7 @@ use crate::state::session as marker;
 pub const WRAPPER_ARG: &str = "__treebox-session";
 
 /// The first line of a launch file.
-const MAGIC: &[u8] = b"treebox-session 1";
+const MAGIC: &[u8] = b"treebox-session 2";
 
 /// Variables describing the terminal: the pane's own, never the starter's.
 const TERMINAL_VARS: [&str; 3] = ["TERM", "TMUX", "TMUX_PANE"];
@@ -40,8 +40,9 @@ pub fn wrapper_marker() -> Option<(PathBuf, PathBuf)> {
 }
 
 /// The launch file for `cmd`: NUL-separated fields — the magic line, the working
-/// directory, the number of argv words, the words, then `KEY=VALUE` for every
-/// variable of this process's environment with `cmd`'s changes applied.
+/// directory, the number of argv words, the words, the number of the ender's words
+/// ([`Cmd::ender`]), those words, then `KEY=VALUE` for every variable of this
+/// process's environment with `cmd`'s changes applied.
 pub(super) fn encode(cmd: &Cmd) -> Vec<u8> {
     let mut env: Vec<(OsString, OsString)> = std::env::vars_os()
         .filter(|(k, _)| !cmd.env_remove.contains(k))
@@ -72,6 +73,10 @@ pub(super) fn encode(cmd: &Cmd) -> Vec<u8> {
     for a in &argv {
         field(a.as_bytes());
     }
+    field(cmd.ender.len().to_string().as_bytes());
+    for a in &cmd.ender {
+        field(a.as_bytes());
+    }
     for (k, v) in &env {
         let mut kv = k.as_bytes().to_vec();
         kv.push(b'=');
@@ -86,6 +91,7 @@ pub(super) fn encode(cmd: &Cmd) -> Vec<u8> {
 struct Launch {
     cwd: PathBuf,
     argv: Vec<OsString>,
+    ender: Vec<OsString>,
     env: Vec<(OsString, OsString)>,
 }
 
@@ -103,6 +109,11 @@ fn decode(data: &[u8]) -> Option<Launch> {
     if argv.is_empty() {
         return None;
     }
+    let n: usize = std::str::from_utf8(fields.next()?).ok()?.parse().ok()?;
+    let mut ender = Vec::with_capacity(n.min(64));
+    for _ in 0..n {
+        ender.push(OsString::from_vec(fields.next()?.to_vec()));
+    }
     let env = fields
         .filter(|f| !f.is_empty())
         .filter_map(|f| {
@@ -113,7 +124,12 @@ fn decode(data: &[u8]) -> Option<Launch> {
             ))
         })
         .collect();
-    Some(Launch { cwd, argv, env })
+    Some(Launch {
+        cwd,
+        argv,
+        ender,
+        env,
+    })
 }
 
 /// `session.exit`: `<code>`, or `spawn <127|126> <program>\t<reason>` when the program
@@ -247,7 +263,21 @@ pub fn serve(marker_path: &Path, launch_path: &Path) -> Result<i32, ServeError> 
     };
     CHILD.store(child.id() as i32, std::sync::atomic::Ordering::SeqCst);
     let _ = crate::state::atomic::write(&pid_path, format!("{}\n", child.id()).as_bytes(), 0o600);
-    let code = match child.wait() {
+    let status = child.wait();
+    // Cut off (its client killed, or this process hung up on): what it started
+    // elsewhere may run on, and its ender ends it. The pid is reaped by now, so the
+    // file names none while that runs (an `end` waiting on it kills no reused pid).
+    let signalled = status.as_ref().is_ok_and(|st| {
+        use std::os::unix::process::ExitStatusExt;
+        st.signal().is_some()
+    });
+    if !launch.ender.is_empty()
+        && (signalled || PASSED_ON.load(std::sync::atomic::Ordering::SeqCst))
+    {
+        let _ = crate::state::atomic::write(&pid_path, b"0\n", 0o600);
+        super::run_ender(&ender_cmd(&launch));
+    }
+    let code = match status {
         Ok(st) => crate::cmd::exit_code(st),
         Err(_) => 1,
     };
@@ -256,6 +286,23 @@ pub fn serve(marker_path: &Path, launch_path: &Path) -> Result<i32, ServeError> 
     let _ = crate::state::atomic::write(&exit_path, format!("{code}\n").as_bytes(), 0o600);
     let _ = std::fs::remove_file(&pid_path);
     Ok(code)
+}
+
+/// The launch's ender, with the launch's environment in place of this process's (the
+/// tmux server's).
+fn ender_cmd(launch: &Launch) -> Cmd {
+    let mut c = Cmd::new("true")
+        .cwd(&launch.cwd)
+        .with_ender(launch.ender.clone());
+    for (k, _) in std::env::vars_os() {
+        if !launch.env.iter().any(|(lk, _)| *lk == k) {
+            c = c.env_remove(k);
+        }
+    }
+    for (k, v) in &launch.env {
+        c = c.env(k, v);
+    }
+    c
 }
 
 /// The most of a pane's screen kept (a screen is rows × columns; a huge one is cut).
@@ -291,6 +338,7 @@ mod tests {
     fn launch_files_round_trip_any_bytes() {
         let cmd = Cmd::new("claude")
             .args(["--x", "a b", ""])
+            .with_ender(vec!["docker".into(), "exec".into(), "".into()])
             .env("TREEBOX_BOX", "fix")
             .env("ODD", OsString::from_vec(b"\xff=\n".to_vec()))
             .env_remove("HOME")
@@ -298,6 +346,18 @@ mod tests {
         let got = decode(&encode(&cmd)).unwrap();
         assert_eq!(got.cwd, Path::new("/r/box"));
         assert_eq!(got.argv, ["claude", "--x", "a b", ""].map(OsString::from));
+        assert_eq!(got.ender, ["docker", "exec", ""].map(OsString::from));
+        let ender = ender_cmd(&got).ender_cmd().unwrap();
+        assert_eq!(ender.argv(), ["docker", "exec", ""]);
+        assert!(ender
+            .env
+            .iter()
+            .any(|(k, v)| k == "TREEBOX_BOX" && v == "fix"));
+        assert!(ender.env_remove.iter().any(|k| k == "HOME") || std::env::var_os("HOME").is_none());
+        assert_eq!(
+            decode(&encode(&Cmd::new("x"))).unwrap().ender,
+            Vec::<OsString>::new()
+        );
         let get = |k: &str| {
             got.env
                 .iter()

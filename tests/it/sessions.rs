@@ -583,6 +583,88 @@ fn a_container_agent_runs_in_a_session_and_down_ends_it() {
     });
 }
 
+/// A container box's agent that leaves a child of its own running and never stops.
+const LINGERING_AGENT: &str = r#"#!/bin/sh
+d=$(dirname "$0")
+sleep 1000 &
+echo "box=$TREEBOX_BOX" >> "$d/agent.started"
+while :; do sleep 0.05; done
+"#;
+
+/// The pids of the processes in `b`'s container of box `leaf` that are not root's: the
+/// agent's (root's are the container's own and this look's).
+fn agent_processes(b: &crate::container::Boxed, leaf: &str) -> Vec<String> {
+    let look = r#"for d in /proc/[0-9]*; do
+  l=; read -r l <"$d/stat" 2>/dev/null || continue
+  set -- ${l##*) }; [ "$1" = Z ] && continue
+  while read -r k v _; do [ "$k" = Uid: ] && { [ "$v" != 0 ] && echo "${d#/proc/}"; break; }; done <"$d/status"
+done"#;
+    let out = b
+        .engine_cmd(&["exec", &b.container(leaf), "sh", "-c", look])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    String::from_utf8_lossy(&out.stdout)
+        .split_whitespace()
+        .map(String::from)
+        .collect()
+}
+
+#[test]
+fn ending_a_container_agents_session_ends_what_it_runs_in_the_container() {
+    crate::container::each_engine(|b| {
+        let env = &b.env;
+        let server = Server::of(env);
+        let path = container_agent_box(&b, "cut");
+        write_exec(&path.join("agent.sh"), &claude_like(LINGERING_AGENT));
+        let count = || {
+            std::fs::read_to_string(path.join("agent.started"))
+                .unwrap_or_default()
+                .lines()
+                .count()
+        };
+        // `box_stop`: once it answers, nothing of the agent runs in the container (the
+        // engine's client is killed with the session; the agent and its child were not).
+        env.treebox(&["enter", "-d", "cut"]).ok();
+        wait_for("the agent to start", || count() == 1);
+        assert!(agent_processes(&b, "cut").len() >= 2);
+        let served = crate::mcp::Served::start(env);
+        let doc = served.answer("box_stop", serde_json::json!({"name": "cut"}));
+        assert_eq!(doc["stopped"], true, "{doc}");
+        assert_eq!(agent_processes(&b, "cut"), Vec::<String>::new());
+        drop(served);
+        assert_eq!(session_of(env, "cut"), "none");
+        // The session's server killed (the user's own `tmux kill-server`).
+        env.treebox(&["enter", "-d", "cut"]).ok();
+        wait_for("the agent to start", || count() == 2);
+        assert!(!agent_processes(&b, "cut").is_empty());
+        server.tmux(&["kill-server"]);
+        wait_for("the agent's programs to end", || {
+            agent_processes(&b, "cut").is_empty()
+        });
+        // A command run in the foreground whose terminal hangs up: the hang-up reaches
+        // its process group, as a closing terminal's does.
+        let mut run = env.command(SANDBOX, &env.repo);
+        run.args(["run", "cut", "--", "sh", "-c", "sleep 1000 & sleep 1000"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        std::os::unix::process::CommandExt::process_group(&mut run, 0);
+        let mut run = run.spawn().unwrap();
+        wait_for("the command to run", || {
+            agent_processes(&b, "cut").len() >= 3
+        });
+        // SAFETY: a hang-up to the process group this test made for the command.
+        unsafe {
+            libc::kill(-(run.id() as i32), libc::SIGHUP);
+        }
+        let status = run.wait().unwrap();
+        assert_eq!(status.code(), Some(129), "{status:?}");
+        assert_eq!(agent_processes(&b, "cut"), Vec::<String>::new());
+        env.sandbox(&["down", "-f", "cut"]).ok();
+    });
+}
+
 #[test]
 fn a_detached_agent_that_cannot_start_is_reported_as_in_the_foreground() {
     let env = TestEnv::new();

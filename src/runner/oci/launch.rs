@@ -84,13 +84,18 @@ exec sleep infinity"#;
 /// The uid the agent's account gets in an image, unless it is the host user's.
 pub const AGENT_UID: u32 = 1000;
 
-/// The launcher: `--handed` first when the container's anchor hands the agent its
-/// paths (then it waits for [`HANDED`], and refuses when the hand-over failed), then
+/// The launcher: `--mark MARK` first when whoever starts the program may have to end
+/// it (then, just before the drop, it writes its pid, start time and the agent's uid
+/// to `MARKS/MARK`, see [`super::ending`]), then `--handed` when the container's
+/// anchor hands the agent its paths (then it waits for [`HANDED`], and refuses when the
+/// hand-over failed), then
 /// `$1` uid, `$2` gid, `$3` home, then `KEY=value` words up to `--`, then the program
 /// and its arguments. Exported are the env file's lines, then the caller's words (so
 /// a setup step's own variables win), then HOME/USER/LOGNAME; a `TERM` the image has
 /// no terminfo for becomes `xterm-256color`.
-const LAUNCHER: &str = r#"if [ "${1-}" = --handed ]; then
+const LAUNCHER: &str = r#"k=
+if [ "${1-}" = --mark ]; then k=$2; shift 2; fi
+if [ "${1-}" = --handed ]; then
   shift
   n=0
   until [ -e /run/treebox-handed ]; do
@@ -121,6 +126,23 @@ if [ -n "${TERM-}" ]; then
 fi
 umask 002
 command -v setpriv >/dev/null 2>&1 || { echo "treebox: setpriv (util-linux) is missing from the box's image" >&2; exit 127; }
+case $k in *[!0-9a-z-]*) k= ;; esac
+if [ -n "$k" ] && mkdir -p -m 700 /run/treebox-run 2>/dev/null; then
+  l= t=
+  read -r l </proc/$$/stat
+  f22() { t=${20-}; }
+  f22 ${l##*) }
+  x=$t
+  for m in /run/treebox-run/*; do
+    [ -f "$m" ] || continue
+    p= s= l= t=
+    read -r p s _ <"$m"
+    case $p in *[!0-9]*|'') ;; *) read -r l <"/proc/$p/stat" && f22 ${l##*) } ;; esac
+    [ -n "$t" ] && [ "$t" = "$s" ] || rm -f -- "$m"
+  done 2>/dev/null
+  t=$x
+  (umask 077; printf '%s %s %s\n' "$$" "$t" "$u" >"/run/treebox-run/$k") 2>/dev/null
+fi
 exec setpriv --reuid "$u" --regid "$g" --groups "$g" --inh-caps -all --bounding-set -all --no-new-privs -- "$@""#;
 
 /// The identity programs run as in a box's container.
@@ -171,10 +193,20 @@ pub fn agent_ids(host_uid: u32, host_gid: u32) -> (u32, u32) {
 
 /// `argv` wrapped in the launcher, with `env` set for it alone (not secrets: those
 /// come from the env file). The result runs as root through the engine's `exec`.
-/// `handed`: the container's anchor hands the agent its paths, which the launcher
-/// waits for ([`ANCHOR`]).
-pub fn wrap(id: &Identity, handed: bool, env: &[(String, String)], argv: &[String]) -> Vec<String> {
+/// `mark`: the program's mark, for its ender ([`super::ending`]); `handed`: the
+/// container's anchor hands the agent its paths, which the launcher waits for
+/// ([`ANCHOR`]).
+pub fn wrap(
+    id: &Identity,
+    mark: Option<&str>,
+    handed: bool,
+    env: &[(String, String)],
+    argv: &[String],
+) -> Vec<String> {
     let mut out: Vec<String> = vec!["/bin/sh".into(), LAUNCH_FILE.into()];
+    if let Some(m) = mark {
+        out.extend(["--mark".into(), m.to_string()]);
+    }
     if handed {
         out.push("--handed".into());
     }
@@ -193,15 +225,18 @@ pub fn wrap(id: &Identity, handed: bool, env: &[(String, String)], argv: &[Strin
     out
 }
 
-/// Write the launcher at `path` (the host side of [`LAUNCH_FILE`]) unless it already
-/// holds this version's: read first, so the hot path of `run` and `attach` writes
-/// nothing.
+/// Write the launcher at `path` (the host side of [`LAUNCH_FILE`]), and the ender
+/// beside it ([`super::ending::END_FILE`]), unless they already hold this version's:
+/// read first, so the hot path of `run` and `attach` writes nothing.
 pub fn keep_launcher(path: &std::path::Path) -> std::io::Result<()> {
     use crate::untrusted::{read_regular, Links};
-    if read_regular(path, 1 << 16, Links::Refuse).is_ok_and(|b| b == LAUNCHER.as_bytes()) {
-        return Ok(());
+    let end = path.with_file_name(super::ending::END_FILE.rsplit('/').next().unwrap_or("end"));
+    for (path, text) in [(path, LAUNCHER), (end.as_path(), super::ending::ENDER)] {
+        if !read_regular(path, 1 << 16, Links::Refuse).is_ok_and(|b| b == text.as_bytes()) {
+            crate::state::atomic::write(path, text.as_bytes(), 0o600)?;
+        }
     }
-    crate::state::atomic::write(path, LAUNCHER.as_bytes(), 0o600)
+    Ok(())
 }
 
 /// A name the env file and the launcher take: the one rule for a box's variable names
@@ -246,10 +281,14 @@ mod tests {
             gid: 1000,
             home: "/home/agent".into(),
         };
-        let handed = wrap(&id, true, &[], &["true".into()]);
-        assert_eq!(handed[1..4], [LAUNCH_FILE, "--handed", "1000"]);
+        let handed = wrap(&id, Some("1-2-3"), true, &[], &["true".into()]);
+        assert_eq!(
+            handed[1..6],
+            [LAUNCH_FILE, "--mark", "1-2-3", "--handed", "1000"]
+        );
         let argv = wrap(
             &id,
+            None,
             false,
             &[
                 ("UV_CACHE_DIR".into(), "/c".into()),
@@ -291,6 +330,12 @@ mod tests {
         let p = d.path().join("launch");
         keep_launcher(&p).unwrap();
         assert_eq!(std::fs::read_to_string(&p).unwrap(), LAUNCHER);
+        let end = d.path().join("end");
+        assert_eq!(
+            std::fs::read_to_string(&end).unwrap(),
+            super::super::ending::ENDER
+        );
+        assert_eq!(super::super::ending::END_FILE, format!("{ENV_DIR}/end"));
         let ino = std::fs::metadata(&p).unwrap().ino();
         keep_launcher(&p).unwrap();
         assert_eq!(

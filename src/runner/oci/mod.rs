@@ -24,6 +24,7 @@ pub mod agents;
 pub mod claude_json;
 pub mod container;
 pub mod credentials;
+pub mod ending;
 pub mod engine;
 pub mod error;
 pub mod firewall;
@@ -81,7 +82,8 @@ pub struct Oci {
 
 /// The command that runs `argv` in a box's container as its agent, in `workdir`, with
 /// `env` (never a secret: those come from the env file). A container made by this
-/// version goes through the launcher ([`launch`]); one made earlier runs as its
+/// version goes through the launcher ([`launch`]), under a mark its ender takes should
+/// the engine's client be cut off ([`ending`]); one made earlier runs as its
 /// recorded user, with the network capabilities dropped when that user is root and
 /// the box has the firewall.
 pub fn agent_exec(
@@ -95,8 +97,11 @@ pub fn agent_exec(
 ) -> Cmd {
     if rec.launcher {
         if let Some(id) = launch::Identity::parse(&rec.user, &rec.home) {
-            let wrapped = launch::wrap(&id, rec.anchor_hands, env, argv);
-            return engine.exec(&rec.name, "0:0", workdir, &[], tty, &wrapped);
+            let mark = ending::mark();
+            let wrapped = launch::wrap(&id, Some(&mark), rec.anchor_hands, env, argv);
+            return engine
+                .exec(&rec.name, "0:0", workdir, &[], tty, &wrapped)
+                .with_ender(ending::ender(engine, &rec.name, &mark));
         }
     }
     let mut full: Vec<String> = Vec::new();
