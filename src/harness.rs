@@ -116,6 +116,16 @@ impl Harness {
         }
     }
 
+    /// What the agent's screen shows at its prompt, beside the sign it reports (Claude
+    /// Code 2.1: its prompt mark and the permission mode treebox starts it in, a line
+    /// none of its dialogs has): seen, it is ready a moment before it reports.
+    pub fn prompt_marks(self) -> &'static [&'static str] {
+        match self {
+            Harness::Claude => &["\u{276f}", "bypass permissions on"],
+            Harness::Codex => &[],
+        }
+    }
+
     /// What the agent's screen shows at its prompt, when it gives no other sign of
     /// being ready (Codex: its prompt mark and the shortcuts hint). Claude Code reports
     /// through its `SessionStart` hook instead.
@@ -132,7 +142,8 @@ impl Harness {
     }
 
     /// The argv that launches the agent: [`Harness::argv`], wired to the status
-    /// producer when `hooks` is given (the user's arguments still come last).
+    /// producer when `hooks` is given (the user's arguments still come last), and
+    /// then started through the writer (`sh WRITER idle start --exec PROGRAM …`).
     pub fn launch_argv(
         self,
         program: &str,
@@ -140,10 +151,17 @@ impl Harness {
         hooks: Option<&StatusHooks>,
     ) -> Vec<String> {
         let mut argv = Vec::new();
-        if let (Harness::Codex, Some(h)) = (self, hooks) {
-            // Up means at its prompt: Codex's `SessionStart` fires only with the first
-            // prompt, so the start itself reports `idle`.
-            // `start`: its turn count begins at none.
+        let found = |h: &&StatusHooks| {
+            let cwd = std::env::current_dir().unwrap_or_else(|_| "/".into());
+            let path = std::env::var_os("PATH");
+            !h.on_host || crate::cmd::find_program(program, path.as_deref(), &cwd).is_some()
+        };
+        if let Some(h) = hooks.filter(found) {
+            // The start itself reports `idle` (up means at its prompt, and a detached
+            // start returns only then; Codex's `SessionStart` fires only with the first
+            // prompt), and `start` empties its turn count before the agent runs: a
+            // prompt sent the moment it is up is counted (Claude Code runs its own
+            // `SessionStart` hook after drawing its prompt).
             argv.extend([
                 "sh".into(),
                 h.writer.clone(),
@@ -209,6 +227,10 @@ pub fn as_root(
 pub struct StatusHooks {
     pub writer: String,
     pub claude_settings: String,
+    /// The agent runs on this machine, as this process finds programs (the host
+    /// runner): one that is not found is started directly, so that it fails to start
+    /// (said as such) rather than the writer reporting it.
+    pub on_host: bool,
 }
 
 impl StatusHooks {
@@ -412,17 +434,34 @@ mod tests {
         let h = StatusHooks {
             writer: "/run/treebox/agent/status".into(),
             claude_settings: "/run/treebox/agent/claude-settings.json".into(),
+            on_host: false,
         };
         let extra = ["go on".to_string()];
+        let through = ["sh", "/run/treebox/agent/status", "idle", "start", "--exec"];
+        let claude = [
+            "claude",
+            "--dangerously-skip-permissions",
+            "--settings",
+            "/run/treebox/agent/claude-settings.json",
+            "go on",
+        ];
         assert_eq!(
             Harness::Claude.launch_argv("claude", &extra, Some(&h)),
-            [
-                "claude",
-                "--dangerously-skip-permissions",
-                "--settings",
-                "/run/treebox/agent/claude-settings.json",
-                "go on"
-            ]
+            [&through[..], &claude[..]].concat()
+        );
+        // On the host, a program that is not there is started directly (and fails to
+        // start, which says so); one that is goes through the writer.
+        let on_host = StatusHooks {
+            on_host: true,
+            ..h.clone()
+        };
+        assert_eq!(
+            Harness::Claude.launch_argv("/nonexistent/claude", &extra, Some(&on_host))[0],
+            "/nonexistent/claude"
+        );
+        assert_eq!(
+            Harness::Claude.launch_argv("sh", &extra, Some(&on_host))[..5],
+            through
         );
         let argv = Harness::Codex.launch_argv("codex", &extra, Some(&h));
         assert_eq!(
@@ -451,6 +490,7 @@ mod tests {
         let odd = StatusHooks {
             writer: "/s/it's here/status".into(),
             claude_settings: String::new(),
+            on_host: false,
         };
         assert_eq!(odd.command("idle"), r#"sh '/s/it'\''s here/status' idle"#);
     }
@@ -483,6 +523,7 @@ mod tests {
         let h = StatusHooks {
             writer: "/s/it's \"here\"/status".into(),
             claude_settings: String::new(),
+            on_host: false,
         };
         let mut doc = String::new();
         for v in h.codex_hooks() {

@@ -99,12 +99,19 @@ pub fn detached(created: &Created, cfg: &UserConfig) -> Result<AgentLaunch, Laun
 }
 
 /// How to tell that `argv`, the launch of `harness` in the box whose session marker is
-/// `marker`, is ready: Claude Code with treebox's status hooks reports at `SessionStart`;
-/// Codex shows its prompt; either showing a screen that waits for a person is not.
+/// `marker`, is ready: Claude Code with treebox's status hooks shows its prompt, or
+/// reports at `SessionStart`; Codex shows its prompt; either showing a screen that
+/// waits for a person is not.
 pub fn ready_for(harness: Harness, argv: &[String], marker: &Path) -> Ready {
     let sign = match harness {
         Harness::Claude if argv.iter().any(|a| a == "--settings") => Sign::Reported {
-            path: crate::state::session::status_path(marker),
+            path: crate::state::session::status_path(marker)
+                .with_file_name(crate::runner::oci::status::UP),
+            shows: harness
+                .prompt_marks()
+                .iter()
+                .map(|s| s.to_string())
+                .collect(),
         },
         h if !h.prompt_shows().is_empty() => {
             Sign::Shows(h.prompt_shows().iter().map(|s| s.to_string()).collect())

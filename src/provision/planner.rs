@@ -465,17 +465,18 @@ mod tests {
         assert_eq!(p.ecosystems, [Ecosystem::Pnpm, Ecosystem::Cargo]);
         // The status producer's settings, in the box's bookkeeping (SPEC §7).
         let settings = f.state.join("repos");
+        let argv = agent_part(&p.launch_argv, "claude");
         assert_eq!(
-            p.launch_argv[..3],
+            argv[..3],
             ["claude", "--dangerously-skip-permissions", "--settings"]
         );
         assert!(
-            Path::new(&p.launch_argv[3]).starts_with(&settings),
+            Path::new(&argv[3]).starts_with(&settings),
             "{:?}",
             p.launch_argv
         );
-        assert!(p.launch_argv[3].ends_with("feat--x/agent/claude-settings.json"));
-        assert_eq!(p.launch_argv.len(), 4);
+        assert!(argv[3].ends_with("feat--x/agent/claude-settings.json"));
+        assert_eq!(argv.len(), 4);
         assert!(!f.state.exists(), "planning writes nothing");
         assert!(!p.path.exists());
     }
@@ -651,6 +652,20 @@ mod tests {
         );
     }
 
+    /// The agent's own argv in a host box's `launch_argv`: after the writer's `sh WRITER
+    /// idle start --exec`, which comes first exactly when `program` is found on `PATH`
+    /// (one that is not is started directly, and fails to start).
+    fn agent_part<'a>(argv: &'a [String], program: &str) -> &'a [String] {
+        let through = crate::cmd::on_path(program);
+        assert_eq!(argv[0] == "sh", through, "{argv:?}");
+        if through {
+            assert!(argv[1].ends_with("/agent/status"), "{argv:?}");
+            assert_eq!(argv[2..5], ["idle", "start", "--exec"]);
+            return &argv[5..];
+        }
+        argv
+    }
+
     #[test]
     fn flags_config_and_no_origin() {
         let f = fixture(&[]);
@@ -662,17 +677,10 @@ mod tests {
         let p = plan(&f, &r).unwrap();
         assert_eq!(p.fetch, Fetch::Skipped);
         assert_eq!(p.caches, Caches::Cold);
+        let argv = agent_part(&p.launch_argv, "codex");
         assert_eq!(
-            p.launch_argv[4..7],
-            [
-                "--exec",
-                "codex",
-                "--dangerously-bypass-approvals-and-sandbox",
-            ]
-        );
-        assert_eq!(
-            p.launch_argv[..4],
-            ["sh", &*p.launch_argv[1], "idle", "start"]
+            argv[..2],
+            ["codex", "--dangerously-bypass-approvals-and-sandbox",]
         );
         assert_eq!(p.launch_argv.last().map(String::as_str), Some("do it"));
         git(&f.repo, &["remote", "remove", "origin"]);

@@ -1,5 +1,6 @@
 //! Whether a program just started in a session is ready for a person ([`Ready`]): the
-//! sign it gives (Claude Code's `SessionStart` report, Codex's prompt on screen), the
+//! sign it gives (Claude Code's prompt on screen or its `SessionStart` report, Codex's
+//! prompt on screen), the
 //! screens that wait for a person instead, and what it left on its screen when it
 //! ended. `create -d`/`enter -d` wait on [`super::Session::wait_ready`].
 
@@ -9,8 +10,10 @@ use std::time::{Duration, Instant};
 use super::{exit_code, Session};
 use crate::state::session as marker;
 
-/// With a reported sign, the screen is read on every this-many turns of 10 ms.
+/// With a reported sign, the screen is read on every this-many turns of 10 ms; when
+/// the prompt may show first ([`Sign::Reported`]'s `shows`), every [`PROMPT_EVERY`].
 const SCREEN_EVERY: u32 = 10;
+const PROMPT_EVERY: u32 = 3;
 
 impl Session {
     /// Wait until the program just started is ready for a person's prompt (`ready`
@@ -27,7 +30,11 @@ impl Session {
         // A report is a file's time, cheap to look at often; the screen is a tmux
         // client each time, read every [`SCREEN_EVERY`]th turn (a fork per 10 ms would
         // compete with the agent's own start on a small machine).
-        let reported = matches!(ready.sign, Sign::Reported { .. });
+        let (reported, every) = match &ready.sign {
+            Sign::Reported { shows, .. } if !shows.is_empty() => (true, PROMPT_EVERY),
+            Sign::Reported { .. } => (true, SCREEN_EVERY),
+            _ => (false, 1),
+        };
         let mut turn = 0u32;
         loop {
             if let Some(code) = exit_code(&self.marker) {
@@ -36,14 +43,19 @@ impl Session {
                     last: self.last_lines(LAST_LINES),
                 };
             }
-            let look = !reported || turn.is_multiple_of(SCREEN_EVERY);
+            let look = turn.is_multiple_of(every);
             turn = turn.wrapping_add(1);
-            let screen =
-                if !look || (ready.asks.is_empty() && !matches!(ready.sign, Sign::Shows(_))) {
-                    None
-                } else {
-                    self.screen()
+            let wants_screen = !ready.asks.is_empty()
+                || match &ready.sign {
+                    Sign::Shows(_) => true,
+                    Sign::Reported { shows, .. } => !shows.is_empty(),
+                    Sign::Started => false,
                 };
+            let screen = if look && wants_screen {
+                self.screen()
+            } else {
+                None
+            };
             if let Some(what) = screen
                 .as_deref()
                 .and_then(|s| ready.asks.iter().find(|a| s.contains(a.as_str())))
@@ -55,9 +67,15 @@ impl Session {
             }
             let is_ready = match &ready.sign {
                 Sign::Started => true,
-                Sign::Reported { path } => std::fs::symlink_metadata(path)
-                    .and_then(|m| m.modified())
-                    .is_ok_and(|t| t >= started),
+                Sign::Reported { path, shows } => {
+                    std::fs::symlink_metadata(path)
+                        .and_then(|m| m.modified())
+                        .is_ok_and(|t| t >= started)
+                        || (!shows.is_empty()
+                            && screen
+                                .as_deref()
+                                .is_some_and(|s| shows.iter().all(|w| s.contains(w.as_str()))))
+                }
                 Sign::Shows(words) => {
                     let shows = screen
                         .as_deref()
@@ -169,9 +187,12 @@ impl Ready {
 pub enum Sign {
     /// Running is ready.
     Started,
-    /// The agent reported its status (`path`, the status file) since it started:
-    /// Claude Code's `SessionStart` hook does once it is up.
-    Reported { path: PathBuf },
+    /// The agent reported it is up (touched `path` since it started: Claude Code's
+    /// `SessionStart` hook does, through the writer's `up`), or its screen shows all
+    /// of `shows` (its prompt, which Claude Code draws before it runs that hook; its
+    /// dialogs come before the prompt, never over it, so once is enough). Either
+    /// comes only after any question it asks a person is answered.
+    Reported { path: PathBuf, shows: Vec<String> },
     /// Its screen shows all of these, twice in a row (a dialog drawn over the prompt a
     /// moment later is seen).
     Shows(Vec<String>),

@@ -465,7 +465,7 @@ pub(crate) fn remote_agent(sshd: &Sshd) {
     write_exec(
         &bin.join("claude"),
         "#!/bin/sh\nsettings= prev=\nfor a in \"$@\"; do [ \"$prev\" = --settings ] && settings=$a; prev=$a; done\n\
-         env > \"$HOME/agent-env\"\nsh \"$(dirname \"$settings\")/status\" idle\nexec sleep 600\n",
+         env > \"$HOME/agent-env\"\nsh \"$(dirname \"$settings\")/status\" idle up\nexec sleep 600\n",
     );
     // A returning user of Claude Code there: its config exists (trust is carried into
     // it, never into a file Claude Code has not made).

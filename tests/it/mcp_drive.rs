@@ -38,7 +38,7 @@ printf '%s\n' "$writer" > "$HOME/writer"
 env > "$HOME/agent-env"
 printf '\033[?2004hpaste-agent> '
 stty raw -echo
-sh "$writer" idle start
+sh "$writer" idle up
 turn=$(cat "$HOME/turn-seconds" 2>/dev/null || echo 0.3)
 if [ -n "$first" ]; then
   printf '%s' "$first" > "$HOME/first-prompt"

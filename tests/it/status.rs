@@ -106,7 +106,7 @@ fn claude_hooks_report_working_waiting_idle_on_the_host() {
     let env = TestEnv::new();
     let mut agent = Agent::launch(&env, &["create", "st", "--", "--fake-hooks"]);
     // Launched with the host-owned settings (an event with no hooks: the agent is up);
-    // nothing reported yet.
+    // the start itself reported `idle` (a detached start returns only at the prompt).
     agent.event("hello");
     let log = env.harness_log();
     assert!(log.contains("arg=--settings\n"), "{log}");
@@ -115,7 +115,13 @@ fn claude_hooks_report_working_waiting_idle_on_the_host() {
         log.contains(&format!("arg={}\n", settings.display())),
         "{log}"
     );
-    assert!(list_status(&env, "st").0.is_null());
+    assert_eq!(list_status(&env, "st").0, "idle");
+    // Claude Code's `SessionStart` (run after it draws its prompt, maybe after a prompt
+    // was taken) says it is up, and changes no state.
+    agent.event("UserPromptSubmit");
+    agent.event("SessionStart");
+    assert_eq!(list_status(&env, "st").0, "working");
+    assert!(box_state(&env, "st").join("status/up").is_file());
     for (event, want) in [
         ("UserPromptSubmit", "working"),
         ("PreToolUse", "working"),
@@ -145,9 +151,9 @@ fn claude_hooks_report_working_waiting_idle_on_the_host() {
     let row = text.lines().find(|l| l.starts_with("st ")).unwrap();
     assert!(row.contains(" idle "), "{text}");
     assert_eq!(agent.finish(), 0);
-    // Nothing but the state file and the turns count is left in the channel (the
-    // writer's temp files are renamed into place), and the producer is not the box's
-    // to change.
+    // Nothing but the state file, the turns count and the `up` file is left in the
+    // channel (the writer's temp files are renamed into place), and the producer is
+    // not the box's to change.
     let st = box_state(&env, "st");
     let names: Vec<String> = std::fs::read_dir(st.join("status"))
         .unwrap()
@@ -156,7 +162,7 @@ fn claude_hooks_report_working_waiting_idle_on_the_host() {
         .collect();
     let mut names = names;
     names.sort();
-    assert_eq!(names, ["state", "turns"]);
+    assert_eq!(names, ["state", "turns", "up"]);
     assert!(!st.join("agent").starts_with(env.box_path("st")));
 }
 

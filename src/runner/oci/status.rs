@@ -45,6 +45,9 @@ pub const MAX_STATUS_BYTES: u64 = 4096;
 
 /// The writer, in the producer dir.
 const WRITER: &str = "status";
+/// The file in the status dir the agent touches once at its prompt (the writer's `up`
+/// event, Claude Code's `SessionStart` hook): only its time is read.
+pub const UP: &str = "up";
 /// Claude Code's settings file, in the producer dir.
 const CLAUDE_SETTINGS: &str = "claude-settings.json";
 
@@ -179,6 +182,7 @@ pub fn planned_hooks(layout: &Layout, leaf: &Leaf, runner: RunnerKind) -> Status
     StatusHooks {
         writer: agent.join(WRITER).to_string_lossy().into_owned(),
         claude_settings: agent.join(CLAUDE_SETTINGS).to_string_lossy().into_owned(),
+        on_host: !runner.is_container(),
     }
 }
 
@@ -187,10 +191,11 @@ pub fn planned_hooks(layout: &Layout, leaf: &Leaf, runner: RunnerKind) -> Status
 /// (containers made by an older treebox launch without, until recreated). `None`: launch
 /// without status hooks.
 pub fn launch_hooks(layout: &Layout, leaf: &Leaf, runner: RunnerKind) -> Option<StatusHooks> {
-    if runner.is_container() {
-        let installed = layout.agent_hooks_dir(leaf).join(WRITER).is_file();
-        return installed.then(|| planned_hooks(layout, leaf, runner));
+    if runner.is_container() && !layout.agent_hooks_dir(leaf).join(WRITER).is_file() {
+        return None;
     }
+    // The producer is treebox's own file in the bookkeeping (a container mounts it
+    // read-only): rewritten, a box made by an earlier version reports as this one.
     install(layout, leaf, runner).ok()?;
     Some(planned_hooks(layout, leaf, runner))
 }
@@ -211,8 +216,10 @@ pub fn install(layout: &Layout, leaf: &Leaf, runner: RunnerKind) -> std::io::Res
 
 /// The writer: `sh status STATE [EVENT] [--exec PROGRAM ARGS…]`. It writes STATE (one
 /// of the three; anything else is ignored) into the status dir through a temp file and
-/// `mv`; EVENT `start` (the agent is up) empties the dir's `turns` ([`read_turns`]),
-/// `submit` (a prompt taken) and `stop` (a turn ended) add one byte to it, `p` or `s`. It always succeeds (a failing
+/// `mv`; EVENT `start` (the agent is starting) empties the dir's `turns`
+/// ([`read_turns`]), `submit` (a prompt taken) and `stop` (a turn ended) add one byte
+/// to it, `p` or `s`; `up` (the agent is at its prompt) touches the dir's `up`
+/// ([`UP`]), which a detached start waits for. It always succeeds (a failing
 /// hook must not disturb the agent), and with `--exec` then becomes PROGRAM, with
 /// [`STATUS_ENV`] naming the status dir. Extra arguments (codex's notification JSON)
 /// are ignored.
@@ -228,6 +235,7 @@ working|waiting|idle) t="$d/.state.$$"; {{ printf '%s\n' "$s" >"$t" && mv -f "$t
 esac
 case ${{1-}} in
 start) : >"$d/turns" 2>/dev/null; shift ;;
+up) : >"$d/{UP}" 2>/dev/null; shift ;;
 submit) printf p >>"$d/turns" 2>/dev/null; shift ;;
 stop) printf s >>"$d/turns" 2>/dev/null; shift ;;
 esac
@@ -253,9 +261,12 @@ pub fn claude_settings(hooks: &StatusHooks, status_dir: &Path) -> String {
     let v = serde_json::json!({
         "env": { STATUS_ENV: status_dir.to_string_lossy() },
         "hooks": {
-            // Up and at its prompt: what `create -d` waits for; its turn count
-            // begins at none.
-            "SessionStart": cmd("idle start"),
+            // Up and at its prompt: what `create -d` waits for (or the prompt on the
+            // screen, which Claude Code draws first). No state: the launch reported
+            // `idle` and emptied the turn count before Claude Code ran (see
+            // `Harness::launch_argv`), and this hook, run a moment after the prompt
+            // is drawn, could come after a prompt already taken.
+            "SessionStart": cmd("- up"),
             // A prompt taken and a turn ended are counted too (`turns`): a prompt
             // typed while a turn runs is queued, and the turn before it ends first.
             "UserPromptSubmit": cmd("working submit"),
@@ -391,7 +402,15 @@ mod tests {
         assert_eq!(read_turns_in(d.path()), None);
         run(&["idle", "start"]);
         assert_eq!(read_turns_in(d.path()), Some(Turns::default()));
+        // At its prompt (`up`): the state and the count are left as they are, the
+        // `up` file is there.
         run(&["working", "submit"]);
+        run(&["-", "up"]);
+        assert!(d.path().join(UP).is_file());
+        assert_eq!(
+            std::fs::read_to_string(d.path().join("state")).unwrap(),
+            "working\n"
+        );
         run(&["working", "submit"]);
         run(&["working"]);
         run(&["idle", "stop"]);
@@ -426,12 +445,13 @@ mod tests {
         let h = StatusHooks {
             writer: "/run/treebox/agent/status".into(),
             claude_settings: "/run/treebox/agent/claude-settings.json".into(),
+            on_host: false,
         };
         let v: serde_json::Value =
             serde_json::from_str(&claude_settings(&h, Path::new(STATUS_DIR))).unwrap();
         assert_eq!(v["env"][STATUS_ENV], STATUS_DIR);
         for (event, state) in [
-            ("SessionStart", "idle start"),
+            ("SessionStart", "- up"),
             ("UserPromptSubmit", "working submit"),
             ("PreToolUse", "working"),
             ("Notification", "waiting"),
