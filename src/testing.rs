@@ -33,3 +33,23 @@ pub fn mkfifo(path: &Path) {
         path.display()
     );
 }
+
+/// A container's script (`launch::ANCHOR`, the launcher, the ender) with its `/run/`
+/// under `root` and its idling `exec sleep infinity` an exit, run by `sh` with `args`:
+/// (status, stderr).
+pub fn run_moved(script: &str, root: &Path, args: &[&str]) -> (i32, String) {
+    let moved = script
+        .replace("/run/", &format!("{}/", root.display()))
+        .replace("exec sleep infinity", "exit 0");
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg(moved)
+        .arg("sh")
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}

@@ -501,6 +501,15 @@ rm -f "$d/stop"
 exit 9
 "#;
 
+/// How many agents [`CONTAINER_AGENT`] (or [`LINGERING_AGENT`]) started in the box at
+/// `path`: each adds a line to `agent.started` there.
+fn agents_started(path: &Path) -> usize {
+    std::fs::read_to_string(path.join("agent.started"))
+        .unwrap_or_default()
+        .lines()
+        .count()
+}
+
 /// A container box `leaf` of `b`'s engine, made without a launch, whose claude is
 /// [`CONTAINER_AGENT`] (a script in the box, named by the config): its path.
 fn container_agent_box(b: &crate::container::Boxed, leaf: &str) -> PathBuf {
@@ -522,12 +531,7 @@ fn a_container_agent_runs_in_a_session_and_down_ends_it() {
         let env = &b.env;
         let server = Server::of(env);
         let path = container_agent_box(&b, "boxed");
-        let count = || {
-            std::fs::read_to_string(path.join("agent.started"))
-                .unwrap_or_default()
-                .lines()
-                .count()
-        };
+        let count = || agents_started(&path);
         env.treebox(&["enter", "-d", "boxed"]).ok();
         wait_for("the agent to start", || count() == 1);
         assert_eq!(session_of(env, "boxed"), "live");
@@ -617,12 +621,7 @@ fn ending_a_container_agents_session_ends_what_it_runs_in_the_container() {
         let server = Server::of(env);
         let path = container_agent_box(&b, "cut");
         write_exec(&path.join("agent.sh"), &claude_like(LINGERING_AGENT));
-        let count = || {
-            std::fs::read_to_string(path.join("agent.started"))
-                .unwrap_or_default()
-                .lines()
-                .count()
-        };
+        let count = || agents_started(&path);
         // `box_stop`: once it answers, nothing of the agent runs in the container (the
         // engine's client is killed with the session; the agent and its child were not).
         env.treebox(&["enter", "-d", "cut"]).ok();

@@ -123,17 +123,9 @@ mod tests {
     use std::process::{Child, Command};
     use std::time::{Duration, Instant};
 
-    /// `script` with its `/run/` under `root`, run by `sh` with `args`: its status.
+    /// [`crate::testing::run_moved`]'s status.
     fn run_moved(script: &str, root: &Path, args: &[&str]) -> i32 {
-        let moved = script.replace("/run/", &format!("{}/", root.display()));
-        let out = Command::new("sh")
-            .arg("-c")
-            .arg(moved)
-            .arg("sh")
-            .args(args)
-            .output()
-            .unwrap();
-        out.status.code().unwrap_or(-1)
+        crate::testing::run_moved(script, root, args).0
     }
 
     /// A session of its own running `script`, as the engine's exec starts a program.

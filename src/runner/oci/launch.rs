@@ -248,6 +248,7 @@ pub fn valid_key(k: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testing::run_moved;
 
     #[test]
     fn the_agent_is_never_root_nor_the_host_user() {
@@ -346,25 +347,6 @@ mod tests {
         std::fs::write(&p, "old").unwrap();
         keep_launcher(&p).unwrap();
         assert_eq!(std::fs::read_to_string(&p).unwrap(), LAUNCHER);
-    }
-
-    /// `script` with its `/run/` under `root` and its last `exec` an exit, run by `sh`
-    /// with `args`: (status, stderr).
-    fn run_moved(script: &str, root: &std::path::Path, args: &[&str]) -> (i32, String) {
-        let moved = script
-            .replace("/run/", &format!("{}/", root.display()))
-            .replace("exec sleep infinity", "exit 0");
-        let out = std::process::Command::new("sh")
-            .arg("-c")
-            .arg(moved)
-            .arg("sh")
-            .args(args)
-            .output()
-            .unwrap();
-        (
-            out.status.code().unwrap_or(-1),
-            String::from_utf8_lossy(&out.stderr).into_owned(),
-        )
     }
 
     #[test]
