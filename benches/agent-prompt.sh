@@ -15,7 +15,8 @@
 # "The prompt" is the pane showing `❯` and "bypass permissions on", polled every 20 ms
 # on treebox's own tmux socket (or the bench's). Medians in ms, and their ratio.
 #
-# Usage: benches/agent-prompt.sh [ROUNDS]   (default 5; HOST_ONLY=1: the host rows only)
+# Usage: benches/agent-prompt.sh [ROUNDS]   (default 5; HOST_ONLY=1: the host rows only;
+#        TREEBOX_BIN_B=DIR: another build's host box too, in the same rounds, for an A/B)
 # Needs: TREEBOX_TEST_AGENTS (a directory with the real `claude` and `codex`, see
 # tests/it/real_agents.rs), tmux, docker with treebox-test-base:1, and a built
 # treebox (TREEBOX_BIN, default target/release). The agents' base image, boxes,
@@ -121,7 +122,7 @@ echo "|---------|---------------------------------------------------------------
 mkdir -p "$XDG_CONFIG_HOME/treebox"
 [ "$(id -u)" = 0 ] && host_opt='{"harnesses": {"claude": {"allowRoot": true}}}' || host_opt='{}'
 echo "$host_opt" > "$XDG_CONFIG_HOME/treebox/config.json"
-hand=(); ours=()
+hand=(); ours=(); theirs=()
 for i in $(seq "$rounds"); do
   s=$(now)
   git worktree add -q "$work/wt$i" -b "hand$i"
@@ -133,11 +134,22 @@ for i in $(seq "$rounds"); do
   pane=$(tb_pane "host$i")
   ours+=("$(wait_prompt "$XDG_STATE_HOME/treebox/tmux.sock" "$pane" "$s")")
   stop_session "$XDG_STATE_HOME/treebox/tmux.sock" "$pane" git treebox teardown --force "host$i"
+  if [ -n "${TREEBOX_BIN_B:-}" ]; then
+    s=$(now)
+    "$TREEBOX_BIN_B/git-treebox" create -d "hostb$i" --isolation host >/dev/null 2>&1
+    pane=$(tb_pane "hostb$i")
+    theirs+=("$(wait_prompt "$XDG_STATE_HOME/treebox/tmux.sock" "$pane" "$s")")
+    stop_session "$XDG_STATE_HOME/treebox/tmux.sock" "$pane" "$TREEBOX_BIN_B/git-treebox" teardown --force "hostb$i"
+  fi
 done
 h_hand=$(printf '%s\n' "${hand[@]}" | median); h_ours=$(printf '%s\n' "${ours[@]}" | median)
 row host "git worktree add + tmux new-session 'claude …' (by hand)" "$h_hand"
 row host "git treebox create -d NAME --isolation host" "$h_ours"
 host_ratio=$(ratio "$h_ours" "$h_hand")
+if [ -n "${TREEBOX_BIN_B:-}" ]; then
+  h_b=$(printf '%s\n' "${theirs[@]}" | median)
+  row host "the same with TREEBOX_BIN_B ($(ratio "$h_b" "$h_hand")×)" "$h_b"
+fi
 
 if [ "${HOST_ONLY:-0}" != 1 ] && docker image inspect treebox-test-base:1 >/dev/null 2>&1; then
   # The operator's own base image: the test base with the real CLIs in it.
@@ -174,7 +186,7 @@ PY
     tmux -S "$sock" kill-session -t "$name"; docker rm -f "$c" >/dev/null
     echo "$ms"
   }
-  hand=(); ours=(); on_wt=()
+  hand=(); ours=(); on_wt=(); theirs_d=()
   for i in $(seq "$rounds"); do
     # By hand, on a worktree of the repository, as the box is: its checkout mounted
     # and the agent's own (on a desktop whose user is uid 1000 it already is; as root
@@ -190,12 +202,22 @@ PY
     git treebox create -d "dock$i" >/dev/null 2>&1
     ours+=("$(wait_prompt "$XDG_STATE_HOME/treebox/tmux.sock" "$(tb_pane "dock$i")" "$s")")
     git treebox teardown --force "dock$i" >/dev/null 2>&1
+    if [ -n "${TREEBOX_BIN_B:-}" ]; then
+      s=$(now)
+      "$TREEBOX_BIN_B/git-treebox" create -d "dockb$i" >/dev/null 2>&1
+      theirs_d+=("$(wait_prompt "$XDG_STATE_HOME/treebox/tmux.sock" "$(tb_pane "dockb$i")" "$s")")
+      "$TREEBOX_BIN_B/git-treebox" teardown --force "dockb$i" >/dev/null 2>&1
+    fi
   done
   d_hand=$(printf '%s\n' "${hand[@]}" | median); d_ours=$(printf '%s\n' "${ours[@]}" | median)
   d_wt=$(printf '%s\n' "${on_wt[@]}" | median)
   row docker "docker run -d IMAGE + tmux new-session 'docker exec -it C claude …'" "$d_hand"
   row docker "the same on a worktree (git worktree add, -v it, -w it; untimed)" "$d_wt"
   row docker "git treebox create -d NAME (sandboxed worktree)" "$d_ours"
+  if [ -n "${TREEBOX_BIN_B:-}" ]; then
+    d_b=$(printf '%s\n' "${theirs_d[@]}" | median)
+    row docker "the same with TREEBOX_BIN_B ($(ratio "$d_b" "$d_hand")×)" "$d_b"
+  fi
   echo
   echo "ratios (treebox / by hand): host $host_ratio, docker $(ratio "$d_ours" "$d_hand"), docker on a worktree $(ratio "$d_ours" "$d_wt")"
 else
