@@ -135,7 +135,7 @@ fn read_holder(path: &Path) -> Option<Holder> {
 
 /// The start time (clock ticks since boot, field 22 of `/proc/<pid>/stat`) of a
 /// process that is running — not a zombie, which is as good as gone.
-fn start_time(pid: i32) -> Option<u64> {
+pub(crate) fn start_time(pid: i32) -> Option<u64> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     parse_stat(&stat)
 }

@@ -678,6 +678,16 @@ fn a_detached_agent_that_cannot_start_is_reported_as_in_the_foreground() {
     );
     assert!(r.stderr.contains("harnesses.<name>.program"), "{r:?}");
     assert_eq!(session_of(&env, "nocli"), "none");
+    // Codex too, though it starts through the status writer when it is there.
+    std::fs::remove_file(env.bin.join("codex")).unwrap();
+    let r = env.treebox(&["create", "-d", "nocodex", "--harness", "codex"]);
+    r.code(1);
+    assert!(
+        r.stderr
+            .contains("could not start `codex`: not found on PATH"),
+        "{r:?}"
+    );
+    assert_eq!(session_of(&env, "nocodex"), "none");
 }
 
 #[test]
@@ -945,6 +955,33 @@ fn an_agent_that_ends_before_it_is_ready_fails_the_detached_start() {
 /// in a session whose window is named after the box and drawn at the size of the
 /// terminal that started it (`COLUMNS`/`LINES` without one), on a server that passes
 /// Escape at once and reports focus (issue 29, point 8).
+/// A stand-in Claude Code that draws its prompt as 2.1 does and never runs its
+/// `SessionStart` hook: the screen alone says it is ready.
+const PROMPT_ONLY_AGENT: &str = r#"#!/bin/sh
+printf '\342\235\257 \n  \342\217\265\342\217\265 bypass permissions on (shift+tab to cycle)\n'
+exec sleep 600
+"#;
+
+#[test]
+fn a_detached_claude_is_ready_once_its_prompt_is_drawn() {
+    let env = TestEnv::new();
+    let _server = Server::of(&env);
+    write_exec(&env.bin.join("claude"), PROMPT_ONLY_AGENT);
+    let since = Instant::now();
+    let r = env.treebox(&["create", "-d", "drawn"]);
+    r.ok();
+    // Not the 45 s wait for a report that never comes.
+    assert!(since.elapsed() < Duration::from_secs(20), "{r:?}");
+    assert!(!r.stderr.contains("not at its prompt"), "{r:?}");
+    // Its start reported `idle` and an empty turn count before it ran; no `up` came.
+    let row = box_row(&env, "drawn");
+    assert_eq!(row["status"], "idle", "{row}");
+    let status = env.box_state("drawn").join("status");
+    assert_eq!(std::fs::read(status.join("turns")).unwrap(), b"");
+    assert!(!status.join("up").exists());
+    env.treebox(&["teardown", "--force", "drawn"]).ok();
+}
+
 #[test]
 fn a_detached_session_is_ready_named_and_sized_for_its_box() {
     let env = env_with_agent();

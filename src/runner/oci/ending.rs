@@ -26,8 +26,10 @@
 
 use std::sync::atomic::{AtomicU32, Ordering};
 
-/// Where the box's env dir has the ender ([`ENDER`]), beside the launcher.
+/// Where the box's env dir has the ender ([`ENDER`]), beside the launcher; its name
+/// there, [`END_NAME`].
 pub const END_FILE: &str = "/run/treebox-env/end";
+pub const END_NAME: &str = "end";
 
 /// Where the launcher keeps its marks, in the container's own `/run`.
 pub const MARKS: &str = "/run/treebox-run";
@@ -142,15 +144,15 @@ mod tests {
         c.spawn().unwrap()
     }
 
+    /// The start time of a running process, as the launcher writes it in a mark.
     fn start_time(pid: u32) -> String {
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
-        let rest = &stat[stat.rfind(')').unwrap() + 1..];
-        rest.split_whitespace().nth(19).unwrap().to_string()
+        crate::session::foreground::start_time(pid as i32)
+            .unwrap()
+            .to_string()
     }
 
     fn running(pid: i32) -> bool {
-        std::fs::read_to_string(format!("/proc/{pid}/stat"))
-            .is_ok_and(|s| !s[s.rfind(')').unwrap() + 1..].trim_start().starts_with('Z'))
+        crate::session::foreground::start_time(pid).is_some()
     }
 
     /// The pids a program wrote, one per line, once it has written `n`.

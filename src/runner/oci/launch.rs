@@ -127,7 +127,7 @@ fi
 umask 002
 command -v setpriv >/dev/null 2>&1 || { echo "treebox: setpriv (util-linux) is missing from the box's image" >&2; exit 127; }
 case $k in *[!0-9a-z-]*) k= ;; esac
-if [ -n "$k" ] && mkdir -p -m 700 /run/treebox-run 2>/dev/null; then
+if [ -n "$k" ] && { [ -d /run/treebox-run ] || mkdir -m 700 /run/treebox-run 2>/dev/null; }; then
   l= t=
   read -r l </proc/$$/stat
   f22() { t=${20-}; }
@@ -230,7 +230,7 @@ pub fn wrap(
 /// read first, so the hot path of `run` and `attach` writes nothing.
 pub fn keep_launcher(path: &std::path::Path) -> std::io::Result<()> {
     use crate::untrusted::{read_regular, Links};
-    let end = path.with_file_name(super::ending::END_FILE.rsplit('/').next().unwrap_or("end"));
+    let end = path.with_file_name(super::ending::END_NAME);
     for (path, text) in [(path, LAUNCHER), (end.as_path(), super::ending::ENDER)] {
         if !read_regular(path, 1 << 16, Links::Refuse).is_ok_and(|b| b == text.as_bytes()) {
             crate::state::atomic::write(path, text.as_bytes(), 0o600)?;
@@ -324,6 +324,50 @@ mod tests {
         assert_eq!(LAUNCH_FILE.rsplit_once('/').map(|p| p.0), Some(ENV_DIR));
     }
 
+    /// The launcher's mark: its pid, start time and the agent's uid, in a file only
+    /// root may read; marks of programs that have ended are swept, a running one's
+    /// stays, and a mark word outside the ender's letters writes nothing.
+    #[test]
+    fn the_launcher_marks_its_program_and_sweeps_ended_ones() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path();
+        let marks = root.join("treebox-run");
+        std::fs::create_dir(&marks).unwrap();
+        let me = std::process::id();
+        let my_start = crate::session::foreground::start_time(me as i32).unwrap();
+        std::fs::write(marks.join("live"), format!("{me} {my_start} 1000\n")).unwrap();
+        std::fs::write(marks.join("ended"), format!("{me} 1 1000\n")).unwrap();
+        std::fs::write(marks.join("junk"), "x y z\n").unwrap();
+        // The drop is the last line: here an exit, after the mark is written.
+        let (pre, _) = LAUNCHER.rsplit_once("exec setpriv").unwrap();
+        let script = format!("{pre}exit 0");
+        let words = ["1000", "1000", "/home/agent", "--", "true"];
+        let (code, err) = run_moved(&script, root, &[&["--mark", "1-2-3"][..], &words].concat());
+        assert_eq!(code, 0, "{err}");
+        let mark = std::fs::read_to_string(marks.join("1-2-3")).unwrap();
+        let fields: Vec<&str> = mark.split_whitespace().collect();
+        assert_eq!(fields.len(), 3, "{mark:?}");
+        assert!(fields[0].parse::<u32>().is_ok() && fields[1].parse::<u64>().is_ok());
+        assert_eq!(fields[2], "1000");
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(marks.join("1-2-3"))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o600);
+        assert!(marks.join("live").exists());
+        assert!(!marks.join("ended").exists() && !marks.join("junk").exists());
+        // A word the ender would refuse: no mark at all.
+        let (code, _) = run_moved(&script, root, &[&["--mark", "../x"][..], &words].concat());
+        assert_eq!(code, 0);
+        let mut names: Vec<String> = std::fs::read_dir(&marks)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        assert_eq!(names, ["1-2-3", "live"]);
+    }
+
     #[test]
     fn the_launcher_is_written_once_and_mended_when_changed() {
         use std::os::unix::fs::MetadataExt;
@@ -336,7 +380,10 @@ mod tests {
             std::fs::read_to_string(&end).unwrap(),
             super::super::ending::ENDER
         );
-        assert_eq!(super::super::ending::END_FILE, format!("{ENV_DIR}/end"));
+        assert_eq!(
+            super::super::ending::END_FILE,
+            format!("{ENV_DIR}/{}", super::super::ending::END_NAME)
+        );
         let ino = std::fs::metadata(&p).unwrap().ino();
         keep_launcher(&p).unwrap();
         assert_eq!(
