@@ -13,7 +13,9 @@
 #           this is the like-for-like figure
 #
 # "The prompt" is the pane showing `❯` and "bypass permissions on", polled every 20 ms
-# on treebox's own tmux socket (or the bench's). Medians in ms, and their ratio.
+# from the start on treebox's own tmux socket (or the bench's). treebox's rows are the
+# later of its return and its prompt (the return alone is shown too). Medians in ms,
+# and their ratio.
 #
 # Usage: benches/agent-prompt.sh [ROUNDS]   (default 5; HOST_ONLY=1: the host rows only;
 #        TREEBOX_BIN_B=DIR: another build's host box too, in the same rounds, for an A/B)
@@ -108,6 +110,33 @@ stop_session() {
   deadline=$(( $(now) + 20000000000 ))
   while pgrep -s "$pid" >/dev/null 2>&1 && [ "$(now)" -lt "$deadline" ]; do sleep 0.02; done
 }
+# created NAME START CMD...: run CMD (a `create -d NAME`) in the background while
+# polling, as wait_prompt does for the by-hand rows, for the box's pane to show the
+# prompt. Prints "READY RETURNED": ms from START until the command has returned and the
+# prompt is drawn (what a user waits for), and until it returned. Polling from the start
+# keeps the rows alike: timing the return and then looking up the pane put the bench's
+# own `list-panes` and first capture (70 ms at load) on treebox's side alone.
+created() {
+  local name=$1 s=$2 ret=$work/returned.$1 pane="" screen seen="" deadline; shift 2
+  rm -f "$ret"
+  ( "$@" >/dev/null 2>&1; echo $(( ($(now) - s) / 1000000 )) > "$ret" ) &
+  deadline=$(( $(now) + 90000000000 ))
+  while [ "$(now)" -lt "$deadline" ]; do
+    if [ -z "$seen" ]; then
+      [ -n "$pane" ] || pane=$(tb_pane "$name" 2>/dev/null || true)
+      if [ -n "$pane" ]; then
+        screen=$(tmux -S "$XDG_STATE_HOME/treebox/tmux.sock" capture-pane -p -t "$pane" 2>/dev/null || true)
+        [[ $screen == *❯* && $screen == *"bypass permissions on"* ]] && seen=$(( ($(now) - s) / 1000000 ))
+      fi
+    fi
+    [ -n "$seen" ] && [ -s "$ret" ] && break
+    sleep 0.02
+  done
+  wait
+  [ -n "$seen" ] && [ -s "$ret" ] || { echo "no prompt in box $name:" >&2; printf '%s\n' "$screen" >&2; exit 1; }
+  local r; r=$(cat "$ret"); rm -f "$ret"
+  echo "$(( seen > r ? seen : r )) $r"
+}
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 row() { printf '| %-7s | %-66s | %7s ms |\n' "$1" "$2" "$3"; }
@@ -122,29 +151,30 @@ echo "|---------|---------------------------------------------------------------
 mkdir -p "$XDG_CONFIG_HOME/treebox"
 [ "$(id -u)" = 0 ] && host_opt='{"harnesses": {"claude": {"allowRoot": true}}}' || host_opt='{}'
 echo "$host_opt" > "$XDG_CONFIG_HOME/treebox/config.json"
-hand=(); ours=(); theirs=()
+hand=(); ours=(); ours_back=(); theirs=()
 for i in $(seq "$rounds"); do
   s=$(now)
   git worktree add -q "$work/wt$i" -b "hand$i"
   tmux -S "$sock" new-session -d -s "h$i" -x 200 -y 50 -c "$work/wt$i" "IS_SANDBOX=1 claude --dangerously-skip-permissions"
   hand+=("$(wait_prompt "$sock" "h$i" "$s")")
   stop_session "$sock" "h$i" tmux -S "$sock" kill-session -t "h$i"
-  s=$(now)
-  git treebox create -d "host$i" --isolation host >/dev/null 2>&1
+  out=$(created "host$i" "$(now)" git treebox create -d "host$i" --isolation host)
+  read -r ready back <<< "$out"
+  ours+=("$ready"); ours_back+=("$back")
   pane=$(tb_pane "host$i")
-  ours+=("$(wait_prompt "$XDG_STATE_HOME/treebox/tmux.sock" "$pane" "$s")")
   stop_session "$XDG_STATE_HOME/treebox/tmux.sock" "$pane" git treebox teardown --force "host$i"
   if [ -n "${TREEBOX_BIN_B:-}" ]; then
-    s=$(now)
-    "$TREEBOX_BIN_B/git-treebox" create -d "hostb$i" --isolation host >/dev/null 2>&1
+    out=$(created "hostb$i" "$(now)" "$TREEBOX_BIN_B/git-treebox" create -d "hostb$i" --isolation host)
+    read -r ready back <<< "$out"
+    theirs+=("$ready")
     pane=$(tb_pane "hostb$i")
-    theirs+=("$(wait_prompt "$XDG_STATE_HOME/treebox/tmux.sock" "$pane" "$s")")
     stop_session "$XDG_STATE_HOME/treebox/tmux.sock" "$pane" "$TREEBOX_BIN_B/git-treebox" teardown --force "hostb$i"
   fi
 done
 h_hand=$(printf '%s\n' "${hand[@]}" | median); h_ours=$(printf '%s\n' "${ours[@]}" | median)
 row host "git worktree add + tmux new-session 'claude …' (by hand)" "$h_hand"
 row host "git treebox create -d NAME --isolation host" "$h_ours"
+row host "  (of which: the command's own return)" "$(printf '%s\n' "${ours_back[@]}" | median)"
 host_ratio=$(ratio "$h_ours" "$h_hand")
 if [ -n "${TREEBOX_BIN_B:-}" ]; then
   h_b=$(printf '%s\n' "${theirs[@]}" | median)
@@ -186,7 +216,7 @@ PY
     tmux -S "$sock" kill-session -t "$name"; docker rm -f "$c" >/dev/null
     echo "$ms"
   }
-  hand=(); ours=(); on_wt=(); theirs_d=()
+  hand=(); ours=(); ours_back=(); on_wt=(); theirs_d=()
   for i in $(seq "$rounds"); do
     # By hand, on a worktree of the repository, as the box is: its checkout mounted
     # and the agent's own (on a desktop whose user is uid 1000 it already is; as root
@@ -198,14 +228,14 @@ PY
     [ "$(id -u)" = 0 ] && chown -R 0:0 "$wt" "$repo/.git"
     git worktree remove --force "$wt"
     hand+=("$(by_hand "d$i" 1000:1000 /home/agent)")
-    s=$(now)
-    git treebox create -d "dock$i" >/dev/null 2>&1
-    ours+=("$(wait_prompt "$XDG_STATE_HOME/treebox/tmux.sock" "$(tb_pane "dock$i")" "$s")")
+    out=$(created "dock$i" "$(now)" git treebox create -d "dock$i")
+    read -r ready back <<< "$out"
+    ours+=("$ready"); ours_back+=("$back")
     git treebox teardown --force "dock$i" >/dev/null 2>&1
     if [ -n "${TREEBOX_BIN_B:-}" ]; then
-      s=$(now)
-      "$TREEBOX_BIN_B/git-treebox" create -d "dockb$i" >/dev/null 2>&1
-      theirs_d+=("$(wait_prompt "$XDG_STATE_HOME/treebox/tmux.sock" "$(tb_pane "dockb$i")" "$s")")
+      out=$(created "dockb$i" "$(now)" "$TREEBOX_BIN_B/git-treebox" create -d "dockb$i")
+      read -r ready back <<< "$out"
+      theirs_d+=("$ready")
       "$TREEBOX_BIN_B/git-treebox" teardown --force "dockb$i" >/dev/null 2>&1
     fi
   done
@@ -214,6 +244,7 @@ PY
   row docker "docker run -d IMAGE + tmux new-session 'docker exec -it C claude …'" "$d_hand"
   row docker "the same on a worktree (git worktree add, -v it, -w it; untimed)" "$d_wt"
   row docker "git treebox create -d NAME (sandboxed worktree)" "$d_ours"
+  row docker "  (of which: the command's own return)" "$(printf '%s\n' "${ours_back[@]}" | median)"
   if [ -n "${TREEBOX_BIN_B:-}" ]; then
     d_b=$(printf '%s\n' "${theirs_d[@]}" | median)
     row docker "the same with TREEBOX_BIN_B ($(ratio "$d_b" "$d_hand")×)" "$d_b"
