@@ -28,6 +28,12 @@ pub struct Cmd {
     /// killed; its ender ends it inside ([`crate::runner::oci::ending`]). Empty:
     /// nothing to end. Run by [`crate::session`], never shown.
     pub ender: Vec<OsString>,
+    /// Give the program a stdin that this process holds open, writing nothing, until
+    /// the program has ended ([`Cmd::output_any`]): when this process goes, however it
+    /// goes, that stdin ends. A program in a box's container started `--held`
+    /// ([`crate::runner::oci::launch::wrap`]) is ended then. Ignored with
+    /// [`Cmd::stdin`] data.
+    pub hold_stdin: bool,
 }
 
 /// Why a child process did not succeed.
@@ -98,7 +104,14 @@ impl Cmd {
             cwd: None,
             stdin: None,
             ender: Vec::new(),
+            hold_stdin: false,
         }
+    }
+
+    /// This command with its stdin held open while it runs ([`Cmd::hold_stdin`]).
+    pub fn holding_stdin(mut self) -> Self {
+        self.hold_stdin = true;
+        self
     }
 
     /// This command with `argv` as its [`Cmd::ender`].
@@ -272,7 +285,7 @@ impl Cmd {
     pub fn output_any(&self) -> Result<Output, CmdError> {
         let mut c = self.to_command();
         c.stdout(Stdio::piped()).stderr(Stdio::piped());
-        c.stdin(if self.stdin.is_some() {
+        c.stdin(if self.stdin.is_some() || self.hold_stdin {
             Stdio::piped()
         } else {
             Stdio::null()
@@ -282,13 +295,19 @@ impl Cmd {
             source,
         };
         let mut child = c.spawn().map_err(spawn_err)?;
+        let mut held = None;
         if let Some(data) = &self.stdin {
             if let Some(mut sin) = child.stdin.take() {
                 // A child that exits without reading its stdin is not our failure.
                 let _ = sin.write_all(data);
             }
+        } else {
+            // Kept out of `wait_with_output`, which would close it first.
+            held = child.stdin.take();
         }
-        child.wait_with_output().map_err(spawn_err)
+        let out = child.wait_with_output().map_err(spawn_err);
+        drop(held);
+        out
     }
 
     /// Run capturing its output, giving up after `limit`: `Ok(None)` then, with the

@@ -664,6 +664,62 @@ fn ending_a_container_agents_session_ends_what_it_runs_in_the_container() {
     });
 }
 
+/// A `create` interrupted (ctrl-C: its process group) or killed outright (a crash)
+/// during a setup step in the container: the step, and what it started, end with it.
+#[test]
+fn a_create_cut_off_during_a_setup_step_ends_the_step_in_the_container() {
+    crate::container::each_engine(|b| {
+        let env = &b.env;
+        env.write_config(&format!(
+            r#"{{"template": "test", "isolation": "{}", "setup": ["sleep 1000 & sleep 1000"]}}"#,
+            b.engine
+        ));
+        for (leaf, group) in [("ctrlc", true), ("crash", false)] {
+            let mut create = env.command(TREEBOX, &env.repo);
+            create
+                .args(["create", "--no-launch", leaf])
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null());
+            std::os::unix::process::CommandExt::process_group(&mut create, 0);
+            let mut create = create.spawn().unwrap();
+            // Its record names the container once made; then the container runs.
+            let running = |leaf: &str| {
+                let rec = std::fs::read_to_string(crate::proof::record_path(env, leaf));
+                let named = rec.ok().and_then(|r| {
+                    let v: serde_json::Value = serde_json::from_str(&r).ok()?;
+                    v["container"]["name"].as_str().map(String::from)
+                });
+                named.is_some_and(|c| {
+                    b.engine_cmd(&["exec", &c, "true"])
+                        .output()
+                        .is_ok_and(|o| o.status.success())
+                })
+            };
+            wait_for("the setup step to run", || {
+                running(leaf) && agent_processes(&b, leaf).len() >= 2
+            });
+            let (to, sig) = match group {
+                // The terminal's interrupt reaches the process group: `create` and
+                // the engine's client.
+                true => (-(create.id() as i32), libc::SIGINT),
+                // `create` alone, with no chance to do anything: the client lives on.
+                false => (create.id() as i32, libc::SIGKILL),
+            };
+            // SAFETY: a signal to the process (group) this test started.
+            unsafe {
+                libc::kill(to, sig);
+            }
+            let status = create.wait().unwrap();
+            assert!(!status.success(), "{leaf}: {status:?}");
+            wait_for("the setup step to end in the container", || {
+                agent_processes(&b, leaf).is_empty()
+            });
+            env.treebox(&["teardown", "--force", leaf]).ok();
+        }
+    });
+}
+
 #[test]
 fn a_detached_agent_that_cannot_start_is_reported_as_in_the_foreground() {
     let env = TestEnv::new();

@@ -38,7 +38,9 @@ pub const MARKS: &str = "/run/treebox-run";
 /// continue, for a stopped one) to every process of its session, its group and, while
 /// it runs, its descendants — of the agent's uid alone — then, after 3 s, a kill of
 /// those left and of any they started since. Exits 0 once none is left (or the mark
-/// names nothing), 1 when some would not go.
+/// names nothing), 1 when some would not go. With `$2` `live` (the launcher's watcher
+/// of a held program, whose stdin ends also when the program ended by itself), only a
+/// program still running is ended: what one left running on purpose is not.
 pub const ENDER: &str = r#"case ${1-} in ''|*[!0-9a-z-]*) exit 2 ;; esac
 f=/run/treebox-run/$1
 [ -f "$f" ] || exit 0
@@ -54,6 +56,7 @@ started() {
 }
 alive=
 started "$p" && [ "$t" = "$s" ] && alive=1
+[ "${2-}" = live ] && [ -z "$alive" ] && exit 0
 e=
 members() {
   more=1
@@ -61,7 +64,7 @@ members() {
     more=
     for d in /proc/[0-9]*; do
       q=${d#/proc/}
-      case " $e " in *" $q "*) continue ;; esac
+      case " $e $$ " in *" $q "*) continue ;; esac
       l=
       read -r l <"$d/stat" 2>/dev/null || continue
       l=${l##*) }

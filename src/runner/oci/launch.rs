@@ -86,15 +86,20 @@ pub const AGENT_UID: u32 = 1000;
 
 /// The launcher: `--mark MARK` first when whoever starts the program may have to end
 /// it (then, just before the drop, it writes its pid, start time and the agent's uid
-/// to `MARKS/MARK`, see [`super::ending`]), then `--handed` when the container's
+/// to `MARKS/MARK`, see [`super::ending`]), then `--held` when its stdin is held open
+/// by whoever waits on it, for as long as it waits (then a watcher, as root, reads
+/// that stdin to its end — the engine's client or its caller gone — and runs the
+/// ender for a program still running; the program's own stdin is `/dev/null`), then
+/// `--handed` when the container's
 /// anchor hands the agent its paths (then it waits for [`HANDED`], and refuses when the
 /// hand-over failed), then
 /// `$1` uid, `$2` gid, `$3` home, then `KEY=value` words up to `--`, then the program
 /// and its arguments. Exported are the env file's lines, then the caller's words (so
 /// a setup step's own variables win), then HOME/USER/LOGNAME; a `TERM` the image has
 /// no terminfo for becomes `xterm-256color`.
-const LAUNCHER: &str = r#"k=
+const LAUNCHER: &str = r#"k= w=
 if [ "${1-}" = --mark ]; then k=$2; shift 2; fi
+if [ "${1-}" = --held ]; then w=1; shift; fi
 if [ "${1-}" = --handed ]; then
   shift
   n=0
@@ -142,6 +147,11 @@ if [ -n "$k" ] && { [ -d /run/treebox-run ] || mkdir -m 700 /run/treebox-run 2>/
   done 2>/dev/null
   t=$x
   (umask 077; printf '%s %s %s\n' "$$" "$t" "$u" >"/run/treebox-run/$k") 2>/dev/null
+fi
+if [ -n "$w" ] && [ -n "$k" ] && [ -f "/run/treebox-run/$k" ]; then
+  exec 3<&0
+  (cat <&3 >/dev/null 2>&1; exec /bin/sh /run/treebox-env/end "$k" live) >/dev/null 2>&1 &
+  exec 0</dev/null 3<&-
 fi
 exec setpriv --reuid "$u" --regid "$g" --groups "$g" --inh-caps -all --bounding-set -all --no-new-privs -- "$@""#;
 
@@ -195,10 +205,14 @@ pub fn agent_ids(host_uid: u32, host_gid: u32) -> (u32, u32) {
 /// come from the env file). The result runs as root through the engine's `exec`.
 /// `mark`: the program's mark, for its ender ([`super::ending`]); `handed`: the
 /// container's anchor hands the agent its paths, which the launcher waits for
-/// ([`ANCHOR`]).
+/// ([`ANCHOR`]); `held`: the caller holds the program's stdin open while it waits on it
+/// and gives it nothing ([`crate::cmd::Cmd::hold_stdin`]), so the program ends with
+/// its caller even when no one is left to run its ender (a `create` killed during a
+/// setup step).
 pub fn wrap(
     id: &Identity,
     mark: Option<&str>,
+    held: bool,
     handed: bool,
     env: &[(String, String)],
     argv: &[String],
@@ -206,6 +220,9 @@ pub fn wrap(
     let mut out: Vec<String> = vec!["/bin/sh".into(), LAUNCH_FILE.into()];
     if let Some(m) = mark {
         out.extend(["--mark".into(), m.to_string()]);
+        if held {
+            out.push("--held".into());
+        }
     }
     if handed {
         out.push("--handed".into());
@@ -282,14 +299,22 @@ mod tests {
             gid: 1000,
             home: "/home/agent".into(),
         };
-        let handed = wrap(&id, Some("1-2-3"), true, &[], &["true".into()]);
+        let handed = wrap(&id, Some("1-2-3"), false, true, &[], &["true".into()]);
         assert_eq!(
             handed[1..6],
             [LAUNCH_FILE, "--mark", "1-2-3", "--handed", "1000"]
         );
+        let held = wrap(&id, Some("1-2-3"), true, true, &[], &["true".into()]);
+        assert_eq!(
+            held[1..7],
+            [LAUNCH_FILE, "--mark", "1-2-3", "--held", "--handed", "1000"]
+        );
+        // Held means nothing without a mark (the watcher ends a marked program).
+        assert_eq!(wrap(&id, None, true, false, &[], &[])[2], "1000");
         let argv = wrap(
             &id,
             None,
+            false,
             false,
             &[
                 ("UV_CACHE_DIR".into(), "/c".into()),
@@ -314,6 +339,10 @@ mod tests {
         assert!(valid_key("GIT_CONFIG_KEY_0") && !valid_key("0X") && !valid_key(""));
         assert!(LAUNCHER.contains(&format!("\nfor f in {ENV_FILE} {KEYS_FILE}; do\n")));
         assert!(LAUNCHER.contains(&format!("until [ -e {HANDED} ]")));
+        assert!(LAUNCHER.contains(&format!(
+            "exec /bin/sh {} \"$k\" live",
+            super::super::ending::END_FILE
+        )));
         assert!(LAUNCHER.contains(&format!("[ -e {HANDED}-failed ]")));
         assert!(ANCHOR.starts_with(&format!(
             "m={HANDED} s={}/{HANDED_NOTE}\n",
@@ -366,6 +395,94 @@ mod tests {
             .collect();
         names.sort();
         assert_eq!(names, ["1-2-3", "live"]);
+    }
+
+    /// A held launch: its watcher reads the held stdin to its end, then ends the program
+    /// if it still runs (its caller gone), and leaves alone what a program that ended
+    /// by itself left running.
+    #[test]
+    fn a_held_program_ends_with_its_caller_but_not_what_it_left_on_purpose() {
+        use std::io::Read;
+        use std::process::{Command, Stdio};
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path();
+        let moved = |s: &str| s.replace("/run/", &format!("{}/", root.display()));
+        std::fs::create_dir(root.join("treebox-env")).unwrap();
+        std::fs::write(
+            root.join("treebox-env")
+                .join(super::super::ending::END_NAME),
+            moved(super::super::ending::ENDER),
+        )
+        .unwrap();
+        // As this process's uid (the ender signals only the mark's), the drop a plain
+        // exec.
+        let (pre, _) = LAUNCHER.rsplit_once("exec setpriv").unwrap();
+        let script = moved(&format!("{pre}exec \"$@\""));
+        let uid = unsafe { libc::geteuid() }.to_string();
+        let launch = |mark: &str, program: &[&str]| {
+            use std::os::unix::process::CommandExt;
+            // Its own group, as an engine's `exec` makes it.
+            Command::new("sh")
+                .process_group(0)
+                .arg("-c")
+                .arg(&script)
+                .arg("sh")
+                .args(["--mark", mark, "--held", &uid, &uid, "/tmp", "--"])
+                .args(program)
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap()
+        };
+        let wait = |child: &mut std::process::Child| {
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+            loop {
+                if let Some(st) = child.try_wait().unwrap() {
+                    return Some(st);
+                }
+                if std::time::Instant::now() > deadline {
+                    return None;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+        };
+        // Cut off: the held stdin closes while the program runs; it is hung up on.
+        let mut cut = launch("1-1-1", &["sleep", "30"]);
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        assert!(cut.try_wait().unwrap().is_none());
+        drop(cut.stdin.take());
+        let st = wait(&mut cut);
+        if st.is_none() {
+            let _ = cut.kill();
+        }
+        assert!(st.is_some_and(|s| !s.success()), "{st:?}");
+        // Ended by itself, leaving a process on purpose: its stdin then closes, and the
+        // process it left runs on. The program's own stdin was never the held one.
+        let mut done = launch(
+            "1-1-2",
+            &[
+                "sh",
+                "-c",
+                "sleep 30 >/dev/null 2>&1 & echo $!; read -r x || echo eof",
+            ],
+        );
+        let mut out = String::new();
+        let mut so = done.stdout.take().unwrap();
+        let st = wait(&mut done);
+        so.read_to_string(&mut out).unwrap();
+        assert!(st.is_some_and(|s| s.success()), "{st:?}");
+        let mut lines = out.lines();
+        let left: i32 = lines.next().unwrap().parse().unwrap();
+        assert_eq!(lines.next(), Some("eof"));
+        drop(done.stdin.take());
+        std::thread::sleep(std::time::Duration::from_millis(500));
+        let alive = crate::session::foreground::start_time(left).is_some();
+        // SAFETY: the test's own background `sleep`.
+        unsafe {
+            libc::kill(left, libc::SIGKILL);
+        }
+        assert!(alive, "what the program left running was ended");
     }
 
     #[test]

@@ -80,6 +80,19 @@ pub struct Oci {
     pub firewall: bool,
 }
 
+/// How a program in a box's container meets its caller.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Io {
+    /// A terminal: this process's, passed on.
+    Tty,
+    /// Plain pipes: the caller's stdin, or what it gives.
+    Pipes,
+    /// Its output captured, its stdin held open by the caller and given nothing
+    /// ([`crate::cmd::Cmd::hold_stdin`]): treebox's own steps (the setup steps, the
+    /// guard's check), which end with the `create` that runs them, however it ends.
+    Held,
+}
+
 /// The command that runs `argv` in a box's container as its agent, in `workdir`, with
 /// `env` (never a secret: those come from the env file). A container made by this
 /// version goes through the launcher ([`launch`]), under a mark its ender takes should
@@ -92,16 +105,19 @@ pub fn agent_exec(
     firewall: bool,
     workdir: &Path,
     env: &[(String, String)],
-    tty: bool,
+    io: Io,
     argv: &[String],
 ) -> Cmd {
+    let tty = io == Io::Tty;
     if rec.launcher {
         if let Some(id) = launch::Identity::parse(&rec.user, &rec.home) {
             let mark = ending::mark();
-            let wrapped = launch::wrap(&id, Some(&mark), rec.anchor_hands, env, argv);
-            return engine
+            let held = io == Io::Held;
+            let wrapped = launch::wrap(&id, Some(&mark), held, rec.anchor_hands, env, argv);
+            let cmd = engine
                 .exec(&rec.name, "0:0", workdir, &[], tty, &wrapped)
                 .with_ender(ending::ender(engine, &rec.name, &mark));
+            return if held { cmd.holding_stdin() } else { cmd };
         }
     }
     let mut full: Vec<String> = Vec::new();
@@ -128,7 +144,7 @@ impl Runner for Oci {
                 ("TREEBOX_BOX".into(), leaf.into()),
                 ("GIT_CEILING_DIRECTORIES".into(), super::ceiling(box_path)),
             ],
-            self.tty,
+            if self.tty { Io::Tty } else { Io::Pipes },
             argv,
         )
     }

@@ -44,7 +44,7 @@ pub fn check_guard(
         return Ok(());
     }
     let argv = [guard.to_string_lossy().into_owned(), "--version".into()];
-    let out = super::agent_exec(engine, rec, true, box_path, &[], false, &argv)
+    let out = super::agent_exec(engine, rec, true, box_path, &[], super::Io::Held, &argv)
         .output_any()
         .map_err(ContainerError::Engine)?;
     if out.status.success() {
@@ -178,7 +178,7 @@ pub fn setup_inside(
     steps.extend(hook_steps("postStart", post_start, box_path));
     for (name, argv, env) in steps {
         on_step(&name);
-        let out = super::agent_exec(engine, rec, true, box_path, &env, false, &argv)
+        let out = super::agent_exec(engine, rec, true, box_path, &env, super::Io::Held, &argv)
             .output_any()
             .map_err(ContainerError::Engine)?;
         if !out.status.success() {
