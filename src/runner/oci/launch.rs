@@ -88,7 +88,7 @@ pub const AGENT_UID: u32 = 1000;
 /// it (then, just before the drop, it writes its pid, start time and the agent's uid
 /// to `MARKS/MARK`, see [`super::ending`]), then `--held` when its stdin is held open
 /// by whoever waits on it, for as long as it waits (then a watcher, as root, reads
-/// that stdin to its end — the engine's client or its caller gone — and runs the
+/// that stdin to its end with the shell's own `read` — the engine's client or its caller gone — and runs the
 /// ender for a program still running; the program's own stdin is `/dev/null`), then
 /// `--handed` when the container's
 /// anchor hands the agent its paths (then it waits for [`HANDED`], and refuses when the
@@ -150,7 +150,7 @@ if [ -n "$k" ] && { [ -d /run/treebox-run ] || mkdir -m 700 /run/treebox-run 2>/
 fi
 if [ -n "$w" ] && [ -n "$k" ] && [ -f "/run/treebox-run/$k" ]; then
   exec 3<&0
-  (cat <&3 >/dev/null 2>&1; exec /bin/sh /run/treebox-env/end "$k" live) >/dev/null 2>&1 &
+  (exec 0<&3 3<&-; while read -r _; do :; done; exec /bin/sh /run/treebox-env/end "$k" live) >/dev/null 2>&1 &
   exec 0</dev/null 3<&-
 fi
 exec setpriv --reuid "$u" --regid "$g" --groups "$g" --inh-caps -all --bounding-set -all --no-new-privs -- "$@""#;
