@@ -416,9 +416,9 @@ fn give_back(engine: Engine, rec: &ContainerRecord) -> Result<(), ContainerError
     // them, and a file gone mid-walk is no failure (the walk is made again).
     // A container that hands over itself may still be at it (a box removed as soon as
     // it was made): its files are given back once it has finished.
-    const SCRIPT: &str = r#"a=$1 u=$2 w=$3; shift 3
+    const SCRIPT: &str = r#"a=$1 u=$2 w=$3 m=$4; shift 4
 n=0
-while [ "$w" = 1 ] && [ ! -e /run/treebox-handed ] && [ ! -e /run/treebox-handed-failed ] && [ "$n" -lt 6000 ]; do
+while [ "$w" = 1 ] && [ ! -e "$m" ] && [ ! -e "$m-failed" ] && [ "$n" -lt 6000 ]; do
   n=$((n + 1)); sleep 0.01
 done
 [ -n "$a" ] && [ "$a" != 0 ] && pkill -KILL -U "$a" 2>/dev/null
@@ -437,6 +437,7 @@ exit 1"#;
         agent.into(),
         owner,
         if rec.anchor_hands { "1" } else { "0" }.into(),
+        super::launch::HANDED.into(),
     ];
     argv.extend(
         rec.agent_paths
