@@ -647,4 +647,27 @@ mod tests {
             .unwrap();
         assert_eq!(out.stdout, b"hi");
     }
+
+    /// A held stdin stays open, empty, while the program runs (a reader it leaves
+    /// behind sees no end), and ends once this process is done waiting on it.
+    #[test]
+    fn a_held_stdin_ends_only_after_the_program() {
+        let d = tempfile::tempdir().unwrap();
+        let eof = d.path().join("eof");
+        let script = r#"exec 3<&0
+(exec 0<&3 3<&-; while read -r _; do :; done; : >"$1") >/dev/null 2>&1 &
+exec 3<&-; sleep 0.3; [ -e "$1" ] && echo closed || echo held"#;
+        let out = Cmd::new("sh")
+            .args(["-c", script, "sh"])
+            .arg(&eof)
+            .holding_stdin()
+            .output_any()
+            .unwrap();
+        assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "held");
+        let since = std::time::Instant::now();
+        while !eof.exists() && since.elapsed() < std::time::Duration::from_secs(10) {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        assert!(eof.exists(), "the held stdin never ended");
+    }
 }
