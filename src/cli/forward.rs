@@ -6,7 +6,7 @@ use super::ui::Ui;
 /// the machine's shared connection, saying which ports and under which numbers; each
 /// port forwarded, with its number here.
 pub(crate) fn forward_far(far: &super::on::Far, ui: &mut Ui) -> Vec<(u16, u16)> {
-    let (block, _, _) = crate::remote::listing::far_ports(&far.entry);
+    let (block, _) = crate::remote::listing::far_ports(&far.entry);
     let leaf = crate::sanitize::line(&far.leaf);
     let mut here = Vec::new();
     for (there, got) in crate::remote::forward::block(&far.machine, &block) {

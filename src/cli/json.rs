@@ -271,6 +271,10 @@ pub struct BoxPorts<'a> {
     /// published port's reach; absent when none.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub loopback_only: Option<&'a [u16]>,
+    /// Ports of the block whose state cannot be told: not seen listening in a socket
+    /// table longer than treebox reads (about 7,000 sockets); absent when none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unknown: Option<&'a [u16]>,
 }
 
 /// How far a box's agent and its work have got: the same fields in `list` and

@@ -27,8 +27,8 @@ pub struct ListArgs {
     #[arg(long)]
     pub dirty: bool,
     /// Also say which of each box's ports listen now: a PORTS column (`listening`,
-    /// `loopbackOnly` in JSON). Reads the kernel's socket tables, this machine's once
-    /// and each running container box's own: a few milliseconds a box.
+    /// `loopbackOnly`, `unknown` in JSON). Reads the kernel's socket tables, this
+    /// machine's once and each running container box's own: a few milliseconds a box.
     #[arg(long)]
     pub ports: bool,
 }
@@ -295,6 +295,11 @@ fn document(l: &Listing, repo: &crate::git::Repo) -> serde_json::Value {
                     .as_ref()
                     .map(|n| n.loopback_only.as_slice())
                     .filter(|l| !l.is_empty()),
+                unknown: r
+                    .ports_now
+                    .as_ref()
+                    .map(|n| n.unknown.as_slice())
+                    .filter(|l| !l.is_empty()),
             },
         })
         .collect();
@@ -403,9 +408,10 @@ pub fn run(args: ListArgs, ui: &mut Ui) -> Result<i32, CliError> {
     // visible `…`; JSON has everything. AGE is the box's, LAST its last commit's.
     // With machines in the config, a MACHINE column first (`-`: this one).
     // `--ports`: a PORTS column, the ports that listen (`!`: on a container's own
-    // loopback, out of the host's reach).
+    // loopback, out of the host's reach; `?`: cannot be told).
     let show_ports = args.ports;
     let mut loopback_only = false;
+    let mut unknown = false;
     let line = |machine: &str, c: [&str; 8], ports: &str, dirty: Option<&str>| {
         let dirty = dirty.map(|d| format!("{d:<5} ")).unwrap_or_default();
         let ports = if show_ports {
@@ -463,7 +469,8 @@ pub fn run(args: ListArgs, ui: &mut Ui) -> Result<i32, CliError> {
         let ports = match &r.ports_now {
             Some(n) => {
                 loopback_only |= !n.loopback_only.is_empty();
-                ports_cell(&n.listening, &n.loopback_only)
+                unknown |= !n.unknown.is_empty();
+                n.marked()
             }
             None => "-".into(),
         };
@@ -505,9 +512,10 @@ pub fn run(args: ListArgs, ui: &mut Ui) -> Result<i32, CliError> {
             ],
             &{
                 // What the machine says listens there, read leniently.
-                let (_, listening, loopback) = crate::remote::listing::far_ports(b);
-                loopback_only |= !loopback.is_empty();
-                ports_cell(&listening.unwrap_or_default(), &loopback)
+                let now = crate::remote::listing::far_ports(b).1.unwrap_or_default();
+                loopback_only |= !now.loopback_only.is_empty();
+                unknown |= !now.unknown.is_empty();
+                now.marked()
             },
             args.dirty.then_some("?"),
         ));
@@ -522,22 +530,13 @@ pub fn run(args: ListArgs, ui: &mut Ui) -> Result<i32, CliError> {
             "! listens on its container's own loopback, out of reach: bind \"$TREEBOX_HOST\" (0.0.0.0 there)\n",
         );
     }
+    if unknown {
+        out.push_str(
+            "? cannot be told: the box's socket table is longer than treebox reads (1 MiB)\n",
+        );
+    }
     ui.out(out.trim_end());
     Ok(error::OK)
-}
-
-/// The PORTS cell: the ports that listen, `!` after one on a container's own loopback;
-/// `-` for none.
-fn ports_cell(listening: &[u16], loopback_only: &[u16]) -> String {
-    if listening.is_empty() && loopback_only.is_empty() {
-        return "-".into();
-    }
-    listening
-        .iter()
-        .map(u16::to_string)
-        .chain(loopback_only.iter().map(|p| format!("{p}!")))
-        .collect::<Vec<_>>()
-        .join(",")
 }
 
 /// A text field of a box another machine listed, sanitised; `-` when absent.

@@ -42,9 +42,7 @@ pub fn run(args: OpenArgs, ui: &mut Ui) -> Result<i32, CliError> {
         )
     })?;
     let now = crate::runner::ports_now(record, &std::sync::OnceLock::new());
-    let listening = now.as_ref().map(|n| n.listening.as_slice());
-    let loopback_only = now.as_ref().map(|n| n.loopback_only.as_slice());
-    let port = choose(&args, &leaf, &record.ports, listening, loopback_only, ui)?;
+    let port = choose(&args, &leaf, &record.ports, now.as_ref(), ui)?;
     show(&args, port, ui);
     Ok(error::OK)
 }
@@ -54,15 +52,8 @@ pub fn run(args: OpenArgs, ui: &mut Ui) -> Result<i32, CliError> {
 fn open_far(args: &OpenArgs, far: &super::on::Far, ui: &mut Ui) -> Result<i32, CliError> {
     let leaf = crate::sanitize::line(&far.leaf);
     // The machine's word, read leniently: only ports of the block it names count.
-    let (block, listening, loopback_only) = crate::remote::listing::far_ports(&far.entry);
-    let port = choose(
-        args,
-        &leaf,
-        &block,
-        listening.as_deref(),
-        Some(loopback_only.as_slice()),
-        ui,
-    )?;
+    let (block, now) = crate::remote::listing::far_ports(&far.entry);
+    let port = choose(args, &leaf, &block, now.as_ref(), ui)?;
     let forwarded = super::forward::forward_far(far, ui);
     let Some((_, here)) = forwarded.iter().find(|(there, _)| *there == port) else {
         return Err(CliError::new(
@@ -82,16 +73,21 @@ fn open_far(args: &OpenArgs, far: &super::on::Far, ui: &mut Ui) -> Result<i32, C
 }
 
 /// The port of `block` to open: `args.port` when it is one of them (with a warning
-/// when nothing listens on it), else the first of `listening`; refused when there is
-/// no block, the port is not of it, or nothing listens.
+/// when nothing listens on it, or that cannot be told), else the first that listens
+/// `now`, else the first whose state cannot be told (with a warning); refused when
+/// there is no block, the port is not of it, or nothing listens.
 fn choose(
     args: &OpenArgs,
     leaf: &str,
     block: &[u16],
-    listening: Option<&[u16]>,
-    loopback_only: Option<&[u16]>,
+    now: Option<&crate::runner::PortsNow>,
     ui: &mut Ui,
 ) -> Result<u16, CliError> {
+    let listening = now.map_or(&[][..], |n| n.listening.as_slice());
+    let unknown = now.map_or(&[][..], |n| n.unknown.as_slice());
+    let untold = |p: u16| {
+        format!("whether anything in box `{leaf}` listens on port {p} cannot be told: its socket table is longer than treebox reads")
+    };
     let listed = block
         .iter()
         .map(u16::to_string)
@@ -114,19 +110,28 @@ fn choose(
             crate::cmd::quote(leaf)
         ))),
         Some(p) => {
-            if !listening.is_some_and(|l| l.contains(&p)) {
+            if unknown.contains(&p) {
+                ui.warning(&untold(p));
+            } else if !listening.contains(&p) {
                 ui.warning(&format!("nothing in box `{leaf}` listens on port {p} now"));
             }
             Ok(p)
         }
-        None => match listening.and_then(|l| l.iter().find(|p| block.contains(p))) {
-            Some(p) => Ok(*p),
-            None => {
+        None => match (
+            listening.iter().find(|p| block.contains(p)),
+            unknown.iter().find(|p| block.contains(p)),
+        ) {
+            (Some(p), _) => Ok(*p),
+            (None, Some(p)) => {
+                ui.warning(&untold(*p));
+                Ok(*p)
+            }
+            (None, None) => {
                 let mut e = CliError::new(
                     ErrorKind::NothingListens,
                     format!("nothing in box `{leaf}` listens on its ports ({listed})"),
                 );
-                if let Some(q) = loopback_only.and_then(|l| l.first()) {
+                if let Some(q) = now.and_then(|n| n.loopback_only.first()) {
                     e = e.hint(format!(
                         "Port {q} listens on its container's own loopback, which the published port does not reach: bind the server to `$TREEBOX_HOST` (0.0.0.0 there)."
                     ));
@@ -154,5 +159,69 @@ fn show(args: &OpenArgs, port: u16, ui: &mut Ui) {
                 "{program} could not be started: open the URL yourself"
             ));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::ui::UiOptions;
+    use crate::runner::PortsNow;
+
+    fn args(port: Option<u16>) -> OpenArgs {
+        OpenArgs {
+            name: "web".into(),
+            port,
+            print: true,
+        }
+    }
+
+    #[test]
+    fn a_port_that_cannot_be_told_is_opened_with_a_warning_not_refused() {
+        let block = [20000, 20001];
+        let now = PortsNow {
+            unknown: vec![20001],
+            ..PortsNow::default()
+        };
+        let (mut ui, cap) = Ui::capture(UiOptions::default());
+        assert_eq!(
+            choose(&args(None), "web", &block, Some(&now), &mut ui).unwrap(),
+            20001
+        );
+        assert!(
+            cap.stderr().contains("port 20001 cannot be told"),
+            "{}",
+            cap.stderr()
+        );
+        // One that listens comes first.
+        let now = PortsNow {
+            listening: vec![20000],
+            unknown: vec![20001],
+            ..PortsNow::default()
+        };
+        let (mut ui, cap) = Ui::capture(UiOptions::default());
+        assert_eq!(
+            choose(&args(None), "web", &block, Some(&now), &mut ui).unwrap(),
+            20000
+        );
+        assert_eq!(cap.stderr(), "");
+        // Named: warned as not told, not as not listening.
+        let (mut ui, cap) = Ui::capture(UiOptions::default());
+        assert_eq!(
+            choose(&args(Some(20001)), "web", &block, Some(&now), &mut ui).unwrap(),
+            20001
+        );
+        assert!(cap.stderr().contains("cannot be told") && !cap.stderr().contains("nothing"));
+        // Nothing listens and nothing is unknown: refused.
+        let (mut ui, _) = Ui::capture(UiOptions::default());
+        let e = choose(
+            &args(None),
+            "web",
+            &block,
+            Some(&PortsNow::default()),
+            &mut ui,
+        )
+        .unwrap_err();
+        assert_eq!(e.kind, ErrorKind::NothingListens);
     }
 }

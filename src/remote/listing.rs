@@ -181,11 +181,12 @@ pub fn forget(m: &Machine, key: &str, name: &str) {
     let _ = machine_lists::forget(&m.name, &m.ssh, key, name);
 }
 
-/// A far box's `ports`, `listening` and `loopbackOnly` as its machine's `list --json`
-/// gave them, read leniently: port numbers (1–65535) alone, each once, at most
-/// [`crate::ports::MAX_COUNT`] of each; the listening ones only from its block, and
-/// none without a block (`list`'s rules).
-pub fn far_ports(b: &serde_json::Value) -> (Vec<u16>, Option<Vec<u16>>, Vec<u16>) {
+/// A far box's `ports`, and `listening`, `loopbackOnly` and `unknown` as its machine's
+/// `list --json` gave them, read leniently: port numbers (1–65535) alone, each once, at
+/// most [`crate::ports::MAX_COUNT`] of each; the others only from its block, and only
+/// when it says which listen (`None` without `listening`, or without a block:
+/// `list`'s rules).
+pub fn far_ports(b: &serde_json::Value) -> (Vec<u16>, Option<crate::runner::PortsNow>) {
     let read = |k: &str, within: Option<&[u16]>| -> Option<Vec<u16>> {
         let mut got: Vec<u16> = Vec::new();
         for p in b[k]
@@ -204,11 +205,14 @@ pub fn far_ports(b: &serde_json::Value) -> (Vec<u16>, Option<Vec<u16>>, Vec<u16>
     };
     let ports = read("ports", None).unwrap_or_default();
     if ports.is_empty() {
-        return (ports, None, Vec::new());
+        return (ports, None);
     }
-    let listening = read("listening", Some(&ports));
-    let loopback_only = read("loopbackOnly", Some(&ports)).unwrap_or_default();
-    (ports, listening, loopback_only)
+    let now = read("listening", Some(&ports)).map(|listening| crate::runner::PortsNow {
+        listening,
+        loopback_only: read("loopbackOnly", Some(&ports)).unwrap_or_default(),
+        unknown: read("unknown", Some(&ports)).unwrap_or_default(),
+    });
+    (ports, now)
 }
 
 #[cfg(test)]
@@ -229,5 +233,25 @@ mod tests {
             [json!({"name": "a", "state": "ok"}), json!({"name": "c"})]
         );
         assert_eq!(entries(&json!({"name": "a"})), Vec::<Value>::new());
+    }
+
+    #[test]
+    fn a_far_box_s_ports_are_read_within_its_block() {
+        let b = json!({"ports": [20000, 20001, 20002], "listening": [20000, 9], "loopbackOnly": [20001, 20001], "unknown": [20002, "x", 70000]});
+        let (block, now) = far_ports(&b);
+        assert_eq!(block, [20000, 20001, 20002]);
+        let now = now.unwrap();
+        assert_eq!(now.listening, [20000]);
+        assert_eq!(now.loopback_only, [20001]);
+        assert_eq!(now.unknown, [20002]);
+        // Without `listening` nothing was read there; without a block, nothing counts.
+        assert_eq!(
+            far_ports(&json!({"ports": [20000], "unknown": [20000]})).1,
+            None
+        );
+        assert_eq!(
+            far_ports(&json!({"listening": [20000]})),
+            (Vec::new(), None)
+        );
     }
 }

@@ -125,6 +125,9 @@ pub struct Row {
     /// A container box's ports listening on its own loopback alone, out of the
     /// published port's reach.
     pub loopback_only: Vec<u16>,
+    /// Ports whose state cannot be told: not seen in a socket table longer than
+    /// treebox reads.
+    pub unknown: Vec<u16>,
 }
 
 /// Why a box needs the user, most urgent first.
@@ -181,8 +184,9 @@ fn rank(r: &Row) -> u8 {
 
 /// What the pane says of a box's ports, in parts: `ports 20000 20001 20002`, then
 /// `listening 20000` when some listen, then `20001! on its loopback only` when some
-/// listen on a container's own loopback, out of reach (`list`'s `!`). Empty for a box
-/// without ports.
+/// listen on a container's own loopback, out of reach (`list`'s `!`), then `20002?
+/// cannot be told` for those not seen in a socket table read in part (`list`'s `?`).
+/// Empty for a box without ports.
 pub fn ports_parts(row: &Row) -> Vec<String> {
     if row.ports.is_empty() {
         return Vec::new();
@@ -202,6 +206,9 @@ pub fn ports_parts(row: &Row) -> Vec<String> {
             "{} on its loopback only",
             words(&row.loopback_only, "!")
         ));
+    }
+    if !row.unknown.is_empty() {
+        parts.push(format!("{} cannot be told", words(&row.unknown, "?")));
     }
     parts
 }
@@ -248,6 +255,7 @@ pub(crate) mod tests {
             ports: Vec::new(),
             listening: None,
             loopback_only: Vec::new(),
+            unknown: Vec::new(),
         }
     }
 
@@ -360,6 +368,12 @@ pub(crate) mod tests {
         assert_eq!(
             ports_parts(&r),
             ["ports 20000 20001 20002", "20001! on its loopback only"]
+        );
+        r.loopback_only = Vec::new();
+        r.unknown = vec![20001, 20002];
+        assert_eq!(
+            ports_parts(&r),
+            ["ports 20000 20001 20002", "20001? 20002? cannot be told"]
         );
     }
 

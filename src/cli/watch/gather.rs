@@ -97,7 +97,11 @@ pub fn row(e: &BoxEntry, facts: &Facts, layout: &Layout, repo: &str, here: Optio
             .map(|r| r.ports.clone())
             .unwrap_or_default(),
         listening: now.as_ref().map(|n| n.listening.clone()),
-        loopback_only: now.map(|n| n.loopback_only).unwrap_or_default(),
+        loopback_only: now
+            .as_ref()
+            .map(|n| n.loopback_only.clone())
+            .unwrap_or_default(),
+        unknown: now.map(|n| n.unknown).unwrap_or_default(),
     }
 }
 
@@ -120,7 +124,7 @@ pub fn far_row(machine: String, repo: String, b: &serde_json::Value) -> Row {
         Some("unregistered") => "ok",
         _ => "bad-record",
     };
-    let (ports, listening, loopback_only) = crate::remote::listing::far_ports(b);
+    let (ports, now) = crate::remote::listing::far_ports(b);
     Row {
         repo,
         name: text("name").unwrap_or_default(),
@@ -146,8 +150,12 @@ pub fn far_row(machine: String, repo: String, b: &serde_json::Value) -> Row {
         stale: b["stale"] == true,
         machine: Some(machine),
         ports,
-        listening,
-        loopback_only,
+        listening: now.as_ref().map(|n| n.listening.clone()),
+        loopback_only: now
+            .as_ref()
+            .map(|n| n.loopback_only.clone())
+            .unwrap_or_default(),
+        unknown: now.map(|n| n.unknown).unwrap_or_default(),
     }
 }
 
@@ -167,7 +175,11 @@ pub fn listening(row: &mut Row, layout: &Layout) {
     };
     let now = crate::runner::ports_now(&record, &std::sync::OnceLock::new());
     row.listening = now.as_ref().map(|n| n.listening.clone());
-    row.loopback_only = now.map(|n| n.loopback_only).unwrap_or_default();
+    row.loopback_only = now
+        .as_ref()
+        .map(|n| n.loopback_only.clone())
+        .unwrap_or_default();
+    row.unknown = now.map(|n| n.unknown).unwrap_or_default();
 }
 
 pub fn agent(row: &mut Row, layout: &Layout) {

@@ -105,6 +105,7 @@ impl<'a> WatchBox<'a> {
                 ports: &r.ports,
                 listening: r.listening.as_deref(),
                 loopback_only: Some(r.loopback_only.as_slice()).filter(|l| !l.is_empty()),
+                unknown: Some(r.unknown.as_slice()).filter(|l| !l.is_empty()),
             },
         }
     }
@@ -138,5 +139,9 @@ mod tests {
         let v = serde_json::to_value(WatchBox::of(&r)).unwrap();
         assert_eq!(v["listening"], serde_json::json!([20000]));
         assert_eq!(v["loopbackOnly"], serde_json::json!([20001]));
+        assert!(v.get("unknown").is_none(), "{v}");
+        r.unknown = vec![20002];
+        let v = serde_json::to_value(WatchBox::of(&r)).unwrap();
+        assert_eq!(v["unknown"], serde_json::json!([20002]));
     }
 }

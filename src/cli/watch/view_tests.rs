@@ -35,6 +35,7 @@ fn row(name: &str, agent: Agent, since: i64) -> Row {
         ports: Vec::new(),
         listening: None,
         loopback_only: Vec::new(),
+        unknown: Vec::new(),
     }
 }
 
