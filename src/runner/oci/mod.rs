@@ -90,6 +90,9 @@ pub enum Io {
     /// Its output captured, its stdin held open by the caller and given nothing
     /// ([`crate::cmd::Cmd::hold_stdin`]): treebox's own steps (the setup steps, the
     /// guard's check), which end with the `create` that runs them, however it ends.
+    /// In a container made before the launcher (`ContainerRecord::launcher` false)
+    /// these are plain pipes: nothing there could end the step, so it runs on
+    /// until the container stops, as it always did there.
     Held,
 }
 
