@@ -18,15 +18,22 @@
 # and their ratio.
 #
 # Usage: benches/agent-prompt.sh [ROUNDS]   (default 5; HOST_ONLY=1: the host rows only;
-#        TREEBOX_BIN_B=DIR: another build's host box too, in the same rounds, for an A/B)
+#        TREEBOX_BIN_B=DIR: another build's host box too, in the same rounds, for an A/B;
+#        ENGINE=podman: the container rows on podman, by hand and in the box)
 # Needs: TREEBOX_TEST_AGENTS (a directory with the real `claude` and `codex`, see
-# tests/it/real_agents.rs), tmux, docker with treebox-test-base:1, and a built
+# tests/it/real_agents.rs), tmux, docker (or ENGINE) with treebox-test-base:1, and a built
 # treebox (TREEBOX_BIN, default target/release). The agents' base image, boxes,
 # containers, tmux servers and the temp HOME are removed at the end, also on failure.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 rounds=${1:-5}
 bin=${TREEBOX_BIN:-$here/target/release}
+engine=${ENGINE:-docker}
+case $engine in
+  docker) host_name=host.docker.internal ;;
+  podman) host_name=host.containers.internal ;;
+  *) echo "ENGINE is docker or podman, not $engine" >&2; exit 2 ;;
+esac
 agents=${TREEBOX_TEST_AGENTS:?set TREEBOX_TEST_AGENTS to a directory holding claude and codex}
 [ -x "$bin/git-treebox" ] || { echo "build first: cargo build --release (or set TREEBOX_BIN)" >&2; exit 1; }
 work=$(mktemp -d /tmp/treebox-prompt.XXXXXX)
@@ -44,10 +51,10 @@ agents_img=treebox-bench-agents:$$
 cleanup() {
   tmux -S "$sock" kill-server 2>/dev/null || true
   tmux -S "$XDG_STATE_HOME/treebox/tmux.sock" kill-server 2>/dev/null || true
-  ids=$(docker ps -aq --filter "label=org.treebox.repo=$work/repo" 2>/dev/null || true)
-  [ -n "$ids" ] && docker rm -f $ids >/dev/null 2>&1 || true
-  ids=$(docker ps -aq --filter "label=org.treebox.prompt=$work" 2>/dev/null || true)
-  [ -n "$ids" ] && docker rm -f $ids >/dev/null 2>&1 || true
+  ids=$($engine ps -aq --filter "label=org.treebox.repo=$work/repo" 2>/dev/null || true)
+  [ -n "$ids" ] && $engine rm -f $ids >/dev/null 2>&1 || true
+  ids=$($engine ps -aq --filter "label=org.treebox.prompt=$work" 2>/dev/null || true)
+  [ -n "$ids" ] && $engine rm -f $ids >/dev/null 2>&1 || true
   if [ -d "$work/repo" ]; then
     for b in $(cd "$work/repo" && git treebox list --json 2>/dev/null \
       | python3 -c 'import json,sys; [print(b["name"]) for b in json.load(sys.stdin)["boxes"]]' 2>/dev/null); do
@@ -56,8 +63,8 @@ cleanup() {
   fi
   # Twice: a base image goes only once the box images built on it are gone.
   for _ in 1 2; do
-    for img in $(docker images -q --filter "label=org.treebox.prompt=$work" 2>/dev/null | sort -u); do
-      docker image rm -f "$img" >/dev/null 2>&1 || true
+    for img in $($engine images -q --filter "label=org.treebox.prompt=$work" 2>/dev/null | sort -u); do
+      $engine image rm -f "$img" >/dev/null 2>&1 || true
     done
   done
   rm -rf "$work"
@@ -176,18 +183,20 @@ row host "git worktree add + tmux new-session 'claude …' (by hand)" "$h_hand"
 row host "git treebox create -d NAME --isolation host" "$h_ours"
 row host "  (of which: the command's own return)" "$(printf '%s\n' "${ours_back[@]}" | median)"
 host_ratio=$(ratio "$h_ours" "$h_hand")
+# Each round's figures, in order, for the noise behind a median.
+per_round="host by hand ${hand[*]}; host box ${ours[*]}"
 if [ -n "${TREEBOX_BIN_B:-}" ]; then
   h_b=$(printf '%s\n' "${theirs[@]}" | median)
   row host "the same with TREEBOX_BIN_B ($(ratio "$h_b" "$h_hand")×)" "$h_b"
 fi
 
-if [ "${HOST_ONLY:-0}" != 1 ] && docker image inspect treebox-test-base:1 >/dev/null 2>&1; then
+if [ "${HOST_ONLY:-0}" != 1 ] && $engine image inspect treebox-test-base:1 >/dev/null 2>&1; then
   # The operator's own base image: the test base with the real CLIs in it.
   ctx=$work/agents-ctx && mkdir -p "$ctx"
   cp --reflink=auto "$(readlink -f "$agents/claude")" "$(readlink -f "$agents/codex")" "$ctx/" 2>/dev/null \
     || { ln "$(readlink -f "$agents/claude")" "$ctx/claude"; ln "$(readlink -f "$agents/codex")" "$ctx/codex"; }
   printf 'FROM treebox-test-base:1\nCOPY claude codex /usr/local/bin/\n' > "$ctx/Dockerfile"
-  docker build -q -t "$agents_img" --label "org.treebox.prompt=$work" "$ctx" >/dev/null 2>&1
+  $engine build -q -t "$agents_img" --label "org.treebox.prompt=$work" "$ctx" >/dev/null 2>&1
   rm -rf "$ctx"
   git treebox template init bench >/dev/null 2>&1
   python3 - "$XDG_CONFIG_HOME/treebox/templates/bench" "$agents_img" "$work" <<'PY'
@@ -198,7 +207,7 @@ j["baseImage"] = img; j["buildArgs"]["INSTALL_AGENTS"] = "0"; j["buildArgs"]["IN
 json.dump(j, open(d + "/container.json", "w"))
 open(d + "/Dockerfile", "a").write('\nLABEL org.treebox.prompt="%s"\n' % work)
 PY
-  echo '{"template": "bench", "isolation": "docker"}' > "$XDG_CONFIG_HOME/treebox/config.json"
+  echo "{\"template\": \"bench\", \"isolation\": \"$engine\"}" > "$XDG_CONFIG_HOME/treebox/config.json"
   git treebox create warm --no-launch >/dev/null 2>&1   # builds the box image once
   rec=$(ls "$XDG_STATE_HOME"/treebox/repos/*/boxes/warm/record.json)
   img=$(python3 -c "import json,sys;print(json.load(open(sys.argv[1]))['container']['image'])" "$rec")
@@ -207,13 +216,13 @@ PY
   by_hand() {
     local name=$1 user=$2 wd=$3 s c ms; shift 3
     s=$(now)
-    c=$(docker run -d --init --label "org.treebox.prompt=$work" -u "$user" -w "$wd" "$@" \
+    c=$($engine run -d --init --label "org.treebox.prompt=$work" -u "$user" -w "$wd" "$@" \
       -v "$HOME/.claude.json:/home/agent/.claude.json" -v "$HOME/.claude:/home/agent/.claude" \
       "$img" sleep infinity)
     tmux -S "$sock" new-session -d -s "$name" -x 200 -y 50 \
-      "docker exec -it -e HOME=/home/agent -e TERM=xterm-256color -e ANTHROPIC_API_KEY=$key -e ANTHROPIC_BASE_URL=http://host.docker.internal:9 -e CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 $c claude --dangerously-skip-permissions"
+      "$engine exec -it -e HOME=/home/agent -e TERM=xterm-256color -e ANTHROPIC_API_KEY=$key -e ANTHROPIC_BASE_URL=http://$host_name:9 -e CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 $c claude --dangerously-skip-permissions"
     ms=$(wait_prompt "$sock" "$name" "$s")
-    tmux -S "$sock" kill-session -t "$name"; docker rm -f "$c" >/dev/null
+    tmux -S "$sock" kill-session -t "$name"; $engine rm -f "$c" >/dev/null
     echo "$ms"
   }
   hand=(); ours=(); ours_back=(); on_wt=(); theirs_d=()
@@ -241,18 +250,20 @@ PY
   done
   d_hand=$(printf '%s\n' "${hand[@]}" | median); d_ours=$(printf '%s\n' "${ours[@]}" | median)
   d_wt=$(printf '%s\n' "${on_wt[@]}" | median)
-  row docker "docker run -d IMAGE + tmux new-session 'docker exec -it C claude …'" "$d_hand"
-  row docker "the same on a worktree (git worktree add, -v it, -w it; untimed)" "$d_wt"
-  row docker "git treebox create -d NAME (sandboxed worktree)" "$d_ours"
-  row docker "  (of which: the command's own return)" "$(printf '%s\n' "${ours_back[@]}" | median)"
+  row "$engine" "$engine run -d IMAGE + tmux new-session '$engine exec -it C claude …'" "$d_hand"
+  row "$engine" "the same on a worktree (git worktree add, -v it, -w it; untimed)" "$d_wt"
+  row "$engine" "git treebox create -d NAME (sandboxed worktree)" "$d_ours"
+  row "$engine" "  (of which: the command's own return)" "$(printf '%s\n' "${ours_back[@]}" | median)"
   if [ -n "${TREEBOX_BIN_B:-}" ]; then
     d_b=$(printf '%s\n' "${theirs_d[@]}" | median)
-    row docker "the same with TREEBOX_BIN_B ($(ratio "$d_b" "$d_hand")×)" "$d_b"
+    row "$engine" "the same with TREEBOX_BIN_B ($(ratio "$d_b" "$d_hand")×)" "$d_b"
   fi
   echo
-  echo "ratios (treebox / by hand): host $host_ratio, docker $(ratio "$d_ours" "$d_hand"), docker on a worktree $(ratio "$d_ours" "$d_wt")"
+  echo "ratios (treebox / by hand): host $host_ratio, $engine $(ratio "$d_ours" "$d_hand"), $engine on a worktree $(ratio "$d_ours" "$d_wt")"
+  echo "rounds (ms): $per_round; $engine by hand ${hand[*]}; on a worktree ${on_wt[*]}; $engine box ${ours[*]}"
 else
   echo
   [ "${HOST_ONLY:-0}" = 1 ] && why="HOST_ONLY=1" || why="no treebox-test-base:1"
-  echo "ratio (treebox / by hand): host $host_ratio; docker: skipped ($why)"
+  echo "ratio (treebox / by hand): host $host_ratio; $engine: skipped ($why)"
+  echo "rounds (ms): $per_round"
 fi
