@@ -50,6 +50,11 @@ pub struct ContainerRecord {
     /// `forwardPorts`); empty when each is published under its own number.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub inside_ports: Vec<u16>,
+    /// The template's own base image `image` was built on (`baseBuild`: an imported dev
+    /// container's Dockerfile), which treebox built too: removed with the last image
+    /// of its template. `None` for a base of the user's (`baseImage`) or the default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_image: Option<String>,
 }
 
 impl ContainerRecord {

@@ -80,6 +80,15 @@ pub fn state_root() -> Result<PathBuf, NoStateDir> {
         .ok_or(NoStateDir)
 }
 
+/// [`Layout::build_lock_path`] without a repository's layout: under [`state_root`].
+pub fn build_lock_path(program: &str) -> Result<PathBuf, NoStateDir> {
+    Ok(build_lock_in(&state_root()?, program))
+}
+
+fn build_lock_in(root: &Path, program: &str) -> PathBuf {
+    root.join(format!("build-{program}.lock"))
+}
+
 /// `$XDG_DATA_HOME/treebox` (default `~/.local/share/treebox`).
 pub fn data_root() -> Result<PathBuf, NoStateDir> {
     xdg::BaseDirectories::with_prefix("treebox")
@@ -488,11 +497,13 @@ impl Store {
     /// The machine-wide lock serialising image builds of one engine (`program`): beside
     /// `repos/` under the state root.
     pub fn build_lock_path(&self, program: &str) -> PathBuf {
-        self.repo_state
-            .parent()
-            .and_then(Path::parent)
-            .unwrap_or(&self.repo_state)
-            .join(format!("build-{program}.lock"))
+        build_lock_in(
+            self.repo_state
+                .parent()
+                .and_then(Path::parent)
+                .unwrap_or(&self.repo_state),
+            program,
+        )
     }
 
     /// A scratch file of the box's bookkeeping dir, e.g. `stdout.bundle`.

@@ -123,6 +123,12 @@ impl WaitedLock {
         FileExt::lock_exclusive(&file)?;
         Ok(WaitedLock { _file: file })
     }
+
+    /// The lock if nobody holds it now; `None` without waiting when somebody does.
+    pub fn try_acquire(path: &Path) -> std::io::Result<Option<WaitedLock>> {
+        let file = open_lock_file(path)?;
+        Ok(FileExt::try_lock_exclusive(&file)?.then_some(WaitedLock { _file: file }))
+    }
 }
 
 #[cfg(test)]
@@ -144,5 +150,17 @@ mod tests {
         drop(b);
         assert!(p.exists());
         BoxLock::try_acquire(&p, "x").unwrap();
+    }
+
+    #[test]
+    fn a_waited_lock_can_be_tried_without_waiting() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("build-docker.lock");
+        let held = WaitedLock::acquire(&p).unwrap();
+        assert!(WaitedLock::try_acquire(&p).unwrap().is_none());
+        drop(held);
+        let tried = WaitedLock::try_acquire(&p).unwrap();
+        assert!(tried.is_some());
+        assert!(WaitedLock::try_acquire(&p).unwrap().is_none(), "held by the try");
     }
 }

@@ -278,6 +278,19 @@ fn a_dockerfile_dev_container_is_built_first_with_treebox_template_on_top() {
             "root"
         );
         assert!(!std::path::Path::new("/tmp/tb-dc-greeting").exists());
+
+        // The base treebox built goes with the last box made on it, not before.
+        let base = b.record("web")["container"]["baseImage"]
+            .as_str()
+            .expect("the record names the base it built")
+            .to_string();
+        let base_exists = || b.engine(&["image", "inspect", &base]).status.success();
+        assert!(base_exists(), "{base}");
+        b.create_here("web2");
+        b.env.treebox(&["teardown", "--force", "web"]).ok();
+        assert!(base_exists(), "{base} went while box web2 is on it");
+        b.env.treebox(&["teardown", "--force", "web2"]).ok();
+        assert!(!base_exists(), "{base} stayed after the last box on it");
     });
 }
 

@@ -269,6 +269,12 @@ impl Spec<'_> {
                 true => Vec::new(),
                 false => self.inside_ports(),
             },
+            base_image: self
+                .template
+                .spec()
+                .base_build
+                .as_ref()
+                .map(|_| super::image::base_tag(&self.template)),
         };
         self.record_made(Some(&rec))?;
         // The hand-over's notes of an earlier container of this box are not this one's.
@@ -472,8 +478,29 @@ pub fn remove(rec: &ContainerRecord) -> Result<(), ContainerError> {
     }
     if engine.users_of_image(&rec.image).is_empty() {
         let _ = engine.remove_image(&rec.image).output_any();
+        if let Some(base) = &rec.base_image {
+            remove_base(engine, base, &rec.image);
+        }
     }
     Ok(())
+}
+
+/// Remove the template's own base image `base` that `image` was built on, once nothing
+/// is made of it: no container uses it and no image of `image`'s template is left (the
+/// engines would only untag a base with images on it). Never while an image is being
+/// built on this engine (one may be about to build on `base`): then it stays for the
+/// next teardown. Best effort.
+fn remove_base(engine: Engine, base: &str, image: &str) {
+    let Ok(lock) = crate::state::layout::build_lock_path(engine.program()) else {
+        return;
+    };
+    let Ok(Some(_building)) = crate::state::WaitedLock::try_acquire(&lock) else {
+        return;
+    };
+    let template = image.split_once(':').map_or(image, |(repo, _)| repo);
+    if engine.users_of_image(base).is_empty() && engine.images_of(template) == Some(0) {
+        let _ = engine.remove_image(base).output_any();
+    }
 }
 
 /// Remove every container of a box: the recorded one (and its image when no other

@@ -336,6 +336,16 @@ impl Engine {
         self.cmd().args(["image", "rm", tag])
     }
 
+    /// How many images of repository `repo` (any tag) the engine holds; `None` when it
+    /// does not answer.
+    pub fn images_of(self, repo: &str) -> Option<usize> {
+        self.cmd()
+            .args(["images", "-q", repo])
+            .stdout_string()
+            .ok()
+            .map(|s| s.split_whitespace().count())
+    }
+
     /// The container's state, from `inspect` JSON; `Ok(None)` when it does not exist.
     pub fn state(self, container: &str) -> Result<Option<ContainerState>, CmdError> {
         let out = self

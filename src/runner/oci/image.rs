@@ -52,7 +52,7 @@ fn image_tag(template: &Template, args: &[(String, String)]) -> String {
 }
 
 /// The tag of a template's own base image (`baseBuild`): its contents decide it.
-fn base_tag(template: &Template) -> String {
+pub(super) fn base_tag(template: &Template) -> String {
     let hex: String = template.digest().chars().take(16).collect();
     format!("treebox-base-{}:{hex}", template.name())
 }
