@@ -161,6 +161,9 @@ mod tests {
         drop(held);
         let tried = WaitedLock::try_acquire(&p).unwrap();
         assert!(tried.is_some());
-        assert!(WaitedLock::try_acquire(&p).unwrap().is_none(), "held by the try");
+        assert!(
+            WaitedLock::try_acquire(&p).unwrap().is_none(),
+            "held by the try"
+        );
     }
 }

@@ -180,6 +180,57 @@ fn the_plan_is_agreed_once_and_a_change_is_shown_and_noticed() {
     import(&env, &["mine", "--yes"]).code(5);
 }
 
+/// On a terminal the plan is asked about: `n` (or just Enter) writes nothing, a new
+/// template or a change to one; `y` writes it.
+#[test]
+fn no_at_the_question_writes_nothing() {
+    let env = TestEnv::new();
+    env.commit_file(
+        &env.repo,
+        FILE,
+        &python_project("python:3.12"),
+        "dev container",
+    );
+    let answer = |keys: &[&str]| {
+        let pane = crate::watch::Pane::run(&env, "template import-devcontainer py");
+        pane.wait_for("the question", |s| {
+            s.contains("+ image: the base image") && s.contains("Write template `py`? [y/N]")
+        });
+        pane.keys(keys);
+        let s = pane.wait_for("the answer", |_| pane.exit_code().is_some());
+        (pane.exit_code(), s)
+    };
+    let (code, s) = answer(&["n", "Enter"]);
+    assert_eq!(code, Some(0), "{s}");
+    assert!(s.contains("nothing imported"), "{s}");
+    assert!(
+        !template_dir(&env, "py").exists(),
+        "written after `n`:\n{s}"
+    );
+    let (code, s) = answer(&["Enter"]);
+    assert_eq!(code, Some(0), "{s}");
+    assert!(
+        !template_dir(&env, "py").exists(),
+        "written after Enter:\n{s}"
+    );
+    let (code, s) = answer(&["y", "Enter"]);
+    assert_eq!(code, Some(0), "{s}");
+    let spec = template_dir(&env, "py").join("container.json");
+    let before = std::fs::read(&spec).unwrap();
+
+    // A change, declined: the template stays as it was, byte for byte.
+    env.commit_file(
+        &env.repo,
+        FILE,
+        &python_project("python:3.13"),
+        "newer python",
+    );
+    let (code, s) = answer(&["n", "Enter"]);
+    assert_eq!(code, Some(0), "{s}");
+    assert!(s.contains("nothing imported"), "{s}");
+    assert_eq!(std::fs::read(&spec).unwrap(), before);
+}
+
 /// As the operator of an offline machine would: no agent CLIs from npm (and no `gh`
 /// on a base of its own, whose package source would be waited on); the test's label,
 /// so the image goes with the test run; template `name` the boxes'.
@@ -286,7 +337,29 @@ fn a_dockerfile_dev_container_is_built_first_with_treebox_template_on_top() {
             .to_string();
         let base_exists = || b.engine(&["image", "inspect", &base]).status.success();
         assert!(base_exists(), "{base}");
-        b.create_here("web2");
+        // The dev container changed since the import: a new box on the template says so.
+        env.commit_file(
+            &env.repo,
+            ".devcontainer/notes.md",
+            "still not needed\n",
+            "notes",
+        );
+        let made = env.treebox(&["create", "web2", "--no-launch"]);
+        made.ok();
+        assert!(!made.stderr.contains("has changed since"), "{made:?}");
+        env.commit_file(
+            &env.repo,
+            FILE,
+            r#"{ "build": { "dockerfile": "Dockerfile", "args": { "GREETING": "changed" } } }"#,
+            "dev container changed",
+        );
+        let made = env.treebox(&["create", "web3", "--no-launch"]);
+        made.ok();
+        assert!(
+            made.stderr.contains("the repository's dev container (.devcontainer/devcontainer.json) has changed since template `built` was imported from it: `git treebox template import-devcontainer built` shows what changed"),
+            "{made:?}"
+        );
+        env.treebox(&["teardown", "--force", "web3"]).ok();
         b.env.treebox(&["teardown", "--force", "web"]).ok();
         assert!(base_exists(), "{base} went while box web2 is on it");
         b.env.treebox(&["teardown", "--force", "web2"]).ok();

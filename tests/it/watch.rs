@@ -124,14 +124,25 @@ pub(crate) struct Pane {
 }
 
 impl Pane {
+    /// `git treebox watch ARGS` in an 80×24 terminal, once it draws its dashboard.
     pub(crate) fn start(env: &TestEnv, args: &str) -> Pane {
+        let pane = Pane::run(env, &format!("watch {args}"));
+        pane.wait_for("the dashboard", |s| s.contains("git treebox watch"));
+        pane
+    }
+
+    /// `git treebox ARGS` (words for `sh`) in an 80×24 terminal of a tmux server of the
+    /// test's own, in the repository; its exit code is [`Pane::exit_code`] once it ends.
+    pub(crate) fn run(env: &TestEnv, args: &str) -> Pane {
         let socket = env.root().join("outer.sock");
         let exit = env.root().join("watch.exit");
+        // An earlier pane's code is not this one's.
+        let _ = std::fs::remove_file(&exit);
         let script = env.root().join("watch.sh");
         write_exec(
             &script,
             &format!(
-                "#!/bin/sh\n{TREEBOX} watch {args}\necho $? > {}\nexec sleep 120\n",
+                "#!/bin/sh\n{TREEBOX} {args}\necho $? > {}\nexec sleep 120\n",
                 exit.display()
             ),
         );
@@ -153,13 +164,11 @@ impl Pane {
             .output()
             .expect("tmux");
         assert!(out.status.success(), "{out:?}");
-        let pane = Pane {
+        Pane {
             socket,
             treebox_socket: env.state_dir().join("treebox/tmux.sock"),
             exit,
-        };
-        pane.wait_for("the dashboard", |s| s.contains("git treebox watch"));
-        pane
+        }
     }
 
     fn tmux(&self, args: &[&str]) -> String {
