@@ -196,10 +196,21 @@ pub fn base_files(
     let mut problem = None;
     context
         .walk(git2::TreeWalkMode::PreOrder, |dir, entry| {
+            let rel = format!("{dir}{}", entry.name().unwrap_or(""));
+            if entry.kind() == Some(git2::ObjectType::Tree) {
+                // Only into directories that hold, or are within, a path it copies: a
+                // large repository is not read whole for one `COPY` of a file.
+                let inside = |s: &String| {
+                    *s == rel || s.starts_with(&format!("{rel}/")) || rel.starts_with(&format!("{s}/"))
+                };
+                return match &wanted {
+                    Some(w) if !w.iter().any(inside) => git2::TreeWalkResult::Skip,
+                    _ => git2::TreeWalkResult::Ok,
+                };
+            }
             if entry.kind() != Some(git2::ObjectType::Blob) {
                 return git2::TreeWalkResult::Ok;
             }
-            let rel = format!("{dir}{}", entry.name().unwrap_or(""));
             let needed = match &wanted {
                 None => true,
                 Some(w) => w.iter().any(|s| rel == *s || rel.starts_with(&format!("{s}/"))),
@@ -292,4 +303,88 @@ pub(super) fn copied_sources(dockerfile: &[u8]) -> Option<Vec<String>> {
         }
     }
     Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A commit of `files` (path, text) in a new repository.
+    fn committed(files: &[(&str, &str)]) -> (tempfile::TempDir, git2::Repository, git2::Oid) {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = git2::Repository::init(dir.path()).unwrap();
+        let mut index = repo.index().unwrap();
+        for (path, text) in files {
+            let id = repo.blob(text.as_bytes()).unwrap();
+            let mut e = git2::IndexEntry {
+                ctime: git2::IndexTime::new(0, 0),
+                mtime: git2::IndexTime::new(0, 0),
+                dev: 0,
+                ino: 0,
+                mode: 0o100644,
+                uid: 0,
+                gid: 0,
+                file_size: text.len() as u32,
+                id,
+                flags: 0,
+                flags_extended: 0,
+                path: path.as_bytes().to_vec(),
+            };
+            e.flags = (path.len() as u16) & 0xfff;
+            index.add(&e).unwrap();
+        }
+        let tree = repo.find_tree(index.write_tree().unwrap()).unwrap();
+        let sig = git2::Signature::now("t", "t@example.invalid").unwrap();
+        let oid = repo.commit(None, &sig, &sig, "c", &tree, &[]).unwrap();
+        drop(tree);
+        (dir, repo, oid)
+    }
+
+    #[test]
+    fn the_files_its_copy_lines_name_and_nothing_else() {
+        let (_d, repo, oid) = committed(&[
+            (
+                "Dockerfile",
+                "FROM x\nCOPY requirements.txt /r\nCOPY tools/bin /t\nCOPY deep/a/b/c.txt /c\n",
+            ),
+            ("requirements.txt", "pytest\n"),
+            ("tools/bin/run", "#!/bin/sh\n"),
+            ("tools/bin/more/x", "x\n"),
+            ("tools/other", "not needed\n"),
+            ("deep/a/b/c.txt", "c\n"),
+            ("deep/a/b/d.txt", "not needed\n"),
+            ("deep/z/e.txt", "not needed\n"),
+            ("src/lib/m.rs", "not needed\n"),
+        ]);
+        let b = BaseRequest {
+            dockerfile: "Dockerfile".into(),
+            context: String::new(),
+            args: BTreeMap::new(),
+        };
+        let mut got: Vec<String> = base_files(&repo, oid, &b)
+            .unwrap()
+            .into_iter()
+            .map(|(p, _, _)| p)
+            .collect();
+        got.sort();
+        assert_eq!(
+            got,
+            [
+                "base.Dockerfile",
+                "base/deep/a/b/c.txt",
+                "base/requirements.txt",
+                "base/tools/bin/more/x",
+                "base/tools/bin/run",
+            ]
+        );
+        // `COPY .`: all of it.
+        let (_d, repo, oid) = committed(&[("Dockerfile", "FROM x\nCOPY . /w\n"), ("a/b", "b\n")]);
+        let all = base_files(&repo, oid, &b).unwrap();
+        assert_eq!(
+            all.len(),
+            3,
+            "{:?}",
+            all.iter().map(|f| &f.0).collect::<Vec<_>>()
+        );
+    }
 }
