@@ -51,6 +51,7 @@ use crate::stand_in::{self, Api, Request};
 
 mod listing;
 mod scenario;
+mod stopping;
 #[cfg(test)]
 mod tests;
 mod wire;

@@ -96,7 +96,7 @@ impl Drop for Server {
 
 /// Wait (at most a minute: a slow machine is not a failure) until `done` holds.
 #[track_caller]
-fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
+pub(crate) fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
     let since = Instant::now();
     while !done() {
         assert!(
@@ -503,7 +503,7 @@ exit 9
 
 /// How many agents [`CONTAINER_AGENT`] (or [`LINGERING_AGENT`]) started in the box at
 /// `path`: each adds a line to `agent.started` there.
-fn agents_started(path: &Path) -> usize {
+pub(crate) fn agents_started(path: &Path) -> usize {
     std::fs::read_to_string(path.join("agent.started"))
         .unwrap_or_default()
         .lines()
@@ -512,7 +512,7 @@ fn agents_started(path: &Path) -> usize {
 
 /// A container box `leaf` of `b`'s engine, made without a launch, whose claude is
 /// [`CONTAINER_AGENT`] (a script in the box, named by the config): its path.
-fn container_agent_box(b: &crate::container::Boxed, leaf: &str) -> PathBuf {
+pub(crate) fn container_agent_box(b: &crate::container::Boxed, leaf: &str) -> PathBuf {
     let env = &b.env;
     env.treebox(&["create", "--no-launch", leaf]).ok();
     let path = env.box_path(leaf);
@@ -588,7 +588,7 @@ fn a_container_agent_runs_in_a_session_and_down_ends_it() {
 }
 
 /// A container box's agent that leaves a child of its own running and never stops.
-const LINGERING_AGENT: &str = r#"#!/bin/sh
+pub(crate) const LINGERING_AGENT: &str = r#"#!/bin/sh
 d=$(dirname "$0")
 sleep 1000 &
 echo "box=$TREEBOX_BOX" >> "$d/agent.started"
@@ -597,7 +597,7 @@ while :; do sleep 0.05; done
 
 /// The pids of the processes in `b`'s container of box `leaf` that are not root's: the
 /// agent's (root's are the container's own and this look's).
-fn agent_processes(b: &crate::container::Boxed, leaf: &str) -> Vec<String> {
+pub(crate) fn agent_processes(b: &crate::container::Boxed, leaf: &str) -> Vec<String> {
     let look = r#"for d in /proc/[0-9]*; do
   l=; read -r l <"$d/stat" 2>/dev/null || continue
   set -- ${l##*) }; [ "$1" = Z ] && continue
