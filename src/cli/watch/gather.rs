@@ -67,6 +67,7 @@ pub fn row(e: &BoxEntry, facts: &Facts, layout: &Layout, repo: &str, here: Optio
         .as_ref()
         .zip(here)
         .and_then(|(r, here)| crate::runner::ports_now(r, here));
+    let (listening, loopback_only, unknown) = seen(now);
     Row {
         repo: repo.to_string(),
         name: e.leaf.to_string(),
@@ -96,12 +97,9 @@ pub fn row(e: &BoxEntry, facts: &Facts, layout: &Layout, repo: &str, here: Optio
             .as_ref()
             .map(|r| r.ports.clone())
             .unwrap_or_default(),
-        listening: now.as_ref().map(|n| n.listening.clone()),
-        loopback_only: now
-            .as_ref()
-            .map(|n| n.loopback_only.clone())
-            .unwrap_or_default(),
-        unknown: now.map(|n| n.unknown).unwrap_or_default(),
+        listening,
+        loopback_only,
+        unknown,
     }
 }
 
@@ -125,6 +123,7 @@ pub fn far_row(machine: String, repo: String, b: &serde_json::Value) -> Row {
         _ => "bad-record",
     };
     let (ports, now) = crate::remote::listing::far_ports(b);
+    let (listening, loopback_only, unknown) = seen(now);
     Row {
         repo,
         name: text("name").unwrap_or_default(),
@@ -150,12 +149,9 @@ pub fn far_row(machine: String, repo: String, b: &serde_json::Value) -> Row {
         stale: b["stale"] == true,
         machine: Some(machine),
         ports,
-        listening: now.as_ref().map(|n| n.listening.clone()),
-        loopback_only: now
-            .as_ref()
-            .map(|n| n.loopback_only.clone())
-            .unwrap_or_default(),
-        unknown: now.map(|n| n.unknown).unwrap_or_default(),
+        listening,
+        loopback_only,
+        unknown,
     }
 }
 
@@ -174,12 +170,15 @@ pub fn listening(row: &mut Row, layout: &Layout) {
         return;
     };
     let now = crate::runner::ports_now(&record, &std::sync::OnceLock::new());
-    row.listening = now.as_ref().map(|n| n.listening.clone());
-    row.loopback_only = now
-        .as_ref()
-        .map(|n| n.loopback_only.clone())
-        .unwrap_or_default();
-    row.unknown = now.map(|n| n.unknown).unwrap_or_default();
+    (row.listening, row.loopback_only, row.unknown) = seen(now);
+}
+
+/// A row's three port fields from what listens now (`None`: not read).
+fn seen(now: Option<crate::runner::PortsNow>) -> (Option<Vec<u16>>, Vec<u16>, Vec<u16>) {
+    match now {
+        Some(n) => (Some(n.listening), n.loopback_only, n.unknown),
+        None => (None, Vec::new(), Vec::new()),
+    }
 }
 
 pub fn agent(row: &mut Row, layout: &Layout) {
