@@ -487,5 +487,23 @@ fn a_box_on_the_imported_template_runs_its_commands_inside_as_the_agent() {
             "{d}"
         );
         assert!(!std::path::Path::new("/tmp/tb-pwned").exists());
+
+        // Removed outright (an engine's prune), the container is made again at the next
+        // use: a new container, whose own files lack what postCreateCommand wrote, so
+        // that runs again before postStartCommand.
+        let c = b.container("py");
+        assert!(b.engine(&["rm", "-f", &c]).status.success());
+        let mut again = env.command(crate::env::TREEBOX, &env.repo);
+        again
+            .args(["enter", "py", "--print"])
+            .env("TREEBOX_NETWORK", &net);
+        crate::env::Run::from_output(again.output().unwrap()).ok();
+        for made in [
+            "/tmp/tb-devcontainer-post-create",
+            "/tmp/tb-devcontainer-env",
+            "/tmp/tb-devcontainer-started",
+        ] {
+            b.exec(&["py", "--", "test", "-s", made]).ok();
+        }
     });
 }

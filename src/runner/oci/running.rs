@@ -1,6 +1,7 @@
 //! Keeping a recorded box's container running (`ensure_running`): the hot path asks
 //! `/proc`, then at most one `inspect`; a stopped container is started (its firewall
-//! applied again, its template's `postStart` run), a removed one made again, and one
+//! applied again, its template's `postStart` run), a removed one made again (its
+//! `postCreate` and `postStart` run), and one
 //! restarted behind treebox's back gets its firewall again (a restart loses its rules).
 
 use super::container::{observe, ContainerRecord};
@@ -81,12 +82,19 @@ pub fn ensure_running(
             }
             let mut rec = rec.clone();
             observe(&mut rec, engine)?;
-            super::setup::post_start(engine, &rec, &record.path, &template.spec().post_start)?;
+            let post_start = &template.spec().post_start;
+            super::setup::after_start(engine, &rec, &record.path, (&[], post_start))?;
             Ok(rec)
         }
         None => {
             let leaf = Leaf::parse(&record.name).map_err(|_| ContainerError::NoEngine)?;
-            let post_start = template.spec().post_start.clone();
+            // A new container: what the template's `postCreate` put in the old one's own
+            // files (outside the box's mounts) is gone, so it runs again, as a dev
+            // container's does when its container is rebuilt.
+            let hooks = (
+                template.spec().post_create.clone(),
+                template.spec().post_start.clone(),
+            );
             let spec = Spec {
                 repo,
                 layout,
@@ -99,7 +107,7 @@ pub fn ensure_running(
                 extra_allow: cfg_allow.to_vec(),
             };
             let rec = spec.create(&record.ecosystems)?;
-            super::setup::post_start(engine, &rec, &record.path, &post_start)?;
+            super::setup::after_start(engine, &rec, &record.path, (&hooks.0, &hooks.1))?;
             Ok(rec)
         }
     }

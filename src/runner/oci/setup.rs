@@ -142,20 +142,21 @@ pub fn hook_steps(
         .collect()
 }
 
-/// Run the template's `postStart` commands in a container just started again, as
-/// the agent in the box; the first that fails stops them.
-pub fn post_start(
+/// Run the template's `postCreate` commands (`post_create`: a container just made again,
+/// whose own files are new) and then its `postStart` ones in a container just started,
+/// as the agent in the box; the first that fails stops them.
+pub fn after_start(
     engine: Engine,
     rec: &ContainerRecord,
     box_path: &Path,
-    commands: &[String],
+    (post_create, post_start): (&[String], &[String]),
 ) -> Result<(), ContainerError> {
     setup_inside(
         engine,
         rec,
         box_path,
         Vec::new(),
-        (&[], commands),
+        (post_create, post_start),
         &mut |_| {},
     )
 }
