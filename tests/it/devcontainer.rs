@@ -22,6 +22,11 @@ fn import(env: &TestEnv, args: &[&str]) -> crate::env::Run {
     env.treebox(&[&["template", "import-devcontainer"], args].concat())
 }
 
+/// Commit [`python_project`] on `image` as the repository's dev container.
+fn commit_python(env: &TestEnv, image: &str, message: &str) {
+    env.commit_file(&env.repo, FILE, &python_project(image), message);
+}
+
 /// A Python project's dev container, written as such projects write it.
 fn python_project(image: &str) -> String {
     format!(
@@ -106,12 +111,7 @@ fn refused_keys_are_each_named_and_nothing_is_written() {
 #[test]
 fn the_plan_is_agreed_once_and_a_change_is_shown_and_noticed() {
     let env = TestEnv::new();
-    env.commit_file(
-        &env.repo,
-        FILE,
-        &python_project("python:3.12"),
-        "dev container",
-    );
+    commit_python(&env, "python:3.12", "dev container");
     // Off a terminal, the plan is shown and nothing is written without --yes.
     let r = import(&env, &["py"]);
     r.code(5);
@@ -156,12 +156,7 @@ fn the_plan_is_agreed_once_and_a_change_is_shown_and_noticed() {
     assert_eq!(doctor(&env)["status"], "ok", "{}", doctor(&env));
 
     // Committed again, changed: doctor says so; importing again shows what changed.
-    env.commit_file(
-        &env.repo,
-        FILE,
-        &python_project("python:3.13"),
-        "newer python",
-    );
+    commit_python(&env, "python:3.13", "newer python");
     let d = doctor(&env);
     assert_eq!(d["status"], "advisory", "{d}");
     assert!(
@@ -185,12 +180,7 @@ fn the_plan_is_agreed_once_and_a_change_is_shown_and_noticed() {
 #[test]
 fn no_at_the_question_writes_nothing() {
     let env = TestEnv::new();
-    env.commit_file(
-        &env.repo,
-        FILE,
-        &python_project("python:3.12"),
-        "dev container",
-    );
+    commit_python(&env, "python:3.12", "dev container");
     let answer = |keys: &[&str]| {
         let pane = crate::watch::Pane::run(&env, "template import-devcontainer py");
         pane.wait_for("the question", |s| {
@@ -219,12 +209,7 @@ fn no_at_the_question_writes_nothing() {
     let before = std::fs::read(&spec).unwrap();
 
     // A change, declined: the template stays as it was, byte for byte.
-    env.commit_file(
-        &env.repo,
-        FILE,
-        &python_project("python:3.13"),
-        "newer python",
-    );
+    commit_python(&env, "python:3.13", "newer python");
     let (code, s) = answer(&["n", "Enter"]);
     assert_eq!(code, Some(0), "{s}");
     assert!(s.contains("nothing imported"), "{s}");

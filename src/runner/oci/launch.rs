@@ -88,11 +88,11 @@ pub const AGENT_UID: u32 = 1000;
 /// it (then, just before the drop, it writes its pid, start time and the agent's uid
 /// to `MARKS/MARK`, see [`super::ending`]), then `--held` when its stdin is held open
 /// by whoever waits on it, for as long as it waits (then a watcher, as root, reads
-/// that stdin to its end with the shell's own `read` — the engine's client or its caller gone — and runs the
-/// ender for a program still running; the program's own stdin is `/dev/null`), then
-/// `--handed` when the container's
-/// anchor hands the agent its paths (then it waits for [`HANDED`], and refuses when the
-/// hand-over failed), then
+/// that stdin to its end with the shell's own `read` — the engine's client or its
+/// caller gone — and runs the ender for a program still running; the program's own
+/// stdin is `/dev/null`), then `--handed` when the container's anchor hands the agent
+/// its paths (then it waits for [`HANDED`], and refuses when the hand-over failed),
+/// then
 /// `$1` uid, `$2` gid, `$3` home, then `KEY=value` words up to `--`, then the program
 /// and its arguments. Exported are the env file's lines, then the caller's words (so
 /// a setup step's own variables win), then HOME/USER/LOGNAME; a `TERM` the image has
