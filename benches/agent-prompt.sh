@@ -19,7 +19,11 @@
 #
 # Usage: benches/agent-prompt.sh [ROUNDS]   (default 5; HOST_ONLY=1: the host rows only;
 #        TREEBOX_BIN_B=DIR: another build's host box too, in the same rounds, for an A/B;
-#        ENGINE=podman: the container rows on podman, by hand and in the box)
+#        ENGINE=podman: the container rows on podman, by hand and in the box;
+#        SPLIT=1: the container rows split in two, up to the agent's exec and from
+#        there to its prompt: the image's `claude` is then a two-line script that
+#        notes the time in the container's /tmp and execs the real one, in every
+#        container row alike)
 # Needs: TREEBOX_TEST_AGENTS (a directory with the real `claude` and `codex`, see
 # tests/it/real_agents.rs), tmux, docker (or ENGINE) with treebox-test-base:1, and a built
 # treebox (TREEBOX_BIN, default target/release). The agents' base image, boxes,
@@ -196,6 +200,12 @@ if [ "${HOST_ONLY:-0}" != 1 ] && $engine image inspect treebox-test-base:1 >/dev
   cp --reflink=auto "$(readlink -f "$agents/claude")" "$(readlink -f "$agents/codex")" "$ctx/" 2>/dev/null \
     || { ln "$(readlink -f "$agents/claude")" "$ctx/claude"; ln "$(readlink -f "$agents/codex")" "$ctx/codex"; }
   printf 'FROM treebox-test-base:1\nCOPY claude codex /usr/local/bin/\n' > "$ctx/Dockerfile"
+  if [ "${SPLIT:-0}" = 1 ]; then
+    mv "$ctx/claude" "$ctx/claude.real"
+    printf '#!/bin/sh\ndate +%%s%%N >/tmp/.agent-exec\nexec /usr/local/bin/claude.real "$@"\n' > "$ctx/claude"
+    chmod 755 "$ctx/claude"
+    printf 'COPY claude.real /usr/local/bin/\n' >> "$ctx/Dockerfile"
+  fi
   $engine build -q -t "$agents_img" --label "org.treebox.prompt=$work" "$ctx" >/dev/null 2>&1
   rm -rf "$ctx"
   git treebox template init bench >/dev/null 2>&1
@@ -211,8 +221,16 @@ PY
   git treebox create warm --no-launch >/dev/null 2>&1   # builds the box image once
   rec=$(ls "$XDG_STATE_HOME"/treebox/repos/*/boxes/warm/record.json)
   img=$(python3 -c "import json,sys;print(json.load(open(sys.argv[1]))['container']['image'])" "$rec")
+  # exec_at C START: with SPLIT=1, ms from START to the agent's exec in container C
+  # (its wrapper's note), else "-".
+  exec_at() {
+    local t
+    [ "${SPLIT:-0}" = 1 ] && t=$($engine exec "$1" cat /tmp/.agent-exec 2>/dev/null) && [ -n "$t" ] \
+      && echo $(( (t - $2) / 1000000 )) || echo -
+  }
   # by_hand SESSION USER WORKDIR [docker run options…]: ms from `docker run -d` to the
-  # prompt of `docker exec -it C claude` in a tmux session, then both removed.
+  # prompt of `docker exec -it C claude` in a tmux session (and to the agent's exec,
+  # see exec_at), then both removed.
   by_hand() {
     local name=$1 user=$2 wd=$3 s c ms; shift 3
     s=$(now)
@@ -222,10 +240,11 @@ PY
     tmux -S "$sock" new-session -d -s "$name" -x 200 -y 50 \
       "$engine exec -it -e HOME=/home/agent -e TERM=xterm-256color -e ANTHROPIC_API_KEY=$key -e ANTHROPIC_BASE_URL=http://$host_name:9 -e CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 $c claude --dangerously-skip-permissions"
     ms=$(wait_prompt "$sock" "$name" "$s")
+    ms="$ms $(exec_at "$c" "$s")"
     tmux -S "$sock" kill-session -t "$name"; $engine rm -f "$c" >/dev/null
     echo "$ms"
   }
-  hand=(); ours=(); ours_back=(); on_wt=(); theirs_d=()
+  hand=(); ours=(); ours_back=(); on_wt=(); theirs_d=(); x_hand=(); x_wt=(); x_ours=()
   for i in $(seq "$rounds"); do
     # By hand, on a worktree of the repository, as the box is: its checkout mounted
     # and the agent's own (on a desktop whose user is uid 1000 it already is; as root
@@ -233,13 +252,18 @@ PY
     wt=$work/hw$i
     git worktree add -q "$wt" -b "hw$i"
     [ "$(id -u)" = 0 ] && wt_user=1000:1000 && chown -R 1000:1000 "$wt" "$repo/.git" || wt_user=$(id -u):$(id -g)
-    on_wt+=("$(by_hand "w$i" "$wt_user" "$wt" -v "$wt:$wt" -v "$repo/.git:$repo/.git")")
+    read -r ms x <<< "$(by_hand "w$i" "$wt_user" "$wt" -v "$wt:$wt" -v "$repo/.git:$repo/.git")"
+    on_wt+=("$ms"); x_wt+=("$x")
     [ "$(id -u)" = 0 ] && chown -R 0:0 "$wt" "$repo/.git"
     git worktree remove --force "$wt"
-    hand+=("$(by_hand "d$i" 1000:1000 /home/agent)")
-    out=$(created "dock$i" "$(now)" git treebox create -d "dock$i")
+    read -r ms x <<< "$(by_hand "d$i" 1000:1000 /home/agent)"
+    hand+=("$ms"); x_hand+=("$x")
+    s=$(now)
+    out=$(created "dock$i" "$s" git treebox create -d "dock$i")
     read -r ready back <<< "$out"
     ours+=("$ready"); ours_back+=("$back")
+    c=$($engine ps -q --filter "label=org.treebox.repo=$repo" --filter "name=-dock$i\$" | head -1)
+    x_ours+=("$([ -n "$c" ] && exec_at "$c" "$s" || echo -)")
     git treebox teardown --force "dock$i" >/dev/null 2>&1
     if [ -n "${TREEBOX_BIN_B:-}" ]; then
       out=$(created "dockb$i" "$(now)" "$TREEBOX_BIN_B/git-treebox" create -d "dockb$i")
@@ -261,6 +285,20 @@ PY
   echo
   echo "ratios (treebox / by hand): host $host_ratio, $engine $(ratio "$d_ours" "$d_hand"), $engine on a worktree $(ratio "$d_ours" "$d_wt")"
   echo "rounds (ms): $per_round; $engine by hand ${hand[*]}; on a worktree ${on_wt[*]}; $engine box ${ours[*]}"
+  if [ "${SPLIT:-0}" = 1 ]; then
+    # The agent's exec, and from it to the prompt, per row (medians of each round's).
+    parts() {
+      local -n all=$1 ex=$2; local i to=() from=()
+      for i in "${!all[@]}"; do
+        [ "${ex[$i]}" = - ] && continue
+        to+=("${ex[$i]}"); from+=("$(( all[i] - ex[i] ))")
+      done
+      [ "${#to[@]}" -gt 0 ] || { echo "not seen"; return; }
+      echo "exec at $(printf '%s\n' "${to[@]}" | median), then $(printf '%s\n' "${from[@]}" | median) to the prompt"
+    }
+    echo "split (ms): by hand $(parts hand x_hand); on a worktree $(parts on_wt x_wt); box $(parts ours x_ours)"
+    echo "agent's exec per round: by hand ${x_hand[*]}; on a worktree ${x_wt[*]}; box ${x_ours[*]}"
+  fi
 else
   echo
   [ "${HOST_ONLY:-0}" = 1 ] && why="HOST_ONLY=1" || why="no treebox-test-base:1"
