@@ -21,16 +21,29 @@ pub struct PortsNow {
 impl PortsNow {
     /// The short form `list`'s PORTS column shows: the ports that listen, `!` after
     /// one on a container's own loopback, `?` after one that cannot be told; `-` for
-    /// none.
+    /// none. In port order, consecutive ports alike as one run (`20000-20002?`), so a
+    /// block fits the column.
     pub fn marked(&self) -> String {
-        if self.listening.is_empty() && self.loopback_only.is_empty() && self.unknown.is_empty() {
+        let mut all: Vec<(u16, &str)> = (self.listening.iter().map(|p| (*p, "")))
+            .chain(self.loopback_only.iter().map(|p| (*p, "!")))
+            .chain(self.unknown.iter().map(|p| (*p, "?")))
+            .collect();
+        if all.is_empty() {
             return "-".into();
         }
-        self.listening
-            .iter()
-            .map(u16::to_string)
-            .chain(self.loopback_only.iter().map(|p| format!("{p}!")))
-            .chain(self.unknown.iter().map(|p| format!("{p}?")))
+        all.sort_unstable();
+        let mut runs: Vec<(u16, u16, &str)> = Vec::new();
+        for (p, mark) in all {
+            match runs.last_mut() {
+                Some((_, last, m)) if *m == mark && last.checked_add(1) == Some(p) => *last = p,
+                _ => runs.push((p, p, mark)),
+            }
+        }
+        runs.iter()
+            .map(|(a, b, m)| match a == b {
+                true => format!("{a}{m}"),
+                false => format!("{a}-{b}{m}"),
+            })
             .collect::<Vec<_>>()
             .join(",")
     }
@@ -151,5 +164,15 @@ mod tests {
         now.listening = vec![20000];
         now.loopback_only = vec![20001];
         assert_eq!(now.marked(), "20000,20001!,20002?");
+        // Runs of consecutive ports alike are one, so a cut table's block fits 12
+        // columns; gaps and other marks break a run.
+        now = PortsNow {
+            unknown: vec![20002, 20000, 20001],
+            ..PortsNow::default()
+        };
+        assert_eq!(now.marked(), "20000-20002?");
+        now.listening = vec![30000, 30001, 30003, 65535];
+        now.unknown = vec![30002];
+        assert_eq!(now.marked(), "30000-30001,30002?,30003,65535");
     }
 }
