@@ -24,7 +24,10 @@ impl PortsNow {
     /// none. In port order, consecutive ports alike as one run (`20000-20002?`), so a
     /// block fits the column.
     pub fn marked(&self) -> String {
-        let mut all: Vec<(u16, &str)> = (self.listening.iter().map(|p| (*p, "")))
+        let mut all: Vec<(u16, &str)> = self
+            .listening
+            .iter()
+            .map(|p| (*p, ""))
             .chain(self.loopback_only.iter().map(|p| (*p, "!")))
             .chain(self.unknown.iter().map(|p| (*p, "?")))
             .collect();
@@ -40,9 +43,12 @@ impl PortsNow {
             }
         }
         runs.iter()
-            .map(|(a, b, m)| match a == b {
-                true => format!("{a}{m}"),
-                false => format!("{a}-{b}{m}"),
+            .map(|(a, b, m)| {
+                if a == b {
+                    format!("{a}{m}")
+                } else {
+                    format!("{a}-{b}{m}")
+                }
             })
             .collect::<Vec<_>>()
             .join(",")
