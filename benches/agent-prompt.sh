@@ -262,8 +262,12 @@ PY
     out=$(created "dock$i" "$s" git treebox create -d "dock$i")
     read -r ready back <<< "$out"
     ours+=("$ready"); ours_back+=("$back")
-    c=$($engine ps -q --filter "label=org.treebox.repo=$repo" --filter "name=-dock$i\$" | head -1)
-    x_ours+=("$([ -n "$c" ] && exec_at "$c" "$s" || echo -)")
+    x=-
+    if [ "${SPLIT:-0}" = 1 ]; then
+      c=$($engine ps -q --filter "label=org.treebox.repo=$repo" --filter "name=-dock$i\$" | head -1)
+      [ -n "$c" ] && x=$(exec_at "$c" "$s")
+    fi
+    x_ours+=("$x")
     git treebox teardown --force "dock$i" >/dev/null 2>&1
     if [ -n "${TREEBOX_BIN_B:-}" ]; then
       out=$(created "dockb$i" "$(now)" "$TREEBOX_BIN_B/git-treebox" create -d "dockb$i")
