@@ -55,11 +55,16 @@ pub const HANDED_NOTE: &str = "handed";
 /// files' new stat data (a chown changes every ctime, and an index out of step makes
 /// every host status of the box hash every tracked file), and say so ([`HANDED`]).
 /// Then tell the host the same in the status dir ([`HANDED_NOTE`]: a fresh file, any
-/// name planted there removed first, never written through), and idle. Done once per
+/// name planted there removed first, never written through), and idle. First of all it
+/// makes the launcher's marks dir ([`super::ending::MARKS`]), so that a program's
+/// launch, which waits for the hand-over, finds it and forks no `mkdir` of its own
+/// (an exec of a binary this container has not read yet costs a few ms through a
+/// FUSE storage driver). Done once per
 /// container: a restart finds the marker. Symlinks are changed, never followed. Done
 /// here rather than by an `exec` after the start, so the agent's own start (whose
 /// launcher waits for the marker) overlaps it.
 pub const ANCHOR: &str = r#"m=/run/treebox-handed s=/run/treebox/status/handed
+mkdir -m 700 /run/treebox-run 2>/dev/null
 if [ ! -e "$m" ] && [ ! -e "$m-failed" ]; then
   u=$1 c=$2; shift 2
   if err=$(chown -R -h "$u" -- "$@" 2>&1); then
@@ -533,6 +538,11 @@ mod tests {
         let (code, _) = run_moved(ANCHOR, root, &[&mine, c, c, status.to_str().unwrap()]);
         assert_eq!(code, 0);
         assert!(root.join("treebox-handed").is_file());
+        // The launcher's marks dir is there before any launch (root's alone).
+        use std::os::unix::fs::PermissionsExt;
+        let marks = std::fs::metadata(root.join("treebox-run")).unwrap();
+        assert!(marks.is_dir());
+        assert_eq!(marks.permissions().mode() & 0o777, 0o700);
         let note = std::fs::symlink_metadata(status.join(HANDED_NOTE)).unwrap();
         assert!(note.is_file(), "the host's note is a file of its own");
         assert_eq!(std::fs::read_to_string(&outside).unwrap(), "keep");
