@@ -425,17 +425,39 @@ fn mcp_server(env: &TestEnv) -> PathBuf {
     script
 }
 
+/// The real Claude Code as the lead, asked `prompt` in print mode: treebox's server
+/// its only MCP server (`--strict-mcp-config`), its tools allowed.
+fn claude_lead_args(env: &TestEnv, prompt: &str) -> Vec<String> {
+    let mcp = json!({"mcpServers": {"treebox": {"command": mcp_server(env)}}}).to_string();
+    [
+        "-p",
+        prompt,
+        "--mcp-config",
+        &mcp,
+        "--strict-mcp-config",
+        "--allowedTools",
+        "mcp__treebox",
+    ]
+    .map(String::from)
+    .to_vec()
+}
+
 /// `program ARGS` in the repository (at most 120 s), with `vars`.
-fn run_in_repo(env: &TestEnv, program: &Path, args: &[&str], vars: &[(&str, &str)]) -> Run {
+fn run_in_repo<S: AsRef<std::ffi::OsStr>>(
+    env: &TestEnv,
+    program: &Path,
+    args: &[S],
+    vars: &[(&str, &str)],
+) -> Run {
     run_in_repo_for(env, 120, program, args, vars)
 }
 
 /// [`run_in_repo`], at most `secs`.
-fn run_in_repo_for(
+fn run_in_repo_for<S: AsRef<std::ffi::OsStr>>(
     env: &TestEnv,
     secs: u32,
     program: &Path,
-    args: &[&str],
+    args: &[S],
     vars: &[(&str, &str)],
 ) -> Run {
     let mut c = env.command("timeout", &env.repo);

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use super::{mcp_server, run_in_repo, Lead, Step, ToolResult};
+use super::{claude_lead_args, mcp_server, run_in_repo, Lead, Step, ToolResult};
 use crate::env::{Run, TestEnv};
 use crate::mcp::host_box;
 
@@ -102,7 +102,6 @@ fn lead_the_real_claude_lists_the_boxes_and_reads_a_refused_screen() {
         let env = TestEnv::new();
         host_box(&env, "alpha");
         let lead = Lead::start(list_then_screen);
-        let mcp = json!({"mcpServers": {"treebox": {"command": mcp_server(&env)}}}).to_string();
         let url = lead.url();
         let mut vars = vec![
             ("ANTHROPIC_BASE_URL", url.as_str()),
@@ -111,20 +110,11 @@ fn lead_the_real_claude_lists_the_boxes_and_reads_a_refused_screen() {
         if let Some(v) = tool_search {
             vars.push(("ENABLE_TOOL_SEARCH", v));
         }
-        let run = run_in_repo(
+        let args = claude_lead_args(
             &env,
-            &dir.join("claude"),
-            &[
-                "-p",
-                "List the treebox boxes, then read the first one's screen.",
-                "--mcp-config",
-                &mcp,
-                "--strict-mcp-config",
-                "--allowedTools",
-                "mcp__treebox",
-            ],
-            &vars,
+            "List the treebox boxes, then read the first one's screen.",
         );
+        let run = run_in_repo(&env, &dir.join("claude"), &args, &vars);
         let what = format!("claude (ENABLE_TOOL_SEARCH={tool_search:?})");
         drove_list_then_screen(&lead, &env, &what, &run, true);
         if tool_search == Some("false") {

@@ -20,7 +20,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use super::{mcp_server, run_in_repo_for, Lead, Step, ToolResult};
+use super::{claude_lead_args, mcp_server, run_in_repo_for, Lead, Step, ToolResult};
 use crate::env::{named, Run, TestEnv};
 use crate::real_agents::{agents_dir, processes_of, Agent, World, CODEX_KEY_VAR};
 use crate::schema::assert_valid;
@@ -235,22 +235,11 @@ fn lead_the_real_claude_starts_a_real_claude_box_sends_waits_and_lists() {
         return;
     };
     let env = w.env();
-    let mcp = json!({"mcpServers": {"treebox": {"command": mcp_server(env)}}}).to_string();
-    let run = run_in_repo_for(
+    let args = claude_lead_args(
         env,
-        300,
-        &dir.join("claude"),
-        &[
-            "-p",
-            "Start a box with a prompt, send it a second one, wait for it, list the boxes.",
-            "--mcp-config",
-            &mcp,
-            "--strict-mcp-config",
-            "--allowedTools",
-            "mcp__treebox",
-        ],
-        &[],
+        "Start a box with a prompt, send it a second one, wait for it, list the boxes.",
     );
+    let run = run_in_repo_for(env, 300, &dir.join("claude"), &args, &[]);
     drove_the_scenario(&lead, &w, "claude", &run, true);
     let url = format!("ANTHROPIC_BASE_URL={}", lead.url());
     assert!(server_env(env).contains(&url), "{:?}", server_env(env));

@@ -5,7 +5,7 @@
 
 use serde_json::json;
 
-use super::{mcp_server, run_in_repo, Lead, Step, ToolResult};
+use super::{claude_lead_args, run_in_repo, Lead, Step, ToolResult};
 use crate::env::{named, write_exec};
 use crate::sessions::{
     agent_processes, agents_started, claude_like, container_agent_box, wait_for, LINGERING_AGENT,
@@ -38,20 +38,12 @@ fn lead_the_real_claude_stops_a_container_box_and_nothing_of_its_agent_runs_on()
         assert!(agent_processes(&b, "worker").len() >= 2);
 
         let lead = Lead::start(stop_then_list);
-        let mcp = json!({"mcpServers": {"treebox": {"command": mcp_server(env)}}}).to_string();
         let url = lead.url();
+        let args = claude_lead_args(env, "Stop the agent of box worker, then list the boxes.");
         let run = run_in_repo(
             env,
             &dir.join("claude"),
-            &[
-                "-p",
-                "Stop the agent of box worker, then list the boxes.",
-                "--mcp-config",
-                &mcp,
-                "--strict-mcp-config",
-                "--allowedTools",
-                "mcp__treebox",
-            ],
+            &args,
             &[
                 ("ANTHROPIC_BASE_URL", url.as_str()),
                 ("ANTHROPIC_API_KEY", "sk-ant-stand-in-0123456789abcdefghij"),
