@@ -23,7 +23,13 @@
 #        SPLIT=1: the container rows split in two, up to the agent's exec and from
 #        there to its prompt: the image's `claude` is then a two-line script that
 #        notes the time in the container's /tmp and execs the real one, in every
-#        container row alike)
+#        container row alike;
+#        LIKE_BOX=1: one more by-hand container row, on a worktree and started with
+#        the box's own run options, read from the `warm` box's container: its block
+#        of ports published on loopback (`-p 127.0.0.1::PORT`, the same count), its
+#        limits, its security options and extra hosts. What is left between it and
+#        the box is treebox's own share: its fetch and checkout, session, launcher,
+#        hooks and hand-over)
 # Needs: TREEBOX_TEST_AGENTS (a directory with the real `claude` and `codex`, see
 # tests/it/real_agents.rs), tmux, docker (or ENGINE) with treebox-test-base:1, and a built
 # treebox (TREEBOX_BIN, default target/release). The agents' base image, boxes,
@@ -221,6 +227,22 @@ PY
   git treebox create warm --no-launch >/dev/null 2>&1   # builds the box image once
   rec=$(ls "$XDG_STATE_HOME"/treebox/repos/*/boxes/warm/record.json)
   img=$(python3 -c "import json,sys;print(json.load(open(sys.argv[1]))['container']['image'])" "$rec")
+  like=()
+  if [ "${LIKE_BOX:-0}" = 1 ]; then
+    wc=$($engine ps -aq --filter "label=org.treebox.repo=$repo" --filter "name=-warm\$" | head -1)
+    mapfile -t like < <($engine inspect "$wc" --format '{{json .HostConfig}}' | python3 -c '
+import json, sys
+h = json.load(sys.stdin); o = []
+for p in sorted(h.get("PortBindings") or {}):
+    o += ["-p", "127.0.0.1::" + p.split("/")[0]]
+if h.get("Memory"): o += ["--memory", str(h["Memory"])]
+if h.get("NanoCpus"): o += ["--cpus", "%g" % (h["NanoCpus"] / 1e9)]
+if h.get("PidsLimit"): o += ["--pids-limit", str(h["PidsLimit"])]
+for x in h.get("SecurityOpt") or []: o += ["--security-opt", x]
+for x in h.get("ExtraHosts") or []: o += ["--add-host", x]
+print("\n".join(o))')
+    [ "${#like[@]}" -gt 0 ] || { echo "LIKE_BOX=1: no run options read from the warm box's container" >&2; exit 1; }
+  fi
   # exec_at C START: with SPLIT=1, ms from START to the agent's exec in container C
   # (its wrapper's note), else "-".
   exec_at() {
@@ -244,7 +266,7 @@ PY
     tmux -S "$sock" kill-session -t "$name"; $engine rm -f "$c" >/dev/null
     echo "$ms"
   }
-  hand=(); ours=(); ours_back=(); on_wt=(); theirs_d=(); x_hand=(); x_wt=(); x_ours=()
+  hand=(); ours=(); ours_back=(); on_wt=(); theirs_d=(); x_hand=(); x_wt=(); x_ours=(); as_box=(); x_box=()
   for i in $(seq "$rounds"); do
     # By hand, on a worktree of the repository, as the box is: its checkout mounted
     # and the agent's own (on a desktop whose user is uid 1000 it already is; as root
@@ -254,6 +276,10 @@ PY
     [ "$(id -u)" = 0 ] && wt_user=1000:1000 && chown -R 1000:1000 "$wt" "$repo/.git" || wt_user=$(id -u):$(id -g)
     read -r ms x <<< "$(by_hand "w$i" "$wt_user" "$wt" -v "$wt:$wt" -v "$repo/.git:$repo/.git")"
     on_wt+=("$ms"); x_wt+=("$x")
+    if [ "${#like[@]}" -gt 0 ]; then
+      read -r ms x <<< "$(by_hand "l$i" "$wt_user" "$wt" -v "$wt:$wt" -v "$repo/.git:$repo/.git" "${like[@]}")"
+      as_box+=("$ms"); x_box+=("$x")
+    fi
     [ "$(id -u)" = 0 ] && chown -R 0:0 "$wt" "$repo/.git"
     git worktree remove --force "$wt"
     read -r ms x <<< "$(by_hand "d$i" 1000:1000 /home/agent)"
@@ -280,6 +306,10 @@ PY
   d_wt=$(printf '%s\n' "${on_wt[@]}" | median)
   row "$engine" "$engine run -d IMAGE + tmux new-session '$engine exec -it C claude …'" "$d_hand"
   row "$engine" "the same on a worktree (git worktree add, -v it, -w it; untimed)" "$d_wt"
+  if [ "${#like[@]}" -gt 0 ]; then
+    d_like=$(printf '%s\n' "${as_box[@]}" | median)
+    row "$engine" "  and with the box's run options (its ports, limits; LIKE_BOX=1)" "$d_like"
+  fi
   row "$engine" "git treebox create -d NAME (sandboxed worktree)" "$d_ours"
   row "$engine" "  (of which: the command's own return)" "$(printf '%s\n' "${ours_back[@]}" | median)"
   if [ -n "${TREEBOX_BIN_B:-}" ]; then
@@ -287,8 +317,12 @@ PY
     row "$engine" "the same with TREEBOX_BIN_B ($(ratio "$d_b" "$d_hand")×)" "$d_b"
   fi
   echo
-  echo "ratios (treebox / by hand): host $host_ratio, $engine $(ratio "$d_ours" "$d_hand"), $engine on a worktree $(ratio "$d_ours" "$d_wt")"
-  echo "rounds (ms): $per_round; $engine by hand ${hand[*]}; on a worktree ${on_wt[*]}; $engine box ${ours[*]}"
+  like_ratio=
+  [ "${#like[@]}" -gt 0 ] && like_ratio=", with the box's run options $(ratio "$d_ours" "$d_like")"
+  echo "ratios (treebox / by hand): host $host_ratio, $engine $(ratio "$d_ours" "$d_hand"), $engine on a worktree $(ratio "$d_ours" "$d_wt")$like_ratio"
+  like_rounds=
+  [ "${#like[@]}" -gt 0 ] && like_rounds="; with the box's run options ${as_box[*]}"
+  echo "rounds (ms): $per_round; $engine by hand ${hand[*]}; on a worktree ${on_wt[*]}$like_rounds; $engine box ${ours[*]}"
   if [ "${SPLIT:-0}" = 1 ]; then
     # The agent's exec, and from it to the prompt, per row (medians of each round's).
     parts() {
@@ -300,8 +334,11 @@ PY
       [ "${#to[@]}" -gt 0 ] || { echo "not seen"; return; }
       echo "exec at $(printf '%s\n' "${to[@]}" | median), then $(printf '%s\n' "${from[@]}" | median) to the prompt"
     }
-    echo "split (ms): by hand $(parts hand x_hand); on a worktree $(parts on_wt x_wt); box $(parts ours x_ours)"
-    echo "agent's exec per round: by hand ${x_hand[*]}; on a worktree ${x_wt[*]}; box ${x_ours[*]}"
+    like_parts=
+    [ "${#like[@]}" -gt 0 ] && like_parts="; with the box's run options $(parts as_box x_box)"
+    echo "split (ms): by hand $(parts hand x_hand); on a worktree $(parts on_wt x_wt)$like_parts; box $(parts ours x_ours)"
+    [ "${#like[@]}" -gt 0 ] && like_parts="; with the box's run options ${x_box[*]}"
+    echo "agent's exec per round: by hand ${x_hand[*]}; on a worktree ${x_wt[*]}$like_parts; box ${x_ours[*]}"
   fi
 else
   echo
