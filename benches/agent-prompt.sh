@@ -337,8 +337,9 @@ print("\n".join(o))')
     like_parts=
     [ "${#like[@]}" -gt 0 ] && like_parts="; with the box's run options $(parts as_box x_box)"
     echo "split (ms): by hand $(parts hand x_hand); on a worktree $(parts on_wt x_wt)$like_parts; box $(parts ours x_ours)"
-    [ "${#like[@]}" -gt 0 ] && like_parts="; with the box's run options ${x_box[*]}"
-    echo "agent's exec per round: by hand ${x_hand[*]}; on a worktree ${x_wt[*]}$like_parts; box ${x_ours[*]}"
+    like_exec=
+    [ "${#like[@]}" -gt 0 ] && like_exec="; with the box's run options ${x_box[*]}"
+    echo "agent's exec per round: by hand ${x_hand[*]}; on a worktree ${x_wt[*]}$like_exec; box ${x_ours[*]}"
   fi
 else
   echo

@@ -454,8 +454,18 @@ fn handed_over_on_return(b: &Boxed, leaf: &str) {
         // Not asked about after its start (no engine call on the way to an agent): its
         // first process is learned, and kept, by the next program run in it.
         assert_eq!(b.record(leaf)["container"]["pid"], 0, "{}", b.engine);
-        b.exec(&[leaf, "--", "true"]).ok();
+        // The anchor made the launcher's marks dir, root's alone, before any launch
+        // (a plain engine `exec` is none).
         let name = b.container(leaf);
+        let marks = b.engine(&["exec", &name, "stat", "-c", "%a %u", "/run/treebox-run"]);
+        assert_eq!(
+            String::from_utf8_lossy(&marks.stdout).trim(),
+            "700 0",
+            "{}: {}",
+            b.engine,
+            String::from_utf8_lossy(&marks.stderr)
+        );
+        b.exec(&[leaf, "--", "true"]).ok();
         let out = b.engine(&["container", "inspect", "--format", "{{.State.Pid}}", &name]);
         let pid: u64 = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
         assert_eq!(b.record(leaf)["container"]["pid"], pid, "{}", b.engine);

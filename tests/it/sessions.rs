@@ -659,22 +659,21 @@ fn ending_a_container_agents_session_ends_what_it_runs_in_the_container() {
         }
         // Bounded: a test run started with SIGHUP ignored (under `nohup`) hands that on,
         // and `run` keeps an ignored hang-up ignored for what it runs (by design).
-        let mut status = None;
-        let ended = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            wait_for("the command to end on its hang-up", || {
-                status = run.try_wait().unwrap();
-                status.is_some()
-            })
-        }));
-        if let Err(e) = ended {
-            // SAFETY: the same process group; nothing of the test is left running.
-            unsafe {
-                libc::kill(-(run.id() as i32), libc::SIGKILL);
+        let since = Instant::now();
+        let status = loop {
+            if let Some(status) = run.try_wait().unwrap() {
+                break status;
             }
-            let _ = run.wait();
-            std::panic::resume_unwind(e);
-        }
-        let status = status.unwrap();
+            if since.elapsed() > Duration::from_secs(60) {
+                // SAFETY: the same process group; nothing of the test is left running.
+                unsafe {
+                    libc::kill(-(run.id() as i32), libc::SIGKILL);
+                }
+                let _ = run.wait();
+                panic!("`run` did not end on its hang-up (SIGHUP ignored by whoever started the tests?)");
+            }
+            std::thread::sleep(Duration::from_millis(25));
+        };
         assert_eq!(status.code(), Some(129), "{status:?}");
         assert_eq!(agent_processes(&b, "cut"), Vec::<String>::new());
         env.sandbox(&["down", "-f", "cut"]).ok();
