@@ -107,9 +107,15 @@ fn drove_the_scenario(lead: &Lead, w: &World, what: &str, run: &Run, flagged: bo
     let env = w.env();
     let said = || {
         let err = std::fs::read_to_string(env.root().join("mcp.err")).unwrap_or_default();
+        // What the box's hooks reported last, and the prompts and turn ends they
+        // counted (`p`, `s`): which hook came when, should the status be off.
+        let status = env.box_state(BOX).join("status");
+        let read = |f: &str| std::fs::read_to_string(status.join(f)).unwrap_or_default();
         format!(
-            "{what}: {run:?}\nmcp.err: {err}\ntimeline: {}\nscreen of {BOX}:\n{}\nrequests:\n{}",
+            "{what}: {run:?}\nmcp.err: {err}\ntimeline: {}\nstatus: {:?}, turns: {:?}\nscreen of {BOX}:\n{}\nrequests:\n{}",
             timeline(lead),
+            read("state"),
+            read("turns"),
             w.screen(BOX),
             lead.describe()
         )
@@ -162,7 +168,8 @@ fn drove_the_scenario(lead: &Lead, w: &World, what: &str, run: &Run, flagged: bo
     assert_eq!(
         (&row["session"], &row["status"]),
         (&json!("live"), &json!("idle")),
-        "{what}: {row}"
+        "{row}\n{}",
+        said()
     );
 
     // The box's agent asked the stand-in with each prompt, from the box (its requests
