@@ -110,7 +110,16 @@ fn drove_the_scenario(lead: &Lead, w: &World, what: &str, run: &Run, flagged: bo
         // What the box's hooks reported last, and the prompts and turn ends they
         // counted (`p`, `s`): which hook came when, should the status be off.
         let status = env.box_state(BOX).join("status");
-        let read = |f: &str| std::fs::read_to_string(status.join(f)).unwrap_or_default();
+        // Read as treebox reads them: the box's to write (a FIFO, a huge file).
+        let read = |f: &str| {
+            treebox::untrusted::read_regular(
+                &status.join(f),
+                4096,
+                treebox::untrusted::Links::Refuse,
+            )
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
+            .unwrap_or_default()
+        };
         format!(
             "{what}: {run:?}\nmcp.err: {err}\ntimeline: {}\nstatus: {:?}, turns: {:?}\nscreen of {BOX}:\n{}\nrequests:\n{}",
             timeline(lead),
