@@ -29,7 +29,12 @@
 #        of ports published on loopback (`-p 127.0.0.1::PORT`, the same count), its
 #        limits, its security options and extra hosts. What is left between it and
 #        the box is treebox's own share: its fetch and checkout, session, launcher,
-#        hooks and hand-over)
+#        hooks and hand-over;
+#        PARTS=1: instead of the rows, the agent's own start, each part against its
+#        absence, interleaved: on the host, in a host box's checkout, with and without
+#        treebox's `--settings`; in the warm box's container (a plain engine exec, no
+#        launcher), with and without them, and with them in a new home, put back as
+#        treebox staged it, as every new box's is)
 # Needs: TREEBOX_TEST_AGENTS (a directory with the real `claude` and `codex`, see
 # tests/it/real_agents.rs), tmux, docker (or ENGINE) with treebox-test-base:1, and a built
 # treebox (TREEBOX_BIN, default target/release). The agents' base image, boxes,
@@ -158,16 +163,112 @@ median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 row() { printf '| %-7s | %-66s | %7s ms |\n' "$1" "$2" "$3"; }
 tb_pane() { tmux -S "$XDG_STATE_HOME/treebox/tmux.sock" list-panes -a -F '#{pane_id} #{session_name}' | awk -v s="/$1" 'index($2, s) == length($2) - length(s) + 1 { print $1 }'; }
+# make_warm: the operator's base image (the test base with the real CLIs), the `bench`
+# template on it, and box `warm` made without its agent (its image built once); sets
+# img (the box's image) and wc (its container).
+make_warm() {
+  ctx=$work/agents-ctx && mkdir -p "$ctx"
+  cp --reflink=auto "$(readlink -f "$agents/claude")" "$(readlink -f "$agents/codex")" "$ctx/" 2>/dev/null \
+    || { ln "$(readlink -f "$agents/claude")" "$ctx/claude"; ln "$(readlink -f "$agents/codex")" "$ctx/codex"; }
+  printf 'FROM treebox-test-base:1\nCOPY claude codex /usr/local/bin/\n' > "$ctx/Dockerfile"
+  if [ "${SPLIT:-0}" = 1 ]; then
+    mv "$ctx/claude" "$ctx/claude.real"
+    printf '#!/bin/sh\ndate +%%s%%N >/tmp/.agent-exec\nexec /usr/local/bin/claude.real "$@"\n' > "$ctx/claude"
+    chmod 755 "$ctx/claude"
+    printf 'COPY claude.real /usr/local/bin/\n' >> "$ctx/Dockerfile"
+  fi
+  $engine build -q -t "$agents_img" --label "org.treebox.prompt=$work" "$ctx" >/dev/null 2>&1
+  rm -rf "$ctx"
+  git treebox template init bench >/dev/null 2>&1
+  python3 - "$XDG_CONFIG_HOME/treebox/templates/bench" "$agents_img" "$work" <<'PY'
+import json, sys
+d, img, work = sys.argv[1:]
+j = json.load(open(d + "/container.json"))
+j["baseImage"] = img; j["buildArgs"]["INSTALL_AGENTS"] = "0"; j["buildArgs"]["INSTALL_GH"] = "0"
+json.dump(j, open(d + "/container.json", "w"))
+open(d + "/Dockerfile", "a").write('\nLABEL org.treebox.prompt="%s"\n' % work)
+PY
+  echo "{\"template\": \"bench\", \"isolation\": \"$engine\"}" > "$XDG_CONFIG_HOME/treebox/config.json"
+  git treebox create warm --no-launch >/dev/null 2>&1   # builds the box image once
+  rec=$(ls "$XDG_STATE_HOME"/treebox/repos/*/boxes/warm/record.json)
+  read -r img wc < <(python3 -c "import json,sys;c=json.load(open(sys.argv[1]))['container'];print(c['image'], c['name'])" "$rec")
+}
+
+# The host: treebox as root needs the user's opt-in (IS_SANDBOX=1), as by hand.
+mkdir -p "$XDG_CONFIG_HOME/treebox"
+[ "$(id -u)" = 0 ] && host_opt='{"harnesses": {"claude": {"allowRoot": true}}}' || host_opt='{}'
+echo "$host_opt" > "$XDG_CONFIG_HOME/treebox/config.json"
+
+if [ "${PARTS:-0}" = 1 ]; then
+  # start_ms SESSION COMMAND: ms from starting COMMAND in a new session to its prompt;
+  # the session then ended and its processes gone.
+  start_ms() {
+    local s ms; s=$(now)
+    tmux -S "$sock" new-session -d -s "$1" -x 200 -y 50 "$2"
+    ms=$(wait_prompt "$sock" "$1" "$s")
+    stop_session "$sock" "$1" tmux -S "$sock" kill-session -t "$1"
+    echo "$ms"
+  }
+  med() { printf '%s\n' "$@" | median; }
+  echo "the agent's own start, each part against its absence: $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg), $rounds rounds, claude $(claude --version 2>/dev/null | head -1)"
+  git treebox create parts --isolation host --no-launch >/dev/null 2>&1
+  st=$(dirname "$(ls "$XDG_STATE_HOME"/treebox/repos/*/boxes/parts/record.json)")
+  co=$(python3 - "$HOME" "$st/record.json" <<'PY'
+import json, sys
+home, rec = sys.argv[1:]
+co = json.load(open(rec))["path"]
+j = json.load(open(home + "/.claude.json")); j["projects"][co] = {"hasTrustDialogAccepted": True}
+json.dump(j, open(home + "/.claude.json", "w")); print(co)
+PY
+)
+  run="cd '$co' && IS_SANDBOX=1 claude --dangerously-skip-permissions"
+  set_h=(); none_h=()
+  for i in $(seq "$rounds"); do
+    if [ $((i % 2)) = 1 ]; then
+      set_h+=("$(start_ms hs$i "$run --settings '$st/agent/claude-settings.json'")"); none_h+=("$(start_ms hn$i "$run")")
+    else
+      none_h+=("$(start_ms hn$i "$run")"); set_h+=("$(start_ms hs$i "$run --settings '$st/agent/claude-settings.json'")")
+    fi
+  done
+  echo "host, in the box's checkout: with treebox's --settings $(med "${set_h[@]}") ms, without $(med "${none_h[@]}") ms"
+  echo "  rounds: with ${set_h[*]}; without ${none_h[*]}"
+  if [ "${HOST_ONLY:-0}" != 1 ] && $engine image inspect treebox-test-base:1 >/dev/null 2>&1; then
+    make_warm
+    wd=$($engine inspect "$wc" --format '{{.Config.WorkingDir}}')
+    # The home as treebox staged it, kept to put back before a "new home" round.
+    $engine exec -u 0 "$wc" sh -c 'cp -a /home/agent/.claude.json /tmp/staged.json && cp -a /home/agent/.claude /tmp/staged-claude'
+    new_home() {
+      $engine exec -u 0 "$wc" sh -c 'cat /tmp/staged.json >/home/agent/.claude.json && rm -rf /home/agent/.claude/* /home/agent/.claude/.[!.]* && cp -a /tmp/staged-claude/. /home/agent/.claude/'
+    }
+    # in_box SESSION [--settings]: a plain engine exec of the agent (no launcher).
+    in_box() {
+      local ms set=; [ "${2-}" = --settings ] && set="--settings /run/treebox/agent/claude-settings.json"
+      ms=$(start_ms "$1" "$engine exec -it -u 1000:1000 -w '$wd' -e HOME=/home/agent -e TERM=xterm-256color -e ANTHROPIC_API_KEY=$key -e ANTHROPIC_BASE_URL=http://$host_name:9 -e CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 $wc claude --dangerously-skip-permissions $set")
+      # The agent in the container outlives its engine client a moment.
+      $engine exec "$wc" pkill -u 1000 claude >/dev/null 2>&1 || true
+      while $engine exec "$wc" pgrep -u 1000 claude >/dev/null 2>&1; do sleep 0.1; done
+      echo "$ms"
+    }
+    new_d=(); set_d=(); none_d=()
+    for i in $(seq "$rounds"); do
+      new_home; new_d+=("$(in_box df$i --settings)")
+      if [ $((i % 2)) = 1 ]; then
+        set_d+=("$(in_box ds$i --settings)"); none_d+=("$(in_box dn$i)")
+      else
+        none_d+=("$(in_box dn$i)"); set_d+=("$(in_box ds$i --settings)")
+      fi
+    done
+    echo "$engine, in the warm box's container: with treebox's --settings $(med "${set_d[@]}") ms, without $(med "${none_d[@]}") ms; with them and a new home $(med "${new_d[@]}") ms"
+    echo "  rounds: with ${set_d[*]}; without ${none_d[*]}; new home ${new_d[*]}"
+  fi
+  exit 0
+fi
 
 echo "agent to prompt: $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg), $rounds rounds, claude $(claude --version 2>/dev/null | head -1)"
 echo
 echo "| where   | command                                                            |  median |"
 echo "|---------|--------------------------------------------------------------------|---------|"
 
-# The host: treebox as root needs the user's opt-in (IS_SANDBOX=1), as by hand.
-mkdir -p "$XDG_CONFIG_HOME/treebox"
-[ "$(id -u)" = 0 ] && host_opt='{"harnesses": {"claude": {"allowRoot": true}}}' || host_opt='{}'
-echo "$host_opt" > "$XDG_CONFIG_HOME/treebox/config.json"
 hand=(); ours=(); ours_back=(); theirs=()
 for i in $(seq "$rounds"); do
   s=$(now)
@@ -201,35 +302,9 @@ if [ -n "${TREEBOX_BIN_B:-}" ]; then
 fi
 
 if [ "${HOST_ONLY:-0}" != 1 ] && $engine image inspect treebox-test-base:1 >/dev/null 2>&1; then
-  # The operator's own base image: the test base with the real CLIs in it.
-  ctx=$work/agents-ctx && mkdir -p "$ctx"
-  cp --reflink=auto "$(readlink -f "$agents/claude")" "$(readlink -f "$agents/codex")" "$ctx/" 2>/dev/null \
-    || { ln "$(readlink -f "$agents/claude")" "$ctx/claude"; ln "$(readlink -f "$agents/codex")" "$ctx/codex"; }
-  printf 'FROM treebox-test-base:1\nCOPY claude codex /usr/local/bin/\n' > "$ctx/Dockerfile"
-  if [ "${SPLIT:-0}" = 1 ]; then
-    mv "$ctx/claude" "$ctx/claude.real"
-    printf '#!/bin/sh\ndate +%%s%%N >/tmp/.agent-exec\nexec /usr/local/bin/claude.real "$@"\n' > "$ctx/claude"
-    chmod 755 "$ctx/claude"
-    printf 'COPY claude.real /usr/local/bin/\n' >> "$ctx/Dockerfile"
-  fi
-  $engine build -q -t "$agents_img" --label "org.treebox.prompt=$work" "$ctx" >/dev/null 2>&1
-  rm -rf "$ctx"
-  git treebox template init bench >/dev/null 2>&1
-  python3 - "$XDG_CONFIG_HOME/treebox/templates/bench" "$agents_img" "$work" <<'PY'
-import json, sys
-d, img, work = sys.argv[1:]
-j = json.load(open(d + "/container.json"))
-j["baseImage"] = img; j["buildArgs"]["INSTALL_AGENTS"] = "0"; j["buildArgs"]["INSTALL_GH"] = "0"
-json.dump(j, open(d + "/container.json", "w"))
-open(d + "/Dockerfile", "a").write('\nLABEL org.treebox.prompt="%s"\n' % work)
-PY
-  echo "{\"template\": \"bench\", \"isolation\": \"$engine\"}" > "$XDG_CONFIG_HOME/treebox/config.json"
-  git treebox create warm --no-launch >/dev/null 2>&1   # builds the box image once
-  rec=$(ls "$XDG_STATE_HOME"/treebox/repos/*/boxes/warm/record.json)
-  img=$(python3 -c "import json,sys;print(json.load(open(sys.argv[1]))['container']['image'])" "$rec")
+  make_warm
   like=()
   if [ "${LIKE_BOX:-0}" = 1 ]; then
-    wc=$($engine ps -aq --filter "label=org.treebox.repo=$repo" --filter "name=-warm\$" | head -1)
     mapfile -t like < <($engine inspect "$wc" --format '{{json .HostConfig}}' | python3 -c '
 import json, sys
 h = json.load(sys.stdin); o = []
@@ -306,9 +381,14 @@ print("\n".join(o))')
   d_wt=$(printf '%s\n' "${on_wt[@]}" | median)
   row "$engine" "$engine run -d IMAGE + tmux new-session '$engine exec -it C claude …'" "$d_hand"
   row "$engine" "the same on a worktree (git worktree add, -v it, -w it; untimed)" "$d_wt"
+  # With LIKE_BOX=1, its row and what the summary lines say of it.
+  like_ratio= like_rounds= like_exec=
   if [ "${#like[@]}" -gt 0 ]; then
     d_like=$(printf '%s\n' "${as_box[@]}" | median)
     row "$engine" "  and with the box's run options (its ports, limits; LIKE_BOX=1)" "$d_like"
+    like_ratio=", with the box's run options $(ratio "$d_ours" "$d_like")"
+    like_rounds="; with the box's run options ${as_box[*]}"
+    like_exec="; with the box's run options ${x_box[*]}"
   fi
   row "$engine" "git treebox create -d NAME (sandboxed worktree)" "$d_ours"
   row "$engine" "  (of which: the command's own return)" "$(printf '%s\n' "${ours_back[@]}" | median)"
@@ -317,11 +397,7 @@ print("\n".join(o))')
     row "$engine" "the same with TREEBOX_BIN_B ($(ratio "$d_b" "$d_hand")×)" "$d_b"
   fi
   echo
-  like_ratio=
-  [ "${#like[@]}" -gt 0 ] && like_ratio=", with the box's run options $(ratio "$d_ours" "$d_like")"
   echo "ratios (treebox / by hand): host $host_ratio, $engine $(ratio "$d_ours" "$d_hand"), $engine on a worktree $(ratio "$d_ours" "$d_wt")$like_ratio"
-  like_rounds=
-  [ "${#like[@]}" -gt 0 ] && like_rounds="; with the box's run options ${as_box[*]}"
   echo "rounds (ms): $per_round; $engine by hand ${hand[*]}; on a worktree ${on_wt[*]}$like_rounds; $engine box ${ours[*]}"
   if [ "${SPLIT:-0}" = 1 ]; then
     # The agent's exec, and from it to the prompt, per row (medians of each round's).
@@ -337,8 +413,6 @@ print("\n".join(o))')
     like_parts=
     [ "${#like[@]}" -gt 0 ] && like_parts="; with the box's run options $(parts as_box x_box)"
     echo "split (ms): by hand $(parts hand x_hand); on a worktree $(parts on_wt x_wt)$like_parts; box $(parts ours x_ours)"
-    like_exec=
-    [ "${#like[@]}" -gt 0 ] && like_exec="; with the box's run options ${x_box[*]}"
     echo "agent's exec per round: by hand ${x_hand[*]}; on a worktree ${x_wt[*]}$like_exec; box ${x_ours[*]}"
   fi
 else
